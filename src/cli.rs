@@ -1,0 +1,163 @@
+//! Command-line syntax (clap). Nothing outside this module and `app` sees clap: `app` resolves
+//! these structs into plain settings before any work.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap_complete::Shell;
+
+const EXAMPLES: &str = "\
+Examples:
+  runner list-providers
+  runner show-plan -p aws
+  runner -p aws -s dev show-plan --format dot | dot -Tsvg > plan.svg
+  runner show-plan -p linode --operation destroy --target harbor
+  runner completions bash > ~/.local/share/bash-completion/completions/runner
+
+Global flags go before or after the command: `runner -p aws show-plan` and
+`runner show-plan -p aws` are the same.
+
+Exit codes: 0 success, 1 a project or hook failed, 2 usage error, 3 validation failed,
+130 interrupted.";
+
+/// Stands up a whole Kubernetes platform from many small Pulumi projects, in dependency
+/// order and in parallel, and tears it down again.
+#[derive(Debug, Parser)]
+#[command(name = "runner", version, after_help = EXAMPLES, propagate_version = true)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// Stack name shared by every project (lower-cased)
+    #[arg(short = 's', long, global = true, value_name = "STACK", value_parser = lower_case)]
+    pub stack: Option<String>,
+
+    /// Infrastructure provider: a file in providers/ (lower-cased); see `list-providers`
+    #[arg(short = 'p', long, global = true, value_name = "PROVIDER", value_parser = lower_case)]
+    pub provider: Option<String>,
+
+    /// Print what the runner does and why, on standard error
+    #[arg(short = 'd', long, global = true)]
+    pub debug: bool,
+
+    /// How each project is announced while running
+    #[arg(short = 'b', long, global = true, value_enum, default_value_t = BannerType::Fabulous)]
+    pub banner_type: BannerType,
+
+    /// Workspace root [default: the nearest ancestor of the current directory holding providers/]
+    #[arg(long, global = true, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+
+    /// When to use colours (`NO_COLOR` in the environment means never, unless `always`)
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List the providers of this workspace, with a line about each
+    #[command(after_help = "Example:\n  runner list-providers")]
+    ListProviders,
+
+    /// Show the plan: projects by layer, the waves that can run at once, the critical path
+    #[command(
+        visible_alias = "show-execution",
+        after_help = "Examples:\n  runner show-plan -p aws\n  runner show-plan -p do --operation destroy\n  \
+                      runner show-plan -p aws --target ingress-controller --format json\n  \
+                      runner show-plan -p linode --format dot | dot -Tsvg > plan.svg\n  \
+                      runner show-plan -p kubeconfig --format mermaid > plan.mmd"
+    )]
+    ShowPlan(ShowPlanArgs),
+
+    /// Print a shell completion script
+    #[command(
+        after_help = "Examples:\n  runner completions bash > ~/.local/share/bash-completion/completions/runner\n  \
+                      runner completions zsh > \"${fpath[1]}/_runner\"\n  \
+                      runner completions fish > ~/.config/fish/completions/runner.fish"
+    )]
+    Completions {
+        /// The shell to complete for
+        #[arg(value_enum)]
+        shell: CompletionShell,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct ShowPlanArgs {
+    /// The operation to plan: `destroy` runs dependents first
+    #[arg(long, value_enum, default_value_t = PlanOperation::Up)]
+    pub operation: PlanOperation,
+
+    /// Plan only this project and what it needs (on destroy: what needs it); repeatable
+    #[arg(short = 't', long = "target", value_name = "PROJECT")]
+    pub targets: Vec<String>,
+
+    /// Output format
+    #[arg(short = 'f', long, value_enum, default_value_t = PlanFormat::Tree)]
+    pub format: PlanFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PlanOperation {
+    Up,
+    Destroy,
+    Refresh,
+    Preview,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PlanFormat {
+    /// Projects grouped by layer, with waves and the critical path
+    Tree,
+    /// Graphviz DOT (render with `dot -Tsvg`)
+    Dot,
+    /// Mermaid flowchart
+    Mermaid,
+    /// JSON (schema: schemas/plan.schema.json)
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BannerType {
+    Fabulous,
+    Boring,
+    Log,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompletionShell {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+impl From<CompletionShell> for Shell {
+    fn from(s: CompletionShell) -> Self {
+        match s {
+            CompletionShell::Bash => Shell::Bash,
+            CompletionShell::Zsh => Shell::Zsh,
+            CompletionShell::Fish => Shell::Fish,
+        }
+    }
+}
+
+/// MARA lower-cases `--stack` and `--provider`; so do we.
+fn lower_case(s: &str) -> Result<String, String> {
+    if s.trim().is_empty() {
+        Err("must not be empty".into())
+    } else {
+        Ok(s.to_lowercase())
+    }
+}

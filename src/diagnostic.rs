@@ -1,0 +1,118 @@
+//! Errors that point into a file: what went wrong, `file:line:column`, a code frame and the fix.
+
+use std::fmt;
+
+use miette::{Diagnostic, LabeledSpan, NamedSource, SourceSpan};
+
+/// A source file the runner read, kept so errors can quote it.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    /// The path as shown to the user (relative to the current directory when possible).
+    pub display: String,
+    pub text: String,
+}
+
+impl SourceFile {
+    pub fn new(display: impl Into<String>, text: impl Into<String>) -> Self {
+        SourceFile {
+            display: display.into(),
+            text: text.into(),
+        }
+    }
+
+    /// 1-based line and column (in characters) of a byte offset.
+    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        let offset = offset.min(self.text.len());
+        let before = &self.text[..offset];
+        let line = before.matches('\n').count() + 1;
+        let line_start = before.rfind('\n').map_or(0, |p| p + 1);
+        let col = before[line_start..].chars().count() + 1;
+        (line, col)
+    }
+
+    /// `file:line:column` of a byte offset.
+    pub fn location(&self, offset: usize) -> String {
+        let (line, col) = self.line_col(offset);
+        format!("{}:{line}:{col}", self.display)
+    }
+}
+
+/// One problem in one file.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{location}: {message}")]
+pub struct FileDiagnostic {
+    pub location: String,
+    pub message: String,
+    src: NamedSource<String>,
+    labels: Vec<LabeledSpan>,
+    pub help: Option<String>,
+}
+
+impl FileDiagnostic {
+    /// A problem at `start..end` of `file`, with a short label under the code and the fix.
+    pub fn new(
+        file: &SourceFile,
+        span: std::ops::Range<usize>,
+        message: impl Into<String>,
+        label: impl Into<String>,
+        help: Option<String>,
+    ) -> Self {
+        let start = span.start.min(file.text.len());
+        let len = span.end.min(file.text.len()).saturating_sub(start);
+        FileDiagnostic {
+            location: file.location(start),
+            message: message.into(),
+            src: NamedSource::new(&file.display, file.text.clone()).with_language("toml"),
+            labels: vec![LabeledSpan::new_with_span(
+                Some(label.into()),
+                SourceSpan::new(start.into(), len),
+            )],
+            help,
+        }
+    }
+
+    /// A problem about a whole file that has no better place to point at.
+    pub fn whole_file(display: &str, message: impl Into<String>, help: Option<String>) -> Self {
+        FileDiagnostic {
+            location: display.to_string(),
+            message: message.into(),
+            src: NamedSource::new(display, String::new()),
+            labels: Vec::new(),
+            help,
+        }
+    }
+}
+
+impl Diagnostic for FileDiagnostic {
+    fn source_code(&self) -> Option<&dyn miette::SourceCode> {
+        if self.labels.is_empty() { None } else { Some(&self.src) }
+    }
+
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        if self.labels.is_empty() {
+            None
+        } else {
+            Some(Box::new(self.labels.iter().cloned()))
+        }
+    }
+
+    fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        self.help.as_ref().map(|h| Box::new(h) as Box<dyn fmt::Display>)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_and_column_are_one_based_and_count_characters() {
+        let f = SourceFile::new("a.toml", "x = 1\ny = \"→é\"\nz");
+        assert_eq!(f.line_col(0), (1, 1));
+        assert_eq!(f.line_col(6), (2, 1));
+        let z = f.text.find('z').unwrap();
+        assert_eq!(f.location(z), "a.toml:3:1");
+        let close = f.text.rfind('"').unwrap();
+        assert_eq!(f.line_col(close), (2, 8));
+    }
+}

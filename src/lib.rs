@@ -1,0 +1,17 @@
+//! `runner`: stands up a Kubernetes platform from many small Pulumi projects, in dependency
+//! order and in parallel, and tears it down again.
+//!
+//! Layers: `graph` (pure) → `plan` → execution → `report`. Providers are data (`provider`).
+
+pub mod app;
+pub mod cli;
+pub mod diagnostic;
+pub mod error;
+pub mod graph;
+pub mod hooks;
+pub mod layer;
+pub mod plan;
+pub mod provider;
+pub mod render;
+pub mod report;
+pub mod workspace;

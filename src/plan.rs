@@ -1,0 +1,180 @@
+//! A plan: which projects of a provider's graph one operation touches, in which order, in which
+//! waves, and along which critical path. Pure: built from a loaded [`Provider`].
+
+use std::collections::BTreeSet;
+
+use crate::graph::{self, CriticalPath, Direction, EdgeKind, Need};
+use crate::provider::{Project, Provider};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operation {
+    Up,
+    Destroy,
+    Refresh,
+    Preview,
+}
+
+impl Operation {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Operation::Up => "up",
+            Operation::Destroy => "destroy",
+            Operation::Refresh => "refresh",
+            Operation::Preview => "preview",
+        }
+    }
+
+    /// Destroy runs dependents first; everything else runs needs first.
+    pub fn direction(self) -> Direction {
+        match self {
+            Operation::Destroy => Direction::Reverse,
+            _ => Direction::Forward,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown target `{name}`: provider {provider} has no such project")]
+pub struct UnknownTarget {
+    pub name: String,
+    pub provider: String,
+    pub suggestion: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Plan<'p> {
+    pub provider: &'p Provider,
+    pub operation: Operation,
+    /// The targets as given (empty: the whole graph).
+    pub targets: Vec<usize>,
+    pub subset: BTreeSet<usize>,
+    /// Projects in run order.
+    pub order: Vec<usize>,
+    /// Waves in order, each in run order.
+    pub waves: Vec<Vec<usize>>,
+    wave_of: Vec<usize>,
+    pub critical: CriticalPath,
+    on_critical: BTreeSet<usize>,
+}
+
+impl<'p> Plan<'p> {
+    /// Plans `operation` over `provider`'s graph, or over `targets` with what they need (up,
+    /// refresh, preview) or with what needs them (destroy).
+    pub fn new(provider: &'p Provider, operation: Operation, targets: &[String]) -> Result<Self, UnknownTarget> {
+        let graph = &provider.graph;
+        let mut target_ids = Vec::new();
+        for t in targets {
+            match graph.find(t) {
+                Some(i) if !target_ids.contains(&i) => target_ids.push(i),
+                Some(_) => {}
+                None => {
+                    return Err(UnknownTarget {
+                        name: t.clone(),
+                        provider: provider.name.clone(),
+                        suggestion: graph.suggest(t),
+                    });
+                }
+            }
+        }
+        let direction = operation.direction();
+        let subset = if target_ids.is_empty() {
+            (0..graph.len()).collect()
+        } else if direction == Direction::Reverse {
+            graph.with_dependents(&target_ids)
+        } else {
+            graph.with_needs(&target_ids)
+        };
+        let order = graph.run_order(&subset, direction);
+        let (waves, wave_of) = graph.waves(&subset, direction);
+        let critical = graph.critical_path(&subset, direction);
+        let on_critical = critical.nodes.iter().copied().collect();
+        Ok(Plan {
+            provider,
+            operation,
+            targets: target_ids,
+            subset,
+            order,
+            waves,
+            wave_of,
+            critical,
+            on_critical,
+        })
+    }
+
+    pub fn project(&self, i: usize) -> &'p Project {
+        &self.provider.projects[i]
+    }
+
+    pub fn name(&self, i: usize) -> &'p str {
+        &self.provider.projects[i].name
+    }
+
+    /// 1-based wave of a project of the plan.
+    pub fn wave(&self, i: usize) -> usize {
+        self.wave_of[i]
+    }
+
+    pub fn is_critical(&self, i: usize) -> bool {
+        self.on_critical.contains(&i)
+    }
+
+    /// What `i` waits for in this plan (its needs on up, its dependents on destroy).
+    pub fn waits_for(&self, i: usize) -> Vec<Need> {
+        self.provider
+            .graph
+            .waits_for(i, &self.subset, self.operation.direction())
+            .collect()
+    }
+
+    /// Declared needs of `i` of one kind, whether or not they are in the plan.
+    pub fn needs(&self, i: usize, kind: EdgeKind) -> Vec<&'p str> {
+        self.provider
+            .graph
+            .needs(i)
+            .iter()
+            .filter(|n| n.kind == kind)
+            .map(|n| self.name(n.node))
+            .collect()
+    }
+
+    /// Edges between projects of the plan as (runs first, runs after, kind), sorted by the run
+    /// position of both ends so every rendering is deterministic.
+    pub fn edges(&self) -> Vec<(usize, usize, EdgeKind)> {
+        let position: std::collections::HashMap<usize, usize> =
+            self.order.iter().enumerate().map(|(p, &i)| (i, p)).collect();
+        let mut edges: Vec<(usize, usize, EdgeKind)> = self
+            .order
+            .iter()
+            .flat_map(|&i| self.waits_for(i).into_iter().map(move |n| (n.node, i, n.kind)))
+            .collect();
+        edges.sort_by_key(|&(a, b, _)| (position[&a], position[&b]));
+        edges
+    }
+
+    /// Is the edge `a → b` (run order) on the critical path?
+    pub fn is_critical_edge(&self, a: usize, b: usize) -> bool {
+        self.critical.nodes.windows(2).any(|w| w[0] == a && w[1] == b)
+    }
+
+    /// The layers present in the plan, in run order (reversed for destroy).
+    pub fn layers(&self) -> Vec<crate::layer::Layer> {
+        let mut layers: Vec<_> = self
+            .subset
+            .iter()
+            .map(|&i| self.project(i).layer)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        if self.operation.direction() == Direction::Reverse {
+            layers.reverse();
+        }
+        layers
+    }
+
+    pub fn weighing_unit(&self) -> &'static str {
+        match self.critical.weighing {
+            graph::Weighing::Count => "projects",
+            graph::Weighing::Estimate => "seconds",
+        }
+    }
+}

@@ -1,0 +1,905 @@
+//! Provider files: `providers/<name>.toml`, read with their spans, merged with the layers they
+//! include, rewired, checked, and turned into a [`ProjectGraph`].
+//!
+//! A provider file (`kind = "provider"`, the default) lists its own projects, includes shared
+//! layers (`kind = "layer"`) and rewires or excludes their projects. Every problem found is
+//! reported at once, each pointing at its file, line and column, with the fix.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::Path;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::diagnostic::{FileDiagnostic, SourceFile};
+use crate::graph::{self, EdgeKind, GraphError, NeedSpec, NodeSpec, Origin, ProjectGraph};
+use crate::hooks::BUILTIN_HOOKS;
+use crate::layer::Layer;
+
+/// Directory of provider files, relative to the workspace root.
+pub const PROVIDERS_DIR: &str = "providers";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FileKind {
+    #[default]
+    Provider,
+    Layer,
+}
+
+// ---------------------------------------------------------------------------------------------
+// The file format (what serde reads)
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    #[serde(default)]
+    kind: FileKind,
+    name: Option<Spanned<String>>,
+    description: String,
+    infra_type: Option<String>,
+    #[serde(default)]
+    include: Vec<Spanned<String>>,
+    #[serde(default)]
+    exclude: Vec<Spanned<String>>,
+    #[serde(default)]
+    required_tools: Vec<String>,
+    #[serde(default, rename = "project")]
+    projects: Vec<RawProject>,
+    #[serde(default)]
+    rewire: BTreeMap<String, Spanned<RawRewire>>,
+    #[serde(default, rename = "prompt")]
+    prompts: Vec<Spanned<RawPrompt>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawProject {
+    name: Spanned<String>,
+    description: Option<String>,
+    path: Spanned<String>,
+    layer: Spanned<String>,
+    #[serde(default)]
+    needs: Vec<Spanned<String>>,
+    #[serde(default)]
+    after: Vec<Spanned<String>>,
+    #[serde(default)]
+    on_success: Vec<Spanned<String>>,
+    estimate: Option<Spanned<u64>>,
+    #[serde(default, rename = "secret")]
+    secrets: Vec<RawSecret>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSecret {
+    key: Spanned<String>,
+    question: String,
+    default: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRewire {
+    needs: Option<Vec<Spanned<String>>>,
+    #[serde(default)]
+    add_needs: Vec<Spanned<String>>,
+    #[serde(default)]
+    remove_needs: Vec<Spanned<String>>,
+    after: Option<Vec<Spanned<String>>>,
+    #[serde(default)]
+    add_after: Vec<Spanned<String>>,
+    #[serde(default)]
+    remove_after: Vec<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPrompt {
+    key: Spanned<String>,
+    question: String,
+    #[serde(default, rename = "type")]
+    kind: PromptType,
+    default: Option<Spanned<PromptDefault>>,
+    default_env: Option<String>,
+    #[serde(default)]
+    secret: bool,
+    skip_if_env: Option<String>,
+    none_value: Option<String>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// What the rest of the runner sees
+
+/// One entry of `providers/`, as `list-providers` shows it.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub name: String,
+    pub kind: FileKind,
+    pub description: String,
+}
+
+/// A provider, merged with its layers and checked: its projects index its graph's nodes.
+#[derive(Debug, Clone)]
+pub struct Provider {
+    pub name: String,
+    pub description: String,
+    pub infra_type: Option<String>,
+    /// The provider file, as shown to the user.
+    pub file: String,
+    pub required_tools: Vec<String>,
+    pub projects: Vec<Project>,
+    pub prompts: Vec<Prompt>,
+    pub graph: ProjectGraph,
+}
+
+#[derive(Debug, Clone)]
+pub struct Project {
+    pub name: String,
+    pub description: Option<String>,
+    /// Directory of the Pulumi project, relative to the workspace root.
+    pub path: String,
+    pub layer: Layer,
+    pub on_success: Vec<Hook>,
+    pub secrets: Vec<Secret>,
+    pub estimate: Option<u64>,
+    /// The file that declares the project, as shown to the user.
+    pub declared_in: String,
+}
+
+/// What runs after a project's `up` succeeded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Hook {
+    /// Built into the runner (e.g. `kubeconfig-merge`).
+    Builtin(String),
+    /// A script under `scripts/`, relative to the workspace root.
+    Script(String),
+}
+
+impl Hook {
+    pub fn as_str(&self) -> &str {
+        match self {
+            Hook::Builtin(s) | Hook::Script(s) => s,
+        }
+    }
+}
+
+/// A secret a project needs, stored encrypted in the `secrets` project's stack.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Secret {
+    pub key: String,
+    pub question: String,
+    pub default: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PromptType {
+    #[default]
+    String,
+    #[serde(alias = "integer")]
+    Int,
+    #[serde(alias = "boolean")]
+    Bool,
+    List,
+}
+
+/// A prompt's default as written; strings may refer to earlier answers as `${ns:key}`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum PromptDefault {
+    Bool(bool),
+    Int(i64),
+    Text(String),
+    List(Vec<String>),
+}
+
+/// A stack-configuration value the provider asks for when the stack file lacks it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prompt {
+    pub key: String,
+    pub question: String,
+    pub kind: PromptType,
+    pub default: Option<PromptDefault>,
+    pub default_env: Option<String>,
+    pub secret: bool,
+    pub skip_if_env: Option<String>,
+    pub none_value: Option<String>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Loading
+
+/// Names of the `*.toml` files in `providers/`, sorted.
+pub fn file_names(root: &Path) -> std::io::Result<Vec<String>> {
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(root.join(PROVIDERS_DIR))? {
+        let path = entry?.path();
+        if path.extension().is_some_and(|e| e == "toml")
+            && let Some(stem) = path.file_stem().and_then(|s| s.to_str())
+        {
+            names.push(stem.to_string());
+        }
+    }
+    names.sort();
+    Ok(names)
+}
+
+/// Reads every file of `providers/` far enough to list it. Files that do not parse are
+/// returned as diagnostics beside the entries that do.
+pub fn entries(root: &Path, show: &dyn Fn(&Path) -> String) -> std::io::Result<(Vec<Entry>, Vec<FileDiagnostic>)> {
+    let mut entries = Vec::new();
+    let mut problems = Vec::new();
+    for name in file_names(root)? {
+        let mut loader = Loader::new(root, show);
+        if let Some((_, raw)) = loader.read(&name)
+            && loader.check_name(&name, &raw)
+        {
+            entries.push(Entry {
+                name,
+                kind: raw.kind,
+                description: raw.description,
+            });
+        }
+        problems.append(&mut loader.problems);
+    }
+    Ok((entries, problems))
+}
+
+/// Why a provider could not be loaded.
+#[derive(Debug)]
+pub enum LoadError {
+    /// No `providers/<name>.toml`, or it is a layer: a usage error.
+    NotAProvider { name: String, is_layer: bool },
+    /// The files have problems, each pointing into its file.
+    Invalid(Vec<FileDiagnostic>),
+}
+
+/// Loads provider `name` with its layers and checks everything: the result is ready to plan.
+pub fn load(root: &Path, name: &str, show: &dyn Fn(&Path) -> String) -> Result<Provider, LoadError> {
+    let mut loader = Loader::new(root, show);
+    if !root.join(PROVIDERS_DIR).join(format!("{name}.toml")).is_file() {
+        return Err(LoadError::NotAProvider {
+            name: name.to_string(),
+            is_layer: false,
+        });
+    }
+    let Some((file, raw)) = loader.read(name) else {
+        return Err(LoadError::Invalid(loader.problems));
+    };
+    if raw.kind == FileKind::Layer {
+        return Err(LoadError::NotAProvider {
+            name: name.to_string(),
+            is_layer: true,
+        });
+    }
+    let provider = loader.resolve(name, file, raw);
+    match provider {
+        Some(p) if loader.problems.is_empty() => Ok(p),
+        _ => Err(LoadError::Invalid(loader.problems)),
+    }
+}
+
+/// A project being merged: its fields with where each came from.
+struct Draft {
+    file: usize,
+    name: Spanned<String>,
+    description: Option<String>,
+    path: Spanned<String>,
+    layer: Spanned<String>,
+    needs: Vec<NeedSpec>,
+    on_success: Vec<Spanned<String>>,
+    estimate: Option<Spanned<u64>>,
+    secrets: Vec<RawSecret>,
+}
+
+/// Projects, tools and prompts gathered from a provider and its layers.
+struct Merged {
+    drafts: Vec<Draft>,
+    tools: Vec<String>,
+    prompts: Vec<(usize, Spanned<RawPrompt>)>,
+}
+
+struct Loader<'a> {
+    root: &'a Path,
+    show: &'a dyn Fn(&Path) -> String,
+    files: Vec<SourceFile>,
+    problems: Vec<FileDiagnostic>,
+}
+
+impl<'a> Loader<'a> {
+    fn new(root: &'a Path, show: &'a dyn Fn(&Path) -> String) -> Self {
+        Loader {
+            root,
+            show,
+            files: Vec::new(),
+            problems: Vec::new(),
+        }
+    }
+
+    fn problem<T>(
+        &mut self,
+        file: usize,
+        span: &Spanned<T>,
+        message: impl Into<String>,
+        label: &str,
+        help: impl Into<Option<String>>,
+    ) {
+        let d = FileDiagnostic::new(&self.files[file], span.span(), message, label, help.into());
+        self.problems.push(d);
+    }
+
+    fn at(&self, origin: Origin) -> String {
+        self.files[origin.file].location(origin.start)
+    }
+
+    /// Reads and parses `providers/<name>.toml`; a syntax or shape error is recorded.
+    fn read(&mut self, name: &str) -> Option<(usize, RawFile)> {
+        let path = self.root.join(PROVIDERS_DIR).join(format!("{name}.toml"));
+        let display = (self.show)(&path);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) => {
+                self.problems.push(FileDiagnostic::whole_file(
+                    &display,
+                    format!("cannot read the file: {e}"),
+                    Some("check that it exists and is readable UTF-8 text".into()),
+                ));
+                return None;
+            }
+        };
+        self.files.push(SourceFile::new(display, text));
+        let file = self.files.len() - 1;
+        match toml::from_str::<RawFile>(&self.files[file].text) {
+            Ok(raw) => Some((file, raw)),
+            Err(e) => {
+                let span = e.span().unwrap_or(0..0);
+                let d = FileDiagnostic::new(
+                    &self.files[file],
+                    span,
+                    e.message().trim().to_string(),
+                    "here",
+                    Some("see the provider file format in README.md (section \"Provider files\")".into()),
+                );
+                self.problems.push(d);
+                None
+            }
+        }
+    }
+
+    /// The optional `name` must match the file name, which is what `-p` selects.
+    fn check_name(&mut self, stem: &str, raw: &RawFile) -> bool {
+        match &raw.name {
+            Some(n) if n.get_ref() != stem => {
+                let file = self.files.len() - 1;
+                self.problem(
+                    file,
+                    n,
+                    format!("the name `{}` differs from the file name `{stem}`", n.get_ref()),
+                    "name",
+                    format!("set `name = \"{stem}\"` or rename the file to `{}.toml`", n.get_ref()),
+                );
+                false
+            }
+            _ => true,
+        }
+    }
+
+    fn resolve(&mut self, name: &str, file: usize, raw: RawFile) -> Option<Provider> {
+        self.check_name(name, &raw);
+        let RawFile {
+            include,
+            exclude,
+            required_tools,
+            projects,
+            rewire,
+            prompts,
+            description,
+            infra_type,
+            ..
+        } = raw;
+
+        // The provider's own projects come first: they are the identity, infra and cluster
+        // layers the shared layers build on, so the plan reads top-down.
+        let mut merged = Merged {
+            drafts: projects.into_iter().map(|p| draft(file, p)).collect(),
+            tools: required_tools,
+            prompts: prompts.into_iter().map(|p| (file, p)).collect(),
+        };
+        let mut seen = BTreeSet::new();
+        for inc in include {
+            if seen.insert(inc.get_ref().clone()) {
+                self.include_layer(file, &inc, &mut merged);
+            } else {
+                let message = format!("layer `{}` is included twice", inc.get_ref());
+                self.problem(file, &inc, message, "repeated", "include each layer once".to_string());
+            }
+        }
+        let excluded = self.exclude(file, exclude, &mut merged.drafts);
+        for (target, rw) in rewire {
+            let Some(i) = merged.drafts.iter().position(|d| d.name.get_ref() == &target) else {
+                let hint = suggest_project(&target, &merged.drafts);
+                self.problem(
+                    file,
+                    &rw,
+                    format!("cannot rewire `{target}`: no such project"),
+                    "unknown project",
+                    hint,
+                );
+                continue;
+            };
+            let rw = rw.into_inner();
+            let d = &mut merged.drafts[i];
+            self.rewire(file, d, EdgeKind::Data, rw.needs, &rw.add_needs, rw.remove_needs);
+            self.rewire(file, d, EdgeKind::Order, rw.after, &rw.add_after, rw.remove_after);
+        }
+
+        let mut tools: Vec<String> = Vec::new();
+        for t in merged.tools {
+            if !tools.contains(&t) {
+                tools.push(t);
+            }
+        }
+        let prompts = self.prompts(merged.prompts);
+        let mut nodes = Vec::with_capacity(merged.drafts.len());
+        let mut projects = Vec::with_capacity(merged.drafts.len());
+        for d in merged.drafts {
+            if let Some(p) = self.project(&d) {
+                nodes.push(NodeSpec {
+                    name: p.name.clone(),
+                    origin: origin(d.file, &d.name),
+                    layer: p.layer,
+                    needs: d.needs,
+                    estimate: p.estimate,
+                });
+                projects.push(p);
+            }
+        }
+        if !self.problems.is_empty() {
+            return None;
+        }
+        let graph = match ProjectGraph::build(nodes) {
+            Ok(g) => g,
+            Err(errors) => {
+                for e in errors {
+                    self.graph_problem(&e, &excluded);
+                }
+                return None;
+            }
+        };
+        Some(Provider {
+            name: name.to_string(),
+            description,
+            infra_type,
+            file: self.files[file].display.clone(),
+            required_tools: tools,
+            projects,
+            prompts,
+            graph,
+        })
+    }
+
+    /// Adds the projects, tools and prompts of the layer `inc` names to `merged`.
+    fn include_layer(&mut self, file: usize, inc: &Spanned<String>, merged: &mut Merged) {
+        let layer_name = inc.get_ref();
+        if !self
+            .root
+            .join(PROVIDERS_DIR)
+            .join(format!("{layer_name}.toml"))
+            .is_file()
+        {
+            let known: Vec<String> = file_names(self.root).unwrap_or_default();
+            let hint = match graph::closest(layer_name, known.iter().map(String::as_str)) {
+                Some(c) => format!("did you mean `{c}`? Layers are files in {PROVIDERS_DIR}/ with `kind = \"layer\"`"),
+                None => format!(
+                    "create {PROVIDERS_DIR}/{layer_name}.toml with `kind = \"layer\"`, or remove it from `include`"
+                ),
+            };
+            let message = format!("included layer `{layer_name}` does not exist");
+            self.problem(file, inc, message, "no such layer", hint);
+            return;
+        }
+        let Some((lfile, lraw)) = self.read(layer_name) else {
+            return;
+        };
+        if lraw.kind != FileKind::Layer {
+            self.problem(
+                file,
+                inc,
+                format!("`{layer_name}` is a provider, not a layer"),
+                "not a layer",
+                format!(
+                    "only files with `kind = \"layer\"` can be included; move the shared projects of \
+                     {PROVIDERS_DIR}/{layer_name}.toml into a layer"
+                ),
+            );
+            return;
+        }
+        self.check_name(layer_name, &lraw);
+        let misplaced = "move it to the provider file that needs it".to_string();
+        if let Some(first) = lraw.include.first() {
+            let hint = "include every layer from the provider file instead".to_string();
+            self.problem(lfile, first, "a layer cannot include other layers", "include", hint);
+        }
+        if let Some(first) = lraw.exclude.first() {
+            self.problem(
+                lfile,
+                first,
+                "`exclude` belongs in provider files",
+                "exclude",
+                misplaced.clone(),
+            );
+        }
+        if let Some((_, first)) = lraw.rewire.iter().next() {
+            self.problem(lfile, first, "`rewire` belongs in provider files", "rewire", misplaced);
+        }
+        merged.drafts.extend(lraw.projects.into_iter().map(|p| draft(lfile, p)));
+        merged.tools.extend(lraw.required_tools);
+        merged.prompts.extend(lraw.prompts.into_iter().map(|p| (lfile, p)));
+    }
+
+    /// Removes the projects of included layers this provider does without; returns where each
+    /// was excluded, for the hint when something still needs one.
+    fn exclude(
+        &mut self,
+        file: usize,
+        exclude: Vec<Spanned<String>>,
+        drafts: &mut Vec<Draft>,
+    ) -> HashMap<String, Origin> {
+        let mut excluded = HashMap::new();
+        for ex in exclude {
+            let n = ex.get_ref();
+            match drafts.iter().position(|d| d.name.get_ref() == n) {
+                Some(i) if drafts[i].file == file => {
+                    let message = format!("`{n}` is declared in this file; exclude only works on included layers");
+                    self.problem(
+                        file,
+                        &ex,
+                        message,
+                        "own project",
+                        "delete its [[project]] table instead".to_string(),
+                    );
+                }
+                Some(i) => {
+                    drafts.remove(i);
+                    excluded.insert(n.clone(), origin(file, &ex));
+                }
+                None => {
+                    let hint = suggest_project(n, drafts);
+                    let message = format!("cannot exclude `{n}`: no included layer declares it");
+                    self.problem(file, &ex, message, "unknown project", hint);
+                }
+            }
+        }
+        excluded
+    }
+
+    /// Applies one `[rewire.X]` table's replace / add / remove lists for one kind of need.
+    fn rewire(
+        &mut self,
+        file: usize,
+        d: &mut Draft,
+        kind: EdgeKind,
+        replace: Option<Vec<Spanned<String>>>,
+        add: &[Spanned<String>],
+        remove: Vec<Spanned<String>>,
+    ) {
+        if let Some(replace) = replace {
+            d.needs.retain(|n| n.kind != kind);
+            d.needs.extend(replace.iter().map(|n| need(file, n, kind)));
+        }
+        d.needs.extend(add.iter().map(|n| need(file, n, kind)));
+        for r in remove {
+            let before = d.needs.len();
+            d.needs.retain(|n| !(n.kind == kind && &n.name == r.get_ref()));
+            if d.needs.len() == before {
+                let field = if kind == EdgeKind::Data { "needs" } else { "after" };
+                self.problem(
+                    file,
+                    &r,
+                    format!(
+                        "`{}` does not list `{}` in its `{field}`",
+                        d.name.get_ref(),
+                        r.get_ref()
+                    ),
+                    "nothing to remove",
+                    format!("remove it from `remove_{field}`"),
+                );
+            }
+        }
+    }
+
+    /// Checks one project's own fields; `None` when a problem was recorded.
+    fn project(&mut self, d: &Draft) -> Option<Project> {
+        let before = self.problems.len();
+        let name = d.name.get_ref();
+        if !valid_project_name(name) {
+            self.problem(
+                d.file,
+                &d.name,
+                format!("`{name}` is not a valid Pulumi project name"),
+                "project name",
+                "use 1 to 100 characters from A-Z, a-z, 0-9, `_`, `.` and `-`".to_string(),
+            );
+        }
+        let layer = d.layer.get_ref().parse::<Layer>();
+        if layer.is_err() {
+            let names: Vec<&str> = Layer::ALL.iter().map(|l| l.as_str()).collect();
+            let hint = match graph::closest(d.layer.get_ref(), names.iter().copied()) {
+                Some(c) => format!("did you mean `{c}`? Layers are {}", names.join(", ")),
+                None => format!("use one of {}", names.join(", ")),
+            };
+            let message = format!("unknown layer `{}`", d.layer.get_ref());
+            self.problem(d.file, &d.layer, message, "unknown layer", hint);
+        }
+        self.check_path(d);
+        let on_success = self.hooks(d);
+        let mut secrets = Vec::new();
+        for s in &d.secrets {
+            if config_key_ok(s.key.get_ref()) {
+                secrets.push(Secret {
+                    key: s.key.get_ref().clone(),
+                    question: s.question.clone(),
+                    default: s.default.clone(),
+                });
+            } else {
+                let message = format!("secret key `{}` has no namespace", s.key.get_ref());
+                let hint = "write it as namespace:key, such as prometheus:adminpass".to_string();
+                self.problem(d.file, &s.key, message, "key", hint);
+            }
+        }
+        if let Some(e) = &d.estimate
+            && *e.get_ref() == 0
+        {
+            let hint = "give the expected duration in whole seconds (at least 1), or leave it out".to_string();
+            self.problem(d.file, e, "an estimate of 0 seconds", "estimate", hint);
+        }
+        (self.problems.len() == before).then(|| Project {
+            name: name.clone(),
+            description: d.description.clone(),
+            path: d.path.get_ref().clone(),
+            layer: layer.unwrap_or(Layer::Services),
+            on_success,
+            secrets,
+            estimate: d.estimate.as_ref().map(|e| *e.get_ref()),
+            declared_in: self.files[d.file].display.clone(),
+        })
+    }
+
+    /// The project directory must be inside the workspace and hold a `Pulumi.yaml`.
+    fn check_path(&mut self, d: &Draft) {
+        let path = d.path.get_ref();
+        let rel = Path::new(path);
+        if rel.is_absolute() || rel.components().any(|c| c == std::path::Component::ParentDir) {
+            let hint = "give a path relative to the workspace root, such as projects/services/x".to_string();
+            self.problem(
+                d.file,
+                &d.path,
+                format!("project path `{path}` leaves the workspace"),
+                "path",
+                hint,
+            );
+        } else if !self.root.join(rel).join("Pulumi.yaml").is_file() {
+            let hint = if self.root.join(rel).is_dir() {
+                format!("add {path}/Pulumi.yaml (name: {}, runtime: yaml)", d.name.get_ref())
+            } else {
+                format!("create the directory {path} with a Pulumi.yaml, or fix the path")
+            };
+            let message = format!("project `{}` has no Pulumi.yaml at `{path}`", d.name.get_ref());
+            self.problem(d.file, &d.path, message, "no Pulumi.yaml here", hint);
+        }
+    }
+
+    /// `on_success` entries: built-in hook names, or scripts under `scripts/` that exist.
+    fn hooks(&mut self, d: &Draft) -> Vec<Hook> {
+        let mut hooks = Vec::new();
+        for h in &d.on_success {
+            let value = h.get_ref();
+            if BUILTIN_HOOKS.contains(&value.as_str()) {
+                hooks.push(Hook::Builtin(value.clone()));
+            } else if value.contains('/') {
+                if value.starts_with("scripts/") && self.root.join(value).is_file() {
+                    hooks.push(Hook::Script(value.clone()));
+                } else {
+                    let hint = "put hook scripts in scripts/ and give their path, such as scripts/notify.sh";
+                    let message = format!("hook script `{value}` does not exist under scripts/");
+                    self.problem(d.file, h, message, "no such script", hint.to_string());
+                }
+            } else {
+                let known = format!(
+                    "built-in hooks: {}; a script is given by its path under scripts/",
+                    BUILTIN_HOOKS.join(", ")
+                );
+                let hint = match graph::closest(value, BUILTIN_HOOKS.iter().copied()) {
+                    Some(c) => format!("did you mean `{c}`? {known}"),
+                    None => known,
+                };
+                self.problem(d.file, h, format!("unknown hook `{value}`"), "unknown hook", hint);
+            }
+        }
+        hooks
+    }
+
+    fn prompts(&mut self, raw: Vec<(usize, Spanned<RawPrompt>)>) -> Vec<Prompt> {
+        let mut seen: HashMap<String, Origin> = HashMap::new();
+        let mut out = Vec::new();
+        for (file, p) in raw {
+            let p = p.into_inner();
+            let key = p.key.get_ref().clone();
+            if !config_key_ok(&key) {
+                self.problem(
+                    file,
+                    &p.key,
+                    format!("prompt key `{key}` has no namespace"),
+                    "key",
+                    "write it as namespace:key, such as aws:region".to_string(),
+                );
+                continue;
+            }
+            if let Some(first) = seen.get(&key) {
+                let first = self.at(*first);
+                self.problem(
+                    file,
+                    &p.key,
+                    format!("prompt `{key}` is declared twice"),
+                    "again here",
+                    format!("it is first declared at {first}; keep one"),
+                );
+                continue;
+            }
+            seen.insert(key.clone(), origin(file, &p.key));
+            if let Some(def) = &p.default
+                && !default_fits(p.kind, def.get_ref())
+            {
+                self.problem(
+                    file,
+                    def,
+                    format!("the default of `{key}` does not fit its type `{}`", type_name(p.kind)),
+                    "default",
+                    "give a default of the prompt's type (a `${ns:key}` string may refer to an earlier answer)"
+                        .to_string(),
+                );
+                continue;
+            }
+            out.push(Prompt {
+                key,
+                question: p.question,
+                kind: p.kind,
+                default: p.default.map(Spanned::into_inner),
+                default_env: p.default_env,
+                secret: p.secret,
+                skip_if_env: p.skip_if_env,
+                none_value: p.none_value,
+            });
+        }
+        out
+    }
+
+    fn graph_problem(&mut self, e: &GraphError, excluded: &HashMap<String, Origin>) {
+        let (origin, label, help) = match e {
+            GraphError::Duplicate { first, second, .. } => (
+                *second,
+                "declared again here",
+                format!(
+                    "it is first declared at {}; project names are Pulumi project names and must be unique, or their stacks collide",
+                    self.at(*first)
+                ),
+            ),
+            GraphError::UnknownNeed {
+                need,
+                origin,
+                suggestion,
+                ..
+            } => {
+                let help = if let Some(ex) = excluded.get(need) {
+                    format!(
+                        "`{need}` is excluded at {}; remove this need with `remove_needs` in a [rewire] table",
+                        self.at(*ex)
+                    )
+                } else if let Some(s) = suggestion {
+                    format!("did you mean `{s}`?")
+                } else {
+                    format!("declare a project named `{need}`, or remove it from the list")
+                };
+                (*origin, "unknown project", help)
+            }
+            GraphError::SelfNeed { project, origin } => {
+                (*origin, "itself", format!("remove `{project}` from its own needs"))
+            }
+            GraphError::RepeatedNeed { need, origin, .. } => (
+                *origin,
+                "repeated",
+                format!("list `{need}` once, in `needs` or in `after`"),
+            ),
+            GraphError::Cycle { origin, .. } => (
+                *origin,
+                "this need starts the cycle",
+                "a project cannot wait for itself: remove or reverse one of the needs along the cycle".to_string(),
+            ),
+        };
+        let d = FileDiagnostic::new(
+            &self.files[origin.file],
+            origin.start..origin.end,
+            e.to_string(),
+            label,
+            Some(help),
+        );
+        self.problems.push(d);
+    }
+}
+
+fn suggest_project(name: &str, drafts: &[Draft]) -> String {
+    match graph::closest(name, drafts.iter().map(|d| d.name.get_ref().as_str())) {
+        Some(c) => format!("did you mean `{c}`?"),
+        None => "name a project declared in this provider or one of its layers".into(),
+    }
+}
+
+fn origin<T>(file: usize, s: &Spanned<T>) -> Origin {
+    let span = s.span();
+    Origin {
+        file,
+        start: span.start,
+        end: span.end,
+    }
+}
+
+fn need(file: usize, s: &Spanned<String>, kind: EdgeKind) -> NeedSpec {
+    NeedSpec {
+        name: s.get_ref().clone(),
+        kind,
+        origin: origin(file, s),
+    }
+}
+
+fn draft(file: usize, p: RawProject) -> Draft {
+    let mut needs: Vec<NeedSpec> = p.needs.iter().map(|n| need(file, n, EdgeKind::Data)).collect();
+    needs.extend(p.after.iter().map(|n| need(file, n, EdgeKind::Order)));
+    Draft {
+        file,
+        name: p.name,
+        description: p.description,
+        path: p.path,
+        layer: p.layer,
+        needs,
+        on_success: p.on_success,
+        estimate: p.estimate,
+        secrets: p.secrets,
+    }
+}
+
+/// Pulumi's project name rule: `[A-Za-z0-9_.-]`, at most 100 characters.
+pub fn valid_project_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 100
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+}
+
+/// Shared stack configuration keys must carry their namespace (`ns:key`): one file serves every
+/// project, so a bare key would land in whichever project reads it.
+fn config_key_ok(key: &str) -> bool {
+    key.split_once(':')
+        .is_some_and(|(ns, k)| !ns.is_empty() && !k.is_empty())
+}
+
+fn default_fits(kind: PromptType, d: &PromptDefault) -> bool {
+    let refers = matches!(d, PromptDefault::Text(t) if t.contains("${"));
+    match (kind, d) {
+        (PromptType::String, PromptDefault::Text(_))
+        | (PromptType::Int, PromptDefault::Int(_))
+        | (PromptType::Bool, PromptDefault::Bool(_))
+        | (PromptType::List, PromptDefault::List(_) | PromptDefault::Text(_)) => true,
+        _ => refers,
+    }
+}
+
+fn type_name(kind: PromptType) -> &'static str {
+    match kind {
+        PromptType::String => "string",
+        PromptType::Int => "int",
+        PromptType::Bool => "bool",
+        PromptType::List => "list",
+    }
+}

@@ -1,0 +1,93 @@
+//! Everything the runner prints goes through here: results on standard output, messages and
+//! errors on standard error (MARA's split). No other module prints.
+#![allow(clippy::print_stderr)]
+
+use std::io::{self, Write as _};
+
+use miette::{GraphicalReportHandler, GraphicalTheme};
+
+use crate::error::RunnerError;
+
+/// How output looks, resolved once from the flags and the environment.
+#[derive(Debug, Clone, Copy)]
+pub struct Style {
+    pub color_stdout: bool,
+    pub color_stderr: bool,
+    pub debug: bool,
+}
+
+impl Style {
+    /// `--color` wins when it says always or never; otherwise `NO_COLOR` (any non-empty value)
+    /// turns colour off, and a terminal turns it on.
+    pub fn resolve(choice: crate::cli::ColorChoice, no_color: bool, ttys: (bool, bool), debug: bool) -> Self {
+        use crate::cli::ColorChoice;
+        let (stdout_tty, stderr_tty) = ttys;
+        let (out, err) = match choice {
+            ColorChoice::Always => (true, true),
+            ColorChoice::Never => (false, false),
+            ColorChoice::Auto if no_color => (false, false),
+            ColorChoice::Auto => (stdout_tty, stderr_tty),
+        };
+        console::set_colors_enabled(out);
+        console::set_colors_enabled_stderr(err);
+        Style {
+            color_stdout: out,
+            color_stderr: err,
+            debug,
+        }
+    }
+}
+
+/// Writes a result to standard output. A closed pipe (`runner show-plan | head`) is not an error.
+pub fn result(text: &str) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}
+
+/// A debug line (`-d`), on standard error.
+pub fn debug(style: Style, message: &str) {
+    if style.debug {
+        let prefix = console::Style::new().dim().for_stderr().apply_to("debug:");
+        eprintln!("{prefix} {message}");
+    }
+}
+
+/// A warning that does not stop the command.
+pub fn warning(style: Style, message: &str) {
+    let _ = style;
+    let prefix = console::Style::new().yellow().bold().for_stderr().apply_to("warning:");
+    eprintln!("{prefix} {message}");
+}
+
+/// Prints an error with its location, code frame and fix.
+pub fn error(style: Style, err: &RunnerError) {
+    let prefix = console::Style::new().red().bold().for_stderr().apply_to("error:");
+    match err {
+        RunnerError::Usage { message, help } => {
+            eprintln!("{prefix} {message}");
+            if let Some(help) = help {
+                eprintln!("  help: {help}");
+            }
+        }
+        RunnerError::Files(diagnostics) => {
+            let theme = if style.color_stderr {
+                GraphicalTheme::unicode()
+            } else {
+                GraphicalTheme::unicode_nocolor()
+            };
+            let handler = GraphicalReportHandler::new_themed(theme).with_width(100);
+            for d in diagnostics {
+                let mut text = String::new();
+                if handler.render_report(&mut text, d).is_err() {
+                    text = format!("{d}\n");
+                }
+                eprint!("{text}");
+            }
+            eprintln!("{prefix} {err}");
+        }
+        RunnerError::Io { .. } => eprintln!("{prefix} {err}"),
+    }
+}
