@@ -104,40 +104,46 @@ fn list_providers(ws: &Workspace) -> Result<i32, RunnerError> {
 /// The provider named by `-p`, loaded and checked. Missing or unknown is a usage error that
 /// lists the providers there are.
 fn load_provider(ws: &Workspace, name: Option<&str>, command: &str) -> Result<Provider, RunnerError> {
-    let available: Vec<String> = provider::entries(&ws.root, &|p| ws.show(p))
-        .map(|(entries, _)| {
-            entries
-                .into_iter()
-                .filter(|e| e.kind == FileKind::Provider)
-                .map(|e| e.name)
-                .collect()
-        })
-        .unwrap_or_default();
-    let choices = if available.is_empty() {
-        format!(
-            "add a provider file to {}",
-            ws.show(&ws.root.join(provider::PROVIDERS_DIR))
-        )
-    } else {
-        format!("providers here: {}", available.join(", "))
+    // The list of providers is only for error messages: read it only when one is needed.
+    let available = || -> Vec<String> {
+        provider::entries(&ws.root, &|p| ws.show(p))
+            .map(|(entries, _)| {
+                entries
+                    .into_iter()
+                    .filter(|e| e.kind == FileKind::Provider)
+                    .map(|e| e.name)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let choices = |available: &[String]| {
+        if available.is_empty() {
+            format!(
+                "add a provider file to {}",
+                ws.show(&ws.root.join(provider::PROVIDERS_DIR))
+            )
+        } else {
+            format!("providers here: {}", available.join(", "))
+        }
     };
     let Some(name) = name else {
         return Err(RunnerError::usage(
             format!("`{command}` needs a provider: pass -p/--provider NAME"),
-            choices,
+            choices(&available()),
         ));
     };
     match provider::load(&ws.root, name, &|p| ws.show(p)) {
         Ok(p) => Ok(p),
         Err(LoadError::NotAProvider { name, is_layer }) => {
+            let available = available();
             let message = if is_layer {
                 format!("`{name}` is a shared layer, not a provider: providers include it")
             } else {
                 format!("unknown provider `{name}`")
             };
             let help = match graph::closest(&name, available.iter().map(String::as_str)) {
-                Some(c) if !is_layer => format!("did you mean `{c}`? {choices}"),
-                _ => choices,
+                Some(c) if !is_layer => format!("did you mean `{c}`? {}", choices(&available)),
+                _ => choices(&available),
             };
             Err(RunnerError::usage(message, help))
         }

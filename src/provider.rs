@@ -409,7 +409,13 @@ impl<'a> Loader<'a> {
         let mut seen = BTreeSet::new();
         for inc in include {
             if seen.insert(inc.get_ref().clone()) {
+                let before = self.problems.len();
                 self.include_layer(file, &inc, &mut merged);
+                if self.problems.len() > before {
+                    // Without the layer's projects every rewire and need into it would be
+                    // reported too, burying the one real problem.
+                    return None;
+                }
             } else {
                 let message = format!("layer `{}` is included twice", inc.get_ref());
                 self.problem(file, &inc, message, "repeated", "include each layer once".to_string());
@@ -444,29 +450,28 @@ impl<'a> Loader<'a> {
         let mut nodes = Vec::with_capacity(merged.drafts.len());
         let mut projects = Vec::with_capacity(merged.drafts.len());
         for d in merged.drafts {
-            if let Some(p) = self.project(&d) {
-                nodes.push(NodeSpec {
-                    name: p.name.clone(),
-                    origin: origin(d.file, &d.name),
-                    layer: p.layer,
-                    needs: d.needs,
-                    estimate: p.estimate,
-                });
-                projects.push(p);
+            // A project with a bad field still takes part in the graph checks, so one run
+            // reports every problem (and no misleading "unknown project" for it).
+            let p = self.project(&d);
+            nodes.push(NodeSpec {
+                name: p.name.clone(),
+                origin: origin(d.file, &d.name),
+                layer: p.layer,
+                needs: d.needs,
+                estimate: p.estimate,
+            });
+            projects.push(p);
+        }
+        let graph = ProjectGraph::build(nodes);
+        if let Err(errors) = &graph {
+            for e in errors {
+                self.graph_problem(e, &excluded);
             }
         }
+        let Ok(graph) = graph else { return None };
         if !self.problems.is_empty() {
             return None;
         }
-        let graph = match ProjectGraph::build(nodes) {
-            Ok(g) => g,
-            Err(errors) => {
-                for e in errors {
-                    self.graph_problem(&e, &excluded);
-                }
-                return None;
-            }
-        };
         Some(Provider {
             name: name.to_string(),
             description,
@@ -609,9 +614,8 @@ impl<'a> Loader<'a> {
         }
     }
 
-    /// Checks one project's own fields; `None` when a problem was recorded.
-    fn project(&mut self, d: &Draft) -> Option<Project> {
-        let before = self.problems.len();
+    /// Checks one project's own fields, recording each problem.
+    fn project(&mut self, d: &Draft) -> Project {
         let name = d.name.get_ref();
         if !valid_project_name(name) {
             self.problem(
@@ -654,7 +658,7 @@ impl<'a> Loader<'a> {
             let hint = "give the expected duration in whole seconds (at least 1), or leave it out".to_string();
             self.problem(d.file, e, "an estimate of 0 seconds", "estimate", hint);
         }
-        (self.problems.len() == before).then(|| Project {
+        Project {
             name: name.clone(),
             description: d.description.clone(),
             path: d.path.get_ref().clone(),
@@ -663,7 +667,7 @@ impl<'a> Loader<'a> {
             secrets,
             estimate: d.estimate.as_ref().map(|e| *e.get_ref()),
             declared_in: self.files[d.file].display.clone(),
-        })
+        }
     }
 
     /// The project directory must be inside the workspace and hold a `Pulumi.yaml`.

@@ -78,7 +78,7 @@ pub fn error(style: Style, err: &RunnerError) {
             } else {
                 GraphicalTheme::unicode_nocolor()
             };
-            let handler = GraphicalReportHandler::new_themed(theme).with_width(100);
+            let handler = GraphicalReportHandler::new_themed(theme).with_wrap_lines(false);
             for d in diagnostics {
                 let mut text = String::new();
                 if handler.render_report(&mut text, d).is_err() {

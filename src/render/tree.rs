@@ -29,10 +29,11 @@ pub fn tree(plan: &Plan<'_>) -> String {
     );
     if !plan.targets.is_empty() {
         let targets: Vec<&str> = plan.targets.iter().map(|&i| plan.name(i)).collect();
-        let with = if plan.operation.direction() == Direction::Reverse {
-            "and everything that needs them"
-        } else {
-            "and everything they need"
+        let with = match (plan.operation.direction(), targets.len()) {
+            (Direction::Reverse, 1) => "with everything that needs it",
+            (Direction::Reverse, _) => "with everything that needs them",
+            (Direction::Forward, 1) => "with everything it needs",
+            (Direction::Forward, _) => "with everything they need",
         };
         let _ = writeln!(out, "Targets: {} {with}", list(&targets));
     }

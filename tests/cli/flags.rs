@@ -1,0 +1,97 @@
+//! Global flags before or after the command, workspace discovery, help, version, completions,
+//! colour.
+
+use crate::support::{Ws, run_in};
+
+#[test]
+fn global_flags_go_before_or_after_the_command_and_are_lower_cased() {
+    let ws = Ws::reference();
+    let after = ws.run(&["show-plan", "-p", "aws", "-s", "dev"]).expect(0);
+    let before = ws.run(&["-p", "aws", "-s", "dev", "show-plan"]).expect(0);
+    let upper = ws.run(&["--provider", "AWS", "--stack", "DEV", "show-plan"]).expect(0);
+    assert_eq!(after.stdout, before.stdout);
+    assert_eq!(after.stdout, upper.stdout);
+    let mara = ws.run(&["-d", "-b", "boring", "-p", "do", "show-execution"]).expect(0);
+    assert!(mara.stdout.contains("provider do"));
+    assert!(mara.stderr.contains("debug: workspace:"), "{}", mara.stderr);
+    ws.run(&["-b", "loud", "show-plan", "-p", "aws"]).expect(2);
+}
+
+#[test]
+fn the_workspace_is_the_nearest_ancestor_with_providers_or_the_flag() {
+    let ws = Ws::reference();
+    let inside = ws.path().join("projects/services/logstore");
+    let run = run_in(&inside, &["show-plan", "-p", "aws"]).expect(0);
+    assert!(run.stdout.contains("16 projects"));
+
+    let outside = tempfile::tempdir().unwrap();
+    run_in(outside.path(), &["show-plan", "-p", "aws"])
+        .expect(2)
+        .stderr_has("no runner workspace here")
+        .stderr_has("--workspace DIR");
+    let dir = ws.path().to_str().unwrap();
+    run_in(outside.path(), &["--workspace", dir, "show-plan", "-p", "aws"]).expect(0);
+    run_in(ws.path(), &["--workspace", "projects", "list-providers"])
+        .expect(2)
+        .stderr_has("is not a runner workspace: it has no providers/ directory");
+}
+
+#[test]
+fn help_shows_an_example_for_each_command_and_version_is_printed() {
+    let ws = Ws::reference();
+    let help = ws.run(&["--help"]).expect(0);
+    for needle in [
+        "Examples:",
+        "runner show-plan -p aws",
+        "runner list-providers",
+        "runner completions bash",
+        "Exit codes",
+    ] {
+        assert!(help.stdout.contains(needle), "--help lacks {needle:?}");
+    }
+    for (command, example) in [
+        ("show-plan", "runner show-plan -p aws"),
+        ("list-providers", "runner list-providers"),
+        ("completions", "runner completions zsh"),
+    ] {
+        let run = ws.run(&[command, "--help"]).expect(0);
+        assert!(run.stdout.contains(example), "{command} --help lacks an example");
+    }
+    let version = ws.run(&["--version"]).expect(0);
+    assert_eq!(version.stdout.trim(), format!("runner {}", env!("CARGO_PKG_VERSION")));
+}
+
+#[test]
+fn completions_for_bash_zsh_and_fish() {
+    let ws = Ws::reference();
+    for (shell, marker) in [
+        ("bash", "complete -F"),
+        ("zsh", "#compdef runner"),
+        ("fish", "complete -c runner"),
+    ] {
+        let run = ws.run(&["completions", shell]).expect(0);
+        assert!(
+            run.stdout.contains(marker),
+            "{shell}: {}",
+            &run.stdout[..200.min(run.stdout.len())]
+        );
+        assert!(run.stdout.contains("show-plan"), "{shell} completion lacks show-plan");
+    }
+    ws.run(&["completions", "powershell"]).expect(2);
+}
+
+#[test]
+fn color_follows_the_flag_and_no_color() {
+    let ws = Ws::reference();
+    let plain = ws.run(&["show-plan", "-p", "aws"]).expect(0);
+    assert!(!plain.stdout.contains('\u{1b}'));
+    let always = ws.run(&["show-plan", "-p", "aws", "--color", "always"]).expect(0);
+    assert!(always.stdout.contains("\u{1b}["));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_runner"))
+        .args(["show-plan", "-p", "aws", "--color", "never"])
+        .env("CLICOLOR_FORCE", "1")
+        .current_dir(ws.path())
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stdout).contains('\u{1b}'));
+}

@@ -1,0 +1,8 @@
+//! Integration tests: the runner binary, run in throw-away workspaces, as a user would.
+
+#![allow(unreachable_pub, clippy::print_stderr)]
+
+mod errors;
+mod flags;
+mod plan;
+mod support;
