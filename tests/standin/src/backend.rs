@@ -1,0 +1,240 @@
+//! The DIY file backend in project mode (`pkg/backend/diy`): `.pulumi/meta.yaml`,
+//! `stacks/<project>/<stack>.json` (+ `.bak`), `history/`, `backups/`, per-stack `locks/`.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::fail::{Failure, fail};
+use crate::time;
+
+pub const VERSION: &str = "v3.259.0";
+
+pub struct Backend {
+    /// The directory that holds `.pulumi/`.
+    pub dir: PathBuf,
+    pub url: String,
+}
+
+/// Where `PULUMI_HOME` is (default `~/.pulumi`).
+pub fn home() -> PathBuf {
+    match std::env::var_os("PULUMI_HOME") {
+        Some(h) if !h.is_empty() => PathBuf::from(h),
+        _ => PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".pulumi"),
+    }
+}
+
+/// Backend URL: `PULUMI_BACKEND_URL` > Pulumi.yaml `backend.url` > credentials.json `current`.
+pub fn url(project_backend: Option<&str>) -> Option<String> {
+    if let Ok(u) = std::env::var("PULUMI_BACKEND_URL")
+        && !u.is_empty()
+    {
+        return Some(u);
+    }
+    if let Some(u) = project_backend {
+        return Some(u.to_string());
+    }
+    let creds = std::fs::read_to_string(home().join("credentials.json")).ok()?;
+    let v: Value = serde_json::from_str(&creds).ok()?;
+    v["current"].as_str().map(str::to_string)
+}
+
+/// The directory a `file://` URL names (`~` expanded, relative to the current directory).
+pub fn url_dir(url: &str) -> Result<PathBuf, Failure> {
+    let Some(rest) = url.strip_prefix("file://") else {
+        return Err(fail(format!(
+            "the pulumi stand-in supports only file:// backends, not {url}; set PULUMI_BACKEND_URL=file://<dir>"
+        )));
+    };
+    let rest = rest.split('?').next().unwrap_or_default();
+    let path = if rest == "~" || rest.starts_with("~/") {
+        PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
+            .join(rest.trim_start_matches('~').trim_start_matches('/'))
+    } else {
+        std::env::current_dir().unwrap_or_default().join(rest)
+    };
+    Ok(path)
+}
+
+impl Backend {
+    pub fn open(url: &str) -> Result<Self, Failure> {
+        let dir = url_dir(url)?;
+        if !dir.is_dir() {
+            return Err(fail(format!(
+                "unable to open state directory \"{url}\": stat {}: no such file or directory",
+                dir.display()
+            )));
+        }
+        let b = Backend {
+            dir,
+            url: format!("file://{}", url_dir(url)?.display()),
+        };
+        let meta = b.dir.join(".pulumi/meta.yaml");
+        if !meta.exists() {
+            write_atomic(&meta, b"version: 1\n")?;
+        }
+        Ok(b)
+    }
+
+    pub fn stack_file(&self, project: &str, stack: &str) -> PathBuf {
+        self.dir.join(format!(".pulumi/stacks/{project}/{stack}.json"))
+    }
+
+    pub fn exists(&self, project: &str, stack: &str) -> bool {
+        self.stack_file(project, stack).is_file()
+    }
+
+    pub fn checkpoint(&self, project: &str, stack: &str) -> Result<Option<Value>, Failure> {
+        let path = self.stack_file(project, stack);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => serde_json::from_str(&text)
+                .map(Some)
+                .map_err(|e| fail(format!("could not read deployment {}: {e}", path.display()))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(fail(format!("could not read {}: {e}", path.display()))),
+        }
+    }
+
+    /// Writes the checkpoint (compact JSON, as v3.238+), keeping the previous one as `.bak`.
+    pub fn save(&self, project: &str, stack: &str, deployment: &Value) -> Result<(), Failure> {
+        let path = self.stack_file(project, stack);
+        if path.exists() {
+            let _ = std::fs::copy(&path, path.with_extension("json.bak"));
+        }
+        let doc = json!({
+            "version": 3,
+            "checkpoint": { "stack": format!("organization/{project}/{stack}"), "latest": deployment }
+        });
+        write_atomic(&path, serde_json::to_string(&doc).expect("JSON").as_bytes())
+    }
+
+    /// A new deployment (manifest + secrets provider), as `stack init` writes.
+    pub fn deployment(salt: &str, resources: Option<Vec<Value>>) -> Value {
+        let mut d = json!({
+            "manifest": { "time": time::rfc3339(time::now()), "magic": "", "version": VERSION },
+            "secrets_providers": { "type": "passphrase", "state": { "salt": salt } },
+        });
+        if let Some(r) = resources
+            && !r.is_empty()
+        {
+            d["resources"] = Value::Array(r);
+        }
+        d["metadata"] = json!({});
+        d
+    }
+
+    /// History entry, checkpoint copy and backup after a (non-preview) operation.
+    pub fn record(&self, project: &str, stack: &str, info: &Value) -> Result<(), Failure> {
+        let nanos = time::unix_nanos();
+        let hist = self.dir.join(format!(".pulumi/history/{project}/{stack}"));
+        write_atomic(
+            &hist.join(format!("{stack}-{nanos}.history.json")),
+            serde_json::to_string_pretty(info).expect("JSON").as_bytes(),
+        )?;
+        let current = std::fs::read(self.stack_file(project, stack)).unwrap_or_default();
+        write_atomic(&hist.join(format!("{stack}-{nanos}.checkpoint.json")), &current)?;
+        let backup = self
+            .dir
+            .join(format!(".pulumi/backups/{project}/{stack}/{stack}.{nanos}.json"));
+        write_atomic(&backup, &current)
+    }
+
+    fn lock_dir(&self, project: &str, stack: &str) -> PathBuf {
+        self.dir.join(format!(".pulumi/locks/organization/{project}/{stack}"))
+    }
+
+    /// Takes the per-stack lock: check, write our lock file, check again (`lock.go`).
+    pub fn lock(&self, project: &str, stack: &str) -> Result<Lock, Failure> {
+        let dir = self.lock_dir(project, stack);
+        Self::check_unlocked(&dir, None)?;
+        let id = time::random_hex(16);
+        let path = dir.join(format!("{id}.json"));
+        let content = json!({
+            "pid": std::process::id(),
+            "username": username(),
+            "hostname": hostname(),
+            "timestamp": time::rfc3339(time::now()),
+        });
+        write_atomic(&path, serde_json::to_string(&content).expect("JSON").as_bytes())?;
+        let lock = Lock { path };
+        Self::check_unlocked(&dir, Some(&lock.path))?;
+        Ok(lock)
+    }
+
+    fn check_unlocked(dir: &Path, ours: Option<&Path>) -> Result<(), Failure> {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return Ok(());
+        };
+        let mut others: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "json") && Some(p.as_path()) != ours)
+            .collect();
+        if others.is_empty() {
+            return Ok(());
+        }
+        others.sort();
+        let mut message = format!(
+            "the stack is currently locked by {} lock(s). Either wait for the other process(es) to end or delete the lock file with `pulumi cancel`.",
+            others.len()
+        );
+        for p in &others {
+            let info: Value = std::fs::read_to_string(p)
+                .ok()
+                .and_then(|t| serde_json::from_str(&t).ok())
+                .unwrap_or_default();
+            let _ = write!(
+                message,
+                "\n  file://{}: created by {}@{} (pid {}) at {}",
+                p.display(),
+                info["username"].as_str().unwrap_or("?"),
+                info["hostname"].as_str().unwrap_or("?"),
+                info["pid"],
+                info["timestamp"].as_str().unwrap_or("?"),
+            );
+        }
+        Err(fail(message))
+    }
+
+    /// `pulumi cancel`: removes every lock of the stack.
+    pub fn unlock_all(&self, project: &str, stack: &str) {
+        let _ = std::fs::remove_dir_all(self.lock_dir(project, stack));
+    }
+}
+
+/// A held stack lock, released on drop (a killed process leaves it behind, as the real one).
+pub struct Lock {
+    path: PathBuf,
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+pub fn username() -> String {
+    std::env::var("USER")
+        .or_else(|_| std::env::var("LOGNAME"))
+        .unwrap_or_else(|_| "root".into())
+}
+
+pub fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
+        .map_or_else(|_| "localhost".into(), |h| h.trim().to_string())
+}
+
+/// Temporary file in the same directory, then rename: readers never see half a file.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
+    let dir = path.parent().expect("a file path has a parent");
+    std::fs::create_dir_all(dir).map_err(|e| fail(format!("could not create {}: {e}", dir.display())))?;
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        path.file_name().unwrap_or_default().to_string_lossy(),
+        time::random_hex(6)
+    ));
+    std::fs::write(&tmp, bytes).map_err(|e| fail(format!("could not write {}: {e}", tmp.display())))?;
+    std::fs::rename(&tmp, path).map_err(|e| fail(format!("could not write {}: {e}", path.display())))
+}

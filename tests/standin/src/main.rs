@@ -1,0 +1,112 @@
+//! `pulumi` stand-in: a test double of the Pulumi CLI v3.259.0 and its file backend, so the
+//! runner's tests drive real processes with the real CLI's flags, JSON shapes, messages, exit
+//! codes and state layout. See README.md beside this crate for every behaviour and its source.
+#![allow(clippy::print_stderr, unreachable_pub)]
+// A test double: its long command functions follow the real CLI's flow step by step.
+#![allow(
+    clippy::too_many_lines,
+    clippy::similar_names,
+    clippy::format_collect,
+    clippy::match_same_arms,
+    clippy::needless_pass_by_value,
+    clippy::needless_range_loop
+)]
+
+mod args;
+mod backend;
+mod commands;
+mod crypto;
+mod fail;
+mod operations;
+mod program;
+mod stackconfig;
+mod switches;
+mod time;
+
+use std::sync::atomic::Ordering;
+
+use args::Command;
+use fail::Failure;
+use operations::{Op, SIGNALS};
+
+fn main() {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let start = time::now();
+    let cwd_at_start = std::env::current_dir().unwrap_or_default().display().to_string();
+    install_signal_handlers();
+    let code = match run(&argv) {
+        Ok(code) => code,
+        Err(f) => {
+            eprintln!("error: {}", f.message);
+            f.code
+        }
+    };
+    let cwd = std::env::current_dir().map_or(cwd_at_start, |d| d.display().to_string());
+    switches::log(&argv, &cwd, start, code);
+    std::process::exit(code);
+}
+
+/// First SIGINT/SIGTERM: the running operation cancels itself (see `operations::work`).
+/// Second: terminate at once, leaving the lock behind, as the real CLI's termination does.
+fn install_signal_handlers() {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    std::thread::spawn(|| {
+        let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+            return;
+        };
+        for _ in signals.forever() {
+            if SIGNALS.fetch_add(1, Ordering::SeqCst) >= 1 {
+                eprintln!("^C received; terminating");
+                std::process::exit(255);
+            }
+        }
+    });
+}
+
+fn run(argv: &[String]) -> Result<i32, Failure> {
+    let args = args::parse(argv)?;
+    if args.flag("help") {
+        println_help();
+        return Ok(0);
+    }
+    if let Some(dir) = args.value("cwd") {
+        std::env::set_current_dir(dir).map_err(|e| fail::fail(format!("unable to change to {dir}: {e}")))?;
+    }
+    if let Some(c) = args.value("color")
+        && !["auto", "always", "never", "raw"].contains(&c)
+    {
+        return Err(fail::fail(format!(
+            "unsupported color option: '{c}'.  Supported values are: auto, always, never, raw"
+        )));
+    }
+    let interactive = operations::interactive(&args);
+    match args.command {
+        Command::Version => Ok(commands::version()),
+        Command::Whoami => commands::whoami(&args),
+        Command::Login => commands::login(&args),
+        Command::Logout => commands::logout(),
+        Command::StackSelect => commands::stack_select(&args),
+        Command::StackInit => commands::stack_init(&args),
+        Command::StackOutput => commands::stack_output(&args),
+        Command::StackLs => commands::stack_ls(&args),
+        Command::StackRm => commands::stack_rm(&args, interactive),
+        Command::ConfigSet => commands::config_set(&args),
+        Command::ConfigGet => commands::config_get(&args),
+        Command::Config => commands::config_list(&args),
+        Command::Cancel => commands::cancel(&args),
+        Command::Up => operations::run(&args, Op::Up),
+        Command::Preview => operations::run(&args, Op::Preview),
+        Command::Refresh => operations::run(&args, Op::Refresh),
+        Command::Destroy => operations::run(&args, Op::Destroy),
+    }
+}
+
+#[allow(clippy::print_stdout)]
+fn println_help() {
+    println!(
+        "pulumi stand-in (imitates the Pulumi CLI {}) for the runner's tests.\n\
+         Commands: version, whoami, login, logout, stack select|init|output|ls|rm, config [set|get],\n\
+         up, preview, refresh, destroy, cancel. See tests/standin/README.md.",
+        backend::VERSION
+    );
+}

@@ -1,0 +1,683 @@
+//! `up`, `preview`, `refresh`, `destroy`: confirmation rules, the per-stack lock, program
+//! evaluation, the checkpoint, history and backups, the human display, `preview --json`, and
+//! engine events (`--json` on updates, `--event-log` when `PULUMI_DEBUG_COMMANDS` is set).
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value, json};
+
+use crate::args::Args;
+use crate::backend::Backend;
+use crate::commands::{Scope, scope};
+use crate::crypto::Crypter;
+use crate::fail::{Failure, cancelled, config_error, fail};
+use crate::program::{self, Context, Evaluator, SIG_KEY, SIG_SECRET, deep_reveal, is_secret, reveal};
+use crate::stackconfig::StackConfig;
+use crate::{switches, time};
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Up,
+    Preview,
+    Refresh,
+    Destroy,
+}
+
+impl Op {
+    fn name(self) -> &'static str {
+        match self {
+            Op::Up => "up",
+            Op::Preview => "preview",
+            Op::Refresh => "refresh",
+            Op::Destroy => "destroy",
+        }
+    }
+
+    /// What `CancelledError` and history call it.
+    fn kind(self) -> &'static str {
+        match self {
+            Op::Up => "update",
+            Op::Preview => "preview",
+            Op::Refresh => "refresh",
+            Op::Destroy => "destroy",
+        }
+    }
+
+    /// `ActionLabel` in `pkg/backend/apply.go`.
+    fn label(self, preview: bool) -> &'static str {
+        match (self, preview) {
+            (Op::Up | Op::Preview, true) => "Previewing update",
+            (Op::Up | Op::Preview, false) => "Updating",
+            (Op::Refresh, true) => "Previewing refresh",
+            (Op::Refresh, false) => "Refreshing",
+            (Op::Destroy, true) => "Previewing destroy",
+            (Op::Destroy, false) => "Destroying",
+        }
+    }
+}
+
+/// One resource change.
+struct Step {
+    op: &'static str,
+    urn: String,
+    ty: String,
+    name: String,
+    old: Option<Value>,
+    new: Option<Value>,
+}
+
+/// Engine events, numbered, for `--json` (stdout) and `--event-log` (file).
+struct Events {
+    sequence: usize,
+    stdout: bool,
+    file: Option<std::fs::File>,
+}
+
+impl Events {
+    fn emit(&mut self, key: &str, payload: Value) {
+        if !self.stdout && self.file.is_none() {
+            return;
+        }
+        let line = json!({ "sequence": self.sequence, "timestamp": time::unix_seconds(), key: payload });
+        self.sequence += 1;
+        let text = serde_json::to_string(&line).expect("JSON") + "\n";
+        if self.stdout {
+            print!("{text}");
+        }
+        if let Some(f) = &mut self.file {
+            let _ = f.write_all(text.as_bytes());
+        }
+    }
+}
+
+/// Signals seen since start (SIGINT / SIGTERM), set by the handler in `main`.
+pub static SIGNALS: AtomicUsize = AtomicUsize::new(0);
+
+pub fn interactive(args: &Args) -> bool {
+    use std::io::IsTerminal as _;
+    !args.flag("non-interactive")
+        && std::io::stdin().is_terminal()
+        && std::io::stdout().is_terminal()
+        && std::env::var("TERM").map_or(true, |t| t != "dumb")
+        && std::env::var("CI").is_err()
+}
+
+/// Waits `ms` (forever when `None`) unless a signal arrives: `Err(cancelled)` then.
+fn work(ms: Option<u64>, op: Op) -> Result<(), Failure> {
+    let start = Instant::now();
+    loop {
+        if SIGNALS.load(Ordering::SeqCst) > 0 {
+            print!(
+                "^C received; cancelling. If you would like to terminate immediately, press ^C again.\n{}",
+                if op == Op::Preview {
+                    ""
+                } else {
+                    "Note that terminating immediately may lead to orphaned resources and other inconsistencies.\n"
+                }
+            );
+            let _ = std::io::stdout().flush();
+            return Err(cancelled(op.kind()));
+        }
+        if ms.is_some_and(|ms| start.elapsed() >= Duration::from_millis(ms)) {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+pub fn run(args: &Args, op: Op) -> Result<i32, Failure> {
+    let started = Instant::now();
+    let scope = scope(args)?;
+    scope.require_stack()?;
+    let json_out = args.flag("json");
+    if op != Op::Preview {
+        let yes = args.flag("yes")
+            || args.flag("skip-preview")
+            || std::env::var("PULUMI_SKIP_CONFIRMATIONS").is_ok_and(|v| crate::args::truthy(&v));
+        if !interactive(args) && !yes && !args.flag("preview-only") {
+            let message = "--yes or --skip-preview or --preview-only must be passed in to proceed when running in non-interactive mode";
+            // `refresh` returns it as a plain error (exit 1); up and destroy as a configuration error (2).
+            return Err(if op == Op::Refresh {
+                fail(message)
+            } else {
+                config_error(message)
+            });
+        }
+        if !yes && !args.flag("preview-only") {
+            return Err(fail("the pulumi stand-in cannot prompt for confirmation: pass --yes"));
+        }
+    }
+
+    let config_path = scope.config_path(args);
+    let mut cfg = StackConfig::load(&config_path)?;
+    for kv in args.values("config") {
+        let Some((k, v)) = kv.split_once('=') else {
+            return Err(fail(format!(
+                "could not parse --config value '{kv}': expected key=value"
+            )));
+        };
+        let k = if k.contains(':') {
+            k.to_string()
+        } else {
+            format!("{}:{k}", scope.project.name)
+        };
+        cfg.set(&k, v, false);
+        cfg.save()?;
+    }
+    let (crypter, passphrase) = scope.crypter(&mut cfg, "getting stack configuration: get stack secrets manager: ")?;
+
+    let mut events = Events {
+        sequence: 0,
+        stdout: json_out && op != Op::Preview,
+        file: match args.value("event-log") {
+            Some(p) => Some(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .write(true)
+                    .truncate(true)
+                    .open(p)
+                    .map_err(|e| fail(format!("failed to create event log: {e}")))?,
+            ),
+            None => None,
+        },
+    };
+    let preview_only = op == Op::Preview || args.flag("preview-only");
+    let _lock = if preview_only {
+        None
+    } else {
+        Some(scope.backend.lock(&scope.project.name, &scope.stack)?)
+    };
+
+    let ctx = Context {
+        project: &scope.project,
+        stack: &scope.stack,
+        config: &cfg.values,
+        backend: &scope.backend,
+        crypter: &crypter,
+        passphrase: &passphrase,
+    };
+    let cp = scope
+        .backend
+        .checkpoint(&scope.project.name, &scope.stack)?
+        .unwrap_or_default();
+    let old: Vec<Value> = cp["checkpoint"]["latest"]["resources"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+
+    let human = !json_out;
+    if human {
+        if op != Op::Preview && !args.flag("skip-preview") && !preview_only {
+            // With --yes alone the real CLI previews first, then updates.
+            println!("{} ({}):\n", op.label(true), scope.stack);
+        }
+        println!("{} ({}):\n", op.label(preview_only), scope.stack);
+        let _ = std::io::stdout().flush();
+    }
+
+    let prelude: Map<String, Value> = cfg
+        .values
+        .iter()
+        .map(|(k, v)| {
+            let shown = if v.get("secure").is_some() {
+                Value::String("[secret]".into())
+            } else {
+                v.clone()
+            };
+            (k.clone(), shown)
+        })
+        .collect();
+    events.emit("preludeEvent", json!({ "config": prelude }));
+
+    // Test switches: time spent in the operation, a hang, an injected failure.
+    let project = scope.project.name.clone();
+    let delay = switches::delay_ms(&project);
+    let hang = switches::hangs(&project, op.name());
+    if let Err(f) = work(if hang { None } else { Some(delay) }, op) {
+        events.emit("cancelEvent", json!({}));
+        return Err(f);
+    }
+    if switches::fails(&project, op.name()) {
+        let root = root_urn(&scope);
+        let message = format!("injected failure for {project} ({}) by PULUMI_STANDIN_FAIL", op.name());
+        events.emit(
+            "diagnosticEvent",
+            json!({ "urn": root, "prefix": "error: ", "message": format!("{message}\n"), "color": "never", "severity": "error" }),
+        );
+        events.emit(
+            "summaryEvent",
+            summary_event(&BTreeMap::new(), started, preview_only, "failed"),
+        );
+        events.emit("cancelEvent", json!({}));
+        if human {
+            println!(
+                "Diagnostics:\n  pulumi:pulumi:Stack ({project}-{}):\n    error: {message}\n",
+                scope.stack
+            );
+            println!("Resources:\n\nDuration: {}s", started.elapsed().as_secs());
+        }
+        if !preview_only {
+            record(&scope, op, &cfg, started, "failed", &BTreeMap::new())?;
+        }
+        return Ok(1);
+    }
+
+    let (steps, outputs) = match op {
+        Op::Up | Op::Preview => {
+            let evaluated = Evaluator::new(&ctx)?.run().inspect_err(|f| {
+                if human {
+                    println!(
+                        "Diagnostics:\n  pulumi:pulumi:Stack ({project}-{}):\n    error: {}\n",
+                        scope.stack, f.message
+                    );
+                }
+            })?;
+            plan_update(&scope, &old, evaluated)
+        }
+        Op::Refresh => (refresh_steps(&old), None),
+        Op::Destroy => (destroy_steps(&old), None),
+    };
+    let mut changes: BTreeMap<String, u64> = BTreeMap::new();
+    for s in &steps {
+        *changes.entry(s.op.to_string()).or_default() += 1;
+    }
+
+    for s in &steps {
+        let meta = |v: &Option<Value>| v.as_ref().map(display_state);
+        let metadata = json!({
+            "op": s.op, "urn": s.urn, "type": s.ty,
+            "old": meta(&s.old), "new": meta(&s.new),
+            "detailedDiff": Value::Null, "provider": "",
+        });
+        let mut pre = json!({ "metadata": metadata.clone() });
+        if preview_only {
+            pre["planning"] = Value::Bool(true);
+        }
+        events.emit("resourcePreEvent", pre);
+        if !preview_only {
+            events.emit("resOutputsEvent", json!({ "metadata": metadata }));
+        }
+    }
+
+    if !preview_only {
+        let resources = match op {
+            Op::Up => Some(
+                steps
+                    .iter()
+                    .filter(|s| s.op != "delete")
+                    .filter_map(|s| s.new.as_ref().map(|v| encrypt_state(v, &crypter)))
+                    .collect(),
+            ),
+            Op::Refresh => Some(old.clone()),
+            _ => None,
+        };
+        let salt = cfg.salt.clone().expect("the crypter set the salt");
+        scope.backend.save(
+            &scope.project.name,
+            &scope.stack,
+            &Backend::deployment(&salt, resources),
+        )?;
+        record(&scope, op, &cfg, started, "succeeded", &changes)?;
+    }
+    events.emit(
+        "summaryEvent",
+        summary_event(&changes, started, preview_only, "succeeded"),
+    );
+    events.emit("cancelEvent", json!({}));
+
+    if json_out && op == Op::Preview {
+        print_digest(&cfg, &steps, started, &changes);
+    } else if human {
+        print_human(op, preview_only, &scope, &steps, outputs.as_ref(), &changes, started);
+    }
+    Ok(0)
+}
+
+fn root_urn(scope: &Scope) -> String {
+    let p = &scope.project.name;
+    format!(
+        "urn:pulumi:{}::{p}::pulumi:pulumi:Stack::{p}-{}",
+        scope.stack, scope.stack
+    )
+}
+
+/// Steps of an update: the root stack and every resource, compared with the old state.
+fn plan_update(scope: &Scope, old: &[Value], ev: program::Evaluated) -> (Vec<Step>, Option<Map<String, Value>>) {
+    let root = root_urn(scope);
+    let old_by_urn: BTreeMap<String, &Value> = old
+        .iter()
+        .filter_map(|r| r["urn"].as_str().map(|u| (u.to_string(), r)))
+        .collect();
+    let mut steps = Vec::new();
+    let root_state = json!({
+        "urn": root, "custom": false, "type": "pulumi:pulumi:Stack",
+        "outputs": Value::Object(ev.outputs.clone()),
+        "created": time::rfc3339(time::now()), "modified": time::rfc3339(time::now()),
+    });
+    let root_old = old_by_urn.get(&root).map(|v| (*v).clone());
+    steps.push(Step {
+        op: if root_old.is_some() { "same" } else { "create" },
+        urn: root.clone(),
+        ty: "pulumi:pulumi:Stack".into(),
+        name: format!("{}-{}", scope.project.name, scope.stack),
+        old: root_old,
+        new: Some(root_state),
+    });
+    let mut seen = vec![root.clone()];
+    for (name, ty, inputs, outputs) in ev.resources {
+        let urn = outputs["urn"].as_str().map_or_else(
+            || format!("urn:pulumi:{}::{}::{ty}::{name}", scope.stack, scope.project.name),
+            str::to_string,
+        );
+        let prior = old_by_urn.get(&urn).map(|v| (*v).clone());
+        let op = match &prior {
+            None => "create",
+            Some(p)
+                if deep_reveal(&p["inputs"]) != deep_reveal(&inputs) && !is_encrypted_equal(&p["inputs"], &inputs) =>
+            {
+                "update"
+            }
+            Some(_) => "same",
+        };
+        let id = outputs["id"].as_str().unwrap_or_default().to_string();
+        let state = json!({
+            "urn": urn, "custom": true, "id": id, "type": ty,
+            "inputs": inputs, "outputs": outputs, "parent": root,
+        });
+        seen.push(urn.clone());
+        steps.push(Step {
+            op,
+            urn,
+            ty,
+            name,
+            old: prior,
+            new: Some(state),
+        });
+    }
+    for (urn, r) in &old_by_urn {
+        if !seen.contains(urn) {
+            steps.push(Step {
+                op: "delete",
+                urn: urn.clone(),
+                ty: r["type"].as_str().unwrap_or_default().to_string(),
+                name: urn.rsplit("::").next().unwrap_or_default().to_string(),
+                old: Some((*r).clone()),
+                new: None,
+            });
+        }
+    }
+    (steps, Some(ev.outputs))
+}
+
+/// Old inputs are stored with secrets encrypted; new inputs hold them in plain text. Values
+/// that only differ by encryption are the same.
+fn is_encrypted_equal(old: &Value, new: &Value) -> bool {
+    fn shape(v: &Value) -> Value {
+        if is_secret(v) || v.get("ciphertext").is_some() {
+            return Value::String("<secret>".into());
+        }
+        match v {
+            Value::Array(a) => Value::Array(a.iter().map(shape).collect()),
+            Value::Object(m) => Value::Object(m.iter().map(|(k, x)| (k.clone(), shape(x))).collect()),
+            other => other.clone(),
+        }
+    }
+    shape(old) == shape(new)
+}
+
+fn refresh_steps(old: &[Value]) -> Vec<Step> {
+    old.iter()
+        .map(|r| Step {
+            op: "same",
+            urn: r["urn"].as_str().unwrap_or_default().to_string(),
+            ty: r["type"].as_str().unwrap_or_default().to_string(),
+            name: r["urn"]
+                .as_str()
+                .unwrap_or_default()
+                .rsplit("::")
+                .next()
+                .unwrap_or_default()
+                .to_string(),
+            old: Some(r.clone()),
+            new: Some(r.clone()),
+        })
+        .collect()
+}
+
+fn destroy_steps(old: &[Value]) -> Vec<Step> {
+    old.iter()
+        .rev()
+        .map(|r| Step {
+            op: "delete",
+            urn: r["urn"].as_str().unwrap_or_default().to_string(),
+            ty: r["type"].as_str().unwrap_or_default().to_string(),
+            name: r["urn"]
+                .as_str()
+                .unwrap_or_default()
+                .rsplit("::")
+                .next()
+                .unwrap_or_default()
+                .to_string(),
+            old: Some(r.clone()),
+            new: None,
+        })
+        .collect()
+}
+
+/// State as written to the checkpoint: every secret encrypted with the stack's key.
+fn encrypt_state(v: &Value, crypter: &Crypter) -> Value {
+    if is_secret(v) {
+        let (plain, _) = reveal(v);
+        let text = serde_json::to_string(&deep_reveal(&plain)).expect("JSON");
+        return json!({ SIG_KEY: SIG_SECRET, "ciphertext": crypter.encrypt(&text) });
+    }
+    match v {
+        Value::Array(a) => Value::Array(a.iter().map(|x| encrypt_state(x, crypter)).collect()),
+        Value::Object(m) => Value::Object(m.iter().map(|(k, x)| (k.clone(), encrypt_state(x, crypter))).collect()),
+        other => other.clone(),
+    }
+}
+
+/// State as shown in events and digests: secrets as `[secret]`.
+fn display_state(v: &Value) -> Value {
+    if is_secret(v) || v.get("ciphertext").is_some() {
+        return Value::String("[secret]".into());
+    }
+    match v {
+        Value::Array(a) => Value::Array(a.iter().map(display_state).collect()),
+        Value::Object(m) => Value::Object(m.iter().map(|(k, x)| (k.clone(), display_state(x))).collect()),
+        other => other.clone(),
+    }
+}
+
+fn summary_event(changes: &BTreeMap<String, u64>, started: Instant, preview: bool, result: &str) -> Value {
+    json!({
+        "maybeCorrupt": false,
+        "durationSeconds": started.elapsed().as_secs(),
+        "resourceChanges": changes,
+        "PolicyPacks": {},
+        "isPreview": preview,
+        "result": result,
+    })
+}
+
+fn record(
+    scope: &Scope,
+    op: Op,
+    cfg: &StackConfig,
+    started: Instant,
+    result: &str,
+    changes: &BTreeMap<String, u64>,
+) -> Result<(), Failure> {
+    let config: Map<String, Value> = cfg
+        .values
+        .iter()
+        .map(|(k, v)| {
+            let entry = if v.get("secure").is_some() {
+                json!({ "secret": true })
+            } else {
+                json!({ "value": crate::stackconfig::as_config_string(v), "secret": false })
+            };
+            (k.clone(), entry)
+        })
+        .collect();
+    let now = time::unix_seconds();
+    let start = now.saturating_sub(started.elapsed().as_secs());
+    let info = json!({
+        "kind": op.kind(), "startTime": start, "message": "",
+        "environment": { "exec.kind": "cli" }, "config": config, "version": 0,
+        "result": result, "endTime": now, "resourceChanges": changes,
+    });
+    scope.backend.record(&scope.project.name, &scope.stack, &info)
+}
+
+/// `preview --json`: one 4-space-indented digest (`pkg/display/json.go` `PreviewDigest`).
+fn print_digest(cfg: &StackConfig, steps: &[Step], started: Instant, changes: &BTreeMap<String, u64>) {
+    let config: Map<String, Value> = cfg
+        .values
+        .iter()
+        .map(|(k, v)| {
+            let shown = if v.get("secure").is_some() {
+                Value::String("[secret]".into())
+            } else {
+                Value::String(crate::stackconfig::as_config_string(v))
+            };
+            (k.clone(), shown)
+        })
+        .collect();
+    let steps: Vec<Value> = steps
+        .iter()
+        .map(|s| {
+            let mut o = json!({ "op": s.op, "urn": s.urn });
+            if let Some(v) = &s.old {
+                o["oldState"] = display_state(v);
+            }
+            if let Some(v) = &s.new {
+                let mut shown = display_state(v);
+                // The digest keeps the root stack's pre-step state: outputs registered during
+                // the run are not in it (pkg/display/json.go).
+                if s.ty == "pulumi:pulumi:Stack"
+                    && let Some(m) = shown.as_object_mut()
+                {
+                    m.remove("outputs");
+                }
+                o["newState"] = shown;
+            }
+            o["detailedDiff"] = Value::Null;
+            o
+        })
+        .collect();
+    let mut digest = Map::new();
+    if !config.is_empty() {
+        digest.insert("config".into(), Value::Object(config));
+    }
+    if !steps.is_empty() {
+        digest.insert("steps".into(), Value::Array(steps));
+    }
+    let nanos = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX).max(1);
+    digest.insert("duration".into(), Value::from(nanos));
+    if !changes.is_empty() {
+        digest.insert("changeSummary".into(), json!(changes));
+    }
+    let mut buf = Vec::new();
+    let fmt = serde_json::ser::PrettyFormatter::with_indent(b"    ");
+    let mut ser = serde_json::Serializer::with_formatter(&mut buf, fmt);
+    serde::Serialize::serialize(&Value::Object(digest), &mut ser).expect("JSON");
+    println!("{}", String::from_utf8_lossy(&buf));
+}
+
+#[allow(clippy::too_many_arguments)]
+fn print_human(
+    op: Op,
+    preview: bool,
+    scope: &Scope,
+    steps: &[Step],
+    outputs: Option<&Map<String, Value>>,
+    changes: &BTreeMap<String, u64>,
+    started: Instant,
+) {
+    if !steps.is_empty() {
+        let tw = steps.iter().map(|s| s.ty.len()).max().unwrap_or(4).max(4);
+        let nw = steps.iter().map(|s| s.name.len()).max().unwrap_or(4).max(4);
+        println!("     {:<tw$}  {:<nw$}  Status", "Type", "Name");
+        for (i, s) in steps.iter().enumerate() {
+            let (sym, status) = match (s.op, preview) {
+                ("create", true) => ("+ ", "create"),
+                ("create", false) => ("+ ", "created"),
+                ("update", true) => ("~ ", "update"),
+                ("update", false) => ("~ ", "updated"),
+                ("delete", true) => ("- ", "delete"),
+                ("delete", false) => ("- ", "deleted"),
+                _ => ("  ", ""),
+            };
+            let tree = if i == 0 {
+                ""
+            } else if i + 1 == steps.len() {
+                "└─ "
+            } else {
+                "├─ "
+            };
+            let ty = format!("{tree}{}", s.ty);
+            println!(" {sym}  {ty:<tw$}  {:<nw$}  {status}", s.name, tw = tw + 3);
+        }
+        println!();
+    }
+    if let Some(out) = outputs
+        && !out.is_empty()
+        && op == Op::Up
+    {
+        println!("Outputs:");
+        let width = out.keys().map(String::len).max().unwrap_or(0);
+        for (k, v) in out {
+            let shown = if program::contains_secret(v) {
+                "[secret]".to_string()
+            } else {
+                v.to_string()
+            };
+            println!("    {k:<width$}: {shown}");
+        }
+        println!();
+    }
+    println!("Resources:");
+    let verb = |n: &str| -> String {
+        match (n, preview) {
+            ("create", true) => "to create".into(),
+            ("create", false) => "created".into(),
+            ("update", true) => "to update".into(),
+            ("update", false) => "updated".into(),
+            ("delete", true) => "to delete".into(),
+            ("delete", false) => "deleted".into(),
+            (other, _) => other.into(),
+        }
+    };
+    let mut kinds = 0;
+    let mut changed = 0;
+    for (op_name, sym) in [("create", "+"), ("update", "~"), ("delete", "-")] {
+        if let Some(n) = changes.get(op_name) {
+            println!("    {sym} {n} {}", verb(op_name));
+            kinds += 1;
+            changed += n;
+        }
+    }
+    let same = changes.get("same").copied().unwrap_or(0);
+    if kinds >= 2 {
+        println!("    {changed} changes. {same} unchanged");
+    } else if same > 0 {
+        println!("    {same} unchanged");
+    }
+    println!();
+    if !preview {
+        println!("Duration: {}s", started.elapsed().as_secs());
+    }
+    if op == Op::Destroy && !preview {
+        println!(
+            "\nThe resources in the stack have been deleted, but the history and configuration associated with the stack are still maintained. \nIf you want to remove the stack completely, run `pulumi stack rm {}`.",
+            scope.stack
+        );
+    }
+    let _ = std::io::stdout().flush();
+}

@@ -1,0 +1,605 @@
+//! Just enough of Pulumi YAML (`runtime: yaml`) to produce real outputs: project config with
+//! types and defaults, `${…}` interpolation (`pulumi.stack`, `pulumi.project`,
+//! `pulumi.organization`, config, variables, resource properties), a few `fn::` built-ins,
+//! and `pulumi:pulumi:StackReference` reading the referenced stack's outputs from the backend.
+//! Other resources are simulated: their outputs are their inputs plus `id` and `urn`.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as B64;
+use serde_json::{Map, Value, json};
+use sha2::Digest as _;
+
+use crate::backend::Backend;
+use crate::crypto::Crypter;
+use crate::fail::{Failure, fail};
+use crate::stackconfig::as_config_string;
+
+/// Pulumi's secret signature (`sdk/go/common/resource/sig`).
+pub const SIG_KEY: &str = "4dabf18193072939515e22adb298388d";
+pub const SIG_SECRET: &str = "1b47061264138c4ac30d75fd1eb44270";
+
+pub fn secret(v: Value) -> Value {
+    json!({ SIG_KEY: SIG_SECRET, "plaintext": v })
+}
+
+pub fn is_secret(v: &Value) -> bool {
+    v.get(SIG_KEY).is_some_and(|s| s == SIG_SECRET)
+}
+
+/// The value under any secret wrappers, and whether there was one.
+pub fn reveal(v: &Value) -> (Value, bool) {
+    if is_secret(v) {
+        let (inner, _) = reveal(&v["plaintext"]);
+        (inner, true)
+    } else {
+        (v.clone(), false)
+    }
+}
+
+/// Does a value hold a secret anywhere?
+pub fn contains_secret(v: &Value) -> bool {
+    is_secret(v)
+        || match v {
+            Value::Array(a) => a.iter().any(contains_secret),
+            Value::Object(m) => m.values().any(contains_secret),
+            _ => false,
+        }
+}
+
+pub struct Project {
+    pub dir: PathBuf,
+    pub file: PathBuf,
+    pub name: String,
+    pub doc: Value,
+}
+
+/// The project of the current directory: the nearest `Pulumi.yaml` (or `.yml`, `.json`) upwards.
+pub fn find_project() -> Result<Project, Failure> {
+    let cwd = std::env::current_dir().map_err(|e| fail(format!("cannot read the current directory: {e}")))?;
+    for dir in cwd.ancestors() {
+        for name in ["Pulumi.json", "Pulumi.yaml", "Pulumi.yml"] {
+            let file = dir.join(name);
+            if file.is_file() {
+                return load_project(&file);
+            }
+        }
+    }
+    Err(fail(
+        "no Pulumi.yaml project file found (searching upwards from the current directory); move to a directory containing a Pulumi.yaml or pass --cwd",
+    ))
+}
+
+fn load_project(file: &Path) -> Result<Project, Failure> {
+    let text = std::fs::read_to_string(file).map_err(|e| fail(format!("could not read {}: {e}", file.display())))?;
+    let doc: Value =
+        serde_saphyr::from_str(&text).map_err(|e| fail(format!("could not unmarshal '{}': {e}", file.display())))?;
+    let name = match doc["name"].as_str() {
+        Some(n) if !n.is_empty() => n.to_string(),
+        _ => return Err(fail("project is missing a 'name' attribute")),
+    };
+    if !name.chars().all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c)) || name.len() > 100 {
+        return Err(fail(format!("invalid project name {name:?}")));
+    }
+    Ok(Project {
+        dir: file.parent().expect("a file has a parent").to_path_buf(),
+        file: file.to_path_buf(),
+        name,
+        doc,
+    })
+}
+
+/// What evaluating a program produced.
+pub struct Evaluated {
+    /// (logical name, type, inputs, outputs) in declaration order.
+    pub resources: Vec<(String, String, Value, Value)>,
+    pub outputs: Map<String, Value>,
+}
+
+pub struct Context<'a> {
+    pub project: &'a Project,
+    pub stack: &'a str,
+    /// The stack configuration, `ns:key` → raw YAML value (`{secure: …}` for secrets).
+    pub config: &'a Map<String, Value>,
+    pub backend: &'a Backend,
+    pub crypter: &'a Crypter,
+    /// The passphrase, for stack references whose state has another salt.
+    pub passphrase: &'a str,
+}
+
+/// Resolved configuration: `ns:key` → value (secret-wrapped when secret), with project defaults.
+pub fn resolve_config(ctx: &Context<'_>) -> Result<Map<String, Value>, Failure> {
+    let mut out = Map::new();
+    for (k, v) in ctx.config {
+        out.insert(k.clone(), config_value(ctx, v)?);
+    }
+    let mut missing = Vec::new();
+    if let Some(decls) = ctx.project.doc["config"].as_object() {
+        for (name, decl) in decls {
+            let key = if name.contains(':') {
+                name.clone()
+            } else {
+                format!("{}:{name}", ctx.project.name)
+            };
+            let (default, kind, is_secret) = match decl {
+                Value::Object(m) if m.contains_key("type") || m.contains_key("default") || m.contains_key("secret") => {
+                    (
+                        m.get("default").cloned(),
+                        m.get("type").and_then(Value::as_str).unwrap_or("string").to_string(),
+                        m.get("secret").and_then(Value::as_bool).unwrap_or(false),
+                    )
+                }
+                Value::Object(m) if m.contains_key("value") => (m.get("value").cloned(), "string".into(), false),
+                other => (Some(other.clone()), "string".into(), false),
+            };
+            let value = match out.get(&key) {
+                Some(v) => Some(typed(&key, v, &kind)?),
+                None => default,
+            };
+            match value {
+                Some(v) if is_secret && !is_secret_value(&v) => {
+                    out.insert(key, secret(v));
+                }
+                Some(v) => {
+                    out.insert(key, v);
+                }
+                None => missing.push(key),
+            }
+        }
+    }
+    match missing.as_slice() {
+        [] => Ok(out),
+        [one] => Err(fail(format!(
+            "validating stack config: Stack '{}' is missing configuration value '{one}'",
+            ctx.stack
+        ))),
+        many => {
+            let (last, rest) = many.split_last().expect("several");
+            let rest: Vec<String> = rest.iter().map(|k| format!("'{k}'")).collect();
+            Err(fail(format!(
+                "validating stack config: Stack '{}' is missing configuration values {} and '{last}'",
+                ctx.stack,
+                rest.join(", ")
+            )))
+        }
+    }
+}
+
+fn is_secret_value(v: &Value) -> bool {
+    is_secret(v)
+}
+
+fn config_value(ctx: &Context<'_>, v: &Value) -> Result<Value, Failure> {
+    if let Some(ct) = v.get("secure").and_then(Value::as_str)
+        && v.as_object().is_some_and(|m| m.len() == 1)
+    {
+        return Ok(secret(Value::String(ctx.crypter.decrypt(ct)?)));
+    }
+    Ok(match v {
+        Value::Object(_) | Value::Array(_) => v.clone(),
+        other => Value::String(as_config_string(other)),
+    })
+}
+
+/// Applies a declared config type to a stack value (which is text in Pulumi's config map).
+fn typed(key: &str, v: &Value, kind: &str) -> Result<Value, Failure> {
+    let (plain, secret_flag) = reveal(v);
+    let converted = match (kind, &plain) {
+        ("integer", Value::String(s)) => s
+            .trim()
+            .parse::<i64>()
+            .map(Value::from)
+            .map_err(|_| fail(format!("config key '{key}' is not an integer: {s:?}")))?,
+        ("boolean", Value::String(s)) => match s.trim() {
+            "true" => Value::Bool(true),
+            "false" => Value::Bool(false),
+            _ => return Err(fail(format!("config key '{key}' is not a boolean: {s:?}"))),
+        },
+        _ => plain,
+    };
+    Ok(if secret_flag { secret(converted) } else { converted })
+}
+
+pub struct Evaluator<'a> {
+    ctx: &'a Context<'a>,
+    config: Map<String, Value>,
+    resources: Map<String, Value>,
+    variables: Map<String, Value>,
+    memo: HashMap<String, Value>,
+    active: HashSet<String>,
+    /// Resolved resources in the order they finished.
+    done: Vec<(String, String, Value, Value)>,
+}
+
+impl<'a> Evaluator<'a> {
+    pub fn new(ctx: &'a Context<'a>) -> Result<Self, Failure> {
+        let doc = &ctx.project.doc;
+        if let Some(rt) = runtime(doc)
+            && rt != "yaml"
+        {
+            return Err(fail(format!(
+                "the pulumi stand-in runs only `runtime: yaml` programs; {} has runtime {rt}",
+                ctx.project.file.display()
+            )));
+        }
+        Ok(Evaluator {
+            config: resolve_config(ctx)?,
+            resources: doc["resources"].as_object().cloned().unwrap_or_default(),
+            variables: doc["variables"].as_object().cloned().unwrap_or_default(),
+            memo: HashMap::new(),
+            active: HashSet::new(),
+            done: Vec::new(),
+            ctx,
+        })
+    }
+
+    pub fn run(mut self) -> Result<Evaluated, Failure> {
+        let names: Vec<String> = self.resources.keys().cloned().collect();
+        for name in names {
+            self.resource(&name)?;
+        }
+        let mut outputs = Map::new();
+        if let Some(out) = self.ctx.project.doc["outputs"].as_object().cloned() {
+            for (k, expr) in out {
+                let v = self.value(&expr)?;
+                outputs.insert(k, v);
+            }
+        }
+        Ok(Evaluated {
+            resources: self.done,
+            outputs,
+        })
+    }
+
+    fn resource(&mut self, name: &str) -> Result<Value, Failure> {
+        let memo_key = format!("r:{name}");
+        if let Some(v) = self.memo.get(&memo_key) {
+            return Ok(v.clone());
+        }
+        if !self.active.insert(memo_key.clone()) {
+            return Err(fail(format!("Pulumi.yaml: resource `{name}` depends on itself")));
+        }
+        let decl = self.resources[name].clone();
+        let Some(ty) = decl["type"].as_str().map(str::to_string) else {
+            return Err(fail(format!("Pulumi.yaml: resource `{name}` has no `type`")));
+        };
+        if ty.split(':').count() != 3 || ty.split(':').any(str::is_empty) {
+            return Err(fail(format!(
+                "Pulumi.yaml: resource `{name}` has an invalid type token `{ty}` (expected package:module:Type)"
+            )));
+        }
+        let props = match decl.get("properties") {
+            Some(p) => self.value(p)?,
+            None => json!({}),
+        };
+        if let Some(opts) = decl.get("options") {
+            self.value(opts)?;
+        }
+        let urn = format!("urn:pulumi:{}::{}::{ty}::{name}", self.ctx.stack, self.ctx.project.name);
+        let outputs = if ty == "pulumi:pulumi:StackReference" {
+            let mut out = self.stack_reference(name, &props)?;
+            // Its id is the referenced stack's name (`pkg/resource/deploy/builtins.go`).
+            out["id"] = out["name"].clone();
+            out
+        } else {
+            let mut out = props.as_object().cloned().unwrap_or_default();
+            let digest = sha2::Sha256::digest(urn.as_bytes());
+            let id: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
+            out.insert("id".into(), Value::String(format!("{name}-{id}")));
+            out.insert("urn".into(), Value::String(urn));
+            Value::Object(out)
+        };
+        self.active.remove(&memo_key);
+        self.memo.insert(memo_key, outputs.clone());
+        self.done.push((name.to_string(), ty, props, outputs.clone()));
+        Ok(outputs)
+    }
+
+    fn stack_reference(&mut self, name: &str, props: &Value) -> Result<Value, Failure> {
+        let (reference, _) = reveal(props.get("name").unwrap_or(&Value::Null));
+        let reference = reference.as_str().unwrap_or(name).to_string();
+        let parts: Vec<&str> = reference.split('/').collect();
+        let (project, stack) = match parts.as_slice() {
+            [org, p, s] if *org == "organization" => ((*p).to_string(), (*s).to_string()),
+            [_, _, _] => return Err(fail("organization name must be 'organization'")),
+            [org, s] if *org == "organization" => (self.ctx.project.name.clone(), (*s).to_string()),
+            [s] => (self.ctx.project.name.clone(), (*s).to_string()),
+            _ => return Err(fail(format!("unknown stack \"{reference}\""))),
+        };
+        let Some(cp) = self.ctx.backend.checkpoint(&project, &stack)? else {
+            return Err(fail(format!("unknown stack \"{reference}\"")));
+        };
+        let latest = &cp["checkpoint"]["latest"];
+        let root = latest["resources"]
+            .as_array()
+            .and_then(|rs| rs.iter().find(|r| r["type"] == "pulumi:pulumi:Stack"))
+            .map_or_else(|| json!({}), |r| r["outputs"].clone());
+        // Secrets are decrypted with the referenced stack's own salt and our passphrase.
+        let salt = latest["secrets_providers"]["state"]["salt"]
+            .as_str()
+            .unwrap_or_default();
+        let mut outputs = Map::new();
+        let mut secret_names = Vec::new();
+        let mut their = None;
+        for (k, v) in root.as_object().cloned().unwrap_or_default() {
+            if let Some(ct) = v.get("ciphertext").and_then(Value::as_str) {
+                if their.is_none() {
+                    their = Some(Crypter::open(self.ctx.passphrase, salt)?);
+                }
+                let text = their.as_ref().expect("opened").decrypt(ct)?;
+                let plain: Value = serde_json::from_str(&text).unwrap_or(Value::String(text));
+                outputs.insert(k.clone(), secret(plain));
+                secret_names.push(k);
+            } else {
+                outputs.insert(k, v);
+            }
+        }
+        secret_names.sort();
+        Ok(json!({ "name": reference, "outputs": outputs, "secretOutputNames": secret_names }))
+    }
+
+    fn variable(&mut self, name: &str) -> Result<Value, Failure> {
+        let memo_key = format!("v:{name}");
+        if let Some(v) = self.memo.get(&memo_key) {
+            return Ok(v.clone());
+        }
+        if !self.active.insert(memo_key.clone()) {
+            return Err(fail(format!("Pulumi.yaml: variable `{name}` depends on itself")));
+        }
+        let expr = self.variables[name].clone();
+        let v = self.value(&expr)?;
+        self.active.remove(&memo_key);
+        self.memo.insert(memo_key, v.clone());
+        Ok(v)
+    }
+
+    fn value(&mut self, v: &Value) -> Result<Value, Failure> {
+        match v {
+            Value::String(s) => self.string(s),
+            Value::Array(a) => a
+                .iter()
+                .map(|x| self.value(x))
+                .collect::<Result<Vec<_>, _>>()
+                .map(Value::Array),
+            Value::Object(m) if m.len() == 1 && m.keys().next().is_some_and(|k| k.starts_with("fn::")) => {
+                let (f, arg) = m.iter().next().expect("one entry");
+                self.function(f, arg)
+            }
+            Value::Object(m) => {
+                let mut out = Map::new();
+                for (k, x) in m {
+                    out.insert(k.clone(), self.value(x)?);
+                }
+                Ok(Value::Object(out))
+            }
+            other => Ok(other.clone()),
+        }
+    }
+
+    /// `${expr}` alone keeps the value's type; inside text it interpolates. `$${` is a literal.
+    fn string(&mut self, s: &str) -> Result<Value, Failure> {
+        if let Some(inner) = s.strip_prefix("${").and_then(|r| r.strip_suffix('}'))
+            && !inner.contains("${")
+            && !inner.contains('}')
+        {
+            return self.expression(inner);
+        }
+        let mut out = String::new();
+        let mut secret_seen = false;
+        let mut rest = s;
+        while let Some(at) = rest.find("${") {
+            if at > 0 && rest.as_bytes()[at - 1] == b'$' {
+                out.push_str(&rest[..at - 1]);
+                out.push_str("${");
+                rest = &rest[at + 2..];
+                continue;
+            }
+            out.push_str(&rest[..at]);
+            let Some(end) = rest[at..].find('}') else {
+                return Err(fail(format!("Pulumi.yaml: unterminated interpolation in {s:?}")));
+            };
+            let v = self.expression(&rest[at + 2..at + end])?;
+            let (plain, was_secret) = reveal(&v);
+            secret_seen |= was_secret || contains_secret(&plain);
+            out.push_str(&match plain {
+                Value::String(t) => t,
+                Value::Null => String::new(),
+                other => other.to_string(),
+            });
+            rest = &rest[at + end + 1..];
+        }
+        out.push_str(rest);
+        Ok(if secret_seen {
+            secret(Value::String(out))
+        } else {
+            Value::String(out)
+        })
+    }
+
+    fn expression(&mut self, expr: &str) -> Result<Value, Failure> {
+        let expr = expr.trim();
+        let root_len = expr.find(['.', '[']).unwrap_or(expr.len());
+        let root = &expr[..root_len];
+        let mut value = self.root(root)?;
+        let mut rest = &expr[root_len..];
+        let mut path = root.to_string();
+        while !rest.is_empty() {
+            let key: Value;
+            if let Some(r) = rest.strip_prefix('.') {
+                let end = r.find(['.', '[']).unwrap_or(r.len());
+                key = Value::String(r[..end].to_string());
+                rest = &r[end..];
+            } else if let Some(r) = rest.strip_prefix('[') {
+                let end = r
+                    .find(']')
+                    .ok_or_else(|| fail(format!("Pulumi.yaml: bad expression ${{{expr}}}")))?;
+                let inner = r[..end].trim();
+                key = if let Some(q) = inner.strip_prefix('"').and_then(|x| x.strip_suffix('"')) {
+                    Value::String(q.to_string())
+                } else {
+                    inner
+                        .parse::<u64>()
+                        .map(Value::from)
+                        .map_err(|_| fail(format!("Pulumi.yaml: bad index [{inner}] in ${{{expr}}}")))?
+                };
+                rest = &r[end + 1..];
+            } else {
+                return Err(fail(format!("Pulumi.yaml: bad expression ${{{expr}}}")));
+            }
+            let (plain, was_secret) = reveal(&value);
+            let next = match (&plain, &key) {
+                (Value::Object(m), Value::String(k)) => m.get(k).cloned(),
+                (Value::Array(a), Value::Number(n)) => {
+                    n.as_u64().and_then(|i| a.get(usize::try_from(i).ok()?)).cloned()
+                }
+                _ => None,
+            };
+            let shown = match &key {
+                Value::String(k) => format!("[\"{k}\"]"),
+                other => format!("[{other}]"),
+            };
+            let Some(next) = next else {
+                if path.ends_with(".outputs")
+                    && self
+                        .resources
+                        .get(root)
+                        .is_some_and(|r| r["type"] == "pulumi:pulumi:StackReference")
+                {
+                    return Err(fail(format!(
+                        "Pulumi.yaml: stack reference `{root}` has no output {shown} (${{{expr}}})"
+                    )));
+                }
+                value = Value::Null;
+                break;
+            };
+            path.push_str(&shown);
+            value = if was_secret { secret(next) } else { next };
+        }
+        Ok(value)
+    }
+
+    fn root(&mut self, name: &str) -> Result<Value, Failure> {
+        if name == "pulumi" {
+            return Ok(json!({
+                "stack": self.ctx.stack,
+                "project": self.ctx.project.name,
+                "organization": "organization",
+                "cwd": self.ctx.project.dir.display().to_string(),
+            }));
+        }
+        if self.resources.contains_key(name) {
+            return self.resource(name);
+        }
+        if self.variables.contains_key(name) {
+            return self.variable(name);
+        }
+        let project_key = format!("{}:{name}", self.ctx.project.name);
+        if let Some(v) = self.config.get(name).or_else(|| self.config.get(&project_key)) {
+            return Ok(v.clone());
+        }
+        Err(fail(format!(
+            "Pulumi.yaml: resource, variable or config value `{name}` not found"
+        )))
+    }
+
+    fn function(&mut self, f: &str, arg: &Value) -> Result<Value, Failure> {
+        let v = self.value(arg)?;
+        let (plain, was_secret) = reveal(&v);
+        let wrap = |x: Value| {
+            if was_secret || contains_secret(&plain) {
+                secret(x)
+            } else {
+                x
+            }
+        };
+        match f {
+            "fn::secret" => Ok(secret(plain)),
+            "fn::unsecret" => Ok(plain),
+            "fn::toJSON" => Ok(wrap(Value::String(
+                serde_json::to_string(&deep_reveal(&plain)).expect("JSON"),
+            ))),
+            "fn::toBase64" => match &plain {
+                Value::String(s) => Ok(wrap(Value::String(B64.encode(s)))),
+                _ => Err(fail("Pulumi.yaml: fn::toBase64 takes a string")),
+            },
+            "fn::fromBase64" => match &plain {
+                Value::String(s) => {
+                    let bytes = B64
+                        .decode(s)
+                        .map_err(|_| fail("Pulumi.yaml: fn::fromBase64: not base64"))?;
+                    Ok(wrap(Value::String(String::from_utf8_lossy(&bytes).into_owned())))
+                }
+                _ => Err(fail("Pulumi.yaml: fn::fromBase64 takes a string")),
+            },
+            "fn::join" => match deep_reveal(&plain) {
+                Value::Array(a) if a.len() == 2 => {
+                    let sep = a[0].as_str().unwrap_or_default().to_string();
+                    let items: Vec<String> = a[1]
+                        .as_array()
+                        .map(|xs| {
+                            xs.iter()
+                                .map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_string))
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    Ok(wrap(Value::String(items.join(&sep))))
+                }
+                _ => Err(fail("Pulumi.yaml: fn::join takes [separator, [items]]")),
+            },
+            "fn::split" => match deep_reveal(&plain) {
+                Value::Array(a) if a.len() == 2 => {
+                    let sep = a[0].as_str().unwrap_or_default();
+                    let s = a[1].as_str().unwrap_or_default();
+                    Ok(wrap(Value::Array(
+                        s.split(sep).map(|x| Value::String(x.into())).collect(),
+                    )))
+                }
+                _ => Err(fail("Pulumi.yaml: fn::split takes [separator, string]")),
+            },
+            "fn::select" => match &plain {
+                Value::Array(a) if a.len() == 2 => {
+                    let i = a[0]
+                        .as_u64()
+                        .ok_or_else(|| fail("Pulumi.yaml: fn::select needs an index"))?;
+                    let (list, s2) = reveal(&a[1]);
+                    let item = list
+                        .as_array()
+                        .and_then(|l| l.get(usize::try_from(i).ok()?))
+                        .cloned()
+                        .ok_or_else(|| fail("Pulumi.yaml: fn::select index out of range"))?;
+                    Ok(if s2 { secret(item) } else { wrap(item) })
+                }
+                _ => Err(fail("Pulumi.yaml: fn::select takes [index, list]")),
+            },
+            "fn::readFile" => match &plain {
+                Value::String(p) => std::fs::read_to_string(self.ctx.project.dir.join(p))
+                    .map(|t| wrap(Value::String(t)))
+                    .map_err(|e| fail(format!("Pulumi.yaml: fn::readFile {p}: {e}"))),
+                _ => Err(fail("Pulumi.yaml: fn::readFile takes a path")),
+            },
+            "fn::fileAsset" | "fn::stringAsset" | "fn::remoteAsset" | "fn::fileArchive" | "fn::remoteArchive"
+            | "fn::assetArchive" => Ok(json!({ f: plain })),
+            _ => Err(fail(format!("Pulumi.yaml: the stand-in does not implement {f}"))),
+        }
+    }
+}
+
+fn runtime(doc: &Value) -> Option<&str> {
+    match &doc["runtime"] {
+        Value::String(s) => Some(s),
+        Value::Object(m) => m.get("name").and_then(Value::as_str),
+        _ => None,
+    }
+}
+
+/// The value with every secret wrapper removed.
+pub fn deep_reveal(v: &Value) -> Value {
+    let (v, _) = reveal(v);
+    match v {
+        Value::Array(a) => Value::Array(a.iter().map(deep_reveal).collect()),
+        Value::Object(m) => Value::Object(m.iter().map(|(k, x)| (k.clone(), deep_reveal(x))).collect()),
+        other => other,
+    }
+}
