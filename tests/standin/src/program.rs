@@ -461,7 +461,7 @@ impl<'a> Evaluator<'a> {
                 other => format!("[{other}]"),
             };
             let Some(next) = next else {
-                if path.ends_with(".outputs")
+                if path == format!("{root}[\"outputs\"]")
                     && self
                         .resources
                         .get(root)

@@ -1,0 +1,749 @@
+//! The stand-in, driven as the runner drives the real CLI: every command it imitates, the file
+//! backend after each, secrets never in plain text, stack references, locks, signals, switches.
+#![allow(clippy::print_stderr, unreachable_pub)]
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const SECRET: &str = "Sup3r-S3cret-Value!";
+
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Out {
+    #[track_caller]
+    fn ok(self) -> Self {
+        assert_eq!(
+            self.code, 0,
+            "exit {}\nstdout:\n{}\nstderr:\n{}",
+            self.code, self.stdout, self.stderr
+        );
+        self
+    }
+
+    #[track_caller]
+    fn code(self, code: i32) -> Self {
+        assert_eq!(self.code, code, "stdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
+        self
+    }
+
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("{e}: {}", self.stdout))
+    }
+}
+
+impl From<Output> for Out {
+    fn from(o: Output) -> Self {
+        Out {
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+}
+
+const VPC: &str = r"name: vpc
+runtime: yaml
+description: a network
+config:
+  cidr:
+    type: string
+    default: 10.0.0.0/16
+  size:
+    type: integer
+    default: 3
+resources:
+  main:
+    type: aws:ec2:Vpc
+    properties:
+      cidrBlock: ${cidr}
+      tags:
+        Name: vpc-${pulumi.stack}
+outputs:
+  vpc:
+    id: ${main.id}
+    cidr: ${main.cidrBlock}
+  project: ${pulumi.project}
+  size: ${size}
+  password: ${db:password}
+";
+
+const EKS: &str = r#"name: eks
+runtime: yaml
+resources:
+  vpc:
+    type: pulumi:pulumi:StackReference
+    properties:
+      name: ${pulumi.organization}/vpc/${pulumi.stack}
+  cluster:
+    type: eks:index:Cluster
+    properties:
+      vpcId: ${vpc.outputs["vpc"]["id"]}
+outputs:
+  cluster_name: eks-${pulumi.stack}
+  vpc_id: ${cluster.vpcId}
+  copied_password: ${vpc.outputs["password"]}
+"#;
+
+impl Env {
+    fn new() -> Self {
+        let e = Env {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        std::fs::create_dir_all(e.state()).unwrap();
+        e.project("vpc", VPC);
+        e.project("eks", EKS);
+        e
+    }
+
+    fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn state(&self) -> PathBuf {
+        self.root().join("state")
+    }
+
+    fn project(&self, name: &str, program: &str) {
+        let d = self.root().join("projects").join(name);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("Pulumi.yaml"), program).unwrap();
+    }
+
+    fn shared_config(&self) -> String {
+        self.root().join("Pulumi.dev.yaml").display().to_string()
+    }
+
+    fn cmd(&self, project: &str, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_pulumi"));
+        c.args(args)
+            .current_dir(self.root().join("projects").join(project))
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.root())
+            .env("PULUMI_HOME", self.root().join("home"))
+            .env("PULUMI_BACKEND_URL", format!("file://{}", self.state().display()))
+            .env("PULUMI_CONFIG_PASSPHRASE", "correct horse")
+            .env("PULUMI_STANDIN_KDF_ITERATIONS", "1000")
+            .env("PULUMI_STANDIN_LOG", self.root().join("invocations.jsonl"))
+            .stdin(Stdio::null());
+        c
+    }
+
+    fn run(&self, project: &str, args: &[&str]) -> Out {
+        self.cmd(project, args).output().unwrap().into()
+    }
+
+    fn run_with(&self, project: &str, args: &[&str], env: &[(&str, &str)]) -> Out {
+        let mut c = self.cmd(project, args);
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.output().unwrap().into()
+    }
+
+    fn spawn_with(&self, project: &str, args: &[&str], env: &[(&str, &str)]) -> Child {
+        let mut c = self.cmd(project, args);
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+    }
+
+    /// Creates the stack and stores the secret in the shared config file.
+    fn init(&self, project: &str) {
+        let created = self
+            .run(project, &["stack", "select", "--create", "--stack", "dev"])
+            .ok();
+        assert!(created.stderr.contains("Created stack 'dev'"), "{}", created.stderr);
+    }
+
+    fn set_secret(&self, project: &str) {
+        let mut c = self.cmd(
+            project,
+            &[
+                "config",
+                "set",
+                "--secret",
+                "db:password",
+                "--stack",
+                "dev",
+                "--config-file",
+            ],
+        );
+        c.arg(self.shared_config())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(format!("{SECRET}\n").as_bytes())
+            .unwrap();
+        Out::from(child.wait_with_output().unwrap()).ok();
+    }
+
+    fn up(&self, project: &str) -> Out {
+        let cfg = self.shared_config();
+        self.run(
+            project,
+            &[
+                "up",
+                "--yes",
+                "--skip-preview",
+                "--non-interactive",
+                "--stack",
+                "dev",
+                "--config-file",
+                &cfg,
+            ],
+        )
+    }
+
+    fn files(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        walk(self.root(), self.root(), &mut out);
+        out.sort();
+        out
+    }
+
+    /// No file under the temporary root holds the secret in plain text.
+    #[track_caller]
+    fn assert_no_plain_secret(&self) {
+        let mut files = Vec::new();
+        walk(self.root(), self.root(), &mut files);
+        for f in files {
+            let text = std::fs::read(self.root().join(&f)).unwrap();
+            assert!(
+                !String::from_utf8_lossy(&text).contains(SECRET),
+                "{f} holds the secret in plain text"
+            );
+        }
+    }
+}
+
+fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            walk(root, &p, out);
+        } else {
+            out.push(p.strip_prefix(root).unwrap().display().to_string());
+        }
+    }
+}
+
+fn wait_for(what: &str, mut f: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !f() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn version_whoami_and_login() {
+    let e = Env::new();
+    assert_eq!(e.run("vpc", &["version"]).ok().stdout, "v3.259.0\n");
+    let who = e.run("vpc", &["whoami"]).ok();
+    assert!(!who.stdout.trim().is_empty());
+    let url = format!("file://{}", e.state().display());
+    let login = e.run("vpc", &["login", &url]).ok();
+    assert!(login.stdout.starts_with("Logged in to "), "{}", login.stdout);
+    assert!(login.stdout.trim_end().ends_with(&format!("({url})")));
+    let creds: Value =
+        serde_json::from_str(&std::fs::read_to_string(e.root().join("home/credentials.json")).unwrap()).unwrap();
+    assert_eq!(creds["current"], url);
+    // A file backend directory must exist.
+    e.run("vpc", &["login", "file:///does/not/exist"])
+        .code(1)
+        .stderr
+        .contains("unable to open state directory \"file:///does/not/exist\"");
+}
+
+#[test]
+fn stack_select_create_init_and_the_backend_layout() {
+    let e = Env::new();
+    e.run("vpc", &["stack", "select", "--stack", "dev"])
+        .code(6)
+        .stderr
+        .contains("error: no stack named 'dev' found");
+    e.init("vpc");
+    let files = e.files();
+    for f in [
+        "state/.pulumi/meta.yaml",
+        "state/.pulumi/stacks/vpc/dev.json",
+        "projects/vpc/Pulumi.dev.yaml",
+    ] {
+        assert!(files.contains(&f.to_string()), "{f} missing: {files:#?}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(e.state().join(".pulumi/meta.yaml")).unwrap(),
+        "version: 1\n"
+    );
+    let cp: Value =
+        serde_json::from_str(&std::fs::read_to_string(e.state().join(".pulumi/stacks/vpc/dev.json")).unwrap()).unwrap();
+    assert_eq!(cp["version"], 3);
+    assert_eq!(cp["checkpoint"]["stack"], "organization/vpc/dev");
+    assert_eq!(cp["checkpoint"]["latest"]["secrets_providers"]["type"], "passphrase");
+    assert!(cp["checkpoint"]["latest"].get("resources").is_none());
+    let local = std::fs::read_to_string(e.root().join("projects/vpc/Pulumi.dev.yaml")).unwrap();
+    assert!(local.starts_with("encryptionsalt: v1:"), "{local}");
+    assert_eq!(
+        cp["checkpoint"]["latest"]["secrets_providers"]["state"]["salt"]
+            .as_str()
+            .unwrap(),
+        local.trim().trim_start_matches("encryptionsalt: ")
+    );
+
+    // Selecting an existing stack prints nothing; init of an existing one fails.
+    let again = e.run("vpc", &["stack", "select", "--create", "--stack", "dev"]).ok();
+    assert!(again.stderr.is_empty() && again.stdout.is_empty());
+    e.run("vpc", &["stack", "init", "dev"])
+        .code(1)
+        .stderr
+        .contains("stack 'organization/vpc/dev' already exists");
+    e.run("vpc", &["stack", "init", "bad/na me"]).code(1);
+    let ls = e.run("vpc", &["stack", "ls", "--json"]).ok().json();
+    assert_eq!(ls[0]["name"], "dev");
+    assert_eq!(ls[0]["current"], true);
+    assert_eq!(ls[0]["resourceCount"], 0);
+}
+
+#[test]
+fn a_missing_passphrase_fails_like_the_real_cli() {
+    let e = Env::new();
+    let mut c = e.cmd("vpc", &["stack", "select", "--create", "--stack", "dev"]);
+    c.env_remove("PULUMI_CONFIG_PASSPHRASE");
+    let out: Out = c.output().unwrap().into();
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains(
+        "error: could not create secrets manager for new stack: passphrase must be set with PULUMI_CONFIG_PASSPHRASE or PULUMI_CONFIG_PASSPHRASE_FILE environment variables"
+    ), "{}", out.stderr);
+    // The file variant works; a wrong passphrase is refused.
+    std::fs::write(e.root().join("pass"), "correct horse\n").unwrap();
+    let mut c = e.cmd("vpc", &["stack", "select", "--create", "--stack", "dev"]);
+    c.env_remove("PULUMI_CONFIG_PASSPHRASE")
+        .env("PULUMI_CONFIG_PASSPHRASE_FILE", e.root().join("pass"));
+    Out::from(c.output().unwrap()).ok();
+    let cfg = e.root().join("projects/vpc/Pulumi.dev.yaml").display().to_string();
+    e.run_with(
+        "vpc",
+        &["up", "--yes", "-s", "dev", "--config-file", &cfg],
+        &[("PULUMI_CONFIG_PASSPHRASE", "wrong")],
+    )
+    .code(1)
+    .stderr
+    .contains("incorrect passphrase");
+}
+
+#[test]
+fn config_set_get_and_secrets_are_encrypted() {
+    let e = Env::new();
+    e.init("vpc");
+    let cfg = e.shared_config();
+    std::fs::write(&cfg, "# shared by every project\nconfig:\n  aws:region: us-east-1\n").unwrap();
+    e.run(
+        "vpc",
+        &[
+            "config",
+            "set",
+            "aws:profile",
+            "dev-admin",
+            "--stack",
+            "dev",
+            "--config-file",
+            &cfg,
+        ],
+    )
+    .ok();
+    e.set_secret("vpc");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    assert!(text.contains("# shared by every project"), "comments are kept:\n{text}");
+    assert!(text.contains("  aws:profile: dev-admin"));
+    assert!(text.contains("  db:password:\n    secure: v1:"), "{text}");
+    assert!(text.starts_with("encryptionsalt: v1:"));
+    e.assert_no_plain_secret();
+
+    let get = |key: &str| e.run("vpc", &["config", "get", key, "--stack", "dev", "--config-file", &cfg]);
+    assert_eq!(get("aws:region").ok().stdout, "us-east-1\n");
+    assert_eq!(get("db:password").ok().stdout, format!("{SECRET}\n"));
+    assert_eq!(get("cidr").ok().stdout, "10.0.0.0/16\n", "project defaults count");
+    get("nope")
+        .code(1)
+        .stderr
+        .contains("error: configuration key 'nope' not found for stack 'dev'");
+    get("aws:nope")
+        .code(1)
+        .stderr
+        .contains("configuration key 'aws:nope' not found for stack 'dev'");
+    let json = e
+        .run(
+            "vpc",
+            &[
+                "config",
+                "get",
+                "db:password",
+                "--json",
+                "-s",
+                "dev",
+                "--config-file",
+                &cfg,
+            ],
+        )
+        .ok()
+        .json();
+    assert_eq!(json["secret"], true);
+    let all = e
+        .run("vpc", &["config", "--json", "-s", "dev", "--config-file", &cfg])
+        .ok()
+        .json();
+    assert_eq!(all["db:password"], serde_json::json!({"secret": true}));
+    assert_eq!(all["aws:region"]["value"], "us-east-1");
+
+    // A secret-looking plain value is refused, as the real plaintext guard does.
+    e.run(
+        "vpc",
+        &[
+            "config",
+            "set",
+            "app:api_token",
+            "Abcdef12345!",
+            "-s",
+            "dev",
+            "--config-file",
+            &cfg,
+        ],
+    )
+    .code(1)
+    .stderr
+    .contains("looks like a secret; rerun with --secret");
+}
+
+#[test]
+fn up_writes_state_outputs_and_history_and_stack_references_flow() {
+    let e = Env::new();
+    assert_eq!(
+        e.run("vpc", &["stack", "output", "--json", "-s", "dev"]).code(6).code,
+        6
+    );
+    e.init("vpc");
+    assert_eq!(
+        e.run("vpc", &["stack", "output", "--json", "-s", "dev"]).ok().stdout,
+        "{}\n"
+    );
+    e.set_secret("vpc");
+    let up = e.up("vpc").ok();
+    assert!(up.stdout.starts_with("Updating (dev):\n"), "{}", up.stdout);
+    assert!(up.stdout.contains("+ 2 created"), "{}", up.stdout);
+    assert!(up.stdout.contains("Duration: "));
+    assert!(!up.stdout.contains(SECRET));
+
+    let out = e.run("vpc", &["stack", "output", "--json", "-s", "dev"]).ok().json();
+    assert_eq!(out["password"], "[secret]");
+    assert_eq!(out["project"], "vpc");
+    assert_eq!(out["size"], 3);
+    assert_eq!(out["vpc"]["cidr"], "10.0.0.0/16");
+    let shown = e
+        .run("vpc", &["stack", "output", "--json", "--show-secrets", "-s", "dev"])
+        .ok()
+        .json();
+    assert_eq!(shown["password"], SECRET);
+    assert_eq!(
+        e.run("vpc", &["stack", "output", "project", "-s", "dev"]).ok().stdout,
+        "vpc\n"
+    );
+
+    let files = e.files();
+    for prefix in [
+        "state/.pulumi/history/vpc/dev/dev-",
+        "state/.pulumi/backups/vpc/dev/dev.",
+        "state/.pulumi/stacks/vpc/dev.json.bak",
+    ] {
+        assert!(
+            files.iter().any(|f| f.starts_with(prefix)),
+            "nothing at {prefix}*: {files:#?}"
+        );
+    }
+    assert!(files.iter().all(|f| !f.contains("locks/")), "a lock was left behind");
+    e.assert_no_plain_secret();
+
+    // The downstream project reads the upstream outputs, secrets still secret.
+    e.init("eks");
+    e.up("eks").ok();
+    let eks = e
+        .run("eks", &["stack", "output", "--json", "--show-secrets", "-s", "dev"])
+        .ok()
+        .json();
+    assert_eq!(eks["vpc_id"], out["vpc"]["id"]);
+    assert_eq!(eks["cluster_name"], "eks-dev");
+    assert_eq!(eks["copied_password"], SECRET);
+    let hidden = e.run("eks", &["stack", "output", "--json", "-s", "dev"]).ok().json();
+    assert_eq!(hidden["copied_password"], "[secret]");
+    e.assert_no_plain_secret();
+
+    // A second up changes nothing.
+    let again = e.up("vpc").ok();
+    assert!(again.stdout.contains("2 unchanged"), "{}", again.stdout);
+}
+
+#[test]
+fn a_stack_reference_to_a_missing_stack_or_output_fails() {
+    let e = Env::new();
+    e.init("eks");
+    let up = e.up("eks").code(1);
+    assert!(
+        up.stderr.contains("unknown stack \"organization/vpc/dev\""),
+        "{}",
+        up.stderr
+    );
+    e.init("vpc");
+    let up = e.up("eks").code(1);
+    assert!(up.stderr.contains("has no output [\"vpc\"]"), "{}", up.stderr);
+}
+
+#[test]
+fn non_interactive_operations_need_yes() {
+    let e = Env::new();
+    e.init("vpc");
+    let msg = "error: --yes or --skip-preview or --preview-only must be passed in to proceed when running in non-interactive mode";
+    assert!(
+        e.run("vpc", &["up", "-s", "dev", "--non-interactive"])
+            .code(2)
+            .stderr
+            .contains(msg)
+    );
+    assert!(e.run("vpc", &["destroy", "-s", "dev"]).code(2).stderr.contains(msg));
+    assert!(e.run("vpc", &["refresh", "-s", "dev"]).code(1).stderr.contains(msg));
+    assert!(
+        e.run("vpc", &["up", "-s", "dev", "--frobnicate"])
+            .code(1)
+            .stderr
+            .contains("unknown flag: --frobnicate")
+    );
+    // --event-log exists only with PULUMI_DEBUG_COMMANDS.
+    let log = e.root().join("events.jsonl").display().to_string();
+    assert!(
+        e.run("vpc", &["preview", "-s", "dev", "--event-log", &log])
+            .code(1)
+            .stderr
+            .contains("unknown flag: --event-log")
+    );
+}
+
+#[test]
+fn preview_json_digest_and_event_log() {
+    let e = Env::new();
+    e.init("vpc");
+    e.set_secret("vpc");
+    let cfg = e.shared_config();
+    let before = e.files();
+    let preview = e
+        .run("vpc", &["preview", "--json", "-s", "dev", "--config-file", &cfg])
+        .ok();
+    assert!(
+        preview.stdout.starts_with("{\n    \""),
+        "4-space indent: {}",
+        preview.stdout
+    );
+    let digest = preview.json();
+    assert_eq!(digest["changeSummary"]["create"], 2);
+    assert!(digest["duration"].as_u64().unwrap() > 0);
+    assert_eq!(digest["config"]["db:password"], "[secret]");
+    assert!(digest.get("outputs").is_none());
+    assert_eq!(digest["steps"][0]["op"], "create");
+    assert_eq!(before, e.files(), "preview writes nothing");
+
+    let log = e.root().join("events.jsonl");
+    let log_arg = log.display().to_string();
+    e.run_with(
+        "vpc",
+        &[
+            "up",
+            "--yes",
+            "--skip-preview",
+            "-s",
+            "dev",
+            "--config-file",
+            &cfg,
+            "--event-log",
+            &log_arg,
+        ],
+        &[("PULUMI_DEBUG_COMMANDS", "true")],
+    )
+    .ok();
+    let events: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(events[0].get("preludeEvent").is_some());
+    assert!(events.last().unwrap().get("cancelEvent").is_some());
+    let summary = events.iter().find_map(|e| e.get("summaryEvent")).unwrap();
+    assert_eq!(summary["resourceChanges"]["create"], 2);
+    assert_eq!(summary["result"], "succeeded");
+    for (k, ev) in events.iter().enumerate() {
+        assert_eq!(ev["sequence"], k);
+    }
+    assert!(!std::fs::read_to_string(&log).unwrap().contains(SECRET));
+}
+
+#[test]
+fn refresh_and_destroy() {
+    let e = Env::new();
+    e.init("vpc");
+    let refresh = e.run("vpc", &["refresh", "--yes", "-s", "dev"]).ok();
+    assert!(
+        refresh.stdout.contains("Refreshing (dev):"),
+        "never deployed is not an error: {}",
+        refresh.stdout
+    );
+    e.set_secret("vpc");
+    e.up("vpc").ok();
+    let refresh = e.run("vpc", &["refresh", "--yes", "--skip-preview", "-s", "dev"]).ok();
+    assert!(refresh.stdout.contains("2 unchanged"), "{}", refresh.stdout);
+    let destroy = e.run("vpc", &["destroy", "--yes", "--skip-preview", "-s", "dev"]).ok();
+    assert!(destroy.stdout.contains("- 2 deleted"), "{}", destroy.stdout);
+    assert!(
+        destroy
+            .stdout
+            .contains("If you want to remove the stack completely, run `pulumi stack rm dev`.")
+    );
+    assert_eq!(
+        e.run("vpc", &["stack", "output", "--json", "-s", "dev"]).ok().stdout,
+        "{}\n"
+    );
+    e.run("vpc", &["stack", "rm", "dev"])
+        .code(1)
+        .stderr
+        .contains("non-interactive mode requires --yes flag");
+    e.run("vpc", &["stack", "rm", "--yes", "dev"]).ok();
+    e.run("vpc", &["stack", "select", "dev"]).code(6);
+}
+
+#[test]
+fn the_lock_refuses_a_second_update_of_the_same_stack_but_not_of_another_project() {
+    let e = Env::new();
+    e.init("vpc");
+    e.init("eks");
+    e.set_secret("vpc");
+    e.up("vpc").ok();
+    let cfg = e.shared_config();
+    let args = ["up", "--yes", "--skip-preview", "-s", "dev", "--config-file", &cfg];
+    let hang = [("PULUMI_STANDIN_HANG", "vpc")];
+    let mut first = e.spawn_with("vpc", &args, &hang);
+    let locks = e.state().join(".pulumi/locks/organization/vpc/dev");
+    wait_for("the lock", || {
+        std::fs::read_dir(&locks).is_ok_and(|mut d| d.next().is_some())
+    });
+
+    let second = e.up("vpc").code(1);
+    assert!(
+        second.stderr.contains("error: the stack is currently locked by 1 lock(s). Either wait for the other process(es) to end or delete the lock file with `pulumi cancel`."),
+        "{}",
+        second.stderr
+    );
+    assert!(
+        second.stderr.contains(&format!("(pid {})", first.id())),
+        "{}",
+        second.stderr
+    );
+
+    // Another project's stack is not locked.
+    e.up("eks").ok();
+
+    // SIGINT: the real cancellation line, exit 8 (CancelledError), lock released.
+    Command::new("kill")
+        .args(["-INT", &first.id().to_string()])
+        .status()
+        .unwrap();
+    let start = Instant::now();
+    let out: Out = loop {
+        if let Some(_status) = first.try_wait().unwrap() {
+            break first.wait_with_output().unwrap().into();
+        }
+        assert!(start.elapsed() < Duration::from_secs(20), "the stand-in ignored SIGINT");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(out.code, 8, "{}", out.stderr);
+    assert!(
+        out.stdout
+            .contains("^C received; cancelling. If you would like to terminate immediately, press ^C again.")
+    );
+    assert!(out.stderr.contains("error: update cancelled"), "{}", out.stderr);
+    assert!(
+        std::fs::read_dir(&locks).map_or(true, |mut d| d.next().is_none()),
+        "lock left behind"
+    );
+    e.up("vpc").ok();
+}
+
+#[test]
+fn switches_fail_delay_and_log_every_invocation() {
+    let e = Env::new();
+    e.init("vpc");
+    e.set_secret("vpc");
+    let cfg = e.shared_config();
+    let failed = e.run_with(
+        "vpc",
+        &["up", "--yes", "--skip-preview", "-s", "dev", "--config-file", &cfg],
+        &[("PULUMI_STANDIN_FAIL", "vpc:up")],
+    );
+    assert_eq!(failed.code, 1);
+    assert!(
+        failed.stdout.contains("error: injected failure for vpc (up)"),
+        "{}",
+        failed.stdout
+    );
+    assert_eq!(
+        e.run("vpc", &["stack", "output", "--json", "-s", "dev"]).ok().stdout,
+        "{}\n",
+        "a failed up changes no outputs"
+    );
+    // The switch names the operation: destroy is not affected.
+    e.run_with(
+        "vpc",
+        &["destroy", "--yes", "-s", "dev"],
+        &[("PULUMI_STANDIN_FAIL", "vpc:up")],
+    )
+    .ok();
+
+    let start = Instant::now();
+    e.run_with(
+        "vpc",
+        &["up", "--yes", "--skip-preview", "-s", "dev", "--config-file", &cfg],
+        &[("PULUMI_STANDIN_DELAY_MS", "other=1,vpc=300")],
+    )
+    .ok();
+    assert!(start.elapsed() >= Duration::from_millis(300));
+
+    let log = std::fs::read_to_string(e.root().join("invocations.jsonl")).unwrap();
+    let lines: Vec<Value> = log.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let last = lines.last().unwrap();
+    assert_eq!(last["argv"][0], "up");
+    assert_eq!(last["exit"], 0);
+    assert!(last["end"].as_f64().unwrap() - last["start"].as_f64().unwrap() >= 0.3);
+    assert!(last["cwd"].as_str().unwrap().ends_with("projects/vpc"));
+    assert_eq!(
+        last["env"]["PULUMI_CONFIG_PASSPHRASE"], "<set>",
+        "secrets are never logged"
+    );
+    assert!(!log.contains("correct horse") && !log.contains(SECRET));
+    assert!(lines.iter().any(|l| l["exit"] == 1));
+}
