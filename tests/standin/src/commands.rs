@@ -525,6 +525,24 @@ pub fn config_set(args: &Args) -> Result<i32, Failure> {
         None => return Err(fail("config value must be specified in non-interactive mode")),
     };
     let mut cfg = StackConfig::load(&scope.config_path(args))?;
+    if args.flag("path") {
+        let (top, path) = split_path(&key)?;
+        let leaf = if args.flag("secret") {
+            let (crypter, _) = scope.crypter(&mut cfg, "")?;
+            json!({ "secure": crypter.encrypt(&value) })
+        } else if value == "true" || value == "false" {
+            Value::Bool(value == "true")
+        } else if let Ok(n) = value.parse::<i64>() {
+            Value::from(n)
+        } else {
+            Value::String(value)
+        };
+        let mut root = cfg.values.get(&top).cloned().unwrap_or(Value::Null);
+        set_at(&mut root, &path, leaf)?;
+        cfg.set_structured(&top, &root);
+        cfg.save()?;
+        return Ok(0);
+    }
     if args.flag("secret") {
         let (crypter, _) = scope.crypter(&mut cfg, "")?;
         cfg.set(&key, &crypter.encrypt(&value), true);
@@ -589,6 +607,29 @@ pub fn config_get(args: &Args) -> Result<i32, Failure> {
         return Err(fail("accepts 1 arg(s), received 0"));
     };
     let full = full_key(&scope.project, key);
+    if args.flag("path") {
+        let (top, path) = split_path(&full)?;
+        let map = config_map(&scope, args, true)?;
+        let found = map.get(&top).and_then(|e| {
+            let mut at = e.get("objectValue")?;
+            for seg in &path {
+                at = match seg {
+                    Seg::Key(k) => at.get(k)?,
+                    Seg::Index(i) => at.get(*i)?,
+                };
+            }
+            Some(at.clone())
+        });
+        let Some(v) = found else {
+            return Err(fail(format!(
+                "configuration key '{}' not found for stack '{}'",
+                pretty_key(&scope.project, &full),
+                scope.stack
+            )));
+        };
+        println!("{}", v.as_str().map_or_else(|| v.to_string(), str::to_string));
+        return Ok(0);
+    }
     let map = config_map(&scope, args, true)?;
     let Some(entry) = map.get(&full) else {
         return Err(fail(format!(
@@ -623,4 +664,70 @@ pub fn config_list(args: &Args) -> Result<i32, Failure> {
         }
     }
     Ok(0)
+}
+
+/// One step of a `--path` key: `.name`, `["name"]` or `[0]`.
+enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+/// `ns:top.a[0]["b.c"]` → (`ns:top`, [a, 0, b.c]); only the top segment carries the namespace.
+fn split_path(key: &str) -> Result<(String, Vec<Seg>), Failure> {
+    let bad = || fail(format!("invalid --path key: {key}"));
+    let top_end = key.find(['.', '[']).unwrap_or(key.len());
+    let top = key[..top_end].to_string();
+    let mut rest = &key[top_end..];
+    let mut segs = Vec::new();
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix('.') {
+            let end = r.find(['.', '[']).unwrap_or(r.len());
+            segs.push(Seg::Key(r[..end].to_string()));
+            rest = &r[end..];
+        } else if let Some(r) = rest.strip_prefix("[\"") {
+            let end = r.find("\"]").ok_or_else(bad)?;
+            segs.push(Seg::Key(r[..end].to_string()));
+            rest = &r[end + 2..];
+        } else if let Some(r) = rest.strip_prefix('[') {
+            let end = r.find(']').ok_or_else(bad)?;
+            segs.push(Seg::Index(r[..end].parse().map_err(|_| bad())?));
+            rest = &r[end + 1..];
+        } else {
+            return Err(bad());
+        }
+    }
+    Ok((top, segs))
+}
+
+fn set_at(root: &mut Value, path: &[Seg], leaf: Value) -> Result<(), Failure> {
+    let Some((first, rest)) = path.split_first() else {
+        *root = leaf;
+        return Ok(());
+    };
+    match first {
+        Seg::Key(k) => {
+            if !root.is_object() {
+                *root = json!({});
+            }
+            let slot = root
+                .as_object_mut()
+                .expect("an object")
+                .entry(k.clone())
+                .or_insert(Value::Null);
+            set_at(slot, rest, leaf)
+        }
+        Seg::Index(i) => {
+            if !root.is_array() {
+                *root = json!([]);
+            }
+            let a = root.as_array_mut().expect("an array");
+            if *i > a.len() {
+                return Err(fail(format!("array index {i} out of range")));
+            }
+            if *i == a.len() {
+                a.push(Value::Null);
+            }
+            set_at(&mut a[*i], rest, leaf)
+        }
+    }
 }

@@ -66,6 +66,21 @@ impl StackConfig {
         } else {
             format!("  {}: {}", scalar(key), scalar(value))
         };
+        let v = if secure {
+            serde_json::json!({ "secure": value })
+        } else {
+            Value::String(value.to_string())
+        };
+        self.replace_entry(key, &rendered, v);
+    }
+
+    /// Sets `key` to a structured value (written in flow style, which YAML reads as JSON).
+    pub fn set_structured(&mut self, key: &str, value: &Value) {
+        let rendered = format!("  {}: {}", scalar(key), serde_json::to_string(value).expect("JSON"));
+        self.replace_entry(key, &rendered, value.clone());
+    }
+
+    fn replace_entry(&mut self, key: &str, rendered: &str, v: Value) {
         let mut lines: Vec<String> = self.text.lines().map(str::to_string).collect();
         let found = lines
             .iter()
@@ -107,11 +122,6 @@ impl StackConfig {
             }
         }
         self.text = lines.join("\n") + "\n";
-        let v = if secure {
-            serde_json::json!({ "secure": value })
-        } else {
-            Value::String(value.to_string())
-        };
         self.values.insert(key.to_string(), v);
     }
 }

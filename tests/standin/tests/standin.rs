@@ -747,3 +747,46 @@ fn switches_fail_delay_and_log_every_invocation() {
     assert!(!log.contains("correct horse") && !log.contains(SECRET));
     assert!(lines.iter().any(|l| l["exit"] == 1));
 }
+
+#[test]
+fn config_set_and_get_with_path() {
+    let e = Env::new();
+    e.init("vpc");
+    let cfg = e.shared_config();
+    let set = |k: &str, v: &str| {
+        e.run(
+            "vpc",
+            &["config", "set", "--path", k, v, "-s", "dev", "--config-file", &cfg],
+        )
+        .ok()
+    };
+    set("vpc:azs[0]", "us-east-1a");
+    set("vpc:azs[1]", "us-east-1b");
+    set("eks:nodes.min", "3");
+    set("eks:nodes.spot", "true");
+    let get = |k: &str| {
+        e.run(
+            "vpc",
+            &["config", "get", "--path", k, "-s", "dev", "--config-file", &cfg],
+        )
+    };
+    assert_eq!(get("vpc:azs[1]").ok().stdout, "us-east-1b\n");
+    assert_eq!(get("eks:nodes.min").ok().stdout, "3\n");
+    assert_eq!(get("eks:nodes.spot").ok().stdout, "true\n");
+    get("eks:nodes.max")
+        .code(1)
+        .stderr
+        .contains("configuration key 'eks:nodes.max' not found");
+    let all = e
+        .run("vpc", &["config", "--json", "-s", "dev", "--config-file", &cfg])
+        .ok()
+        .json();
+    assert_eq!(
+        all["vpc:azs"]["objectValue"],
+        serde_json::json!(["us-east-1a", "us-east-1b"])
+    );
+    assert_eq!(
+        all["eks:nodes"]["objectValue"],
+        serde_json::json!({"min": 3, "spot": true})
+    );
+}
