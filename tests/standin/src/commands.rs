@@ -630,7 +630,12 @@ pub fn config_get(args: &Args) -> Result<i32, Failure> {
         println!("{}", v.as_str().map_or_else(|| v.to_string(), str::to_string));
         return Ok(0);
     }
-    let map = config_map(&scope, args, true)?;
+    // Only a secret value needs the passphrase (plain keys read without it, as the real CLI).
+    let wanted_secret = StackConfig::load(&scope.config_path(args))?
+        .values
+        .get(&full)
+        .is_some_and(|v| v.get("secure").is_some());
+    let map = config_map(&scope, args, wanted_secret)?;
     let Some(entry) = map.get(&full) else {
         return Err(fail(format!(
             "configuration key '{}' not found for stack '{}'",

@@ -383,6 +383,16 @@ fn config_set_get_and_secrets_are_encrypted() {
 
     let get = |key: &str| e.run("vpc", &["config", "get", key, "--stack", "dev", "--config-file", &cfg]);
     assert_eq!(get("aws:region").ok().stdout, "us-east-1\n");
+    let mut plain = e.cmd(
+        "vpc",
+        &["config", "get", "aws:region", "-s", "dev", "--config-file", &cfg],
+    );
+    plain.env_remove("PULUMI_CONFIG_PASSPHRASE");
+    assert_eq!(
+        Out::from(plain.output().unwrap()).ok().stdout,
+        "us-east-1\n",
+        "plain keys need no passphrase"
+    );
     assert_eq!(get("db:password").ok().stdout, format!("{SECRET}\n"));
     assert_eq!(get("cidr").ok().stdout, "10.0.0.0/16\n", "project defaults count");
     get("nope")
