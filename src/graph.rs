@@ -473,6 +473,34 @@ pub fn closest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Opt
         .map(|(_, c)| c.to_string())
 }
 
+impl ProjectGraph {
+    /// For each project of `subset`, the weight of the longest chain from it to the end of the
+    /// run (itself included): the scheduler starts the ready project with the most left behind
+    /// it first, which keeps the makespan close to the critical path.
+    pub fn remaining(&self, subset: &BTreeSet<usize>, direction: Direction) -> Vec<u64> {
+        let weighing = self.critical_path(subset, direction).weighing;
+        let mut rest = vec![0u64; self.nodes.len()];
+        let order = self.run_order(subset, direction);
+        let opposite = match direction {
+            Direction::Forward => Direction::Reverse,
+            Direction::Reverse => Direction::Forward,
+        };
+        for &i in order.iter().rev() {
+            let own = match weighing {
+                Weighing::Count => 1,
+                Weighing::Estimate => self.nodes[i].estimate.unwrap_or(1),
+            };
+            let after = self
+                .waits_for(i, subset, opposite)
+                .map(|n| rest[n.node])
+                .max()
+                .unwrap_or(0);
+            rest[i] = own + after;
+        }
+        rest
+    }
+}
+
 /// Edit distance over chars where swapping two neighbours counts as one edit (optimal string
 /// alignment), so `vcp` is one typo away from `vpc`.
 pub fn edit_distance(a: &str, b: &str) -> usize {
@@ -585,6 +613,21 @@ mod tests {
         assert_eq!(cp.weight, 102);
         let cp = g.critical_path(&all, Direction::Reverse);
         assert_eq!(names(&g, &cp.nodes), ["app", "cache", "net"]);
+    }
+
+    #[test]
+    fn remaining_weight_counts_the_longest_chain_to_the_end() {
+        let g = diamond();
+        let all: BTreeSet<usize> = (0..g.len()).collect();
+        let rest = g.remaining(&all, Direction::Forward);
+        let by_name = |n: &str| rest[g.find(n).unwrap()];
+        assert_eq!(
+            (by_name("net"), by_name("db"), by_name("app"), by_name("lonely")),
+            (3, 2, 1, 1)
+        );
+        let rest = g.remaining(&all, Direction::Reverse);
+        assert_eq!(rest[g.find("app").unwrap()], 3);
+        assert_eq!(rest[g.find("net").unwrap()], 1);
     }
 
     #[test]

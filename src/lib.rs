@@ -7,6 +7,7 @@ pub mod app;
 pub mod cli;
 pub mod diagnostic;
 pub mod error;
+pub mod exec;
 pub mod graph;
 pub mod hooks;
 pub mod layer;

@@ -1,0 +1,111 @@
+//! What execution reports: one stream of events that every reporter (terminal, plain lines,
+//! JSON summary, run-state file) consumes. Nothing in execution prints.
+
+use std::collections::BTreeMap;
+use std::time::SystemTime;
+
+use crate::exec::outputs::Outputs;
+use crate::plan::Operation;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    Info,
+    Warning,
+}
+
+/// How a project ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Status {
+    Succeeded,
+    Failed,
+    /// Not run because something it waits for failed or was skipped.
+    Skipped {
+        reason: String,
+    },
+    /// Not run because nothing it depends on changed since it last succeeded, or nothing was
+    /// there to act on (refresh or destroy of a stack never deployed).
+    Unchanged {
+        reason: String,
+    },
+    /// Not started: the run stopped (a failure without `--keep-going`, or an interrupt).
+    NotStarted {
+        reason: String,
+    },
+    /// Preview only: something it reads from is not deployed yet, so there is nothing to preview.
+    Waits {
+        reason: String,
+    },
+}
+
+impl Status {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Status::Succeeded => "succeeded",
+            Status::Failed => "failed",
+            Status::Skipped { .. } => "skipped",
+            Status::Unchanged { .. } => "unchanged",
+            Status::NotStarted { .. } => "not started",
+            Status::Waits { .. } => "waits",
+        }
+    }
+
+    pub fn reason(&self) -> Option<&str> {
+        match self {
+            Status::Skipped { reason }
+            | Status::Unchanged { reason }
+            | Status::NotStarted { reason }
+            | Status::Waits { reason } => Some(reason),
+            Status::Succeeded | Status::Failed => None,
+        }
+    }
+
+    /// Lets what waits for it go ahead.
+    pub fn unblocks(&self) -> bool {
+        matches!(self, Status::Succeeded | Status::Unchanged { .. })
+    }
+}
+
+/// The end of one project.
+#[derive(Debug, Clone)]
+pub struct Finished {
+    pub status: Status,
+    pub started: Option<SystemTime>,
+    pub ended: SystemTime,
+    pub outputs: Option<Outputs>,
+    /// Resource changes from the engine's summary (`create`, `update`, `same`, …).
+    pub changes: BTreeMap<String, u64>,
+    /// What went wrong, for a failure: the step and the last lines of output.
+    pub error: Option<String>,
+    /// Digest of the inputs it ran with (for resume).
+    pub inputs_digest: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub enum Event {
+    Started {
+        project: String,
+        operation: Operation,
+        at: SystemTime,
+    },
+    Line {
+        project: String,
+        stream: Stream,
+        text: String,
+    },
+    Note {
+        project: Option<String>,
+        level: Level,
+        message: String,
+    },
+    Finished {
+        project: String,
+        operation: Operation,
+        result: Finished,
+    },
+}

@@ -1,0 +1,64 @@
+//! Execution: runs a plan's projects through an [`Engine`] as soon as what they wait for has
+//! finished, at most `parallel` at once, and reports everything as [`Event`]s. It knows the
+//! plan and the engine trait, nothing about terminals or files.
+
+pub mod event;
+pub mod outputs;
+mod scheduler;
+
+use std::collections::BTreeMap;
+use std::future::Future;
+
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+pub use event::{Event, Finished, Level, Status, Stream};
+pub use outputs::Outputs;
+pub use scheduler::{InputsDigest, Options, Resume, RunResult, execute};
+
+use crate::plan::Operation;
+use crate::provider::Project;
+
+/// One project to run.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub project: Project,
+    pub operation: Operation,
+    /// Outputs of the projects it needs that ran in this run, by name (for hooks).
+    pub upstream: BTreeMap<String, Outputs>,
+}
+
+/// How a job talks back and how it is stopped.
+#[derive(Debug, Clone)]
+pub struct Control {
+    pub events: UnboundedSender<Event>,
+    /// First Ctrl-C: ask the running process to stop (SIGINT to its process group).
+    pub interrupt: CancellationToken,
+    /// Second Ctrl-C: kill it.
+    pub kill: CancellationToken,
+}
+
+/// How a job ended, as the engine saw it.
+#[derive(Debug, Clone)]
+pub struct JobEnd {
+    pub status: Status,
+    pub outputs: Option<Outputs>,
+    pub changes: BTreeMap<String, u64>,
+    pub error: Option<String>,
+}
+
+impl JobEnd {
+    pub fn failed(error: impl Into<String>) -> Self {
+        JobEnd {
+            status: Status::Failed,
+            outputs: None,
+            changes: BTreeMap::new(),
+            error: Some(error.into()),
+        }
+    }
+}
+
+/// Runs one project's operation: the `pulumi` CLI in production, a fake in scheduler tests.
+pub trait Engine: Send + Sync + 'static {
+    fn run(&self, job: Job, control: Control) -> impl Future<Output = JobEnd> + Send;
+}

@@ -1,0 +1,651 @@
+//! The scheduler: a ready queue over the plan, a concurrency limit, fail-fast or keep-going,
+//! resume of unchanged projects, and cancellation by signals (injected, so tests drive it).
+
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use super::{Control, Engine, Event, Finished, Job, JobEnd, Level, Outputs, Status};
+use crate::graph::Direction;
+use crate::plan::{Operation, Plan};
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// At most this many projects at once (at least 1).
+    pub parallel: usize,
+    /// After a failure, go on with everything that does not depend on it.
+    pub keep_going: bool,
+    /// Preview: the projects deployed before this run (the others cannot be previewed yet).
+    pub deployed: Option<BTreeSet<String>>,
+}
+
+/// Project name and its upstream projects' output digests → the digest of its inputs.
+pub type InputsDigest = Box<dyn Fn(&str, &BTreeMap<String, String>) -> String + Send + Sync>;
+
+/// What a finished job hands back to the loop: project, start, inputs digest, end.
+type Joined = (usize, Option<SystemTime>, Option<String>, JobEnd);
+
+/// What the last runs left, to skip projects whose inputs did not change (`up` only).
+pub struct Resume {
+    /// Per project: the inputs digest of its last successful `up`, and the digest of the
+    /// outputs it produced then.
+    pub previous: HashMap<String, (String, String)>,
+    /// The inputs digest of a project now, given its upstream projects' output digests.
+    pub inputs: InputsDigest,
+    /// The digest of a project's outputs (keyed, so secrets cannot be guessed from it).
+    pub outputs: Box<dyn Fn(&Outputs) -> String + Send + Sync>,
+}
+
+/// How the run went, project by project, in plan order.
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    pub results: Vec<(String, Finished)>,
+    pub interrupted: bool,
+}
+
+impl RunResult {
+    pub fn failed(&self) -> bool {
+        self.results.iter().any(|(_, f)| f.status == Status::Failed)
+    }
+}
+
+const INTERRUPTED: &str = "interrupted";
+
+struct Run<'p> {
+    plan: &'p Plan<'p>,
+    events: UnboundedSender<Event>,
+    /// What each project waits for, and what waits for it, within the plan.
+    waits: HashMap<usize, Vec<usize>>,
+    blocks: HashMap<usize, Vec<usize>>,
+    missing: HashMap<usize, usize>,
+    done: HashMap<usize, Finished>,
+    outputs: HashMap<usize, Outputs>,
+    output_digests: HashMap<usize, String>,
+    stop: Option<String>,
+}
+
+impl Run<'_> {
+    fn name(&self, i: usize) -> &str {
+        self.plan.name(i)
+    }
+
+    fn finish(&mut self, i: usize, result: Finished) {
+        let _ = self.events.send(Event::Finished {
+            project: self.name(i).to_string(),
+            operation: self.plan.operation,
+            result: result.clone(),
+        });
+        self.done.insert(i, result);
+    }
+
+    /// Records `i`'s end and returns what became ready; what can no longer run is skipped.
+    fn settle(&mut self, i: usize, result: Finished) -> Vec<usize> {
+        let unblocks = result.status.unblocks();
+        let why = format!(
+            "needs {}, which {}",
+            self.name(i),
+            match &result.status {
+                Status::Failed => "failed",
+                Status::Skipped { .. } => "was skipped",
+                _ => "did not run",
+            }
+        );
+        self.finish(i, result);
+        let mut ready = Vec::new();
+        for d in self.blocks.get(&i).cloned().unwrap_or_default() {
+            if self.done.contains_key(&d) {
+                continue;
+            }
+            if unblocks {
+                let m = self.missing.get_mut(&d).expect("every project has a count");
+                *m -= 1;
+                if *m == 0 {
+                    ready.push(d);
+                }
+            } else {
+                // Once interrupted, nothing more was going to start anyway.
+                let status = if self.stop.as_deref() == Some(INTERRUPTED) {
+                    Status::NotStarted {
+                        reason: INTERRUPTED.into(),
+                    }
+                } else {
+                    Status::Skipped { reason: why.clone() }
+                };
+                let skipped = Finished {
+                    status,
+                    started: None,
+                    ended: SystemTime::now(),
+                    outputs: None,
+                    changes: BTreeMap::new(),
+                    error: None,
+                    inputs_digest: None,
+                };
+                ready.extend(self.settle(d, skipped));
+            }
+        }
+        ready
+    }
+}
+
+/// Runs `plan` with `engine`. Each message on `signals` is one Ctrl-C: the first stops new work
+/// and interrupts running projects, the second kills them.
+pub async fn execute<E: Engine>(
+    plan: &Plan<'_>,
+    engine: Arc<E>,
+    options: &Options,
+    resume: Option<&Resume>,
+    events: UnboundedSender<Event>,
+    mut signals: UnboundedReceiver<()>,
+) -> RunResult {
+    let remaining = plan.provider.graph.remaining(&plan.subset, plan.operation.direction());
+    let position: HashMap<usize, usize> = plan.order.iter().enumerate().map(|(p, &i)| (i, p)).collect();
+    let preview = plan.operation == Operation::Preview;
+
+    let mut run = Run {
+        plan,
+        events: events.clone(),
+        waits: HashMap::new(),
+        blocks: HashMap::new(),
+        missing: HashMap::new(),
+        done: HashMap::new(),
+        outputs: HashMap::new(),
+        output_digests: HashMap::new(),
+        stop: None,
+    };
+    for &i in &plan.order {
+        // A preview deploys nothing, so previews do not wait for each other.
+        let waits: Vec<usize> = if preview {
+            Vec::new()
+        } else {
+            plan.waits_for(i).iter().map(|n| n.node).collect()
+        };
+        for &w in &waits {
+            run.blocks.entry(w).or_default().push(i);
+        }
+        run.missing.insert(i, waits.len());
+        run.waits.insert(i, waits);
+    }
+
+    // Ready projects: the one with the longest chain still behind it first, then plan order.
+    let mut ready: BinaryHeap<(u64, std::cmp::Reverse<usize>, usize)> = BinaryHeap::new();
+    let push = |ready: &mut BinaryHeap<_>, i: usize| ready.push((remaining[i], std::cmp::Reverse(position[&i]), i));
+    for &i in &plan.order {
+        if run.missing[&i] == 0 {
+            push(&mut ready, i);
+        }
+    }
+
+    let interrupt = CancellationToken::new();
+    let kill = CancellationToken::new();
+    let mut signals_seen = 0;
+    let mut running: JoinSet<Joined> = JoinSet::new();
+    let parallel = options.parallel.max(1);
+
+    loop {
+        while run.stop.is_none() && running.len() < parallel {
+            let Some((_, _, i)) = ready.pop() else { break };
+            if let Some(result) = decide_without_running(&mut run, i, options, resume) {
+                for r in run.settle(i, result) {
+                    push(&mut ready, r);
+                }
+                continue;
+            }
+            let digest = resume.map(|r| (r.inputs)(run.name(i), &upstream_digests(&run, i)));
+            let control = Control {
+                events: events.clone(),
+                interrupt: interrupt.clone(),
+                kill: kill.clone(),
+            };
+            spawn_job(&run, i, digest, engine.clone(), control, &mut running);
+        }
+        if running.is_empty() {
+            break;
+        }
+        tokio::select! {
+            joined = running.join_next() => {
+                let Some(joined) = joined else { continue };
+                let joined = joined.unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+                for r in record_end(&mut run, joined, resume, options, signals_seen > 0) {
+                    push(&mut ready, r);
+                }
+            }
+            signal = signals.recv() => {
+                if signal.is_none() {
+                    // No more signals can come; keep waiting for the running jobs only.
+                    std::future::pending::<()>().await;
+                }
+                signals_seen += 1;
+                if signals_seen == 1 {
+                    run.stop = Some(INTERRUPTED.into());
+                    interrupt.cancel();
+                    let _ = events.send(Event::Note {
+                        project: None,
+                        level: Level::Warning,
+                        message: "interrupted: stopping running projects (press Ctrl-C again to kill them)".into(),
+                    });
+                } else {
+                    kill.cancel();
+                }
+            }
+        }
+    }
+
+    finish_rest(run, signals_seen > 0)
+}
+
+/// Starts project `i`: announces it and runs it on the engine in its own task.
+fn spawn_job<E: Engine>(
+    run: &Run<'_>,
+    i: usize,
+    digest: Option<String>,
+    engine: Arc<E>,
+    control: Control,
+    running: &mut JoinSet<Joined>,
+) {
+    let plan = run.plan;
+    let job = Job {
+        project: plan.project(i).clone(),
+        operation: plan.operation,
+        upstream: run.waits[&i]
+            .iter()
+            .filter_map(|w| run.outputs.get(w).map(|o| (run.name(*w).to_string(), o.clone())))
+            .collect(),
+    };
+    let started = SystemTime::now();
+    let _ = control.events.send(Event::Started {
+        project: run.name(i).to_string(),
+        operation: plan.operation,
+        at: started,
+    });
+    running.spawn(async move {
+        let end = engine.run(job, control).await;
+        (i, Some(started), digest, end)
+    });
+}
+
+/// Everything that has not finished did not start; the results in plan order.
+fn finish_rest(mut run: Run<'_>, interrupted: bool) -> RunResult {
+    let plan = run.plan;
+    let reason = run.stop.clone().unwrap_or_else(|| "the run stopped".into());
+    for &i in &plan.order {
+        if !run.done.contains_key(&i) {
+            let result = Finished {
+                status: Status::NotStarted { reason: reason.clone() },
+                started: None,
+                ended: SystemTime::now(),
+                outputs: None,
+                changes: BTreeMap::new(),
+                error: None,
+                inputs_digest: None,
+            };
+            run.finish(i, result);
+        }
+    }
+    RunResult {
+        results: plan
+            .order
+            .iter()
+            .map(|&i| {
+                (
+                    plan.name(i).to_string(),
+                    run.done.remove(&i).expect("every project finished"),
+                )
+            })
+            .collect(),
+        interrupted,
+    }
+}
+
+/// Records how a job ended; returns what became ready. A failure stops new work unless
+/// `--keep-going` (an interrupted project's failure is the interrupt, not a new stop).
+fn record_end(
+    run: &mut Run<'_>,
+    joined: Joined,
+    resume: Option<&Resume>,
+    options: &Options,
+    interrupted: bool,
+) -> Vec<usize> {
+    let (i, started, digest, end) = joined;
+    let failed = end.status == Status::Failed;
+    if let Some(o) = &end.outputs {
+        if let Some(r) = resume {
+            run.output_digests.insert(i, (r.outputs)(o));
+        }
+        run.outputs.insert(i, o.clone());
+    }
+    let result = Finished {
+        status: end.status,
+        started,
+        ended: SystemTime::now(),
+        outputs: end.outputs,
+        changes: end.changes,
+        error: end.error,
+        inputs_digest: if failed { None } else { digest },
+    };
+    let ready = run.settle(i, result);
+    if failed && !options.keep_going && run.stop.is_none() && !interrupted {
+        run.stop = Some(format!("the run stopped after {} failed", run.name(i)));
+    }
+    ready
+}
+
+fn upstream_digests(run: &Run<'_>, i: usize) -> BTreeMap<String, String> {
+    run.waits[&i]
+        .iter()
+        .map(|w| {
+            (
+                run.name(*w).to_string(),
+                run.output_digests.get(w).cloned().unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+/// Preview of a project whose upstream is not deployed, or `up` of a project whose inputs did not
+/// change since it last succeeded: settled without running.
+fn decide_without_running(run: &mut Run<'_>, i: usize, options: &Options, resume: Option<&Resume>) -> Option<Finished> {
+    let plan = run.plan;
+    let settled = |status: Status, digest: Option<String>| Finished {
+        status,
+        started: None,
+        ended: SystemTime::now(),
+        outputs: None,
+        changes: BTreeMap::new(),
+        error: None,
+        inputs_digest: digest,
+    };
+    if let Some(deployed) = &options.deployed {
+        let missing: Vec<&str> = plan
+            .provider
+            .graph
+            .needs(i)
+            .iter()
+            .map(|n| plan.name(n.node))
+            .filter(|n| !deployed.contains(*n))
+            .collect();
+        if !missing.is_empty() {
+            let reason = format!("waits for {}, not deployed yet", missing.join(", "));
+            return Some(settled(Status::Waits { reason }, None));
+        }
+    }
+    let resume = resume?;
+    if plan.operation != Operation::Up || plan.operation.direction() != Direction::Forward {
+        return None;
+    }
+    let (previous_inputs, previous_outputs) = resume.previous.get(plan.name(i))?;
+    let now = (resume.inputs)(plan.name(i), &upstream_digests(run, i));
+    if &now != previous_inputs {
+        return None;
+    }
+    run.output_digests.insert(i, previous_outputs.clone());
+    Some(settled(
+        Status::Unchanged {
+            reason: "nothing it depends on changed since its last successful up".into(),
+        },
+        Some(now),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::graph::{EdgeKind, NeedSpec, NodeSpec, Origin, ProjectGraph};
+    use crate::layer::Layer;
+    use crate::provider::{Project, Provider};
+
+    /// A fake engine: records start/end order, fails the projects it is told to.
+    struct Fake {
+        log: Mutex<Vec<String>>,
+        fail: Vec<&'static str>,
+        delay_ms: u64,
+        hang: Vec<&'static str>,
+    }
+
+    impl Engine for Fake {
+        async fn run(&self, job: Job, control: Control) -> JobEnd {
+            let name = job.project.name.clone();
+            self.log.lock().unwrap().push(format!("start {name}"));
+            if self.hang.contains(&name.as_str()) {
+                control.interrupt.cancelled().await;
+                self.log.lock().unwrap().push(format!("interrupted {name}"));
+                return JobEnd::failed("interrupted");
+            }
+            tokio::time::sleep(Duration::from_millis(self.delay_ms)).await;
+            self.log.lock().unwrap().push(format!("end {name}"));
+            if self.fail.contains(&name.as_str()) {
+                return JobEnd::failed("boom");
+            }
+            let mut outputs = Outputs::default();
+            outputs.values.insert("name".into(), name.clone().into());
+            JobEnd {
+                status: Status::Succeeded,
+                outputs: Some(outputs),
+                changes: BTreeMap::new(),
+                error: None,
+            }
+        }
+    }
+
+    fn provider(spec: &[(&str, &[&str])]) -> Provider {
+        let nodes: Vec<NodeSpec> = spec
+            .iter()
+            .map(|(n, needs)| NodeSpec {
+                name: (*n).into(),
+                origin: Origin::default(),
+                layer: Layer::Services,
+                needs: needs
+                    .iter()
+                    .map(|x| NeedSpec {
+                        name: (*x).into(),
+                        kind: EdgeKind::Data,
+                        origin: Origin::default(),
+                    })
+                    .collect(),
+                estimate: None,
+            })
+            .collect();
+        Provider {
+            name: "t".into(),
+            description: String::new(),
+            infra_type: None,
+            file: "t.toml".into(),
+            required_tools: vec![],
+            projects: spec
+                .iter()
+                .map(|(n, _)| Project {
+                    name: (*n).into(),
+                    description: None,
+                    path: format!("projects/{n}"),
+                    layer: Layer::Services,
+                    on_success: vec![],
+                    secrets: vec![],
+                    estimate: None,
+                    declared_in: "t.toml".into(),
+                })
+                .collect(),
+            prompts: vec![],
+            graph: ProjectGraph::build(nodes).unwrap(),
+        }
+    }
+
+    const CHAIN: &[(&str, &[&str])] = &[("net", &[]), ("db", &["net"]), ("app", &["db"]), ("other", &[])];
+
+    fn fake(fail: Vec<&'static str>) -> Arc<Fake> {
+        Arc::new(Fake {
+            log: Mutex::new(vec![]),
+            fail,
+            delay_ms: 5,
+            hang: vec![],
+        })
+    }
+
+    async fn go(p: &Provider, op: Operation, engine: Arc<Fake>, options: Options) -> (RunResult, Vec<String>) {
+        let plan = Plan::new(p, op, &[]).unwrap();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let (_sig_tx, sig_rx) = tokio::sync::mpsc::unbounded_channel();
+        let result = execute(&plan, engine.clone(), &options, None, tx, sig_rx).await;
+        while rx.try_recv().is_ok() {}
+        let log = engine.log.lock().unwrap().clone();
+        (result, log)
+    }
+
+    fn opts(parallel: usize, keep_going: bool) -> Options {
+        Options {
+            parallel,
+            keep_going,
+            deployed: None,
+        }
+    }
+
+    fn status<'a>(r: &'a RunResult, name: &str) -> &'a Status {
+        &r.results.iter().find(|(n, _)| n == name).unwrap().1.status
+    }
+
+    #[tokio::test]
+    async fn needs_finish_before_dependents_start_and_parallel_1_never_overlaps() {
+        let p = provider(CHAIN);
+        let (r, log) = go(&p, Operation::Up, fake(vec![]), opts(1, false)).await;
+        assert!(r.results.iter().all(|(_, f)| f.status == Status::Succeeded));
+        for w in log.chunks(2) {
+            assert_eq!(w[0].replace("start", ""), w[1].replace("end", ""), "overlap in {log:?}");
+        }
+        let pos = |s: &str| log.iter().position(|l| l == s).unwrap();
+        assert!(pos("end net") < pos("start db") && pos("end db") < pos("start app"));
+        // The longest chain goes first.
+        assert_eq!(log[0], "start net");
+    }
+
+    #[tokio::test]
+    async fn destroy_runs_dependents_first() {
+        let p = provider(CHAIN);
+        let (_, log) = go(&p, Operation::Destroy, fake(vec![]), opts(4, false)).await;
+        let pos = |s: &str| log.iter().position(|l| l == s).unwrap();
+        assert!(pos("end app") < pos("start db") && pos("end db") < pos("start net"));
+    }
+
+    #[tokio::test]
+    async fn a_failure_stops_new_work_by_default() {
+        let p = provider(CHAIN);
+        let (r, log) = go(&p, Operation::Up, fake(vec!["net"]), opts(1, false)).await;
+        assert_eq!(status(&r, "net"), &Status::Failed);
+        assert_eq!(
+            status(&r, "db"),
+            &Status::Skipped {
+                reason: "needs net, which failed".into()
+            }
+        );
+        assert_eq!(
+            status(&r, "app"),
+            &Status::Skipped {
+                reason: "needs db, which was skipped".into()
+            }
+        );
+        assert_eq!(
+            status(&r, "other"),
+            &Status::NotStarted {
+                reason: "the run stopped after net failed".into()
+            }
+        );
+        assert!(!log.contains(&"start other".to_string()));
+        assert!(r.failed());
+    }
+
+    #[tokio::test]
+    async fn keep_going_finishes_independent_branches() {
+        let p = provider(CHAIN);
+        let (r, _) = go(&p, Operation::Up, fake(vec!["net"]), opts(1, true)).await;
+        assert_eq!(status(&r, "other"), &Status::Succeeded);
+        assert_eq!(
+            status(&r, "app"),
+            &Status::Skipped {
+                reason: "needs db, which was skipped".into()
+            }
+        );
+    }
+
+    #[tokio::test]
+    async fn preview_reports_what_waits_for_an_undeployed_upstream() {
+        let p = provider(CHAIN);
+        let options = Options {
+            parallel: 4,
+            keep_going: false,
+            deployed: Some(["net".to_string()].into()),
+        };
+        let (r, _) = go(&p, Operation::Preview, fake(vec![]), options).await;
+        assert_eq!(status(&r, "net"), &Status::Succeeded);
+        assert_eq!(status(&r, "db"), &Status::Succeeded);
+        assert_eq!(
+            status(&r, "app"),
+            &Status::Waits {
+                reason: "waits for db, not deployed yet".into()
+            }
+        );
+    }
+
+    #[tokio::test]
+    async fn the_first_signal_interrupts_running_projects_and_starts_nothing_more() {
+        let p = provider(CHAIN);
+        let engine = Arc::new(Fake {
+            log: Mutex::new(vec![]),
+            fail: vec![],
+            delay_ms: 5,
+            hang: vec!["net", "other"],
+        });
+        let plan = Plan::new(&p, Operation::Up, &[]).unwrap();
+        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let (sig_tx, sig_rx) = tokio::sync::mpsc::unbounded_channel();
+        let options = opts(4, false);
+        let run = execute(&plan, engine.clone(), &options, None, tx, sig_rx);
+        let signal = async {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            sig_tx.send(()).unwrap();
+        };
+        let (r, ()) = tokio::join!(run, signal);
+        assert!(r.interrupted);
+        let log = engine.log.lock().unwrap().clone();
+        assert!(log.contains(&"interrupted net".to_string()) && log.contains(&"interrupted other".to_string()));
+        assert_eq!(
+            status(&r, "db"),
+            &Status::NotStarted {
+                reason: "interrupted".into()
+            }
+        );
+    }
+
+    #[tokio::test]
+    async fn resume_skips_projects_whose_inputs_did_not_change() {
+        let p = provider(CHAIN);
+        let plan = Plan::new(&p, Operation::Up, &[]).unwrap();
+        let resume = Resume {
+            previous: [
+                ("net".to_string(), ("in:net:".to_string(), "out-net".to_string())),
+                (
+                    "db".to_string(),
+                    ("in:db:net=out-net".to_string(), "out-db".to_string()),
+                ),
+            ]
+            .into(),
+            inputs: Box::new(|name, up| {
+                let ups: Vec<String> = up.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                format!("in:{name}:{}", ups.join(","))
+            }),
+            outputs: Box::new(|o| format!("out-{}", o.values["name"].as_str().unwrap())),
+        };
+        let engine = fake(vec![]);
+        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let (_s, sig_rx) = tokio::sync::mpsc::unbounded_channel();
+        let r = execute(&plan, engine.clone(), &opts(2, false), Some(&resume), tx, sig_rx).await;
+        let log = engine.log.lock().unwrap().clone();
+        assert!(matches!(status(&r, "net"), Status::Unchanged { .. }));
+        assert!(matches!(status(&r, "db"), Status::Unchanged { .. }));
+        assert_eq!(status(&r, "app"), &Status::Succeeded);
+        assert!(!log.iter().any(|l| l.contains("net") || l.contains(" db")), "{log:?}");
+    }
+}
