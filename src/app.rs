@@ -59,6 +59,27 @@ fn dispatch(cli: &Cli, style: Style, cwd: &Path) -> Result<i32, RunnerError> {
             report::debug(style, &format!("workspace: {}", ws.root.display()));
             list_providers(&ws)
         }
+        Command::Up(args) | Command::Destroy(args) | Command::Refresh(args) | Command::Preview(args) => {
+            let (operation, name) = match &cli.command {
+                Command::Up(_) => (Operation::Up, "up"),
+                Command::Destroy(_) => (Operation::Destroy, "destroy"),
+                Command::Refresh(_) => (Operation::Refresh, "refresh"),
+                _ => (Operation::Preview, "preview"),
+            };
+            // MARA's order of checks: the operation (parsed), the provider, then the stack.
+            let ws = Workspace::locate(cli.global.workspace.as_deref(), cwd)?;
+            let provider = load_provider(&ws, cli.global.provider.as_deref(), name)?;
+            let stack = crate::run::stack(&ws, cli.global.stack.as_deref(), name)?;
+            crate::run::run(&crate::run::Settings {
+                ws: &ws,
+                provider: &provider,
+                stack,
+                operation,
+                args,
+                banner: cli.global.banner_type,
+                style,
+            })
+        }
         Command::ShowPlan(args) => {
             let ws = Workspace::locate(cli.global.workspace.as_deref(), cwd)?;
             report::debug(style, &format!("workspace: {}", ws.root.display()));

@@ -8,6 +8,10 @@ use clap_complete::Shell;
 
 const EXAMPLES: &str = "\
 Examples:
+  runner up -p aws -s dev
+  runner -p aws -s dev destroy
+  runner preview -p do -s dev
+  runner up -p aws -s dev --target ingress-controller --parallel 2
   runner list-providers
   runner show-plan -p aws
   runner -p aws -s dev show-plan --format dot | dot -Tsvg > plan.svg
@@ -60,6 +64,29 @@ pub struct GlobalArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Deploy every project of the plan, needs first, in parallel (resumes after a failure)
+    #[command(
+        after_help = "Examples:\n  runner up -p aws -s dev\n  runner up -p aws -s dev --target eks\n  \
+                      runner up -p linode -s prod --parallel 2 --keep-going\n  \
+                      CI=true runner up -p do -s ci --summary summary.json"
+    )]
+    Up(RunArgs),
+
+    /// Destroy the plan's projects, dependents first
+    #[command(
+        visible_alias = "down",
+        after_help = "Examples:\n  runner destroy -p aws -s dev\n  runner down -p aws -s dev --target logstore"
+    )]
+    Destroy(RunArgs),
+
+    /// Refresh every project's state from the cloud (a stack never deployed is a warning)
+    #[command(after_help = "Example:\n  runner refresh -p aws -s dev")]
+    Refresh(RunArgs),
+
+    /// Preview the changes of every project whose upstream stacks are deployed
+    #[command(after_help = "Example:\n  runner preview -p aws -s dev")]
+    Preview(RunArgs),
+
     /// List the providers of this workspace, with a line about each
     #[command(after_help = "Example:\n  runner list-providers")]
     ListProviders,
@@ -85,6 +112,39 @@ pub enum Command {
         #[arg(value_enum)]
         shell: CompletionShell,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Only this project and what it needs (on destroy: what needs it); repeatable
+    #[arg(short = 't', long = "target", value_name = "PROJECT")]
+    pub targets: Vec<String>,
+
+    /// Run at most N projects at once [default: 8]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub parallel: Option<u16>,
+
+    /// After a failure, finish every branch that does not depend on it
+    #[arg(long)]
+    pub keep_going: bool,
+
+    /// Run every project, even those unchanged since their last successful up
+    #[arg(long)]
+    pub fresh: bool,
+
+    /// Also write the JSON summary of the run to FILE (always: .runner/last-run.json)
+    #[arg(long, value_name = "FILE")]
+    pub summary: Option<PathBuf>,
+
+    /// How progress is shown: `plain` prefixes every line with its project
+    #[arg(long, value_enum, default_value_t = OutputMode::Auto)]
+    pub output: OutputMode,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputMode {
+    Auto,
+    Plain,
 }
 
 #[derive(Debug, Args)]

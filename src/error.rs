@@ -19,6 +19,9 @@ pub enum RunnerError {
     /// Provider files (or other workspace files) have problems; each names `file:line:column`.
     #[error("{} problem{} in the workspace files", .0.len(), if .0.len() == 1 { "" } else { "s" })]
     Files(Vec<FileDiagnostic>),
+    /// Workspace files that must be right before anything runs are not (exit 3).
+    #[error("validation failed: {} problem{}", .0.len(), if .0.len() == 1 { "" } else { "s" })]
+    Validation(Vec<FileDiagnostic>),
     /// Reading or writing a file failed.
     #[error("{context}: {source}")]
     Io {
@@ -39,6 +42,7 @@ impl RunnerError {
     pub fn exit_code(&self) -> i32 {
         match self {
             RunnerError::Usage { .. } | RunnerError::Files(_) => exit::USAGE,
+            RunnerError::Validation(_) => exit::VALIDATION,
             RunnerError::Io { .. } => exit::FAILED,
         }
     }

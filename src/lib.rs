@@ -5,6 +5,7 @@
 
 pub mod app;
 pub mod cli;
+pub mod config;
 pub mod diagnostic;
 pub mod error;
 pub mod exec;
@@ -13,6 +14,9 @@ pub mod hooks;
 pub mod layer;
 pub mod plan;
 pub mod provider;
+pub mod pulumi;
 pub mod render;
 pub mod report;
+pub mod run;
+pub mod runstate;
 pub mod workspace;

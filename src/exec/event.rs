@@ -82,8 +82,9 @@ pub struct Finished {
     pub changes: BTreeMap<String, u64>,
     /// What went wrong, for a failure: the step and the last lines of output.
     pub error: Option<String>,
-    /// Digest of the inputs it ran with (for resume).
+    /// Digest of the inputs it ran with, and of the outputs it produced (for resume).
     pub inputs_digest: Option<String>,
+    pub outputs_digest: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -106,6 +107,6 @@ pub enum Event {
     Finished {
         project: String,
         operation: Operation,
-        result: Finished,
+        result: Box<Finished>,
     },
 }

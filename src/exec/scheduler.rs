@@ -26,8 +26,8 @@ pub struct Options {
 /// Project name and its upstream projects' output digests → the digest of its inputs.
 pub type InputsDigest = Box<dyn Fn(&str, &BTreeMap<String, String>) -> String + Send + Sync>;
 
-/// What a finished job hands back to the loop: project, start, inputs digest, end.
-type Joined = (usize, Option<SystemTime>, Option<String>, JobEnd);
+/// What a finished job hands back to the loop: project, start, end.
+type Joined = (usize, Option<SystemTime>, JobEnd);
 
 /// What the last runs left, to skip projects whose inputs did not change (`up` only).
 pub struct Resume {
@@ -77,7 +77,7 @@ impl Run<'_> {
         let _ = self.events.send(Event::Finished {
             project: self.name(i).to_string(),
             operation: self.plan.operation,
-            result: result.clone(),
+            result: Box::new(result.clone()),
         });
         self.done.insert(i, result);
     }
@@ -123,6 +123,7 @@ impl Run<'_> {
                     changes: BTreeMap::new(),
                     error: None,
                     inputs_digest: None,
+                    outputs_digest: None,
                 };
                 ready.extend(self.settle(d, skipped));
             }
@@ -194,13 +195,12 @@ pub async fn execute<E: Engine>(
                 }
                 continue;
             }
-            let digest = resume.map(|r| (r.inputs)(run.name(i), &upstream_digests(&run, i)));
             let control = Control {
                 events: events.clone(),
                 interrupt: interrupt.clone(),
                 kill: kill.clone(),
             };
-            spawn_job(&run, i, digest, engine.clone(), control, &mut running);
+            spawn_job(&run, i, engine.clone(), control, &mut running);
         }
         if running.is_empty() {
             break;
@@ -238,14 +238,7 @@ pub async fn execute<E: Engine>(
 }
 
 /// Starts project `i`: announces it and runs it on the engine in its own task.
-fn spawn_job<E: Engine>(
-    run: &Run<'_>,
-    i: usize,
-    digest: Option<String>,
-    engine: Arc<E>,
-    control: Control,
-    running: &mut JoinSet<Joined>,
-) {
+fn spawn_job<E: Engine>(run: &Run<'_>, i: usize, engine: Arc<E>, control: Control, running: &mut JoinSet<Joined>) {
     let plan = run.plan;
     let job = Job {
         project: plan.project(i).clone(),
@@ -263,7 +256,7 @@ fn spawn_job<E: Engine>(
     });
     running.spawn(async move {
         let end = engine.run(job, control).await;
-        (i, Some(started), digest, end)
+        (i, Some(started), end)
     });
 }
 
@@ -281,6 +274,7 @@ fn finish_rest(mut run: Run<'_>, interrupted: bool) -> RunResult {
                 changes: BTreeMap::new(),
                 error: None,
                 inputs_digest: None,
+                outputs_digest: None,
             };
             run.finish(i, result);
         }
@@ -309,8 +303,14 @@ fn record_end(
     options: &Options,
     interrupted: bool,
 ) -> Vec<usize> {
-    let (i, started, digest, end) = joined;
+    let (i, started, end) = joined;
     let failed = end.status == Status::Failed;
+    // The inputs digest is taken once the project ran: its run may itself write files the
+    // digest covers (a new stack's encryption salt), which must not look like a change next time.
+    let digest = match (resume, &end.status) {
+        (Some(r), Status::Succeeded) => Some((r.inputs)(run.name(i), &upstream_digests(run, i))),
+        _ => None,
+    };
     if let Some(o) = &end.outputs {
         if let Some(r) = resume {
             run.output_digests.insert(i, (r.outputs)(o));
@@ -324,7 +324,8 @@ fn record_end(
         outputs: end.outputs,
         changes: end.changes,
         error: end.error,
-        inputs_digest: if failed { None } else { digest },
+        inputs_digest: digest,
+        outputs_digest: run.output_digests.get(&i).cloned(),
     };
     let ready = run.settle(i, result);
     if failed && !options.keep_going && run.stop.is_none() && !interrupted {
@@ -357,6 +358,7 @@ fn decide_without_running(run: &mut Run<'_>, i: usize, options: &Options, resume
         changes: BTreeMap::new(),
         error: None,
         inputs_digest: digest,
+        outputs_digest: None,
     };
     if let Some(deployed) = &options.deployed {
         let missing: Vec<&str> = plan

@@ -240,6 +240,11 @@ impl<'a> Evaluator<'a> {
         for name in names {
             self.resource(&name)?;
         }
+        // Every variable is evaluated, used or not, as Pulumi YAML does.
+        let variables: Vec<String> = self.variables.keys().cloned().collect();
+        for name in variables {
+            self.variable(&name)?;
+        }
         let mut outputs = Map::new();
         if let Some(out) = self.ctx.project.doc["outputs"].as_object().cloned() {
             for (k, expr) in out {

@@ -2,6 +2,9 @@
 //! errors on standard error (MARA's split). No other module prints.
 #![allow(clippy::print_stderr)]
 
+pub mod plain;
+pub mod summary;
+
 use std::io::{self, Write as _};
 
 use miette::{GraphicalReportHandler, GraphicalTheme};
@@ -72,7 +75,7 @@ pub fn error(style: Style, err: &RunnerError) {
                 eprintln!("  help: {help}");
             }
         }
-        RunnerError::Files(diagnostics) => {
+        RunnerError::Files(diagnostics) | RunnerError::Validation(diagnostics) => {
             let theme = if style.color_stderr {
                 GraphicalTheme::unicode()
             } else {

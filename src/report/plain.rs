@@ -1,0 +1,168 @@
+//! The plain view (CI, no terminal, `--output plain`): every line of every project's output
+//! prefixed with `[project]` on standard output, the runner's own lines (starts, ends,
+//! warnings, the closing table) on standard error, no escape codes unless colour is on.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::collections::HashMap;
+use std::io::Write as _;
+use std::time::SystemTime;
+
+use console::style;
+
+use crate::cli::BannerType;
+use crate::exec::{Event, Level, RunResult, Status, Stream};
+use crate::plan::Plan;
+
+pub struct Plain {
+    banner: BannerType,
+    started: HashMap<String, SystemTime>,
+    descriptions: HashMap<String, String>,
+    width: usize,
+}
+
+impl Plain {
+    pub fn new(plan: &Plan<'_>, banner: BannerType) -> Self {
+        let descriptions = plan
+            .order
+            .iter()
+            .map(|&i| {
+                let p = plan.project(i);
+                (p.name.clone(), p.description.clone().unwrap_or_else(|| p.name.clone()))
+            })
+            .collect();
+        Plain {
+            banner,
+            started: HashMap::new(),
+            descriptions,
+            width: plan.order.iter().map(|&i| plan.name(i).len()).max().unwrap_or(0),
+        }
+    }
+
+    pub fn event(&mut self, ev: &Event) {
+        match ev {
+            Event::Started { project, operation, at } => {
+                self.started.insert(project.clone(), *at);
+                let description = self.descriptions.get(project).cloned().unwrap_or_default();
+                let line = match self.banner {
+                    BannerType::Boring => format!("* {description}"),
+                    BannerType::Log => format!("[{description}] started"),
+                    BannerType::Fabulous => format!("▶ [{project}] {} started ({description})", operation.as_str()),
+                };
+                eprintln!("{}", style(line).for_stderr().bold());
+            }
+            Event::Line { project, stream, text } => {
+                let prefix = style(format!("[{project}]")).for_stdout().cyan();
+                let mut out = std::io::stdout().lock();
+                let _ = match stream {
+                    Stream::Stdout | Stream::Stderr => writeln!(out, "{prefix} {text}"),
+                };
+            }
+            Event::Note {
+                project,
+                level,
+                message,
+            } => {
+                let who = project.as_ref().map(|p| format!("[{p}] ")).unwrap_or_default();
+                match level {
+                    Level::Warning => eprintln!("{} {who}{message}", style("warning:").for_stderr().yellow().bold()),
+                    Level::Info => eprintln!("{who}{message}"),
+                }
+            }
+            Event::Finished {
+                project,
+                operation,
+                result,
+            } => {
+                let took = self
+                    .started
+                    .get(project)
+                    .and_then(|s| result.ended.duration_since(*s).ok())
+                    .map(|d| format!(" in {}", duration(d.as_secs_f64())))
+                    .unwrap_or_default();
+                let line = match &result.status {
+                    Status::Succeeded => format!("✔ [{project}] {} succeeded{took}", operation.as_str()),
+                    Status::Failed => format!("✘ [{project}] {} failed{took}", operation.as_str()),
+                    other => format!("• [{project}] {}: {}", other.name(), other.reason().unwrap_or_default()),
+                };
+                let styled = match &result.status {
+                    Status::Succeeded => style(line).for_stderr().green(),
+                    Status::Failed => style(line).for_stderr().red().bold(),
+                    _ => style(line).for_stderr().dim(),
+                };
+                eprintln!("{styled}");
+            }
+        }
+    }
+
+    /// The closing table: every project's state, then what failed with its last lines.
+    pub fn finish(&self, plan: &Plan<'_>, result: &RunResult, total: f64, stack: &str) {
+        let count = |name: &str| result.results.iter().filter(|(_, f)| f.status.name() == name).count();
+        let mut parts = Vec::new();
+        for name in ["succeeded", "unchanged", "failed", "skipped", "waits", "not started"] {
+            let n = count(name);
+            if n > 0 {
+                parts.push(format!("{n} {name}"));
+            }
+        }
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(
+            err,
+            "\n{} {} · provider {} · stack {stack}: {} in {}",
+            style("Summary:").for_stderr().bold(),
+            plan.operation.as_str(),
+            plan.provider.name,
+            parts.join(", "),
+            duration(total)
+        );
+        for (name, f) in &result.results {
+            let took = f
+                .started
+                .and_then(|s| f.ended.duration_since(s).ok())
+                .map(|d| duration(d.as_secs_f64()))
+                .unwrap_or_default();
+            let detail = match &f.status {
+                Status::Failed => f
+                    .error
+                    .as_deref()
+                    .and_then(|e| e.lines().next())
+                    .unwrap_or("")
+                    .to_string(),
+                other => other.reason().unwrap_or("").to_string(),
+            };
+            let _ = writeln!(
+                err,
+                "  {name:<w$}  {:<11}  {took:>8}  {detail}",
+                f.status.name(),
+                w = self.width
+            );
+        }
+        for (name, f) in result.results.iter().filter(|(_, f)| f.status == Status::Failed) {
+            let _ = writeln!(
+                err,
+                "\n{} {name} ({}): {}",
+                style("Failed:").for_stderr().red().bold(),
+                plan.operation.as_str(),
+                f.error.as_deref().unwrap_or("failed")
+            );
+        }
+        if result.results.iter().any(|(_, f)| f.status == Status::Failed) && !result.interrupted {
+            let _ = writeln!(
+                err,
+                "\nFix the cause and run the same command again: what succeeded is not redone."
+            );
+        }
+        if result.interrupted {
+            let _ = writeln!(err, "\nInterrupted. Run the same command again to resume.");
+        }
+    }
+}
+
+/// `0.4s`, `12.3s`, `2m 05s`
+pub fn duration(seconds: f64) -> String {
+    if seconds < 60.0 {
+        format!("{seconds:.1}s")
+    } else {
+        let s = std::time::Duration::from_secs_f64(seconds.max(0.0)).as_secs();
+        format!("{}m {:02}s", s / 60, s % 60)
+    }
+}

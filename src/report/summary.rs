@@ -1,0 +1,88 @@
+//! The machine-readable summary of a run (`.runner/last-run.json`, `--summary FILE`); its
+//! schema is `schemas/summary.schema.json`. Secret outputs are redacted.
+
+use std::collections::BTreeMap;
+use std::time::SystemTime;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::exec::RunResult;
+use crate::plan::Plan;
+use crate::runstate::timestamp;
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Serialize)]
+struct Summary<'a> {
+    schema_version: u32,
+    operation: &'a str,
+    provider: &'a str,
+    stack: &'a str,
+    targets: Vec<&'a str>,
+    started: String,
+    ended: String,
+    duration_seconds: f64,
+    /// `succeeded`, `failed` or `interrupted`.
+    result: &'a str,
+    exit_code: i32,
+    projects: Vec<ProjectSummary<'a>>,
+}
+
+#[derive(Serialize)]
+struct ProjectSummary<'a> {
+    name: &'a str,
+    status: &'a str,
+    reason: Option<&'a str>,
+    operation: &'a str,
+    started: Option<String>,
+    ended: Option<String>,
+    duration_seconds: Option<f64>,
+    outputs: Option<Map<String, Value>>,
+    changes: &'a BTreeMap<String, u64>,
+    error: Option<&'a str>,
+}
+
+pub fn render(plan: &Plan<'_>, stack: &str, result: &RunResult, started: SystemTime, exit_code: i32) -> String {
+    let ended = SystemTime::now();
+    let outcome = if result.interrupted {
+        "interrupted"
+    } else if result.failed() {
+        "failed"
+    } else {
+        "succeeded"
+    };
+    let doc = Summary {
+        schema_version: SCHEMA_VERSION,
+        operation: plan.operation.as_str(),
+        provider: &plan.provider.name,
+        stack,
+        targets: plan.targets.iter().map(|&i| plan.name(i)).collect(),
+        started: timestamp(started),
+        ended: timestamp(ended),
+        duration_seconds: secs(ended.duration_since(started).unwrap_or_default()),
+        result: outcome,
+        exit_code,
+        projects: result
+            .results
+            .iter()
+            .map(|(name, f)| ProjectSummary {
+                name,
+                status: f.status.name(),
+                reason: f.status.reason(),
+                operation: plan.operation.as_str(),
+                started: f.started.map(timestamp),
+                ended: f.started.map(|_| timestamp(f.ended)),
+                duration_seconds: f.started.and_then(|s| f.ended.duration_since(s).ok()).map(secs),
+                outputs: f.outputs.as_ref().map(crate::exec::Outputs::redacted),
+                changes: &f.changes,
+                error: f.error.as_deref(),
+            })
+            .collect(),
+    };
+    serde_json::to_string_pretty(&doc).expect("summary serializes") + "\n"
+}
+
+fn secs(d: std::time::Duration) -> f64 {
+    (d.as_secs_f64() * 1000.0).round() / 1000.0
+}
