@@ -85,7 +85,11 @@ pub fn script(path: &str, ctx: &Context<'_>) -> Result<Prepared, String> {
         "secret_outputs": ctx.outputs.secret,
     });
     let outputs_file = ctx.scratch.join(format!("{}-outputs.json", ctx.project.name));
-    std::fs::write(&outputs_file, serde_json::to_string_pretty(&redacted).expect("JSON")).map_err(|e| e.to_string())?;
+    std::fs::write(
+        &outputs_file,
+        serde_json::to_string_pretty(&redacted).expect("JSON") + "\n",
+    )
+    .map_err(|e| e.to_string())?;
     let full = json!({
         "project": ctx.project.name,
         "provider": ctx.provider,

@@ -5,4 +5,5 @@
 mod errors;
 mod flags;
 mod plan;
+mod run;
 mod support;

@@ -135,3 +135,78 @@ pub fn tool_required() -> bool {
 pub fn have(tool: &str) -> bool {
     Command::new(tool).arg("-V").output().is_ok()
 }
+
+/// A directory holding the stand-in as `pulumi`, built on first use when `cargo test` did not
+/// build it already (it is another package of the workspace).
+pub fn standin_dir() -> &'static Path {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let exe = std::env::current_exe().unwrap();
+        let target = exe.parent().unwrap().parent().unwrap().to_path_buf();
+        let bin = target.join("pulumi");
+        if !bin.is_file() {
+            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+            let status = Command::new(cargo)
+                .args(["build", "-p", "pulumi-standin", "--bin", "pulumi"])
+                .current_dir(REPO)
+                .status()
+                .unwrap();
+            assert!(status.success(), "cannot build the pulumi stand-in");
+        }
+        let dir = std::env::temp_dir().join(format!("runner-standin-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let link = dir.join("pulumi");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&bin, &link).unwrap();
+        dir
+    })
+}
+
+impl Ws {
+    /// The runner with the stand-in first on PATH, a passphrase, and the invocation log.
+    pub fn command(&self, args: &[&str], env: &[(&str, &str)]) -> Command {
+        let path = format!(
+            "{}:{}",
+            standin_dir().display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let mut c = Command::new(env!("CARGO_BIN_EXE_runner"));
+        c.args(args)
+            .current_dir(self.path())
+            .env("PATH", path)
+            .env("PULUMI_CONFIG_PASSPHRASE", "test passphrase")
+            .env("PULUMI_HOME", self.path().join(".pulumi-home"))
+            .env("PULUMI_STANDIN_KDF_ITERATIONS", "1000")
+            .env("PULUMI_STANDIN_LOG", self.path().join("invocations.jsonl"))
+            .env_remove("PULUMI_BACKEND_URL")
+            .env_remove("PULUMI_STACK")
+            .env_remove("NO_COLOR")
+            .env("TERM", "dumb");
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c
+    }
+
+    pub fn exec(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let out = self.command(args, env).output().unwrap();
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8(out.stdout).unwrap(),
+            stderr: String::from_utf8(out.stderr).unwrap(),
+        }
+    }
+
+    /// Every stand-in invocation so far, one JSON object each.
+    pub fn invocations(&self) -> Vec<serde_json::Value> {
+        std::fs::read_to_string(self.path().join("invocations.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    pub fn clear_invocations(&self) {
+        let _ = std::fs::remove_file(self.path().join("invocations.jsonl"));
+    }
+}

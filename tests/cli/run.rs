@@ -1,0 +1,528 @@
+//! `up`, `destroy`, `refresh`, `preview` through the binary, with the Pulumi stand-in as `pulumi`:
+//! order and overlap from the invocation log, failures and resume, outputs to hooks and the
+//! summary, secrets never leaked, Ctrl-C.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::support::Ws;
+
+/// The token inside every placeholder kubeconfig output: a secret.
+const SECRET_MARK: &str = "placeholder-token-dev";
+
+/// (start, end) of each project's operation command (`up`, `destroy`, …), by project.
+fn intervals(ws: &Ws, op: &str) -> BTreeMap<String, (f64, f64)> {
+    ws.invocations()
+        .into_iter()
+        .filter(|i| i["argv"][0] == op)
+        .map(|i| {
+            let cwd = i["cwd"].as_str().unwrap();
+            let project = Path::new(cwd).file_name().unwrap().to_string_lossy().into_owned();
+            (project, (i["start"].as_f64().unwrap(), i["end"].as_f64().unwrap()))
+        })
+        .collect()
+}
+
+/// All invocations of the stand-in, as (start, end) for every command.
+fn all_intervals(ws: &Ws) -> Vec<(f64, f64)> {
+    let mut v: Vec<(f64, f64)> = ws
+        .invocations()
+        .iter()
+        .map(|i| (i["start"].as_f64().unwrap(), i["end"].as_f64().unwrap()))
+        .collect();
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v
+}
+
+/// What each project of a plan waits for, from `show-plan --format json`.
+fn waits(ws: &Ws, provider: &str, op: &str) -> BTreeMap<String, Vec<String>> {
+    let plan = ws
+        .run(&["show-plan", "-p", provider, "--operation", op, "--format", "json"])
+        .expect(0)
+        .json();
+    plan["projects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let w = p["waits_for"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_str().unwrap().to_string())
+                .collect();
+            (p["name"].as_str().unwrap().to_string(), w)
+        })
+        .collect()
+}
+
+fn summary(ws: &Ws) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(ws.path().join(".runner/last-run.json")).unwrap()).unwrap()
+}
+
+fn statuses(ws: &Ws) -> BTreeMap<String, String> {
+    summary(ws)["projects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["name"].as_str().unwrap().to_string(),
+                p["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// No file the runner wrote, and nothing it printed, holds a secret value.
+#[track_caller]
+fn assert_no_secret(ws: &Ws, printed: &[&str]) {
+    for p in printed {
+        assert!(!p.contains(SECRET_MARK), "a secret was printed:\n{p}");
+    }
+    let mut files = Vec::new();
+    walk(&ws.path().join(".runner"), &mut files);
+    for f in files {
+        let text = String::from_utf8_lossy(&std::fs::read(&f).unwrap()).into_owned();
+        assert!(!text.contains(SECRET_MARK), "{} holds a secret", f.display());
+    }
+}
+
+fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            walk(&p, out);
+        } else {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn up_runs_every_project_after_what_it_needs_and_independent_ones_together() {
+    let ws = Ws::reference();
+    let run = ws
+        .exec(
+            &["up", "-p", "aws", "-s", "dev"],
+            &[("PULUMI_STANDIN_DELAY_MS", "*=150")],
+        )
+        .expect(0);
+    let ran = intervals(&ws, "up");
+    let waits = waits(&ws, "aws", "up");
+    assert_eq!(ran.len(), 16, "every AWS project ran: {ran:?}");
+    for (project, needs) in &waits {
+        for n in needs {
+            assert!(ran[n].1 <= ran[project].0, "{project} started before {n} ended");
+        }
+    }
+    let overlap = |a: &str, b: &str| ran[a].0 < ran[b].1 && ran[b].0 < ran[a].1;
+    assert!(
+        overlap("vpc", "ecr") && overlap("iam", "kic-image-build"),
+        "independent projects ran one after another"
+    );
+    assert!(
+        run.stdout.contains("[eks] Updating (dev):"),
+        "output lines are prefixed: {}",
+        run.stdout
+    );
+    assert!(
+        run.stderr
+            .contains("Summary: up · provider aws · stack dev: 16 succeeded"),
+        "{}",
+        run.stderr
+    );
+    assert!(statuses(&ws).values().all(|s| s == "succeeded"));
+    let s = summary(&ws);
+    assert_eq!(s["exit_code"], 0);
+    assert_eq!(s["result"], "succeeded");
+    let eks = s["projects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "eks")
+        .unwrap();
+    assert_eq!(eks["outputs"]["cluster_name"], "eks-cluster_name-dev");
+    assert_eq!(eks["outputs"]["kubeconfig"], "[secret]");
+    assert_eq!(eks["changes"]["create"], 3);
+    // Every pulumi command named the stack and the shared stack configuration was passed.
+    for i in ws.invocations() {
+        let argv: Vec<&str> = i["argv"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        assert!(argv.contains(&"--stack"), "{argv:?}");
+        if argv[0] == "up" {
+            assert!(
+                argv.windows(2)
+                    .any(|w| w[0] == "--config-file" && w[1].ends_with("config/pulumi/Pulumi.dev.yaml"))
+            );
+        }
+        let url = i["env"]["PULUMI_BACKEND_URL"].as_str().unwrap();
+        assert!(url.starts_with("file://") && url.ends_with("/.pulumi-state"), "{url}");
+        assert_eq!(i["env"]["PULUMI_SKIP_UPDATE_CHECK"], "true");
+    }
+    assert_no_secret(&ws, &[&run.stdout, &run.stderr]);
+}
+
+#[test]
+fn parallel_1_never_overlaps() {
+    let ws = Ws::reference();
+    ws.exec(&["up", "-p", "aws", "-s", "dev", "--parallel", "1"], &[])
+        .expect(0);
+    let all = all_intervals(&ws);
+    assert!(all.len() >= 30);
+    for w in all.windows(2) {
+        assert!(
+            w[0].1 <= w[1].0,
+            "two pulumi commands overlapped with --parallel 1: {w:?}"
+        );
+    }
+}
+
+#[test]
+fn destroy_runs_dependents_first_and_targets_work_both_ways() {
+    let ws = Ws::reference();
+    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "logagent"], &[])
+        .expect(0);
+    let ran: BTreeSet<String> = intervals(&ws, "up").into_keys().collect();
+    assert_eq!(
+        ran,
+        ["eks", "iam", "kubeconfig", "logagent", "logstore", "vpc"]
+            .map(String::from)
+            .into()
+    );
+
+    ws.exec(&["up", "-p", "aws", "-s", "dev"], &[]).expect(0);
+    ws.clear_invocations();
+    ws.exec(&["destroy", "-p", "aws", "-s", "dev", "--target", "logstore"], &[])
+        .expect(0);
+    let gone = intervals(&ws, "destroy");
+    assert_eq!(
+        gone.keys().cloned().collect::<BTreeSet<_>>(),
+        ["logagent", "logstore", "sirius"].map(String::from).into()
+    );
+    assert!(gone["sirius"].1 <= gone["logagent"].0 && gone["logagent"].1 <= gone["logstore"].0);
+
+    ws.clear_invocations();
+    ws.exec(&["down", "-p", "aws", "-s", "dev"], &[]).expect(0);
+    let gone = intervals(&ws, "destroy");
+    let waits = waits(&ws, "aws", "destroy");
+    for (project, first) in &waits {
+        for f in first {
+            if let (Some(a), Some(b)) = (gone.get(f), gone.get(project)) {
+                assert!(a.1 <= b.0, "{project} was destroyed before {f}, which needs it");
+            }
+        }
+    }
+    // Destroyed before: destroying again deletes nothing and is not a failure.
+    let statuses = statuses(&ws);
+    assert!(statuses.values().all(|s| s == "succeeded"), "{statuses:?}");
+    let s = summary(&ws);
+    let logstore = s["projects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "logstore")
+        .unwrap();
+    assert!(logstore["changes"].get("delete").is_none(), "{logstore}");
+    let eks = s["projects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "eks")
+        .unwrap();
+    assert_eq!(eks["changes"]["delete"], 3);
+}
+
+#[test]
+fn a_failure_stops_what_depends_on_it_and_the_next_up_resumes() {
+    let ws = Ws::reference();
+    let run = ws
+        .exec(
+            &["up", "-p", "aws", "-s", "dev"],
+            &[("PULUMI_STANDIN_FAIL", "kubeconfig:up")],
+        )
+        .expect(1);
+    assert!(
+        run.stderr
+            .contains("Failed: kubeconfig (up): pulumi up exited with code 1"),
+        "{}",
+        run.stderr
+    );
+    let st = statuses(&ws);
+    assert_eq!(st["kubeconfig"], "failed");
+    assert_eq!(st["secrets"], "skipped");
+    assert!(["succeeded", "not started"].contains(&st["kic-image-push"].as_str()));
+    let s = summary(&ws);
+    assert_eq!(s["exit_code"], 1);
+    let secrets = s["projects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "secrets")
+        .unwrap();
+    assert_eq!(secrets["reason"], "needs kubeconfig, which failed");
+    let ran_first: BTreeSet<String> = intervals(&ws, "up").into_keys().collect();
+    assert!(
+        !ran_first.contains("secrets") && !ran_first.contains("sirius"),
+        "dependents never started"
+    );
+    let succeeded: BTreeSet<String> = st
+        .iter()
+        .filter(|(_, s)| *s == "succeeded")
+        .map(|(n, _)| n.clone())
+        .collect();
+
+    ws.clear_invocations();
+    ws.exec(&["up", "-p", "aws", "-s", "dev"], &[]).expect(0);
+    let ran_again: BTreeSet<String> = intervals(&ws, "up").into_keys().collect();
+    assert!(
+        ran_again.is_disjoint(&succeeded),
+        "redid {:?}",
+        ran_again.intersection(&succeeded).collect::<Vec<_>>()
+    );
+    assert!(ran_again.contains("kubeconfig") && ran_again.contains("sirius"));
+    assert!(statuses(&ws).values().all(|s| s == "succeeded" || s == "unchanged"));
+}
+
+#[test]
+fn keep_going_finishes_independent_branches() {
+    let ws = Ws::reference();
+    ws.exec(
+        &["up", "-p", "aws", "-s", "dev", "--keep-going"],
+        &[("PULUMI_STANDIN_FAIL", "ecr:up")],
+    )
+    .expect(1);
+    let st = statuses(&ws);
+    assert_eq!(st["ecr"], "failed");
+    assert_eq!(st["kic-image-push"], "skipped");
+    assert_eq!(st["ingress-controller"], "skipped");
+    assert_eq!(st["logagent"], "succeeded");
+    assert_eq!(st["eks"], "succeeded");
+}
+
+#[test]
+fn a_second_up_runs_nothing_and_a_change_reruns_only_what_reads_it() {
+    let ws = Ws::reference();
+    ws.exec(&["up", "-p", "aws", "-s", "dev"], &[]).expect(0);
+    ws.clear_invocations();
+    let again = ws.exec(&["up", "-p", "aws", "-s", "dev"], &[]).expect(0);
+    assert!(intervals(&ws, "up").is_empty(), "ran again: {:?}", intervals(&ws, "up"));
+    assert!(again.stderr.contains("16 unchanged"), "{}", again.stderr);
+
+    // A change that leaves the outputs alone: only the project itself.
+    ws.edit(
+        "projects/services/logstore/Pulumi.yaml",
+        "runtime: yaml",
+        "runtime: yaml\n# edited",
+    );
+    ws.clear_invocations();
+    ws.exec(&["up", "-p", "aws", "-s", "dev"], &[]).expect(0);
+    assert_eq!(intervals(&ws, "up").into_keys().collect::<Vec<_>>(), ["logstore"]);
+
+    // A changed output: the project and what reads it.
+    ws.edit(
+        "projects/services/logstore/Pulumi.yaml",
+        "elastic_hostname: logstore-",
+        "elastic_hostname: v2-logstore-",
+    );
+    ws.clear_invocations();
+    ws.exec(&["up", "-p", "aws", "-s", "dev"], &[]).expect(0);
+    assert_eq!(
+        intervals(&ws, "up").into_keys().collect::<Vec<_>>(),
+        ["logagent", "logstore"]
+    );
+
+    // --fresh runs everything.
+    ws.clear_invocations();
+    ws.exec(&["up", "-p", "aws", "-s", "dev", "--fresh"], &[]).expect(0);
+    assert_eq!(intervals(&ws, "up").len(), 16);
+}
+
+#[test]
+fn outputs_reach_hooks_and_secrets_only_through_the_environment() {
+    let ws = Ws::reference();
+    ws.write(
+        "scripts/record.sh",
+        "#!/bin/sh\nset -e\nout=\"$RUNNER_WORKSPACE/hook-record.txt\"\n\
+         echo \"project=$RUNNER_PROJECT stack=$RUNNER_STACK provider=$RUNNER_PROVIDER\" > \"$out\"\n\
+         echo \"cluster_name=$RUNNER_OUTPUT_CLUSTER_NAME\" >> \"$out\"\n\
+         echo \"kubeconfig_length=${#RUNNER_OUTPUT_KUBECONFIG}\" >> \"$out\"\n\
+         cat \"$RUNNER_OUTPUTS_FILE\" >> \"$out\"\n\
+         echo \"stdin_bytes=$(wc -c)\" >> \"$out\"\n\
+         echo hook ran\n",
+    );
+    let script = ws.path().join("scripts/record.sh");
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    ws.edit(
+        "providers/aws.toml",
+        r#"on_success = ["kubeconfig-merge"]"#,
+        r#"on_success = ["kubeconfig-merge", "scripts/record.sh"]"#,
+    );
+    let run = ws
+        .exec(&["up", "-p", "aws", "-s", "dev", "--target", "eks"], &[])
+        .expect(0);
+    let record = std::fs::read_to_string(ws.path().join("hook-record.txt")).unwrap();
+    assert!(record.contains("project=eks stack=dev provider=aws"), "{record}");
+    assert!(record.contains("cluster_name=eks-cluster_name-dev"), "{record}");
+    let len: usize = record
+        .lines()
+        .find_map(|l| l.strip_prefix("kubeconfig_length="))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(len > 100, "the secret kubeconfig reached the hook's environment");
+    assert!(
+        record.contains("\"kubeconfig\": \"[secret]\""),
+        "the outputs file is redacted: {record}"
+    );
+    let stdin: usize = record
+        .lines()
+        .find_map(|l| l.strip_prefix("stdin_bytes="))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(stdin > len, "the full outputs came on standard input");
+    assert!(run.stdout.contains("[eks] hook ran"));
+    assert!(
+        !ws.path().join(".runner/dev/tmp/eks-outputs.json").exists(),
+        "the outputs file is removed"
+    );
+    assert_no_secret(&ws, &[&run.stdout, &run.stderr]);
+
+    // A failing hook fails its project.
+    ws.write("scripts/record.sh", "#!/bin/sh\necho broken >&2\nexit 3\n");
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let run = ws
+        .exec(&["up", "-p", "aws", "-s", "dev", "--target", "eks", "--fresh"], &[])
+        .expect(1);
+    assert!(
+        run.stderr
+            .contains("Failed: eks (up): hook scripts/record.sh exited with code 3"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("broken"));
+}
+
+#[test]
+fn preview_waits_for_undeployed_upstreams_and_refresh_of_nothing_warns() {
+    let ws = Ws::reference();
+    let run = ws.exec(&["refresh", "-p", "kubeconfig", "-s", "dev"], &[]).expect(0);
+    assert!(
+        run.stderr
+            .contains("warning: [kubeconfig] kubeconfig has no previous deployment"),
+        "{}",
+        run.stderr
+    );
+
+    let run = ws.exec(&["preview", "-p", "kubeconfig", "-s", "dev"], &[]).expect(0);
+    let st = statuses(&ws);
+    assert_eq!(st["kubeconfig"], "succeeded");
+    assert_eq!(st["logstore"], "waits");
+    let s = summary(&ws);
+    let logagent = s["projects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "logagent")
+        .unwrap();
+    assert_eq!(logagent["reason"], "waits for kubeconfig, logstore, not deployed yet");
+    assert!(run.stdout.contains("[kubeconfig] Previewing update (dev):"));
+
+    ws.exec(&["up", "-p", "kubeconfig", "-s", "dev", "--target", "logstore"], &[])
+        .expect(0);
+    ws.exec(&["preview", "-p", "kubeconfig", "-s", "dev"], &[]).expect(0);
+    let st = statuses(&ws);
+    assert_eq!(st["logagent"], "succeeded");
+    assert_eq!(st["sirius"], "waits");
+}
+
+#[test]
+fn ctrl_c_stops_the_run_leaves_no_process_and_resume_works() {
+    let ws = Ws::reference();
+    let child = ws
+        .command(
+            &["up", "-p", "aws", "-s", "dev", "--summary", "s.json"],
+            &[("PULUMI_STANDIN_HANG", "logstore:up")],
+        )
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let locks = ws.path().join(".pulumi-state/.pulumi/locks/organization/logstore/dev");
+    let start = Instant::now();
+    let lock_file = loop {
+        if let Some(f) = std::fs::read_dir(&locks)
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(Result::ok)
+        {
+            break f.path();
+        }
+        assert!(start.elapsed() < Duration::from_secs(30), "logstore never started");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let info: Value = loop {
+        if let Ok(v) = serde_json::from_str(&std::fs::read_to_string(&lock_file).unwrap_or_default()) {
+            break v;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let pulumi_pid = info["pid"].as_u64().unwrap();
+    std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(
+        !Path::new(&format!("/proc/{pulumi_pid}")).exists(),
+        "pulumi is still running"
+    );
+    assert!(
+        std::fs::read_dir(&locks).map_or(true, |mut d| d.next().is_none()),
+        "the stack lock was left"
+    );
+    let s: Value = serde_json::from_str(&std::fs::read_to_string(ws.path().join("s.json")).unwrap()).unwrap();
+    assert_eq!(s["result"], "interrupted");
+    assert_eq!(s["exit_code"], 130);
+    let state: Value =
+        serde_json::from_str(&std::fs::read_to_string(ws.path().join(".runner/dev/state.json")).unwrap()).unwrap();
+    for (name, p) in state["projects"].as_object().unwrap() {
+        assert_ne!(p["status"], "running", "{name} is still marked running");
+    }
+    assert!(
+        stderr.contains("Interrupted. Run the same command again to resume."),
+        "{stderr}"
+    );
+
+    ws.clear_invocations();
+    ws.exec(&["up", "-p", "aws", "-s", "dev"], &[]).expect(0);
+    let ran: BTreeSet<String> = intervals(&ws, "up").into_keys().collect();
+    assert!(
+        !ran.contains("kubeconfig") && !ran.contains("eks"),
+        "a succeeded project ran again"
+    );
+    assert!(ran.contains("logstore") && ran.contains("sirius"));
+}
+
+#[test]
+fn a_stack_is_required() {
+    let ws = Ws::reference();
+    ws.exec(&["up", "-p", "aws"], &[])
+        .expect(2)
+        .stderr_has("`up` needs a stack: pass -s/--stack NAME");
+    ws.exec(&["up", "-s", "dev"], &[])
+        .expect(2)
+        .stderr_has("`up` needs a provider");
+}
