@@ -169,6 +169,16 @@ fn up_runs_every_project_after_what_it_needs_and_independent_ones_together() {
         assert_eq!(i["env"]["PULUMI_SKIP_UPDATE_CHECK"], "true");
     }
     assert_no_secret(&ws, &[&run.stdout, &run.stderr]);
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(format!("{}/schemas/summary.schema.json", crate::support::REPO)).unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&s)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
 }
 
 #[test]
@@ -496,6 +506,11 @@ fn ctrl_c_stops_the_run_leaves_no_process_and_resume_works() {
     let s: Value = serde_json::from_str(&std::fs::read_to_string(ws.path().join("s.json")).unwrap()).unwrap();
     assert_eq!(s["result"], "interrupted");
     assert_eq!(s["exit_code"], 130);
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(format!("{}/schemas/summary.schema.json", crate::support::REPO)).unwrap(),
+    )
+    .unwrap();
+    assert!(jsonschema::validator_for(&schema).unwrap().is_valid(&s), "{s:#}");
     let state: Value =
         serde_json::from_str(&std::fs::read_to_string(ws.path().join(".runner/dev/state.json")).unwrap()).unwrap();
     for (name, p) in state["projects"].as_object().unwrap() {
