@@ -218,19 +218,16 @@ impl Pulumi {
             }
             self.command(&dir, &args)
         };
-        let shown = read(true);
-        let hidden = read(false);
-        let shown = self
-            .step(&job.project.name, shown, control, true, None)
-            .await
-            .map_err(JobEnd::failed)?;
+        // Both reads at once: they only read the stack's state.
+        let (shown, hidden) = tokio::join!(
+            self.step(&job.project.name, read(true), control, true, None),
+            self.step(&job.project.name, read(false), control, true, None)
+        );
+        let shown = shown.map_err(JobEnd::failed)?;
         if shown.code != Some(0) {
             return Err(step_failed("pulumi stack output", shown.code, &shown));
         }
-        let hidden = self
-            .step(&job.project.name, hidden, control, true, None)
-            .await
-            .map_err(JobEnd::failed)?;
+        let hidden = hidden.map_err(JobEnd::failed)?;
         let parse = |text: &str| -> Result<Map<String, Value>, JobEnd> {
             serde_json::from_str(text).map_err(|e| {
                 JobEnd::failed(format!(

@@ -122,10 +122,13 @@ fn work(ms: Option<u64>, op: Op) -> Result<(), Failure> {
             let _ = std::io::stdout().flush();
             return Err(cancelled(op.kind()));
         }
-        if ms.is_some_and(|ms| start.elapsed() >= Duration::from_millis(ms)) {
-            return Ok(());
+        let tick = Duration::from_millis(10);
+        match ms.map(|ms| Duration::from_millis(ms).saturating_sub(start.elapsed())) {
+            Some(left) if left.is_zero() => return Ok(()),
+            // Sleep exactly what is left (at most a tick), so delays do not overshoot.
+            Some(left) => std::thread::sleep(left.min(tick)),
+            None => std::thread::sleep(tick),
         }
-        std::thread::sleep(Duration::from_millis(10));
     }
 }
 
