@@ -7,13 +7,15 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
-use crate::cli::{BannerType, RunArgs};
+use crate::cli::{BannerType, OutputMode, RunArgs};
 use crate::config::environment::{ENVIRONMENT_FILE, EnvironmentFile};
 use crate::error::{RunnerError, exit};
 use crate::exec::{self, Event, Options, Resume, Status};
 use crate::plan::{Operation, Plan};
 use crate::provider::Provider;
 use crate::pulumi::{Pulumi, Redactor};
+use crate::report::live::Live;
+use crate::report::logs::Logs;
 use crate::report::plain::Plain;
 use crate::report::{self, Style};
 use crate::runstate::{Digests, RUNNER_DIR, RunState, timestamp, write_atomic};
@@ -117,6 +119,8 @@ pub fn run(s: &Settings<'_>) -> Result<i32, RunnerError> {
             source,
         })?;
     let mut view = Plain::new(&plan, s.banner);
+    let mut live = use_live_view(s.args.output).then(|| Live::new(&plan));
+    let mut logs = Logs::new(&ws.root.join(RUNNER_DIR).join(&s.stack).join("logs"));
     let result = runtime.block_on(async {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Event>();
         let (sig_tx, sig_rx) = tokio::sync::mpsc::unbounded_channel::<()>();
@@ -124,7 +128,11 @@ pub fn run(s: &Settings<'_>) -> Result<i32, RunnerError> {
         let execution = exec::execute(&plan, engine, &options, resume.as_ref(), tx, sig_rx);
         let consume = async {
             while let Some(ev) = rx.recv().await {
-                view.event(&ev);
+                match &mut live {
+                    Some(l) => l.event(&ev),
+                    None => view.event(&ev),
+                }
+                logs.event(&ev);
                 record(&mut state, &ev);
                 if matches!(ev, Event::Started { .. } | Event::Finished { .. })
                     && let Err(e) = state.save(&ws.root)
@@ -145,19 +153,31 @@ pub fn run(s: &Settings<'_>) -> Result<i32, RunnerError> {
     } else {
         exit::SUCCESS
     };
-    view.finish(&plan, &result, clock.elapsed().as_secs_f64(), &s.stack);
-    let summary = report::summary::render(&plan, &s.stack, &result, started, code);
-    let last = ws.root.join(RUNNER_DIR).join("last-run.json");
-    let mut targets: Vec<PathBuf> = vec![last];
-    if let Some(f) = &s.args.summary {
-        targets.push(f.clone());
+    if let Some(l) = &live {
+        l.finish();
     }
+    view.finish(&plan, &result, clock.elapsed().as_secs_f64(), &s.stack);
+    write_summaries(s, &report::summary::render(&plan, &s.stack, &result, started, code));
+    Ok(code)
+}
+
+/// The JSON summary to `.runner/last-run.json`, and to `--summary FILE` when given.
+fn write_summaries(s: &Settings<'_>, summary: &str) {
+    let mut targets = vec![s.ws.root.join(RUNNER_DIR).join("last-run.json")];
+    targets.extend(s.args.summary.clone());
     for t in targets {
         if let Err(e) = write_atomic(&t, summary.as_bytes()) {
-            report::warning(s.style, &format!("cannot write the summary to {}: {e}", ws.show(&t)));
+            report::warning(s.style, &format!("cannot write the summary to {}: {e}", s.ws.show(&t)));
         }
     }
-    Ok(code)
+}
+
+/// The live view needs a terminal and no CI: `--output plain`, `CI` set (to anything but
+/// `false`/`0`) or standard error not a terminal give the plain, line-prefixed view.
+fn use_live_view(mode: OutputMode) -> bool {
+    use std::io::IsTerminal as _;
+    let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
+    mode == OutputMode::Auto && !ci && std::io::stderr().is_terminal()
 }
 
 /// What a successful `up` left, for skipping unchanged projects.

@@ -144,7 +144,13 @@ impl Digests {
             h.update([0]);
         }
         h.update(b"config\0");
-        h.update(std::fs::read(&self.config_file).unwrap_or_default());
+        // Pulumi adds `encryptionsalt` to the shared file during the first parallel runs; it is
+        // not configuration, so it must not make the projects that finished earlier look changed.
+        let config = std::fs::read_to_string(&self.config_file).unwrap_or_default();
+        for line in config.lines().filter(|l| !l.starts_with("encryptionsalt:")) {
+            h.update(line.as_bytes());
+            h.update(b"\n");
+        }
         for (name, digest) in upstream {
             h.update(name.as_bytes());
             h.update(b"=");
@@ -240,6 +246,8 @@ mod tests {
         std::fs::write(dir.path().join("p/Pulumi.yaml"), "name: p\n# edited\n").unwrap();
         let b = d.inputs("p", &none);
         assert_ne!(a, b);
+        std::fs::write(&cfg, "encryptionsalt: v1:abc\nconfig: {}\n").unwrap();
+        assert_eq!(b, d.inputs("p", &none), "the salt is not configuration");
         std::fs::write(&cfg, "config: {a: b}\n").unwrap();
         assert_ne!(b, d.inputs("p", &none));
         let up = BTreeMap::from([("x".to_string(), "1".to_string())]);

@@ -2,6 +2,8 @@
 //! errors on standard error (MARA's split). No other module prints.
 #![allow(clippy::print_stderr)]
 
+pub mod live;
+pub mod logs;
 pub mod plain;
 pub mod summary;
 

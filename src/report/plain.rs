@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 use std::io::Write as _;
+use std::path::Path;
 use std::time::SystemTime;
 
 use console::style;
@@ -139,10 +140,15 @@ impl Plain {
         for (name, f) in result.results.iter().filter(|(_, f)| f.status == Status::Failed) {
             let _ = writeln!(
                 err,
-                "\n{} {name} ({}): {}",
+                "\n{} {name} ({}): {}\n  full output: {}",
                 style("Failed:").for_stderr().red().bold(),
                 plan.operation.as_str(),
-                f.error.as_deref().unwrap_or("failed")
+                f.error.as_deref().unwrap_or("failed"),
+                Path::new(crate::runstate::RUNNER_DIR)
+                    .join(stack)
+                    .join("logs")
+                    .join(format!("{name}.log"))
+                    .display()
             );
         }
         if result.results.iter().any(|(_, f)| f.status == Status::Failed) && !result.interrupted {

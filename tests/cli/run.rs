@@ -472,23 +472,22 @@ fn ctrl_c_stops_the_run_leaves_no_process_and_resume_works() {
         .spawn()
         .unwrap();
     let locks = ws.path().join(".pulumi-state/.pulumi/locks/organization/logstore/dev");
+    // The stack lock names the pulumi process (its temporary file, renamed at once, is skipped).
     let start = Instant::now();
-    let lock_file = loop {
-        if let Some(f) = std::fs::read_dir(&locks)
-            .ok()
-            .and_then(|mut d| d.next())
-            .and_then(Result::ok)
-        {
-            break f.path();
-        }
-        assert!(start.elapsed() < Duration::from_secs(30), "logstore never started");
-        std::thread::sleep(Duration::from_millis(20));
-    };
     let info: Value = loop {
-        if let Ok(v) = serde_json::from_str(&std::fs::read_to_string(&lock_file).unwrap_or_default()) {
+        let lock = std::fs::read_dir(&locks).ok().and_then(|d| {
+            d.flatten().map(|e| e.path()).find(|p| {
+                p.extension().is_some_and(|x| x == "json") && !p.file_name().unwrap().to_string_lossy().starts_with('.')
+            })
+        });
+        if let Some(v) = lock.and_then(|p| serde_json::from_str(&std::fs::read_to_string(p).ok()?).ok()) {
             break v;
         }
-        std::thread::sleep(Duration::from_millis(10));
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "logstore never took its stack lock"
+        );
+        std::thread::sleep(Duration::from_millis(20));
     };
     let pulumi_pid = info["pid"].as_u64().unwrap();
     std::process::Command::new("kill")
@@ -543,4 +542,78 @@ fn a_stack_is_required() {
     ws.exec(&["up", "-s", "dev"], &[])
         .expect(2)
         .stderr_has("`up` needs a provider");
+}
+
+#[test]
+fn a_terminal_gets_the_live_view_and_logs_keep_every_line() {
+    if std::process::Command::new("script").arg("--version").output().is_err() {
+        assert!(!crate::support::tool_required(), "`script` (util-linux) is missing");
+        return;
+    }
+    let ws = Ws::reference();
+    let runner = env!("CARGO_BIN_EXE_runner");
+    let typescript = ws.path().join("typescript");
+    // The runner's usual test environment, with `script` giving it a pseudo-terminal.
+    let c = ws.command(&[], &[("PULUMI_STANDIN_DELAY_MS", "*=100"), ("TERM", "xterm-256color")]);
+    let envs: Vec<(std::ffi::OsString, Option<std::ffi::OsString>)> = c
+        .get_envs()
+        .map(|(k, v)| (k.to_owned(), v.map(std::ffi::OsStr::to_owned)))
+        .collect();
+    let mut script = std::process::Command::new("script");
+    script.current_dir(ws.path()).env_remove("CI");
+    for (k, v) in envs {
+        match v {
+            Some(v) => script.env(k, v),
+            None => script.env_remove(k),
+        };
+    }
+    let out = script
+        .args([
+            "-q",
+            "-e",
+            "-c",
+            &format!("{runner} up -p aws -s dev --target eks"),
+            typescript.to_str().unwrap(),
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let raw = String::from_utf8_lossy(&std::fs::read(&typescript).unwrap()).into_owned();
+    let screen = strip_escapes(&raw);
+    assert!(screen.contains("projects ·"), "no progress bar drawn:\n{screen}");
+    assert!(screen.contains("✔ eks"), "{screen}");
+    assert!(
+        screen.contains("Summary: up · provider aws · stack dev: 3 succeeded"),
+        "{screen}"
+    );
+    assert!(
+        !screen.contains("[eks] Updating"),
+        "a terminal gets the live view, not prefixed lines"
+    );
+    let log = std::fs::read_to_string(ws.path().join(".runner/dev/logs/eks.log")).unwrap();
+    assert!(log.contains("Updating (dev):") && log.contains("== succeeded"), "{log}");
+    assert!(!log.contains(SECRET_MARK));
+}
+
+/// The text of a terminal recording without its escape sequences.
+fn strip_escapes(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            if chars.peek() == Some(&'[') {
+                chars.next();
+                while let Some(&n) = chars.peek() {
+                    chars.next();
+                    if n.is_ascii_alphabetic() {
+                        break;
+                    }
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }

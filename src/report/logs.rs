@@ -1,0 +1,52 @@
+//! Every project's full output in `.runner/<stack>/logs/<project>.log` (already scrubbed of
+//! secrets), so the live view can show only the last line without losing anything.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use crate::exec::{Event, Stream};
+use crate::runstate::timestamp;
+
+pub struct Logs {
+    dir: PathBuf,
+    files: HashMap<String, File>,
+}
+
+impl Logs {
+    pub fn new(dir: &Path) -> Self {
+        let _ = std::fs::create_dir_all(dir);
+        Logs {
+            dir: dir.to_path_buf(),
+            files: HashMap::new(),
+        }
+    }
+
+    pub fn path(&self, project: &str) -> PathBuf {
+        self.dir.join(format!("{project}.log"))
+    }
+
+    pub fn event(&mut self, ev: &Event) {
+        match ev {
+            Event::Started { project, operation, at } => {
+                if let Ok(mut f) = File::create(self.path(project)) {
+                    let _ = writeln!(f, "== {} {project} started {}", operation.as_str(), timestamp(*at));
+                    self.files.insert(project.clone(), f);
+                }
+            }
+            Event::Line { project, stream, text } => {
+                if let Some(f) = self.files.get_mut(project) {
+                    let mark = if *stream == Stream::Stderr { "! " } else { "" };
+                    let _ = writeln!(f, "{mark}{text}");
+                }
+            }
+            Event::Finished { project, result, .. } => {
+                if let Some(mut f) = self.files.remove(project) {
+                    let _ = writeln!(f, "== {} {}", result.status.name(), timestamp(result.ended));
+                }
+            }
+            Event::Note { .. } => {}
+        }
+    }
+}
