@@ -85,7 +85,7 @@ fn dispatch(cli: &Cli, style: Style, cwd: &Path) -> Result<i32, RunnerError> {
             report::debug(style, &format!("workspace: {}", ws.root.display()));
             let provider = load_provider(&ws, cli.global.provider.as_deref(), "show-plan")?;
             report::debug(style, &format!("provider file: {}", provider.file));
-            show_plan(&provider, args)
+            show_plan(&ws, &provider, args)
         }
     }
 }
@@ -172,7 +172,7 @@ fn load_provider(ws: &Workspace, name: Option<&str>, command: &str) -> Result<Pr
     }
 }
 
-fn show_plan(provider: &Provider, args: &ShowPlanArgs) -> Result<i32, RunnerError> {
+fn show_plan(ws: &Workspace, provider: &Provider, args: &ShowPlanArgs) -> Result<i32, RunnerError> {
     let operation = match args.operation {
         PlanOperation::Up => Operation::Up,
         PlanOperation::Destroy => Operation::Destroy,
@@ -191,10 +191,28 @@ fn show_plan(provider: &Provider, args: &ShowPlanArgs) -> Result<i32, RunnerErro
     })?;
     let text = match args.format {
         PlanFormat::Tree => render::tree(&plan),
-        PlanFormat::Dot => render::dot(&plan),
-        PlanFormat::Mermaid => render::mermaid(&plan),
-        PlanFormat::Json => render::json(&plan),
+        PlanFormat::Dot => render::dot(&plan, &edge_labels(ws, &plan)),
+        PlanFormat::Mermaid => render::mermaid(&plan, &edge_labels(ws, &plan)),
+        PlanFormat::Json => render::json(&plan, &edge_labels(ws, &plan)),
     };
     write_result(&text)?;
     Ok(exit::SUCCESS)
+}
+
+/// The outputs each project of the plan reads from the others, from its program's
+/// `StackReference`s.
+fn edge_labels(ws: &Workspace, plan: &Plan<'_>) -> render::EdgeLabels {
+    let mut labels = render::EdgeLabels::new();
+    for &i in &plan.order {
+        let p = plan.project(i);
+        let Some(reads) = crate::program::reads(&ws.root.join(&p.path)) else {
+            continue;
+        };
+        for (upstream, outputs) in reads {
+            if !outputs.is_empty() {
+                labels.insert((upstream, p.name.clone()), outputs.into_iter().collect());
+            }
+        }
+    }
+    labels
 }

@@ -13,6 +13,7 @@ pub mod graph;
 pub mod hooks;
 pub mod layer;
 pub mod plan;
+pub mod program;
 pub mod provider;
 pub mod pulumi;
 pub mod render;

@@ -8,7 +8,7 @@ use crate::plan::Plan;
 
 const CRITICAL_COLOR: &str = "#c0392b";
 
-pub fn dot(plan: &Plan<'_>) -> String {
+pub fn dot(plan: &Plan<'_>, labels: &super::EdgeLabels) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -45,6 +45,15 @@ pub fn dot(plan: &Plan<'_>) -> String {
     }
     for (a, b, kind) in plan.edges() {
         let mut attrs = Vec::new();
+        let outputs = super::flows(labels, plan.name(a), plan.name(b));
+        if !outputs.is_empty() {
+            // One output per line: DOT's `\n` escape, between individually quoted names.
+            let lines: Vec<String> = outputs
+                .iter()
+                .map(|o| o.replace('\\', "\\\\").replace('"', "\\\""))
+                .collect();
+            attrs.push(format!("label=\"{}\", fontsize=10", lines.join("\\n")));
+        }
         if kind == EdgeKind::Order {
             attrs.push("style=dashed".to_string());
         }

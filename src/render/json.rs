@@ -52,6 +52,7 @@ struct EdgeDoc<'a> {
     from: &'a str,
     to: &'a str,
     kind: &'a str,
+    outputs: &'a [String],
 }
 
 #[derive(Serialize)]
@@ -61,7 +62,7 @@ struct CriticalDoc<'a> {
     unit: &'a str,
 }
 
-pub fn json(plan: &Plan<'_>) -> String {
+pub fn json(plan: &Plan<'_>, labels: &super::EdgeLabels) -> String {
     let p = plan.provider;
     let doc = PlanDoc {
         schema_version: SCHEMA_VERSION,
@@ -104,6 +105,7 @@ pub fn json(plan: &Plan<'_>) -> String {
                 from: plan.name(a),
                 to: plan.name(b),
                 kind: kind.as_str(),
+                outputs: super::flows(labels, plan.name(a), plan.name(b)),
             })
             .collect(),
         waves: plan

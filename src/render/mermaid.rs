@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use crate::graph::EdgeKind;
 use crate::plan::Plan;
 
-pub fn mermaid(plan: &Plan<'_>) -> String {
+pub fn mermaid(plan: &Plan<'_>, labels: &super::EdgeLabels) -> String {
     // Node ids are positions in run order: project names may contain `-` and `.`, and words
     // like `end` break Mermaid's parser, so names go only into the quoted labels.
     let id: HashMap<usize, String> = plan
@@ -28,7 +28,13 @@ pub fn mermaid(plan: &Plan<'_>) -> String {
     let mut critical_links = Vec::new();
     for (k, (a, b, kind)) in plan.edges().into_iter().enumerate() {
         let arrow = if kind == EdgeKind::Order { "-.->" } else { "-->" };
-        let _ = writeln!(out, "  {} {arrow} {}", id[&a], id[&b]);
+        let outputs = super::flows(labels, plan.name(a), plan.name(b));
+        let label = if outputs.is_empty() {
+            String::new()
+        } else {
+            format!("|\"{}\"|", outputs.join(", "))
+        };
+        let _ = writeln!(out, "  {} {arrow}{label} {}", id[&a], id[&b]);
         if plan.is_critical_edge(a, b) {
             critical_links.push(k.to_string());
         }

@@ -11,6 +11,17 @@ pub use json::{SCHEMA_VERSION, json};
 pub use mermaid::mermaid;
 pub use tree::tree;
 
+/// Outputs read along each edge: (upstream project, downstream project) → output names.
+pub type EdgeLabels = std::collections::BTreeMap<(String, String), Vec<String>>;
+
+/// The outputs that flow along the edge `a → b` (in run order, so on destroy the reverse).
+fn flows<'l>(labels: &'l EdgeLabels, a: &str, b: &str) -> &'l [String] {
+    labels
+        .get(&(a.to_string(), b.to_string()))
+        .or_else(|| labels.get(&(b.to_string(), a.to_string())))
+        .map_or(&[], Vec::as_slice)
+}
+
 /// `a, b, c`
 fn list(items: &[&str]) -> String {
     items.join(", ")

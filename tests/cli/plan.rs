@@ -330,3 +330,52 @@ fn mermaid_is_a_flowchart_with_one_subgraph_per_layer() {
         assert_eq!(arrows, plan["edges"].as_array().unwrap().len(), "{p}");
     }
 }
+
+#[test]
+fn edges_carry_the_outputs_the_downstream_program_reads() {
+    let ws = Ws::reference();
+    let plan = plan_json(&ws, &["-p", "aws"]);
+    let edge = |from: &str, to: &str| -> Vec<String> {
+        let e = plan["edges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["from"] == from && e["to"] == to)
+            .unwrap_or_else(|| panic!("no edge {from} -> {to}"));
+        names(&e["outputs"])
+    };
+    assert_eq!(edge("logstore", "logagent"), ["elastic_hostname", "kibana_hostname"]);
+    assert_eq!(edge("kubeconfig", "logagent"), ["kubeconfig"]);
+    assert_eq!(edge("vpc", "eks"), ["vpc"]);
+    assert!(
+        edge("certmgr", "sirius").is_empty(),
+        "ordering-only edges carry nothing"
+    );
+    // A program that reads another output shows it at once.
+    ws.edit(
+        "projects/services/logagent/Pulumi.yaml",
+        "logstore_kibana_hostname:",
+        "logstore_extra: ${logstore.outputs[\"extra\"]}\n  logstore_kibana_hostname:",
+    );
+    let plan = plan_json(&ws, &["-p", "aws"]);
+    let e = plan["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["from"] == "logstore" && e["to"] == "logagent")
+        .unwrap();
+    assert_eq!(names(&e["outputs"]), ["elastic_hostname", "extra", "kibana_hostname"]);
+    let dot = ws.run(&["show-plan", "-p", "aws", "--format", "dot"]).expect(0).stdout;
+    assert!(
+        dot.contains("\"logstore\" -> \"logagent\" [label=\"elastic_hostname\\nextra\\nkibana_hostname\", fontsize=10"),
+        "{dot}"
+    );
+    let mermaid = ws
+        .run(&["show-plan", "-p", "aws", "--format", "mermaid"])
+        .expect(0)
+        .stdout;
+    assert!(
+        mermaid.contains("-->|\"elastic_hostname, extra, kibana_hostname\"|"),
+        "{mermaid}"
+    );
+}

@@ -1,0 +1,128 @@
+//! What a project's Pulumi YAML program reads from other projects: its
+//! `pulumi:pulumi:StackReference` resources and the `outputs` it takes from each. Used to label
+//! the plan's edges with the outputs that flow along them.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use serde_json::Value;
+
+/// For each referenced project, the outputs the program reads from it.
+pub type Reads = BTreeMap<String, BTreeSet<String>>;
+
+/// Reads `dir/Pulumi.yaml`; `None` when it cannot be read or parsed (the plan then shows edges
+/// without outputs; `validate` reports the file).
+pub fn reads(dir: &Path) -> Option<Reads> {
+    let text = std::fs::read_to_string(dir.join("Pulumi.yaml")).ok()?;
+    let doc: Value = serde_saphyr::from_str(&text).ok()?;
+    Some(reads_of(&doc))
+}
+
+pub fn reads_of(doc: &Value) -> Reads {
+    // Logical resource name → the project it references (`organization/<project>/<stack>`).
+    let mut refs: BTreeMap<String, String> = BTreeMap::new();
+    if let Some(resources) = doc["resources"].as_object() {
+        for (logical, r) in resources {
+            if r["type"] != "pulumi:pulumi:StackReference" {
+                continue;
+            }
+            let name = r["properties"]["name"].as_str().unwrap_or(logical);
+            let parts: Vec<&str> = name.split('/').collect();
+            let project = match parts.as_slice() {
+                [_, p, _] => *p,
+                _ => continue,
+            };
+            if !project.contains("${") {
+                refs.insert(logical.clone(), project.to_string());
+            }
+        }
+    }
+    let mut out: Reads = refs.values().map(|p| (p.clone(), BTreeSet::new())).collect();
+    let mut strings = Vec::new();
+    collect_strings(doc, &mut strings);
+    for s in strings {
+        for (logical, project) in &refs {
+            for output in outputs_read(s, logical) {
+                out.get_mut(project).expect("inserted").insert(output);
+            }
+        }
+    }
+    out
+}
+
+fn collect_strings<'a>(v: &'a Value, out: &mut Vec<&'a str>) {
+    match v {
+        Value::String(s) => out.push(s),
+        Value::Array(a) => a.iter().for_each(|x| collect_strings(x, out)),
+        Value::Object(m) => m.values().for_each(|x| collect_strings(x, out)),
+        _ => {}
+    }
+}
+
+/// `${ref.outputs["x"]…}` and `${ref.outputs.x…}` inside one string.
+fn outputs_read(s: &str, logical: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let needle = format!("{logical}.outputs");
+    let mut rest = s;
+    while let Some(at) = rest.find(&needle) {
+        let before_ok = at == 0 || {
+            let c = rest.as_bytes()[at - 1];
+            c == b'{' || c == b' ' || c == b'('
+        };
+        let after = &rest[at + needle.len()..];
+        if before_ok {
+            if let Some(r) = after.strip_prefix("[\"")
+                && let Some(end) = r.find("\"]")
+            {
+                found.push(r[..end].to_string());
+            } else if let Some(r) = after.strip_prefix('.') {
+                let end = r
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+                    .unwrap_or(r.len());
+                if end > 0 {
+                    found.push(r[..end].to_string());
+                }
+            }
+        }
+        rest = after;
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn references_and_the_outputs_read_from_them() {
+        let doc: Value = serde_saphyr::from_str(
+            r#"
+name: logagent
+resources:
+  kube:
+    type: pulumi:pulumi:StackReference
+    properties:
+      name: ${pulumi.organization}/kubeconfig/${pulumi.stack}
+  logstore:
+    type: pulumi:pulumi:StackReference
+    properties:
+      name: ${pulumi.organization}/logstore/${pulumi.stack}
+  chart:
+    type: kubernetes:helm.sh/v4:Chart
+    properties:
+      values:
+        host: https://${logstore.outputs["elastic_hostname"]}:9200
+        kibana: ${logstore.outputs.kibana_hostname}
+variables:
+  kc: ${kube.outputs["kubeconfig"]}
+"#,
+        )
+        .unwrap();
+        let r = reads_of(&doc);
+        assert_eq!(r["kubeconfig"].iter().collect::<Vec<_>>(), ["kubeconfig"]);
+        assert_eq!(
+            r["logstore"].iter().collect::<Vec<_>>(),
+            ["elastic_hostname", "kibana_hostname"]
+        );
+    }
+}
