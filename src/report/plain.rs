@@ -130,12 +130,13 @@ impl Plain {
                     .to_string(),
                 other => other.reason().unwrap_or("").to_string(),
             };
-            let _ = writeln!(
-                err,
-                "  {name:<w$}  {:<11}  {took:>8}  {detail}",
+            let line = format!(
+                "  {name:<w$}  {:<11}  {took:>8}  {:<16}  {detail}",
                 f.status.name(),
+                changes(&f.changes),
                 w = self.width
             );
+            let _ = writeln!(err, "{}", line.trim_end());
         }
         for (name, f) in result.results.iter().filter(|(_, f)| f.status == Status::Failed) {
             let _ = writeln!(
@@ -161,6 +162,23 @@ impl Plain {
             let _ = writeln!(err, "\nInterrupted. Run the same command again to resume.");
         }
     }
+}
+
+/// `+2 ~1 -1 =3`: resources created (or to create), updated, replaced, deleted, unchanged.
+fn changes(c: &std::collections::BTreeMap<String, u64>) -> String {
+    let mut parts = Vec::new();
+    for (key, mark) in [
+        ("create", "+"),
+        ("update", "~"),
+        ("replace", "±"),
+        ("delete", "-"),
+        ("same", "="),
+    ] {
+        if let Some(n) = c.get(key).filter(|n| **n > 0) {
+            parts.push(format!("{mark}{n}"));
+        }
+    }
+    parts.join(" ")
 }
 
 /// `0.4s`, `12.3s`, `2m 05s`

@@ -617,3 +617,58 @@ fn strip_escapes(s: &str) -> String {
     }
     out
 }
+
+#[test]
+fn a_second_ctrl_c_kills_what_does_not_stop() {
+    let ws = Ws::reference();
+    let child = ws
+        .command(
+            &["up", "-p", "aws", "-s", "dev", "--target", "logstore"],
+            &[
+                ("PULUMI_STANDIN_HANG", "logstore:up"),
+                ("PULUMI_STANDIN_SLOW_CANCEL", "logstore"),
+            ],
+        )
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let locks = ws.path().join(".pulumi-state/.pulumi/locks/organization/logstore/dev");
+    let start = Instant::now();
+    let info: Value = loop {
+        let lock = std::fs::read_dir(&locks).ok().and_then(|d| {
+            d.flatten().map(|e| e.path()).find(|p| {
+                p.extension().is_some_and(|x| x == "json") && !p.file_name().unwrap().to_string_lossy().starts_with('.')
+            })
+        });
+        if let Some(v) = lock.and_then(|p| serde_json::from_str(&std::fs::read_to_string(p).ok()?).ok()) {
+            break v;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "logstore never took its stack lock"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let pulumi = format!("/proc/{}", info["pid"]);
+    let interrupt = || {
+        std::process::Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+    };
+    interrupt();
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(Path::new(&pulumi).exists(), "the first Ctrl-C only asks pulumi to stop");
+    interrupt();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    let gone = Instant::now();
+    while Path::new(&pulumi).exists() && gone.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!Path::new(&pulumi).exists(), "the second Ctrl-C did not kill pulumi");
+    let st = statuses(&ws);
+    assert_eq!(st["logstore"], "failed");
+    assert_eq!(summary(&ws)["result"], "interrupted");
+}

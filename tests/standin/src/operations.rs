@@ -106,11 +106,19 @@ pub fn interactive(args: &Args) -> bool {
         && std::env::var("CI").is_err()
 }
 
-/// Waits `ms` (forever when `None`) unless a signal arrives: `Err(cancelled)` then.
-fn work(ms: Option<u64>, op: Op) -> Result<(), Failure> {
+/// Waits `ms` (forever when `None`) unless a signal arrives: `Err(cancelled)` then. With
+/// `slow_cancel`, the first signal is acknowledged but the work goes on (a cancellation that
+/// takes long); the second one terminates the process (see `main`).
+fn work(ms: Option<u64>, op: Op, slow_cancel: bool) -> Result<(), Failure> {
     let start = Instant::now();
+    let mut acknowledged = false;
     loop {
-        if SIGNALS.load(Ordering::SeqCst) > 0 {
+        if slow_cancel && !acknowledged && SIGNALS.load(Ordering::SeqCst) > 0 {
+            acknowledged = true;
+            println!("^C received; cancelling. If you would like to terminate immediately, press ^C again.");
+            let _ = std::io::stdout().flush();
+        }
+        if !slow_cancel && SIGNALS.load(Ordering::SeqCst) > 0 {
             print!(
                 "^C received; cancelling. If you would like to terminate immediately, press ^C again.\n{}",
                 if op == Op::Preview {
@@ -240,7 +248,8 @@ pub fn run(args: &Args, op: Op) -> Result<i32, Failure> {
     let project = scope.project.name.clone();
     let delay = switches::delay_ms(&project);
     let hang = switches::hangs(&project, op.name());
-    if let Err(f) = work(if hang { None } else { Some(delay) }, op) {
+    let slow = switches::slow_cancel(&project);
+    if let Err(f) = work(if hang { None } else { Some(delay) }, op, slow) {
         events.emit("cancelEvent", json!({}));
         return Err(f);
     }

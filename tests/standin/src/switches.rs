@@ -3,6 +3,7 @@
 //! - `PULUMI_STANDIN_FAIL=proj[:op],…`   fail that project's operation (`*` for every project)
 //! - `PULUMI_STANDIN_DELAY_MS=proj=ms,…` spend that long in the operation (`*=ms` for all)
 //! - `PULUMI_STANDIN_HANG=proj[:op],…`   never finish the operation until interrupted
+//! - `PULUMI_STANDIN_SLOW_CANCEL=proj,…` the first SIGINT is acknowledged, not obeyed
 //! - `PULUMI_STANDIN_LOG=FILE`            append one JSON line per invocation
 //! - `PULUMI_STANDIN_LOG_ENV=A,B`         extra environment variables to record in the log
 //! - `PULUMI_STANDIN_KDF_ITERATIONS=N`    PBKDF2 rounds (the real CLI: 1,000,000)
@@ -39,6 +40,11 @@ pub fn fails(project: &str, op: &str) -> bool {
 
 pub fn hangs(project: &str, op: &str) -> bool {
     matches(&entries("PULUMI_STANDIN_HANG"), project, op)
+}
+
+/// `PULUMI_STANDIN_SLOW_CANCEL=proj,…`: the first SIGINT does not stop the operation.
+pub fn slow_cancel(project: &str) -> bool {
+    matches(&entries("PULUMI_STANDIN_SLOW_CANCEL"), project, "")
 }
 
 pub fn delay_ms(project: &str) -> u64 {
