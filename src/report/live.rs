@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 use console::style;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::exec::{Event, Level, Status};
+use crate::exec::{Event, Status};
 use crate::plan::Plan;
 use crate::report::plain::duration;
 
@@ -70,12 +70,9 @@ impl Live {
                 level,
                 message,
             } => {
-                let who = project.as_ref().map(|p| format!("[{p}] ")).unwrap_or_default();
-                let line = match level {
-                    Level::Warning => format!("{} {who}{message}", style("warning:").yellow().bold()),
-                    Level::Info => format!("{who}{message}"),
-                };
-                let _ = self.multi.println(line);
+                let _ = self
+                    .multi
+                    .println(super::note_line(project.as_deref(), *level, message, true));
             }
             Event::Finished {
                 project,

@@ -60,6 +60,21 @@ pub fn debug(style: Style, message: &str) {
     }
 }
 
+/// A runner note as one line: `warning: [project] message`, or the message alone.
+pub fn note_line(project: Option<&str>, level: crate::exec::Level, message: &str, for_stderr: bool) -> String {
+    let who = project.map(|p| format!("[{p}] ")).unwrap_or_default();
+    match level {
+        crate::exec::Level::Warning => {
+            let mut style = console::Style::new().yellow().bold();
+            if for_stderr {
+                style = style.for_stderr();
+            }
+            format!("{} {who}{message}", style.apply_to("warning:"))
+        }
+        crate::exec::Level::Info => format!("{who}{message}"),
+    }
+}
+
 /// A warning that does not stop the command.
 pub fn warning(style: Style, message: &str) {
     let _ = style;

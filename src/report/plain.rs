@@ -11,7 +11,7 @@ use std::time::SystemTime;
 use console::style;
 
 use crate::cli::BannerType;
-use crate::exec::{Event, Level, RunResult, Status, Stream};
+use crate::exec::{Event, RunResult, Status, Stream};
 use crate::plan::Plan;
 
 pub struct Plain {
@@ -63,11 +63,7 @@ impl Plain {
                 level,
                 message,
             } => {
-                let who = project.as_ref().map(|p| format!("[{p}] ")).unwrap_or_default();
-                match level {
-                    Level::Warning => eprintln!("{} {who}{message}", style("warning:").for_stderr().yellow().bold()),
-                    Level::Info => eprintln!("{who}{message}"),
-                }
+                eprintln!("{}", super::note_line(project.as_deref(), *level, message, true));
             }
             Event::Finished {
                 project,

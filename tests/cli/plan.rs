@@ -17,6 +17,16 @@ fn names(v: &Value) -> Vec<String> {
         .collect()
 }
 
+/// The project names of a JSON plan, in run order.
+fn run_order(plan: &Value) -> Vec<&str> {
+    plan["projects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect()
+}
+
 fn plan_json(ws: &Ws, args: &[&str]) -> Value {
     let mut all = vec!["show-plan", "--format", "json"];
     all.extend_from_slice(args);
@@ -195,22 +205,12 @@ fn each_provider_wires_its_cluster_and_registry_into_the_shared_layer() {
 fn up_target_takes_what_it_needs() {
     let ws = Ws::reference();
     let plan = plan_json(&ws, &["-p", "aws", "--target", "eks"]);
-    let run: Vec<&str> = plan["projects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["name"].as_str().unwrap())
-        .collect();
+    let run: Vec<&str> = run_order(&plan);
     assert_eq!(run, ["iam", "vpc", "eks"]);
     assert_eq!(names(&plan["targets"]), ["eks"]);
 
     let plan = plan_json(&ws, &["-p", "aws", "-t", "logagent", "-t", "ecr"]);
-    let mut run: Vec<&str> = plan["projects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["name"].as_str().unwrap())
-        .collect();
+    let mut run: Vec<&str> = run_order(&plan);
     run.sort_unstable();
     assert_eq!(run, ["ecr", "eks", "iam", "kubeconfig", "logagent", "logstore", "vpc"]);
     assert_consistent(&plan);
@@ -220,12 +220,7 @@ fn up_target_takes_what_it_needs() {
 fn destroy_runs_dependents_first_and_target_takes_what_needs_it() {
     let ws = Ws::reference();
     let plan = plan_json(&ws, &["-p", "aws", "--operation", "destroy"]);
-    let run: Vec<&str> = plan["projects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["name"].as_str().unwrap())
-        .collect();
+    let run: Vec<&str> = run_order(&plan);
     assert_eq!(run.first(), Some(&"sirius"));
     assert_consistent(&plan);
     // Dependents first: every project is destroyed after everything that needs it.
@@ -237,12 +232,7 @@ fn destroy_runs_dependents_first_and_target_takes_what_needs_it() {
     }
 
     let plan = plan_json(&ws, &["-p", "aws", "--operation", "destroy", "--target", "logstore"]);
-    let run: Vec<&str> = plan["projects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["name"].as_str().unwrap())
-        .collect();
+    let run: Vec<&str> = run_order(&plan);
     assert_eq!(run, ["sirius", "logagent", "logstore"]);
     assert_consistent(&plan);
 }

@@ -441,43 +441,26 @@ fn is_encrypted_equal(old: &Value, new: &Value) -> bool {
     shape(old) == shape(new)
 }
 
-fn refresh_steps(old: &[Value]) -> Vec<Step> {
-    old.iter()
-        .map(|r| Step {
-            op: "same",
-            urn: r["urn"].as_str().unwrap_or_default().to_string(),
-            ty: r["type"].as_str().unwrap_or_default().to_string(),
-            name: r["urn"]
-                .as_str()
-                .unwrap_or_default()
-                .rsplit("::")
-                .next()
-                .unwrap_or_default()
-                .to_string(),
-            old: Some(r.clone()),
-            new: Some(r.clone()),
-        })
-        .collect()
+/// A step over a resource of the previous state: `same` (refresh keeps it) or `delete`.
+fn step_on_old(r: &Value, op: &'static str) -> Step {
+    let urn = r["urn"].as_str().unwrap_or_default();
+    Step {
+        op,
+        urn: urn.to_string(),
+        ty: r["type"].as_str().unwrap_or_default().to_string(),
+        name: urn.rsplit("::").next().unwrap_or_default().to_string(),
+        old: Some(r.clone()),
+        new: (op != "delete").then(|| r.clone()),
+    }
 }
 
+fn refresh_steps(old: &[Value]) -> Vec<Step> {
+    old.iter().map(|r| step_on_old(r, "same")).collect()
+}
+
+/// Dependents were registered after what they depend on: delete in reverse.
 fn destroy_steps(old: &[Value]) -> Vec<Step> {
-    old.iter()
-        .rev()
-        .map(|r| Step {
-            op: "delete",
-            urn: r["urn"].as_str().unwrap_or_default().to_string(),
-            ty: r["type"].as_str().unwrap_or_default().to_string(),
-            name: r["urn"]
-                .as_str()
-                .unwrap_or_default()
-                .rsplit("::")
-                .next()
-                .unwrap_or_default()
-                .to_string(),
-            old: Some(r.clone()),
-            new: None,
-        })
-        .collect()
+    old.iter().rev().map(|r| step_on_old(r, "delete")).collect()
 }
 
 /// State as written to the checkpoint: every secret encrypted with the stack's key.
