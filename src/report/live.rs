@@ -72,7 +72,7 @@ impl Live {
             } => {
                 let _ = self
                     .multi
-                    .println(super::note_line(project.as_deref(), *level, message, true));
+                    .println(super::note_line(project.as_deref(), *level, message));
             }
             Event::Finished {
                 project,

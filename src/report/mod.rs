@@ -61,15 +61,12 @@ pub fn debug(style: Style, message: &str) {
 }
 
 /// A runner note as one line: `warning: [project] message`, or the message alone.
-pub fn note_line(project: Option<&str>, level: crate::exec::Level, message: &str, for_stderr: bool) -> String {
+pub fn note_line(project: Option<&str>, level: crate::exec::Level, message: &str) -> String {
     let who = project.map(|p| format!("[{p}] ")).unwrap_or_default();
     match level {
         crate::exec::Level::Warning => {
-            let mut style = console::Style::new().yellow().bold();
-            if for_stderr {
-                style = style.for_stderr();
-            }
-            format!("{} {who}{message}", style.apply_to("warning:"))
+            let prefix = console::Style::new().yellow().bold().for_stderr().apply_to("warning:");
+            format!("{prefix} {who}{message}")
         }
         crate::exec::Level::Info => format!("{who}{message}"),
     }
@@ -78,8 +75,7 @@ pub fn note_line(project: Option<&str>, level: crate::exec::Level, message: &str
 /// A warning that does not stop the command.
 pub fn warning(style: Style, message: &str) {
     let _ = style;
-    let prefix = console::Style::new().yellow().bold().for_stderr().apply_to("warning:");
-    eprintln!("{prefix} {message}");
+    eprintln!("{}", note_line(None, crate::exec::Level::Warning, message));
 }
 
 /// Prints an error with its location, code frame and fix.

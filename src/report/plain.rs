@@ -63,7 +63,7 @@ impl Plain {
                 level,
                 message,
             } => {
-                eprintln!("{}", super::note_line(project.as_deref(), *level, message, true));
+                eprintln!("{}", super::note_line(project.as_deref(), *level, message));
             }
             Event::Finished {
                 project,
