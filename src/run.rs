@@ -137,7 +137,7 @@ pub fn run(s: &Settings<'_>) -> Result<i32, RunnerError> {
                 if matches!(ev, Event::Started { .. } | Event::Finished { .. })
                     && let Err(e) = state.save(&ws.root)
                 {
-                    report::warning(s.style, &format!("cannot write the run state: {e}"));
+                    report::warning(&format!("cannot write the run state: {e}"));
                 }
             }
         };
@@ -167,7 +167,7 @@ fn write_summaries(s: &Settings<'_>, summary: &str) {
     targets.extend(s.args.summary.clone());
     for t in targets {
         if let Err(e) = write_atomic(&t, summary.as_bytes()) {
-            report::warning(s.style, &format!("cannot write the summary to {}: {e}", s.ws.show(&t)));
+            report::warning(&format!("cannot write the summary to {}: {e}", s.ws.show(&t)));
         }
     }
 }

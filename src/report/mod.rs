@@ -73,8 +73,7 @@ pub fn note_line(project: Option<&str>, level: crate::exec::Level, message: &str
 }
 
 /// A warning that does not stop the command.
-pub fn warning(style: Style, message: &str) {
-    let _ = style;
+pub fn warning(message: &str) {
     eprintln!("{}", note_line(None, crate::exec::Level::Warning, message));
 }
 
