@@ -136,6 +136,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub summary: Option<PathBuf>,
 
+    /// On destroy: also remove the clusters, users and contexts `kubeconfig-merge` added
+    #[arg(long)]
+    pub prune_kubeconfig: bool,
+
     /// How progress is shown: `plain` prefixes every line with its project
     #[arg(long, value_enum, default_value_t = OutputMode::Auto)]
     pub output: OutputMode,

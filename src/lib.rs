@@ -11,6 +11,7 @@ pub mod error;
 pub mod exec;
 pub mod graph;
 pub mod hooks;
+pub mod kubeconfig;
 pub mod layer;
 pub mod plan;
 pub mod program;

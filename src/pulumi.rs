@@ -63,6 +63,8 @@ pub struct Pulumi {
     /// Scratch files (event logs, hook inputs), removed after use.
     pub scratch: PathBuf,
     pub redactor: Redactor,
+    /// `destroy --prune-kubeconfig`: remove what `kubeconfig-merge` added.
+    pub prune_kubeconfig: bool,
 }
 
 /// How one command ended.
@@ -314,6 +316,13 @@ impl Pulumi {
             changes,
             error: None,
         };
+        if op == Operation::Destroy
+            && self.prune_kubeconfig
+            && merges_kubeconfig(job)
+            && let Err(e) = self.prune(job, control)
+        {
+            return e;
+        }
         if op == Operation::Up {
             match self.outputs(job, control).await {
                 Ok(o) => result.outputs = Some(o),
@@ -332,6 +341,23 @@ impl Pulumi {
         result
     }
 
+    /// `destroy --prune-kubeconfig`: removes what `kubeconfig-merge` added for the project.
+    fn prune(&self, job: &Job, control: &Control) -> Result<(), JobEnd> {
+        let state_dir = self.scratch.parent().unwrap_or(&self.scratch);
+        match hooks::prune_kubeconfig(state_dir, &job.project.name) {
+            Ok(Some(message)) => {
+                let _ = control.events.send(Event::Note {
+                    project: Some(job.project.name.clone()),
+                    level: Level::Info,
+                    message,
+                });
+                Ok(())
+            }
+            Ok(None) => Ok(()),
+            Err(e) => Err(JobEnd::failed(format!("pruning the kubeconfig: {e}"))),
+        }
+    }
+
     /// The project's `on_success` hooks, in order; the first failure fails the project.
     async fn hooks(&self, job: &Job, control: &Control, outputs: &Outputs) -> Result<(), JobEnd> {
         for hook in &job.project.on_success {
@@ -342,6 +368,8 @@ impl Pulumi {
                 project: &job.project,
                 outputs,
                 upstream: &job.upstream,
+                env: &self.env,
+                state_dir: self.scratch.parent().unwrap_or(&self.scratch),
                 scratch: &self.scratch,
             };
             match hook {
@@ -385,6 +413,13 @@ impl Engine for Pulumi {
     async fn run(&self, job: Job, control: Control) -> JobEnd {
         self.operation(&job, &control).await
     }
+}
+
+fn merges_kubeconfig(job: &Job) -> bool {
+    job.project
+        .on_success
+        .iter()
+        .any(|h| *h == crate::provider::Hook::Builtin("kubeconfig-merge".into()))
 }
 
 fn step_failed(what: &str, code: Option<i32>, end: &StepEnd) -> JobEnd {

@@ -101,6 +101,7 @@ pub fn run(s: &Settings<'_>) -> Result<i32, RunnerError> {
         env,
         scratch: ws.root.join(RUNNER_DIR).join(&s.stack).join("tmp"),
         redactor: Redactor::default(),
+        prune_kubeconfig: s.args.prune_kubeconfig,
     });
     report::debug(
         s.style,

@@ -4,6 +4,7 @@
 
 mod errors;
 mod flags;
+mod kubeconfig;
 mod plan;
 mod run;
 mod support;

@@ -176,6 +176,9 @@ impl Ws {
             .env("PATH", path)
             .env("PULUMI_CONFIG_PASSPHRASE", "test passphrase")
             .env("PULUMI_HOME", self.path().join(".pulumi-home"))
+            // Hooks write the user's kubeconfig: never the real one.
+            .env("HOME", self.path().join("home"))
+            .env_remove("KUBECONFIG")
             .env("PULUMI_STANDIN_KDF_ITERATIONS", "1000")
             .env("PULUMI_STANDIN_LOG", self.path().join("invocations.jsonl"))
             .env_remove("PULUMI_BACKEND_URL")

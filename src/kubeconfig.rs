@@ -1,0 +1,342 @@
+//! Merging a cluster's kubeconfig into the user's, as `kubectl` expects it: the target is the
+//! first `KUBECONFIG` path that already holds the cluster, else the first path, else
+//! `~/.kube/config`; every cluster, user and context entry with the same name is replaced in
+//! place, others appended; `current-context` set; every other field and its order kept; a new
+//! file is 0600, an existing one keeps its mode; the write is atomic. A file that is not a valid
+//! kubeconfig is refused and left untouched.
+
+use std::path::{Path, PathBuf};
+
+use base64::Engine as _;
+use serde_json::{Map, Value, json};
+
+const SECTIONS: [&str; 3] = ["clusters", "users", "contexts"];
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum MergeError {
+    #[error("the `kubeconfig` output is not a kubeconfig (YAML, JSON or base64 of either): {0}")]
+    BadInput(String),
+    #[error("{path} is not a valid kubeconfig: {reason}; it was left untouched")]
+    BadTarget { path: String, reason: String },
+    #[error("cannot write {path}: {reason}")]
+    Write { path: String, reason: String },
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub struct Merged {
+    pub file: PathBuf,
+    pub context: String,
+    /// The context did not exist in the file before.
+    pub added: bool,
+    /// Names merged: (clusters, users, contexts).
+    pub names: (Vec<String>, Vec<String>, Vec<String>),
+}
+
+impl Merged {
+    /// `Added new context X to FILE` / `Updated context X in FILE`.
+    pub fn message(&self) -> String {
+        if self.added {
+            format!("Added new context {} to {}", self.context, self.file.display())
+        } else {
+            format!("Updated context {} in {}", self.context, self.file.display())
+        }
+    }
+}
+
+/// The output as a kubeconfig mapping: YAML or JSON text, or base64 of it.
+pub fn parse_input(text: &str) -> Result<Map<String, Value>, MergeError> {
+    let as_config = |t: &str| -> Option<Map<String, Value>> {
+        let v: Value = serde_saphyr::from_str(t).ok()?;
+        let m = v.as_object()?.clone();
+        SECTIONS
+            .iter()
+            .any(|s| m.get(*s).is_some_and(Value::is_array))
+            .then_some(m)
+    };
+    if let Some(m) = as_config(text) {
+        return check_sections(&m).map(|()| m).map_err(MergeError::BadInput);
+    }
+    let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(compact.as_bytes())
+        .ok()
+        .and_then(|b| String::from_utf8(b).ok());
+    match decoded.as_deref().and_then(as_config) {
+        Some(m) => check_sections(&m).map(|()| m).map_err(MergeError::BadInput),
+        None => Err(MergeError::BadInput("no clusters, users or contexts found".into())),
+    }
+}
+
+/// `clusters`, `users`, `contexts`: lists of mappings with a string `name`, when present.
+fn check_sections(m: &Map<String, Value>) -> Result<(), String> {
+    for s in SECTIONS {
+        match m.get(s) {
+            None | Some(Value::Null) => {}
+            Some(Value::Array(entries)) => {
+                for (k, e) in entries.iter().enumerate() {
+                    if !e.get("name").is_some_and(Value::is_string) {
+                        return Err(format!("`{s}[{k}]` has no name"));
+                    }
+                }
+            }
+            Some(_) => return Err(format!("`{s}` is not a list")),
+        }
+    }
+    if let Some(c) = m.get("current-context")
+        && !(c.is_string() || c.is_null())
+    {
+        return Err("`current-context` is not a string".into());
+    }
+    if let Some(p) = m.get("preferences")
+        && !(p.is_object() || p.is_null())
+    {
+        return Err("`preferences` is not a mapping".into());
+    }
+    Ok(())
+}
+
+/// The paths `KUBECONFIG` names (split on `:`, empty parts dropped, `~` expanded), or
+/// `~/.kube/config`.
+pub fn candidate_paths(kubeconfig_env: Option<&str>, home: &Path) -> Vec<PathBuf> {
+    let expand = |p: &str| -> PathBuf {
+        if p == "~" {
+            home.to_path_buf()
+        } else if let Some(rest) = p.strip_prefix("~/") {
+            home.join(rest)
+        } else {
+            PathBuf::from(p)
+        }
+    };
+    let paths: Vec<PathBuf> = kubeconfig_env
+        .unwrap_or_default()
+        .split(':')
+        .filter(|p| !p.trim().is_empty())
+        .map(|p| expand(p.trim()))
+        .collect();
+    if paths.is_empty() {
+        vec![home.join(".kube/config")]
+    } else {
+        paths
+    }
+}
+
+fn read_config(path: &Path) -> Result<Option<Map<String, Value>>, MergeError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(MergeError::BadTarget {
+                path: path.display().to_string(),
+                reason: e.to_string(),
+            });
+        }
+    };
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
+    let bad = |reason: String| MergeError::BadTarget {
+        path: path.display().to_string(),
+        reason,
+    };
+    let v: Value = serde_saphyr::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    let m = match v {
+        Value::Object(m) => m,
+        Value::Null => return Ok(None),
+        _ => return Err(bad("the top level is not a mapping".into())),
+    };
+    check_sections(&m).map_err(bad)?;
+    Ok(Some(m))
+}
+
+fn names(m: &Map<String, Value>, section: &str) -> Vec<String> {
+    m.get(section)
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|e| e["name"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Merges `incoming` into the right file of `paths` and writes it atomically.
+pub fn merge(incoming: &Map<String, Value>, paths: &[PathBuf]) -> Result<Merged, MergeError> {
+    let cluster = names(incoming, "clusters").into_iter().next();
+    let context = incoming
+        .get("current-context")
+        .and_then(Value::as_str)
+        .filter(|c| !c.is_empty())
+        .map(str::to_string)
+        .or_else(|| names(incoming, "contexts").into_iter().next())
+        .ok_or_else(|| MergeError::BadInput("it has no context".into()))?;
+    // The first file that already holds the cluster; unreadable ones are skipped for the choice.
+    let holder = cluster.as_ref().and_then(|c| {
+        paths.iter().find(|p| {
+            read_config(p)
+                .ok()
+                .flatten()
+                .is_some_and(|m| names(&m, "clusters").contains(c))
+        })
+    });
+    let target = holder.unwrap_or(&paths[0]).clone();
+    let existing = read_config(&target)?;
+    let is_new = existing.is_none();
+    let mut config = existing.unwrap_or_else(|| {
+        let v = json!({
+            "apiVersion": "v1",
+            "clusters": [],
+            "contexts": [],
+            "current-context": "",
+            "kind": "Config",
+            "preferences": {},
+            "users": [],
+        });
+        v.as_object().expect("an object").clone()
+    });
+    let added = !names(&config, "contexts").contains(&context);
+    for section in SECTIONS {
+        let Some(new_entries) = incoming.get(section).and_then(Value::as_array) else {
+            continue;
+        };
+        let list = config.entry(section).or_insert_with(|| Value::Array(Vec::new()));
+        if !list.is_array() {
+            *list = Value::Array(Vec::new());
+        }
+        let list = list.as_array_mut().expect("an array");
+        for entry in new_entries {
+            let name = &entry["name"];
+            let mut replaced = false;
+            for existing in list.iter_mut().filter(|e| &e["name"] == name) {
+                existing.clone_from(entry);
+                replaced = true;
+            }
+            if !replaced {
+                list.push(entry.clone());
+            }
+        }
+    }
+    config.insert("current-context".into(), Value::String(context.clone()));
+    let text = serde_saphyr::to_string(&Value::Object(config)).map_err(|e| MergeError::Write {
+        path: target.display().to_string(),
+        reason: e.to_string(),
+    })?;
+    write(&target, text.as_bytes(), is_new)?;
+    Ok(Merged {
+        file: target,
+        context,
+        added,
+        names: (
+            names(incoming, "clusters"),
+            names(incoming, "users"),
+            names(incoming, "contexts"),
+        ),
+    })
+}
+
+/// Temporary file in the same directory, fsync, rename. A new file is 0600; an existing one
+/// keeps its mode.
+fn write(path: &Path, bytes: &[u8], is_new: bool) -> Result<(), MergeError> {
+    use std::io::Write as _;
+    let err = |e: std::io::Error| MergeError::Write {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    };
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(err)?;
+    #[cfg(unix)]
+    let mode = {
+        use std::os::unix::fs::PermissionsExt as _;
+        if is_new {
+            0o600
+        } else {
+            std::fs::metadata(path).map_err(err)?.permissions().mode() & 0o7777
+        }
+    };
+    let tmp = dir.join(format!(
+        ".{}.runner-{}.tmp",
+        path.file_name().unwrap_or_default().to_string_lossy(),
+        std::process::id()
+    ));
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
+    let result = (|| {
+        let mut f = opts.open(&tmp)?;
+        f.write_all(bytes)?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            f.set_permissions(std::fs::Permissions::from_mode(mode))?;
+        }
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.map_err(err)
+}
+
+/// Removes the named cluster, user and context entries (destroy with `--prune-kubeconfig`);
+/// `current-context` is cleared when it named a removed context. Returns whether anything changed.
+pub fn prune(path: &Path, cluster: &[String], user: &[String], context: &[String]) -> Result<bool, MergeError> {
+    let Some(mut config) = read_config(path)? else {
+        return Ok(false);
+    };
+    let mut changed = false;
+    for (section, gone) in [("clusters", cluster), ("users", user), ("contexts", context)] {
+        if let Some(list) = config.get_mut(section).and_then(Value::as_array_mut) {
+            let before = list.len();
+            list.retain(|e| !e["name"].as_str().is_some_and(|n| gone.iter().any(|g| g == n)));
+            changed |= list.len() != before;
+        }
+    }
+    if config
+        .get("current-context")
+        .and_then(Value::as_str)
+        .is_some_and(|c| context.iter().any(|g| g == c))
+    {
+        config.insert("current-context".into(), Value::String(String::new()));
+        changed = true;
+    }
+    if changed {
+        let text = serde_saphyr::to_string(&Value::Object(config)).map_err(|e| MergeError::Write {
+            path: path.display().to_string(),
+            reason: e.to_string(),
+        })?;
+        write(path, text.as_bytes(), false)?;
+    }
+    Ok(changed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EKS: &str = "apiVersion: v1\nkind: Config\nclusters:\n- name: eks-dev\n  cluster:\n    server: https://eks.example\n    certificate-authority-data: Q0E=\nusers:\n- name: eks-dev-admin\n  user:\n    token: s3cr3t-token\ncontexts:\n- name: eks-dev\n  context:\n    cluster: eks-dev\n    user: eks-dev-admin\ncurrent-context: eks-dev\n";
+
+    #[test]
+    fn input_may_be_yaml_json_or_base64() {
+        let yaml = parse_input(EKS).unwrap();
+        let json = parse_input(&serde_json::to_string(&Value::Object(yaml.clone())).unwrap()).unwrap();
+        let b64 = parse_input(&base64::engine::general_purpose::STANDARD.encode(EKS)).unwrap();
+        assert_eq!(yaml, json);
+        assert_eq!(yaml, b64);
+        assert!(parse_input("just text").is_err());
+        assert!(parse_input("clusters: 3").is_err());
+    }
+
+    #[test]
+    fn paths_come_from_kubeconfig_with_tilde_and_empty_parts() {
+        let home = Path::new("/home/u");
+        assert_eq!(candidate_paths(None, home), [PathBuf::from("/home/u/.kube/config")]);
+        assert_eq!(
+            candidate_paths(Some(":~/a::/etc/b:"), home),
+            [PathBuf::from("/home/u/a"), PathBuf::from("/etc/b")]
+        );
+    }
+}

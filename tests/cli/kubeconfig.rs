@@ -1,0 +1,287 @@
+//! The `kubeconfig-merge` hook through the binary (`up -p aws --target eks` with the stand-in),
+//! on fixture kubeconfigs, checked by the real `kubectl`.
+
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::support::{Ws, have, tool_required};
+
+const TOKEN: &str = "placeholder-token-dev";
+
+fn up(ws: &Ws, kubeconfig: Option<&str>) -> crate::support::Run {
+    let mut env = vec![];
+    if let Some(k) = kubeconfig {
+        env.push(("KUBECONFIG", k));
+    }
+    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "eks", "--fresh"], &env)
+}
+
+fn home(ws: &Ws) -> PathBuf {
+    ws.path().join("home")
+}
+
+fn mode(p: &Path) -> u32 {
+    std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+}
+
+fn yaml(p: &Path) -> Value {
+    serde_saphyr::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+fn names(v: &Value, section: &str) -> Vec<String> {
+    v[section]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// `kubectl config …` on one file; `None` when kubectl is not installed here.
+fn kubectl(file: &Path, args: &[&str]) -> Option<String> {
+    if !have_kubectl() {
+        assert!(!tool_required(), "kubectl is missing: run scripts/install-test-tools");
+        return None;
+    }
+    let out = Command::new("kubectl")
+        .args(["config"])
+        .args(args)
+        .arg("--kubeconfig")
+        .arg(file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "kubectl config {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(String::from_utf8(out.stdout).unwrap())
+}
+
+fn have_kubectl() -> bool {
+    have("kubectl")
+}
+
+const EXISTING: &str = "\
+apiVersion: v1
+kind: Config
+preferences:
+  colors: true
+clusters:
+- name: other
+  cluster:
+    server: https://other.example
+- name: eks-dev
+  cluster:
+    server: https://old.example
+  extensions:
+  - name: keep-me
+    extension: {a: 1}
+- name: last
+  cluster:
+    server: https://last.example
+users:
+- name: other-user
+  user:
+    token: other-token
+contexts:
+- name: other
+  context:
+    cluster: other
+    user: other-user
+current-context: other
+x-unknown-field: kept
+";
+
+#[test]
+fn a_new_kubeconfig_is_created_0600_and_kubectl_reads_it() {
+    let ws = Ws::reference();
+    let run = up(&ws, None).expect(0);
+    let file = home(&ws).join(".kube/config");
+    assert!(
+        run.stderr
+            .contains(&format!("Added new context eks-dev to {}", file.display())),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(mode(&file), 0o600);
+    assert!(
+        !run.stdout.contains(TOKEN) && !run.stderr.contains(TOKEN),
+        "a kubeconfig secret was printed"
+    );
+    if let Some(ctx) = kubectl(&file, &["current-context"]) {
+        assert_eq!(ctx.trim(), "eks-dev");
+        let view = kubectl(&file, &["view", "--raw", "-o", "json"]).unwrap();
+        let v: Value = serde_json::from_str(&view).unwrap();
+        assert_eq!(v["clusters"][0]["cluster"]["server"], "https://eks.example.invalid");
+        assert_eq!(v["users"][0]["user"]["token"], TOKEN);
+        let contexts = kubectl(&file, &["get-contexts", "-o", "name"]).unwrap();
+        assert_eq!(contexts.trim(), "eks-dev");
+    }
+}
+
+#[test]
+fn an_entry_of_the_same_name_is_replaced_in_place_and_everything_else_kept() {
+    let ws = Ws::reference();
+    let file = home(&ws).join(".kube/config");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, EXISTING).unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let run = up(&ws, None).expect(0);
+    assert!(
+        run.stderr
+            .contains(&format!("Added new context eks-dev to {}", file.display())),
+        "{}",
+        run.stderr
+    );
+    let v = yaml(&file);
+    assert_eq!(names(&v, "clusters"), ["other", "eks-dev", "last"], "replaced in place");
+    assert_eq!(v["clusters"][1]["cluster"]["server"], "https://eks.example.invalid");
+    assert!(
+        v["clusters"][1].get("extensions").is_none(),
+        "the entry is the new one, whole"
+    );
+    assert_eq!(names(&v, "users"), ["other-user", "eks-dev-admin"], "appended");
+    assert_eq!(names(&v, "contexts"), ["other", "eks-dev"]);
+    assert_eq!(v["current-context"], "eks-dev");
+    assert_eq!(v["x-unknown-field"], "kept");
+    assert_eq!(v["preferences"]["colors"], true);
+    let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+    assert_eq!(
+        keys,
+        [
+            "apiVersion",
+            "kind",
+            "preferences",
+            "clusters",
+            "users",
+            "contexts",
+            "current-context",
+            "x-unknown-field"
+        ]
+    );
+    assert_eq!(mode(&file), 0o644, "an existing file keeps its mode");
+
+    // The second merge finds its context: "Updated".
+    let run = up(&ws, None).expect(0);
+    assert!(
+        run.stderr
+            .contains(&format!("Updated context eks-dev in {}", file.display())),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(names(&yaml(&file), "clusters"), ["other", "eks-dev", "last"]);
+    if let Some(all) = kubectl(&file, &["get-contexts", "-o", "name"]) {
+        assert_eq!(all.split_whitespace().collect::<Vec<_>>(), ["eks-dev", "other"]);
+    }
+}
+
+#[test]
+fn the_first_kubeconfig_path_holding_the_cluster_wins_else_the_first() {
+    let ws = Ws::reference();
+    let a = ws.path().join("kube/a.yaml");
+    let b = ws.path().join("kube/b.yaml");
+    std::fs::create_dir_all(a.parent().unwrap()).unwrap();
+    std::fs::write(&b, EXISTING).unwrap();
+    let list = format!("{}::{}", a.display(), b.display());
+    let run = up(&ws, Some(&list)).expect(0);
+    assert!(
+        run.stderr.contains(&format!("context eks-dev in {}", b.display()))
+            || run.stderr.contains(&format!("eks-dev to {}", b.display())),
+        "{}",
+        run.stderr
+    );
+    assert!(!a.exists(), "the first path was not touched");
+    assert_eq!(yaml(&b)["current-context"], "eks-dev");
+
+    // Nobody holds it: the first path, created.
+    let ws = Ws::reference();
+    let a = ws.path().join("kube/a.yaml");
+    let c = ws.path().join("kube/c.yaml");
+    std::fs::create_dir_all(a.parent().unwrap()).unwrap();
+    std::fs::write(&c, "apiVersion: v1\nkind: Config\nclusters: []\n").unwrap();
+    let list = format!("{}:{}", a.display(), c.display());
+    up(&ws, Some(&list)).expect(0);
+    assert_eq!(mode(&a), 0o600);
+    assert_eq!(yaml(&a)["current-context"], "eks-dev");
+
+    // KUBECONFIG from the environment file counts too.
+    let ws = Ws::reference();
+    let d = ws.path().join("kube/from-env-file.yaml");
+    ws.write("config/pulumi/environment", &format!("KUBECONFIG={}\n", d.display()));
+    up(&ws, None).expect(0);
+    assert!(d.exists() && !home(&ws).join(".kube/config").exists());
+}
+
+#[test]
+fn a_malformed_kubeconfig_is_refused_and_left_untouched() {
+    let ws = Ws::reference();
+    let file = home(&ws).join(".kube/config");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let broken = "apiVersion: v1\nclusters: {not: a list}\n";
+    std::fs::write(&file, broken).unwrap();
+    let run = up(&ws, None).expect(1);
+    assert!(
+        run.stderr
+            .contains(&format!("{} is not a valid kubeconfig", file.display())),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("left untouched"));
+    assert!(
+        run.stderr.contains("Failed: eks (up): hook kubeconfig-merge"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), broken);
+    std::fs::write(&file, "clusters: [unclosed\n").unwrap();
+    up(&ws, None).expect(1).stderr_has("is not a valid kubeconfig");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "clusters: [unclosed\n");
+}
+
+#[test]
+fn destroy_prunes_the_entries_only_when_asked() {
+    let ws = Ws::reference();
+    let file = home(&ws).join(".kube/config");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, EXISTING).unwrap();
+    up(&ws, None).expect(0);
+    ws.exec(&["destroy", "-p", "aws", "-s", "dev", "--target", "eks"], &[])
+        .expect(0);
+    assert_eq!(
+        names(&yaml(&file), "contexts"),
+        ["other", "eks-dev"],
+        "not pruned by default"
+    );
+    up(&ws, None).expect(0);
+    let run = ws
+        .exec(
+            &[
+                "destroy",
+                "-p",
+                "aws",
+                "-s",
+                "dev",
+                "--target",
+                "eks",
+                "--prune-kubeconfig",
+            ],
+            &[],
+        )
+        .expect(0);
+    assert!(
+        run.stderr
+            .contains(&format!("Removed context eks-dev from {}", file.display())),
+        "{}",
+        run.stderr
+    );
+    let v = yaml(&file);
+    assert_eq!(names(&v, "contexts"), ["other"]);
+    assert_eq!(names(&v, "clusters"), ["other", "last"]);
+    assert_eq!(names(&v, "users"), ["other-user"]);
+    assert_eq!(v["current-context"], "");
+    assert_eq!(v["x-unknown-field"], "kept");
+}
