@@ -92,17 +92,7 @@ pub fn run(s: &Settings<'_>) -> Result<i32, RunnerError> {
         keep_going: s.args.keep_going,
         deployed,
     };
-    let engine = Arc::new(Pulumi {
-        program: PathBuf::from("pulumi"),
-        root: ws.root.clone(),
-        provider: s.provider.name.clone(),
-        stack: s.stack.clone(),
-        config_file,
-        env,
-        scratch: ws.root.join(RUNNER_DIR).join(&s.stack).join("tmp"),
-        redactor: Redactor::default(),
-        prune_kubeconfig: s.args.prune_kubeconfig,
-    });
+    let engine = Arc::new(engine(s, env, config_file));
     report::debug(
         s.style,
         &format!(
@@ -158,8 +148,57 @@ pub fn run(s: &Settings<'_>) -> Result<i32, RunnerError> {
         l.finish();
     }
     view.finish(&plan, &result, clock.elapsed().as_secs_f64(), &s.stack);
+    if s.operation == Operation::Destroy && !s.args.prune_kubeconfig && interactive() {
+        offer_kubeconfig_prune(s, &result);
+    }
     write_summaries(s, &report::summary::render(&plan, &s.stack, &result, started, code));
     Ok(code)
+}
+
+/// The `pulumi` engine for this run.
+fn engine(s: &Settings<'_>, env: BTreeMap<String, String>, config_file: PathBuf) -> Pulumi {
+    Pulumi {
+        program: PathBuf::from("pulumi"),
+        root: s.ws.root.clone(),
+        provider: s.provider.name.clone(),
+        stack: s.stack.clone(),
+        config_file,
+        env,
+        scratch: s.ws.root.join(RUNNER_DIR).join(&s.stack).join("tmp"),
+        redactor: Redactor::default(),
+        prune_kubeconfig: s.args.prune_kubeconfig,
+    }
+}
+
+/// A person at a terminal, not a CI job.
+fn interactive() -> bool {
+    use std::io::IsTerminal as _;
+    let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
+    !ci && std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
+}
+
+/// After an interactive destroy: offer to remove the kubeconfig entries `kubeconfig-merge` added
+/// for each cluster project destroyed (with `--prune-kubeconfig` this happens without asking).
+fn offer_kubeconfig_prune(s: &Settings<'_>, result: &exec::RunResult) {
+    let state_dir = s.ws.root.join(RUNNER_DIR).join(&s.stack);
+    for (name, f) in &result.results {
+        let merges = s
+            .provider
+            .projects
+            .iter()
+            .any(|p| &p.name == name && p.on_success.iter().any(|h| h.as_str() == "kubeconfig-merge"));
+        if f.status != Status::Succeeded || !merges || !crate::hooks::merge_record(&state_dir, name).exists() {
+            continue;
+        }
+        let question = format!("{name} is destroyed: remove its cluster, user and context from your kubeconfig?");
+        if report::confirm(&question) {
+            match crate::hooks::prune_kubeconfig(&state_dir, name) {
+                Ok(Some(message)) => report::info(&message),
+                Ok(None) => {}
+                Err(e) => report::warning(&format!("cannot prune the kubeconfig: {e}")),
+            }
+        }
+    }
 }
 
 /// The JSON summary to `.runner/last-run.json`, and to `--summary FILE` when given.

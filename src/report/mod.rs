@@ -72,6 +72,21 @@ pub fn note_line(project: Option<&str>, level: crate::exec::Level, message: &str
     }
 }
 
+/// A message for the user, on standard error.
+pub fn info(message: &str) {
+    eprintln!("{message}");
+}
+
+/// Asks a yes/no question on the terminal; no is the default (and the answer when reading fails).
+pub fn confirm(question: &str) -> bool {
+    eprint!("{question} [y/N] ");
+    let mut answer = String::new();
+    if std::io::stdin().read_line(&mut answer).is_err() {
+        return false;
+    }
+    matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
+}
+
 /// A warning that does not stop the command.
 pub fn warning(message: &str) {
     eprintln!("{}", note_line(None, crate::exec::Level::Warning, message));

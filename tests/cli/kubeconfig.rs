@@ -285,3 +285,70 @@ fn destroy_prunes_the_entries_only_when_asked() {
     assert_eq!(v["current-context"], "");
     assert_eq!(v["x-unknown-field"], "kept");
 }
+
+#[test]
+fn an_interactive_destroy_offers_to_prune_and_ci_never_asks() {
+    if Command::new("script").arg("--version").output().is_err() {
+        assert!(!tool_required(), "`script` (util-linux) is missing");
+        return;
+    }
+    let ws = Ws::reference();
+    let file = home(&ws).join(".kube/config");
+    up(&ws, None).expect(0);
+    // CI: no question, nothing removed.
+    ws.exec(
+        &["destroy", "-p", "aws", "-s", "dev", "--target", "eks"],
+        &[("CI", "true")],
+    )
+    .expect(0);
+    assert_eq!(names(&yaml(&file), "contexts"), ["eks-dev"]);
+
+    // At a terminal: asked, and "y" removes the entries.
+    up(&ws, None).expect(0);
+    let c = ws.command(&[], &[("TERM", "xterm")]);
+    let mut script = Command::new("script");
+    script.current_dir(ws.path());
+    for (k, v) in c.get_envs() {
+        match v {
+            Some(v) => script.env(k, v),
+            None => script.env_remove(k),
+        };
+    }
+    let runner = env!("CARGO_BIN_EXE_runner");
+    let mut child = script
+        .env_remove("CI")
+        .args([
+            "-q",
+            "-e",
+            "-c",
+            &format!("{runner} destroy -p aws -s dev --target eks --output plain"),
+            "/dev/null",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write as _;
+        let mut stdin = child.stdin.take().unwrap();
+        // Typed ahead: the terminal holds it until the runner asks.
+        stdin.write_all(b"y\n").unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    let screen = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{screen}");
+    assert!(
+        screen.contains("eks is destroyed: remove its cluster, user and context from your kubeconfig? [y/N]"),
+        "{screen}"
+    );
+    assert!(screen.contains("Removed context eks-dev from"), "{screen}");
+    assert!(names(&yaml(&file), "contexts").is_empty());
+}
+
+#[test]
+fn the_kubeconfig_provider_leaves_the_users_file_alone() {
+    let ws = Ws::reference();
+    ws.exec(&["up", "-p", "kubeconfig", "-s", "dev", "--target", "kubeconfig"], &[])
+        .expect(0);
+    assert!(!home(&ws).join(".kube").exists());
+}
