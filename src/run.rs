@@ -355,24 +355,46 @@ fn lock_workspace(ws: &Workspace) -> Result<std::fs::File, RunnerError> {
     }
 }
 
-/// The stack every project uses: `--stack`, else `PULUMI_STACK` from the environment file or the
-/// process environment.
+/// The stack every project uses, and MARA's rules for `PULUMI_STACK` in the environment file:
+/// `--stack`, else `PULUMI_STACK` from the file, else from the process environment. A stack in
+/// the file or the process environment that differs from `--stack` is refused (exit 2, naming
+/// both); the file is created with `PULUMI_STACK=<stack>` when missing, and the line appended
+/// (on a line of its own) when the file lacks it. A malformed file is left untouched (exit 3).
 pub fn stack(ws: &Workspace, given: Option<&str>, command: &str) -> Result<String, RunnerError> {
-    if let Some(s) = given {
-        return Ok(s.to_string());
-    }
     let path = ws.root.join(ENVIRONMENT_FILE);
-    let from_file = EnvironmentFile::load(&path, &ws.show(&path))
-        .ok()
-        .and_then(|f| f.vars.get("PULUMI_STACK").cloned());
-    from_file
-        .or_else(|| std::env::var("PULUMI_STACK").ok())
-        .filter(|s| !s.is_empty())
-        .map(|s| s.to_lowercase())
-        .ok_or_else(|| {
-            RunnerError::usage(
+    let display = ws.show(&path);
+    let file = EnvironmentFile::load(&path, &display).map_err(RunnerError::Validation)?;
+    let from_file = file.vars.get("PULUMI_STACK").filter(|s| !s.is_empty()).cloned();
+    let from_process = std::env::var("PULUMI_STACK").ok().filter(|s| !s.is_empty());
+    let stack = match (given, &from_file, &from_process) {
+        (Some(s), _, _) => s.to_string(),
+        (None, Some(f), _) => f.to_lowercase(),
+        (None, None, Some(p)) => p.to_lowercase(),
+        (None, None, None) => {
+            return Err(RunnerError::usage(
                 format!("`{command}` needs a stack: pass -s/--stack NAME"),
-                format!("or set PULUMI_STACK in {ENVIRONMENT_FILE}"),
-            )
-        })
+                format!("or set PULUMI_STACK in {display}"),
+            ));
+        }
+    };
+    for (other, source) in [
+        (&from_file, display.as_str()),
+        (&from_process, "the process environment"),
+    ] {
+        if let Some(o) = other
+            && !o.eq_ignore_ascii_case(&stack)
+        {
+            return Err(RunnerError::usage(
+                format!("the stack `{stack}` differs from PULUMI_STACK=`{o}` in {source}"),
+                format!("use -s {o}, or change PULUMI_STACK in {source} to {stack} (every project shares one stack)"),
+            ));
+        }
+    }
+    if from_file.is_none() {
+        crate::config::environment::add_stack(&path, &stack).map_err(|source| RunnerError::Io {
+            context: format!("cannot write PULUMI_STACK to {display}"),
+            source,
+        })?;
+    }
+    Ok(stack)
 }

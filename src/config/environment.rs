@@ -80,6 +80,25 @@ pub fn parse(file: &SourceFile) -> Result<EnvironmentFile, Vec<FileDiagnostic>> 
     }
 }
 
+/// Records the stack in the file: creates it as `PULUMI_STACK=<stack>`, or appends that line,
+/// on a line of its own even when the file does not end with a newline (MARA joins it to the
+/// last line there).
+pub fn add_stack(path: &Path, stack: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let existing = match std::fs::read(path) {
+        Ok(b) => Some(b),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e),
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+    let needs_newline = existing.as_ref().is_some_and(|b| !b.is_empty() && !b.ends_with(b"\n"));
+    let line = format!("{}PULUMI_STACK={stack}\n", if needs_newline { "\n" } else { "" });
+    f.write_all(line.as_bytes())
+}
+
 /// `"x"` and `'x'` around a whole value are quotes, not part of it.
 fn unquote(v: &str) -> &str {
     for q in ['"', '\''] {
