@@ -88,6 +88,7 @@ fn synthetic(n: usize) -> Provider {
         required_tools: vec![],
         projects,
         prompts: vec![],
+        checks: vec![],
         graph: ProjectGraph::build(nodes).expect("acyclic"),
     }
 }

@@ -80,6 +80,27 @@ fn dispatch(cli: &Cli, style: Style, cwd: &Path) -> Result<i32, RunnerError> {
                 style,
             })
         }
+        Command::Validate => {
+            let ws = Workspace::locate(cli.global.workspace.as_deref(), cwd)?;
+            let provider = load_provider(&ws, cli.global.provider.as_deref(), "validate")?;
+            let stack = crate::run::stack(&ws, cli.global.stack.as_deref(), "validate")?;
+            let env = crate::run::overlay(&ws)?;
+            let problems = crate::validate::validate(&crate::validate::Inputs {
+                ws: &ws,
+                provider: &provider,
+                stack: &stack,
+                env: &env,
+            });
+            if !problems.is_empty() {
+                return Err(RunnerError::Problems(problems));
+            }
+            report::info(&format!(
+                "All configuration is OK: provider {}, stack {stack}, {} projects",
+                provider.name,
+                provider.projects.len()
+            ));
+            Ok(exit::SUCCESS)
+        }
         Command::ShowPlan(args) => {
             let ws = Workspace::locate(cli.global.workspace.as_deref(), cwd)?;
             report::debug(style, &format!("workspace: {}", ws.root.display()));

@@ -87,6 +87,10 @@ pub enum Command {
     #[command(after_help = "Example:\n  runner preview -p aws -s dev")]
     Preview(RunArgs),
 
+    /// Check everything a run needs, reporting every problem at once with its fix
+    #[command(after_help = "Examples:\n  runner validate -p aws -s dev\n  CI=true runner validate -p do -s ci")]
+    Validate,
+
     /// List the providers of this workspace, with a line about each
     #[command(after_help = "Example:\n  runner list-providers")]
     ListProviders,

@@ -22,6 +22,9 @@ pub enum RunnerError {
     /// Workspace files that must be right before anything runs are not (exit 3).
     #[error("validation failed: {} problem{}", .0.len(), if .0.len() == 1 { "" } else { "s" })]
     Validation(Vec<FileDiagnostic>),
+    /// `validate` found problems (exit 3): each says what and how to fix it.
+    #[error("validation failed: {} problem{}", .0.len(), if .0.len() == 1 { "" } else { "s" })]
+    Problems(Vec<crate::validate::Problem>),
     /// Reading or writing a file failed.
     #[error("{context}: {source}")]
     Io {
@@ -42,7 +45,7 @@ impl RunnerError {
     pub fn exit_code(&self) -> i32 {
         match self {
             RunnerError::Usage { .. } | RunnerError::Files(_) => exit::USAGE,
-            RunnerError::Validation(_) => exit::VALIDATION,
+            RunnerError::Validation(_) | RunnerError::Problems(_) => exit::VALIDATION,
             RunnerError::Io { .. } => exit::FAILED,
         }
     }

@@ -21,4 +21,5 @@ pub mod render;
 pub mod report;
 pub mod run;
 pub mod runstate;
+pub mod validate;
 pub mod workspace;

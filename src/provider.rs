@@ -50,6 +50,8 @@ struct RawFile {
     rewire: BTreeMap<String, Spanned<RawRewire>>,
     #[serde(default, rename = "prompt")]
     prompts: Vec<Spanned<RawPrompt>>,
+    #[serde(default, rename = "check")]
+    checks: Vec<Check>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -130,6 +132,7 @@ pub struct Provider {
     pub required_tools: Vec<String>,
     pub projects: Vec<Project>,
     pub prompts: Vec<Prompt>,
+    pub checks: Vec<Check>,
     pub graph: ProjectGraph,
 }
 
@@ -192,6 +195,22 @@ pub enum PromptDefault {
     Int(i64),
     Text(String),
     List(Vec<String>),
+}
+
+/// A credential check `validate` runs: one of `any_of` must be set (`env:NAME` in the
+/// environment or `config:ns:key` in the stack configuration), and/or `command` must succeed
+/// (run with `env_from_config` variables taken from the stack configuration).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Check {
+    pub description: String,
+    #[serde(default)]
+    pub any_of: Vec<String>,
+    #[serde(default)]
+    pub command: Vec<String>,
+    #[serde(default)]
+    pub env_from_config: BTreeMap<String, String>,
+    pub fix: String,
 }
 
 /// A stack-configuration value the provider asks for when the stack file lacks it.
@@ -293,11 +312,12 @@ struct Draft {
     secrets: Vec<RawSecret>,
 }
 
-/// Projects, tools and prompts gathered from a provider and its layers.
+/// Projects, tools, prompts and checks gathered from a provider and its layers.
 struct Merged {
     drafts: Vec<Draft>,
     tools: Vec<String>,
     prompts: Vec<(usize, Spanned<RawPrompt>)>,
+    checks: Vec<Check>,
 }
 
 struct Loader<'a> {
@@ -396,6 +416,7 @@ impl<'a> Loader<'a> {
             prompts,
             description,
             infra_type,
+            checks,
             ..
         } = raw;
 
@@ -405,6 +426,7 @@ impl<'a> Loader<'a> {
             drafts: projects.into_iter().map(|p| draft(file, p)).collect(),
             tools: required_tools,
             prompts: prompts.into_iter().map(|p| (file, p)).collect(),
+            checks,
         };
         let mut seen = BTreeSet::new();
         for inc in include {
@@ -480,6 +502,7 @@ impl<'a> Loader<'a> {
             required_tools: tools,
             projects,
             prompts,
+            checks: merged.checks,
             graph,
         })
     }
@@ -541,6 +564,7 @@ impl<'a> Loader<'a> {
         merged.drafts.extend(lraw.projects.into_iter().map(|p| draft(lfile, p)));
         merged.tools.extend(lraw.required_tools);
         merged.prompts.extend(lraw.prompts.into_iter().map(|p| (lfile, p)));
+        merged.checks.extend(lraw.checks);
     }
 
     /// Removes the projects of included layers this provider does without; returns where each

@@ -473,6 +473,7 @@ mod tests {
                 })
                 .collect(),
             prompts: vec![],
+            checks: vec![],
             graph: ProjectGraph::build(nodes).unwrap(),
         }
     }

@@ -118,6 +118,12 @@ pub fn error(style: Style, err: &RunnerError) {
             }
             eprintln!("{prefix} {err}");
         }
+        RunnerError::Problems(problems) => {
+            eprintln!("{prefix} {err}");
+            for (k, p) in problems.iter().enumerate() {
+                eprintln!("  {}. {}\n     fix: {}", k + 1, p.what, p.fix);
+            }
+        }
         RunnerError::Io { .. } => eprintln!("{prefix} {err}"),
     }
 }

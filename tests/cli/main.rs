@@ -9,3 +9,4 @@ mod kubeconfig;
 mod plan;
 mod run;
 mod support;
+mod validate;

@@ -1,0 +1,265 @@
+//! `runner validate`: everything that must be right before a run, checked at once and reported
+//! together, each problem with its fix: the tools the graph needs, the stack configuration, the
+//! provider lock (`kubernetes:infra_type`), the passphrase of a file backend, the projects'
+//! `Pulumi.yaml` names, and the provider's credential checks (declared in its file).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::{Map, Value};
+
+use crate::provider::{Check, Provider};
+use crate::workspace::Workspace;
+
+/// One thing that is wrong, and how to put it right.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub what: String,
+    pub fix: String,
+}
+
+fn problem(what: impl Into<String>, fix: impl Into<String>) -> Problem {
+    Problem {
+        what: what.into(),
+        fix: fix.into(),
+    }
+}
+
+pub struct Inputs<'a> {
+    pub ws: &'a Workspace,
+    pub provider: &'a Provider,
+    pub stack: &'a str,
+    /// The environment overlay (environment file, runner defaults).
+    pub env: &'a BTreeMap<String, String>,
+}
+
+impl Inputs<'_> {
+    /// A variable as `pulumi` will see it: the overlay first, then the process environment.
+    fn var(&self, name: &str) -> Option<String> {
+        self.env
+            .get(name)
+            .cloned()
+            .or_else(|| std::env::var(name).ok())
+            .filter(|v| !v.is_empty())
+    }
+}
+
+/// Runs every check; an empty list means all is well.
+pub fn validate(i: &Inputs<'_>) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    tools(i, &mut problems);
+    let config = stack_config(i, &mut problems);
+    passphrase(i, &mut problems);
+    project_names(i, &mut problems);
+    for check in &i.provider.checks {
+        credentials(i, check, config.as_ref(), &mut problems);
+    }
+    problems
+}
+
+/// The path of `tool` on `PATH`, if it is there.
+fn which(tool: &str, path: Option<&str>) -> Option<PathBuf> {
+    std::env::split_paths(path.unwrap_or_default())
+        .map(|d| d.join(tool))
+        .find(|p| is_executable(p))
+}
+
+fn is_executable(p: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    }
+    #[cfg(not(unix))]
+    p.is_file()
+}
+
+fn tools(i: &Inputs<'_>, problems: &mut Vec<Problem>) {
+    let path = i.var("PATH");
+    for tool in &i.provider.required_tools {
+        if which(tool, path.as_deref()).is_none() {
+            problems.push(problem(
+                format!("`{tool}` is not on PATH (the {} graph needs it)", i.provider.name),
+                format!("install {tool}, or put the directory that holds it on PATH"),
+            ));
+        }
+    }
+}
+
+/// Reads `config/pulumi/Pulumi.<stack>.yaml`: present, parses, a `config:` mapping, the same
+/// provider as before, and every key the provider asks for.
+fn stack_config(i: &Inputs<'_>, problems: &mut Vec<Problem>) -> Option<Map<String, Value>> {
+    let path = i.ws.root.join("config/pulumi").join(format!("Pulumi.{}.yaml", i.stack));
+    let shown = i.ws.show(&path);
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    let config = if text.trim().is_empty() {
+        problems.push(problem(
+            format!("there is no stack configuration {shown}"),
+            format!(
+                "create it with a `config:` mapping holding kubernetes:infra_type: {} and the keys listed here",
+                i.provider.infra_type.as_deref().unwrap_or(&i.provider.name)
+            ),
+        ));
+        Map::new()
+    } else {
+        match serde_saphyr::from_str::<Value>(&text) {
+            Err(e) => {
+                problems.push(problem(format!("{shown}: {e}"), "fix the YAML at that line and column"));
+                return None;
+            }
+            Ok(doc) => {
+                if let Some(Value::Object(m)) = doc.get("config") {
+                    m.clone()
+                } else {
+                    problems.push(problem(
+                        format!("{shown} has no `config:` mapping"),
+                        "put the settings under a top-level `config:` key, as Pulumi stack files do",
+                    ));
+                    return None;
+                }
+            }
+        }
+    };
+    if let (Some(Value::String(stored)), Some(wanted)) = (config.get("kubernetes:infra_type"), &i.provider.infra_type)
+        && !stored.eq_ignore_ascii_case(wanted)
+    {
+        problems.push(problem(
+            format!(
+                "Stack has already been used with the provider [{stored}], so it cannot be run with the specified provider [{wanted}]"
+            ),
+            format!(
+                "destroy all resources and remove the kubernetes:infra_type key from {shown}, or use another stack"
+            ),
+        ));
+    }
+    for p in &i.provider.prompts {
+        let skipped = p.skip_if_env.as_deref().is_some_and(|v| i.var(v).is_some());
+        if !config.contains_key(&p.key) && !skipped && !p.secret {
+            problems.push(problem(
+                format!("{shown} lacks `{}` ({})", p.key, p.question),
+                format!("add `{}: <value>` under `config:`", p.key),
+            ));
+        }
+    }
+    Some(config)
+}
+
+/// The file backend keeps secrets with a passphrase; without one every project fails.
+fn passphrase(i: &Inputs<'_>, problems: &mut Vec<Problem>) {
+    let backend = i.var("PULUMI_BACKEND_URL").unwrap_or_default();
+    if !backend.starts_with("file://") {
+        return;
+    }
+    if std::env::var_os("PULUMI_CONFIG_PASSPHRASE").is_some() || i.env.contains_key("PULUMI_CONFIG_PASSPHRASE") {
+        return;
+    }
+    match i.var("PULUMI_CONFIG_PASSPHRASE_FILE") {
+        Some(f) if Path::new(&f).is_file() => {}
+        Some(f) => problems.push(problem(
+            format!("PULUMI_CONFIG_PASSPHRASE_FILE names {f}, which cannot be read"),
+            "point it at a readable file holding the passphrase",
+        )),
+        None => problems.push(problem(
+            format!("the file backend ({backend}) needs a passphrase to encrypt secrets, and none is set"),
+            "set PULUMI_CONFIG_PASSPHRASE or PULUMI_CONFIG_PASSPHRASE_FILE in the environment (or in config/pulumi/environment for the file)",
+        )),
+    }
+}
+
+/// Every project directory holds a `Pulumi.yaml` whose `name` is the project's name.
+fn project_names(i: &Inputs<'_>, problems: &mut Vec<Problem>) {
+    for p in &i.provider.projects {
+        let file = i.ws.root.join(&p.path).join("Pulumi.yaml");
+        let shown = i.ws.show(&file);
+        let name = std::fs::read_to_string(&file)
+            .map_err(|e| e.to_string())
+            .and_then(|t| serde_saphyr::from_str::<Value>(&t).map_err(|e| e.to_string()));
+        match name {
+            Err(e) => problems.push(problem(format!("{shown}: {e}"), "make it a valid Pulumi.yaml")),
+            Ok(doc) => match doc["name"].as_str() {
+                Some(n) if n == p.name => {}
+                Some(n) => problems.push(problem(
+                    format!(
+                        "{shown} names the project `{n}`, but {} calls it `{}`",
+                        p.declared_in, p.name
+                    ),
+                    format!(
+                        "use one name in both: stack references find projects by their Pulumi name (`name: {}`)",
+                        p.name
+                    ),
+                )),
+                None => problems.push(problem(
+                    format!("{shown} has no `name`"),
+                    format!("add `name: {}`", p.name),
+                )),
+            },
+        }
+    }
+}
+
+/// One of the provider's credential checks.
+fn credentials(i: &Inputs<'_>, check: &Check, config: Option<&Map<String, Value>>, problems: &mut Vec<Problem>) {
+    if !check.any_of.is_empty() {
+        let found = check.any_of.iter().any(|source| {
+            if let Some(var) = source.strip_prefix("env:") {
+                i.var(var).is_some()
+            } else if let Some(key) = source.strip_prefix("config:") {
+                config.is_some_and(|c| c.contains_key(key))
+            } else {
+                false
+            }
+        });
+        if !found {
+            problems.push(problem(format!("{}: not set", check.description), check.fix.clone()));
+        }
+    }
+    if let Some((program, args)) = check.command.split_first() {
+        let path = i.var("PATH");
+        let Some(exe) = which(program, path.as_deref()) else {
+            // Already reported as a missing tool when the provider requires it.
+            if !i.provider.required_tools.contains(program) {
+                problems.push(problem(
+                    format!("{}: `{program}` is not on PATH", check.description),
+                    check.fix.clone(),
+                ));
+            }
+            return;
+        };
+        let mut cmd = Command::new(exe);
+        cmd.args(args)
+            .envs(i.env)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        for (var, key) in &check.env_from_config {
+            if let Some(v) = config.and_then(|c| c.get(key)).and_then(Value::as_str) {
+                cmd.env(var, v);
+            }
+        }
+        match cmd.output() {
+            Ok(out) if out.status.success() => {}
+            Ok(out) => {
+                let stderr = String::from_utf8_lossy(&out.stderr);
+                let last = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+                problems.push(problem(
+                    format!(
+                        "{}: `{}` failed{}",
+                        check.description,
+                        check.command.join(" "),
+                        if last.is_empty() {
+                            String::new()
+                        } else {
+                            format!(": {last}")
+                        }
+                    ),
+                    check.fix.clone(),
+                ));
+            }
+            Err(e) => problems.push(problem(
+                format!("{}: cannot run `{program}`: {e}", check.description),
+                check.fix.clone(),
+            )),
+        }
+    }
+}
