@@ -150,6 +150,15 @@ pub struct Project {
     pub declared_in: String,
 }
 
+impl Project {
+    /// Its `up` merges a kubeconfig into the user's (the built-in `kubeconfig-merge` hook).
+    pub fn merges_kubeconfig(&self) -> bool {
+        self.on_success
+            .iter()
+            .any(|h| matches!(h, Hook::Builtin(n) if n == "kubeconfig-merge"))
+    }
+}
+
 /// What runs after a project's `up` succeeded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Hook {

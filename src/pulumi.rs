@@ -318,7 +318,7 @@ impl Pulumi {
         };
         if op == Operation::Destroy
             && self.prune_kubeconfig
-            && merges_kubeconfig(job)
+            && job.project.merges_kubeconfig()
             && let Err(e) = self.prune(job, control)
         {
             return e;
@@ -413,13 +413,6 @@ impl Engine for Pulumi {
     async fn run(&self, job: Job, control: Control) -> JobEnd {
         self.operation(&job, &control).await
     }
-}
-
-fn merges_kubeconfig(job: &Job) -> bool {
-    job.project
-        .on_success
-        .iter()
-        .any(|h| *h == crate::provider::Hook::Builtin("kubeconfig-merge".into()))
 }
 
 fn step_failed(what: &str, code: Option<i32>, end: &StepEnd) -> JobEnd {

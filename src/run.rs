@@ -170,11 +170,15 @@ fn engine(s: &Settings<'_>, env: BTreeMap<String, String>, config_file: PathBuf)
     }
 }
 
+/// `CI` set to anything but empty, `false` or `0`.
+fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
+}
+
 /// A person at a terminal, not a CI job.
 fn interactive() -> bool {
     use std::io::IsTerminal as _;
-    let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
-    !ci && std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
+    !in_ci() && std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
 }
 
 /// After an interactive destroy: offer to remove the kubeconfig entries `kubeconfig-merge` added
@@ -186,7 +190,7 @@ fn offer_kubeconfig_prune(s: &Settings<'_>, result: &exec::RunResult) {
             .provider
             .projects
             .iter()
-            .any(|p| &p.name == name && p.on_success.iter().any(|h| h.as_str() == "kubeconfig-merge"));
+            .any(|p| &p.name == name && p.merges_kubeconfig());
         if f.status != Status::Succeeded || !merges || !crate::hooks::merge_record(&state_dir, name).exists() {
             continue;
         }
@@ -216,8 +220,7 @@ fn write_summaries(s: &Settings<'_>, summary: &str) {
 /// `false`/`0`) or standard error not a terminal give the plain, line-prefixed view.
 fn use_live_view(mode: OutputMode) -> bool {
     use std::io::IsTerminal as _;
-    let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
-    mode == OutputMode::Auto && !ci && std::io::stderr().is_terminal()
+    mode == OutputMode::Auto && !in_ci() && std::io::stderr().is_terminal()
 }
 
 /// What a successful `up` left, for skipping unchanged projects.
