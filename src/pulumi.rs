@@ -117,44 +117,10 @@ impl Pulumi {
         let pid = child.id();
         let stdout = child.stdout.take().expect("piped");
         let stderr = child.stderr.take().expect("piped");
-        let events = control.events.clone();
-        let redactor = self.redactor.clone();
-        let name = project.to_string();
-        let out_task = tokio::spawn(async move {
-            let mut lines = BufReader::new(stdout).lines();
-            let mut captured = String::new();
-            while let Ok(Some(line)) = lines.next_line().await {
-                if capture {
-                    captured.push_str(&line);
-                    captured.push('\n');
-                } else {
-                    let _ = events.send(Event::Line {
-                        project: name.clone(),
-                        stream: Stream::Stdout,
-                        text: redactor.scrub(&line),
-                    });
-                }
-            }
-            captured
-        });
-        let events = control.events.clone();
-        let redactor = self.redactor.clone();
-        let name = project.to_string();
-        let err_task = tokio::spawn(async move {
-            let mut lines = BufReader::new(stderr).lines();
-            let mut all = String::new();
-            while let Ok(Some(line)) = lines.next_line().await {
-                let line = redactor.scrub(&line);
-                all.push_str(&line);
-                all.push('\n');
-                let _ = events.send(Event::Line {
-                    project: name.clone(),
-                    stream: Stream::Stderr,
-                    text: line,
-                });
-            }
-            all
-        });
+        // Captured stdout stays raw and unprinted (it may hold secrets, e.g. `stack output
+        // --show-secrets`); everything printed is scrubbed, and stderr is kept for the error.
+        let out_task = self.pump(stdout, Stream::Stdout, project, control, !capture, capture);
+        let err_task = self.pump(stderr, Stream::Stderr, project, control, true, true);
         let mut interrupted = false;
         let status = loop {
             tokio::select! {
@@ -177,6 +143,44 @@ impl Pulumi {
             captured,
             stderr,
             interrupted,
+        })
+    }
+
+    /// Reads a child's pipe line by line: `forward` sends each line (scrubbed) as an event;
+    /// `keep` collects the lines, scrubbed when forwarded and raw when not.
+    fn pump<R>(
+        &self,
+        pipe: R,
+        stream: Stream,
+        project: &str,
+        control: &Control,
+        forward: bool,
+        keep: bool,
+    ) -> tokio::task::JoinHandle<String>
+    where
+        R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    {
+        let events = control.events.clone();
+        let redactor = self.redactor.clone();
+        let name = project.to_string();
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(pipe).lines();
+            let mut kept = String::new();
+            while let Ok(Some(line)) = lines.next_line().await {
+                let line = if forward { redactor.scrub(&line) } else { line };
+                if keep {
+                    kept.push_str(&line);
+                    kept.push('\n');
+                }
+                if forward {
+                    let _ = events.send(Event::Line {
+                        project: name.clone(),
+                        stream,
+                        text: line,
+                    });
+                }
+            }
+            kept
         })
     }
 

@@ -426,19 +426,9 @@ fn plan_update(scope: &Scope, old: &[Value], ev: program::Evaluated) -> (Vec<Ste
 }
 
 /// Old inputs are stored with secrets encrypted; new inputs hold them in plain text. Values
-/// that only differ by encryption are the same.
+/// that only differ by encryption are the same: compare them as displayed, secrets masked.
 fn is_encrypted_equal(old: &Value, new: &Value) -> bool {
-    fn shape(v: &Value) -> Value {
-        if is_secret(v) || v.get("ciphertext").is_some() {
-            return Value::String("<secret>".into());
-        }
-        match v {
-            Value::Array(a) => Value::Array(a.iter().map(shape).collect()),
-            Value::Object(m) => Value::Object(m.iter().map(|(k, x)| (k.clone(), shape(x))).collect()),
-            other => other.clone(),
-        }
-    }
-    shape(old) == shape(new)
+    display_state(old) == display_state(new)
 }
 
 /// A step over a resource of the previous state: `same` (refresh keeps it) or `delete`.
