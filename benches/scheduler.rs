@@ -76,6 +76,7 @@ fn synthetic(n: usize) -> Provider {
             layer: Layer::Services,
             on_success: vec![],
             secrets: vec![],
+            secrets_store: false,
             estimate: None,
             declared_in: "synthetic.toml".into(),
         });

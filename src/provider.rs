@@ -70,6 +70,8 @@ struct RawProject {
     estimate: Option<Spanned<u64>>,
     #[serde(default, rename = "secret")]
     secrets: Vec<RawSecret>,
+    #[serde(default)]
+    secrets_store: Option<Spanned<bool>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -145,6 +147,9 @@ pub struct Project {
     pub layer: Layer,
     pub on_success: Vec<Hook>,
     pub secrets: Vec<Secret>,
+    /// Keeps the graph's secrets in its own stack configuration, so it runs without the shared
+    /// configuration file (MARA's `kubernetes/secrets`).
+    pub secrets_store: bool,
     pub estimate: Option<u64>,
     /// The file that declares the project, as shown to the user.
     pub declared_in: String,
@@ -319,6 +324,7 @@ struct Draft {
     on_success: Vec<Spanned<String>>,
     estimate: Option<Spanned<u64>>,
     secrets: Vec<RawSecret>,
+    secrets_store: Option<Spanned<bool>>,
 }
 
 /// Projects, tools, prompts and checks gathered from a provider and its layers.
@@ -478,6 +484,7 @@ impl<'a> Loader<'a> {
             }
         }
         let prompts = self.prompts(merged.prompts);
+        self.secrets_store(&merged.drafts);
         let mut nodes = Vec::with_capacity(merged.drafts.len());
         let mut projects = Vec::with_capacity(merged.drafts.len());
         for d in merged.drafts {
@@ -514,6 +521,33 @@ impl<'a> Loader<'a> {
             checks: merged.checks,
             graph,
         })
+    }
+
+    /// Secrets live in one project's own stack configuration: a graph that declares secrets
+    /// needs exactly one `secrets_store` project.
+    fn secrets_store(&mut self, drafts: &[Draft]) {
+        let stores: Vec<&Draft> = drafts
+            .iter()
+            .filter(|d| d.secrets_store.as_ref().is_some_and(|s| *s.get_ref()))
+            .collect();
+        if let Some(extra) = stores.get(1) {
+            let first = stores[0].name.get_ref().clone();
+            let flag = extra.secrets_store.as_ref().expect("a store");
+            let message = format!("`{}` and `{first}` are both the secrets store", extra.name.get_ref());
+            let hint = "keep `secrets_store = true` on one project".to_string();
+            self.problem(extra.file, flag, message, "second store", hint);
+        }
+        if stores.is_empty()
+            && let Some((d, s)) = drafts.iter().find_map(|d| d.secrets.first().map(|s| (d, s)))
+        {
+            let message = format!(
+                "`{}` declares the secret `{}`, but no project keeps secrets",
+                d.name.get_ref(),
+                s.key.get_ref()
+            );
+            let hint = "mark the project that stores them with `secrets_store = true` (e.g. `secrets`)".to_string();
+            self.problem(d.file, &s.key, message, "secret without a store", hint);
+        }
     }
 
     /// Adds the projects, tools and prompts of the layer `inc` names to `merged`.
@@ -698,6 +732,7 @@ impl<'a> Loader<'a> {
             layer: layer.unwrap_or(Layer::Services),
             on_success,
             secrets,
+            secrets_store: d.secrets_store.as_ref().is_some_and(|s| *s.get_ref()),
             estimate: d.estimate.as_ref().map(|e| *e.get_ref()),
             declared_in: self.files[d.file].display.clone(),
         }
@@ -902,6 +937,7 @@ fn draft(file: usize, p: RawProject) -> Draft {
         on_success: p.on_success,
         estimate: p.estimate,
         secrets: p.secrets,
+        secrets_store: p.secrets_store,
     }
 }
 

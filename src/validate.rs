@@ -19,11 +19,17 @@ pub struct Problem {
     pub fix: String,
 }
 
-fn problem(what: impl Into<String>, fix: impl Into<String>) -> Problem {
-    Problem {
-        what: what.into(),
-        fix: fix.into(),
+impl Problem {
+    pub fn new(what: impl Into<String>, fix: impl Into<String>) -> Self {
+        Problem {
+            what: what.into(),
+            fix: fix.into(),
+        }
     }
+}
+
+fn problem(what: impl Into<String>, fix: impl Into<String>) -> Problem {
+    Problem::new(what, fix)
 }
 
 pub struct Inputs<'a> {

@@ -1,4 +1,7 @@
-//! Configuration the runner reads before running: the environment file (and, later, the stack
-//! configuration, prompts and secrets).
+//! Configuration the runner reads before running: the environment file, the shared stack
+//! configuration, the questions for what it lacks, and the secrets.
 
 pub mod environment;
+pub mod questions;
+pub mod stackfile;
+pub mod terminal;

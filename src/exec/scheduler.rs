@@ -468,6 +468,7 @@ mod tests {
                     layer: Layer::Services,
                     on_success: vec![],
                     secrets: vec![],
+                    secrets_store: false,
                     estimate: None,
                     declared_in: "t.toml".into(),
                 })

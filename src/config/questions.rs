@@ -1,0 +1,421 @@
+//! The values a run needs and the stack configuration lacks: the provider's prompts (declared in
+//! its file) and the secrets of the planned projects. Each comes from the environment
+//! (`RUNNER_CONFIG_<KEY>`, `RUNNER_SECRET_<KEY>`), from a person at a terminal, or is reported
+//! missing with how to supply it: a CI job can run the whole `up` with no file edited.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use super::stackfile::parse_bool;
+use crate::provider::{Prompt, PromptDefault, PromptType, Secret};
+use crate::validate::Problem;
+
+/// How the runner asks a person (a terminal in the binary, a script in tests).
+pub trait Ask {
+    /// A visible answer; an empty answer takes `default`. `check` refuses an answer with the
+    /// reason, and the question is asked again.
+    fn text(
+        &mut self,
+        question: &str,
+        default: Option<&str>,
+        check: &dyn Fn(&str) -> Result<(), String>,
+    ) -> std::io::Result<String>;
+
+    /// A hidden answer, entered twice when `confirm`; an empty answer takes `default`.
+    fn hidden(&mut self, question: &str, default: Option<&str>, confirm: bool) -> std::io::Result<String>;
+}
+
+/// `aws:region` → `RUNNER_CONFIG_AWS_REGION`; `kic-helm:fqdn` → `RUNNER_CONFIG_KIC_HELM_FQDN`.
+pub fn env_name(prefix: &str, key: &str) -> String {
+    let tail: String = key
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{prefix}{tail}")
+}
+
+pub const CONFIG_PREFIX: &str = "RUNNER_CONFIG_";
+pub const SECRET_PREFIX: &str = "RUNNER_SECRET_";
+
+/// What the questions see: variables (environment file over process), the example file's
+/// values, and whether a person can be asked.
+pub struct Context<'a> {
+    pub var: &'a dyn Fn(&str) -> Option<String>,
+    pub example: &'a Map<String, Value>,
+    pub file_shown: &'a str,
+    pub interactive: bool,
+}
+
+/// The answers: plain values for the stack file, secrets for `pulumi config set --secret`.
+#[derive(Debug, Default)]
+pub struct Answers {
+    pub config: Vec<(String, Value)>,
+    /// Prompted secrets that belong in the shared stack file (provider tokens).
+    pub shared_secrets: Vec<(String, String)>,
+    /// The planned projects' secrets, for the secrets store's own stack.
+    pub secrets: Vec<(String, String)>,
+    pub problems: Vec<Problem>,
+}
+
+/// Fills in every prompt the configuration lacks. `new_file`: optional prompts (those with a
+/// `none_value`) are asked only when the file is being written for the first time.
+pub fn prompts(
+    cx: &Context<'_>,
+    prompts: &[Prompt],
+    config: &Map<String, Value>,
+    new_file: bool,
+    ask: &mut dyn Ask,
+    answers: &mut Answers,
+) -> std::io::Result<()> {
+    // Earlier answers feed `${ns:key}` defaults of later prompts.
+    let mut known: BTreeMap<String, Value> = config.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    for p in prompts {
+        if config.contains_key(&p.key) || p.skip_if_env.as_deref().is_some_and(|v| (cx.var)(v).is_some()) {
+            continue;
+        }
+        let optional = p.none_value.is_some();
+        let var = env_name(if p.secret { SECRET_PREFIX } else { CONFIG_PREFIX }, &p.key);
+        let answer = if let Some(given) = (cx.var)(&var) {
+            match parse(p, &given) {
+                Ok(v) => v,
+                Err(why) => {
+                    answers
+                        .problems
+                        .push(Problem::new(format!("{var}: {why}"), format!("set {var} to {}", expected(p))));
+                    continue;
+                }
+            }
+        } else if cx.interactive && (new_file || !optional) {
+            let default = default_text(cx, p, &known);
+            if p.secret {
+                let v = ask.hidden(&p.question, default.as_deref(), true)?;
+                parse(p, &v).ok().flatten()
+            } else {
+                let v = ask.text(&p.question, default.as_deref(), &|a: &str| parse(p, a).map(|_| ()))?;
+                parse(p, &v).ok().flatten()
+            }
+        } else if optional {
+            // No profile unless one is given: nothing to write, nothing missing.
+            p.default_env.as_deref().and_then(|e| (cx.var)(e)).map(Value::from)
+        } else {
+            answers.problems.push(missing(cx, p, &var));
+            continue;
+        };
+        let Some(value) = answer else { continue };
+        known.insert(p.key.clone(), value.clone());
+        if p.secret {
+            let text = value.as_str().map_or_else(|| value.to_string(), str::to_string);
+            answers.shared_secrets.push((p.key.clone(), text));
+        } else {
+            answers.config.push((p.key.clone(), value));
+        }
+    }
+    Ok(())
+}
+
+/// Asks for (or takes from the environment) each secret not already stored.
+pub fn secrets<'s>(
+    cx: &Context<'_>,
+    needed: impl IntoIterator<Item = &'s Secret>,
+    stored: &dyn Fn(&str) -> bool,
+    store_shown: &str,
+    ask: &mut dyn Ask,
+    answers: &mut Answers,
+) -> std::io::Result<()> {
+    for s in needed {
+        if stored(&s.key) || answers.secrets.iter().any(|(k, _)| k == &s.key) {
+            continue;
+        }
+        let var = env_name(SECRET_PREFIX, &s.key);
+        let value = if let Some(v) = (cx.var)(&var) {
+            v
+        } else if cx.interactive {
+            ask.hidden(&s.question, s.default.as_deref(), true)?
+        } else {
+            answers.problems.push(Problem::new(
+                format!("the secret `{}` ({}) is not stored", s.key, s.question),
+                format!(
+                    "set {var} in the environment, or run `pulumi config set --secret {}` in {store_shown}",
+                    s.key
+                ),
+            ));
+            continue;
+        };
+        answers.secrets.push((s.key.clone(), value));
+    }
+    Ok(())
+}
+
+fn missing(cx: &Context<'_>, p: &Prompt, var: &str) -> Problem {
+    let how = if p.secret {
+        format!(
+            "set {var}{} in the environment, or run `pulumi config set --secret {} --config-file {}`",
+            p.skip_if_env.as_deref().map(|e| format!(" or {e}")).unwrap_or_default(),
+            p.key,
+            cx.file_shown
+        )
+    } else {
+        format!(
+            "set {var} in the environment, or add `{}: <{}>` under `config:` in {}",
+            p.key,
+            expected(p),
+            cx.file_shown
+        )
+    };
+    Problem::new(format!("{} lacks `{}` ({})", cx.file_shown, p.key, p.question), how)
+}
+
+fn expected(p: &Prompt) -> &'static str {
+    match p.kind {
+        PromptType::String => "a value",
+        PromptType::Int => "a whole number",
+        PromptType::Bool => "yes or no",
+        PromptType::List => "values separated by commas",
+    }
+}
+
+/// An answer as the value to store; `None` for the prompt's `none_value`. Errors say why.
+pub fn parse(p: &Prompt, answer: &str) -> Result<Option<Value>, String> {
+    let a = answer.trim();
+    if p.none_value.as_deref().is_some_and(|n| n.eq_ignore_ascii_case(a)) {
+        return Ok(None);
+    }
+    if a.is_empty() && !p.secret {
+        return Err("an answer is needed".into());
+    }
+    match p.kind {
+        PromptType::String => Ok(Some(Value::from(if p.secret { answer } else { a }))),
+        PromptType::Int => a
+            .parse::<i64>()
+            .map(|n| Some(Value::from(n)))
+            .map_err(|_| format!("`{a}` is not a whole number")),
+        PromptType::Bool => parse_bool(a)
+            .map(|b| Some(Value::from(b)))
+            .ok_or_else(|| format!("`{a}` is not yes or no")),
+        PromptType::List => {
+            let items: Vec<Value> = a
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(Value::from)
+                .collect();
+            if items.is_empty() {
+                Err("give at least one value (separate them with commas)".into())
+            } else {
+                Ok(Some(Value::Array(items)))
+            }
+        }
+    }
+}
+
+/// The default shown with a question: one that refers to an earlier answer (`${ns:key}`) wins,
+/// then the `default_env` variable, then the example file, then the provider's default.
+pub fn default_text(cx: &Context<'_>, p: &Prompt, known: &BTreeMap<String, Value>) -> Option<String> {
+    let refers = matches!(&p.default, Some(PromptDefault::Text(t)) if t.contains("${"))
+        || matches!(&p.default, Some(PromptDefault::List(l)) if l.iter().any(|t| t.contains("${")));
+    let from_env = || p.default_env.as_deref().and_then(|e| (cx.var)(e));
+    let from_example = || {
+        (!p.secret && p.none_value.is_none())
+            .then(|| cx.example.get(&p.key).map(display))
+            .flatten()
+    };
+    let declared = || {
+        p.default.as_ref().map(|d| match d {
+            PromptDefault::Bool(b) => if *b { "yes" } else { "no" }.to_string(),
+            PromptDefault::Int(n) => n.to_string(),
+            PromptDefault::Text(t) => substitute(t, known),
+            PromptDefault::List(l) => l.iter().map(|t| substitute(t, known)).collect::<Vec<_>>().join(", "),
+        })
+    };
+    if refers {
+        declared()
+    } else {
+        from_env().or_else(from_example).or_else(declared)
+    }
+}
+
+/// A stored value as a person would type it.
+fn display(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Bool(b) => if *b { "yes" } else { "no" }.to_string(),
+        Value::Array(items) => items.iter().map(display).collect::<Vec<_>>().join(", "),
+        other => other.to_string(),
+    }
+}
+
+/// `${ns:key}` replaced by the value known for that key (left as written when unknown).
+fn substitute(text: &str, known: &BTreeMap<String, Value>) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let Some(len) = rest[start..].find('}') else {
+            break;
+        };
+        let key = &rest[start + 2..start + len];
+        match known.get(key) {
+            Some(v) => out.push_str(&display(v)),
+            None => out.push_str(&rest[start..=start + len]),
+        }
+        rest = &rest[start + len + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn prompt(key: &str, kind: PromptType, default: Option<PromptDefault>) -> Prompt {
+        Prompt {
+            key: key.into(),
+            question: format!("{key}?"),
+            kind,
+            default,
+            default_env: None,
+            secret: false,
+            skip_if_env: None,
+            none_value: None,
+        }
+    }
+
+    /// Answers from a script; records what was asked with which default.
+    struct Script(Vec<&'static str>, Vec<String>);
+
+    impl Ask for Script {
+        fn text(
+            &mut self,
+            q: &str,
+            default: Option<&str>,
+            check: &dyn Fn(&str) -> Result<(), String>,
+        ) -> std::io::Result<String> {
+            loop {
+                let a = self.0.remove(0);
+                let a = if a.is_empty() { default.unwrap_or("").to_string() } else { a.into() };
+                self.1.push(format!("{q} [{}] {a}", default.unwrap_or("")));
+                if check(&a).is_ok() {
+                    return Ok(a);
+                }
+            }
+        }
+
+        fn hidden(&mut self, q: &str, default: Option<&str>, _confirm: bool) -> std::io::Result<String> {
+            let a = self.0.remove(0);
+            self.1.push(format!("{q} (hidden)"));
+            Ok(if a.is_empty() { default.unwrap_or("").into() } else { a.into() })
+        }
+    }
+
+    #[test]
+    fn env_names_are_upper_case_with_underscores() {
+        assert_eq!(env_name(CONFIG_PREFIX, "kic-helm:fqdn"), "RUNNER_CONFIG_KIC_HELM_FQDN");
+        assert_eq!(env_name(SECRET_PREFIX, "sirius:accounts_pwd"), "RUNNER_SECRET_SIRIUS_ACCOUNTS_PWD");
+    }
+
+    #[test]
+    fn integers_are_asked_again_and_defaults_follow_earlier_answers() {
+        let ps = vec![
+            prompt("eks:min_size", PromptType::Int, Some(PromptDefault::Int(3))),
+            prompt(
+                "eks:desired_capacity",
+                PromptType::Int,
+                Some(PromptDefault::Text("${eks:min_size}".into())),
+            ),
+            prompt(
+                "vpc:azs",
+                PromptType::List,
+                Some(PromptDefault::List(vec!["${aws:region}a".into(), "${aws:region}b".into()])),
+            ),
+        ];
+        let example: Map<String, Value> = serde_json::from_str(r#"{"eks:min_size": 4}"#).unwrap();
+        let var = |_: &str| None;
+        let cx = Context {
+            var: &var,
+            example: &example,
+            file_shown: "f",
+            interactive: true,
+        };
+        let mut config = Map::new();
+        config.insert("aws:region".into(), Value::from("eu-west-1"));
+        let mut ask = Script(vec!["three", "", "", "eu-west-1a, eu-west-1c"], Vec::new());
+        let mut answers = Answers::default();
+        prompts(&cx, &ps, &config, true, &mut ask, &mut answers).unwrap();
+        assert_eq!(
+            ask.1,
+            [
+                "eks:min_size? [4] three",
+                "eks:min_size? [4] 4",
+                "eks:desired_capacity? [4] 4",
+                "vpc:azs? [eu-west-1a, eu-west-1b] eu-west-1a, eu-west-1c"
+            ]
+        );
+        assert_eq!(
+            answers.config,
+            [
+                ("eks:min_size".to_string(), Value::from(4)),
+                ("eks:desired_capacity".to_string(), Value::from(4)),
+                ("vpc:azs".to_string(), serde_json::json!(["eu-west-1a", "eu-west-1c"])),
+            ]
+        );
+    }
+
+    #[test]
+    fn without_a_person_every_missing_value_is_listed_and_the_environment_fills_in() {
+        let mut token = prompt("digitalocean:token", PromptType::String, None);
+        token.secret = true;
+        token.skip_if_env = Some("DIGITALOCEAN_TOKEN".into());
+        let mut profile = prompt("aws:profile", PromptType::String, Some(PromptDefault::Text("none".into())));
+        profile.none_value = Some("none".into());
+        let ps = vec![
+            token,
+            prompt("kic-helm:fqdn", PromptType::String, None),
+            prompt("docean:node_count", PromptType::Int, Some(PromptDefault::Int(3))),
+            profile,
+        ];
+        let env: BTreeMap<&str, &str> = [("RUNNER_CONFIG_DOCEAN_NODE_COUNT", "5")].into();
+        let var = |k: &str| env.get(k).map(|v| (*v).to_string());
+        let cx = Context {
+            var: &var,
+            example: &Map::new(),
+            file_shown: "Pulumi.dev.yaml",
+            interactive: false,
+        };
+        let mut answers = Answers::default();
+        prompts(&cx, &ps, &Map::new(), true, &mut Script(vec![], vec![]), &mut answers).unwrap();
+        let what: Vec<&str> = answers.problems.iter().map(|p| p.what.as_str()).collect();
+        assert_eq!(
+            what,
+            [
+                "Pulumi.dev.yaml lacks `digitalocean:token` (digitalocean:token?)",
+                "Pulumi.dev.yaml lacks `kic-helm:fqdn` (kic-helm:fqdn?)"
+            ]
+        );
+        assert!(answers.problems[0].fix.contains("RUNNER_SECRET_DIGITALOCEAN_TOKEN or DIGITALOCEAN_TOKEN"));
+        assert!(answers.problems[1].fix.contains("RUNNER_CONFIG_KIC_HELM_FQDN"));
+        assert_eq!(answers.config, [("docean:node_count".to_string(), Value::from(5))]);
+    }
+
+    #[test]
+    fn a_bad_value_from_the_environment_names_the_variable() {
+        let ps = vec![prompt("linode:k8s_ha", PromptType::Bool, None)];
+        let var = |k: &str| (k == "RUNNER_CONFIG_LINODE_K8S_HA").then(|| "maybe".to_string());
+        let cx = Context {
+            var: &var,
+            example: &Map::new(),
+            file_shown: "f",
+            interactive: true,
+        };
+        let mut answers = Answers::default();
+        prompts(&cx, &ps, &Map::new(), true, &mut Script(vec![], vec![]), &mut answers).unwrap();
+        assert_eq!(answers.problems[0].what, "RUNNER_CONFIG_LINODE_K8S_HA: `maybe` is not yes or no");
+    }
+}

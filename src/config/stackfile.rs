@@ -1,0 +1,374 @@
+//! `config/pulumi/Pulumi.<stack>.yaml`, the stack configuration every project shares: read as
+//! data (a YAML error points at its line and column), checked against the provider's prompts,
+//! and extended by editing its text so comments, order and Pulumi's own keys stay as they are.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::diagnostic::{FileDiagnostic, SourceFile};
+use crate::provider::{Prompt, PromptType};
+
+/// The shared stack configuration of `stack` in the workspace at `root`.
+pub fn path(root: &Path, stack: &str) -> PathBuf {
+    root.join("config/pulumi").join(format!("Pulumi.{stack}.yaml"))
+}
+
+/// The stack file as read.
+#[derive(Debug, Clone, Default)]
+pub struct StackFile {
+    pub path: PathBuf,
+    /// The path as shown to the user.
+    pub shown: String,
+    /// The text; empty when the file is missing or 0 bytes (MARA: "creating new configuration").
+    pub text: String,
+    /// The `config:` mapping.
+    pub config: Map<String, Value>,
+}
+
+impl StackFile {
+    /// Reads the file. Missing or whitespace-only is an empty configuration; YAML that does not
+    /// parse, or a top level without a `config:` mapping, is an error pointing into the file.
+    pub fn load(path: &Path, shown: &str) -> Result<Self, FileDiagnostic> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => {
+                return Err(FileDiagnostic::whole_file(
+                    shown,
+                    format!("cannot read the stack configuration: {e}"),
+                    Some("make it a readable UTF-8 YAML file".into()),
+                ));
+            }
+        };
+        let mut file = StackFile {
+            path: path.to_path_buf(),
+            shown: shown.to_string(),
+            text,
+            config: Map::new(),
+        };
+        if file.is_new() {
+            return Ok(file);
+        }
+        let source = SourceFile::new(shown, file.text.clone());
+        let doc: Value = serde_saphyr::from_str(&file.text).map_err(|e| {
+            let at = e
+                .location()
+                .map_or(0, |l| offset_of(&source.text, l.line(), l.column()));
+            let message = e.to_string();
+            let message = message.lines().next().unwrap_or("invalid YAML").to_string();
+            FileDiagnostic::new(
+                &source,
+                at..at + 1,
+                format!("the stack configuration is not valid YAML: {message}"),
+                "here",
+                Some("fix the YAML at this line and column (Pulumi stack files are YAML)".into()),
+            )
+        })?;
+        match doc.get("config") {
+            Some(Value::Object(m)) => file.config = m.clone(),
+            Some(Value::Null) => {}
+            Some(_) => {
+                let at = key_offset(&file.text, "config").unwrap_or(0);
+                return Err(FileDiagnostic::new(
+                    &source,
+                    at..at + "config".len(),
+                    "`config:` is not a mapping",
+                    "not a mapping",
+                    Some("write one `ns:key: value` line per setting under `config:`".into()),
+                ));
+            }
+            None if doc.is_null() => {}
+            None => {
+                return Err(FileDiagnostic::whole_file(
+                    shown,
+                    "the stack configuration has no `config:` mapping",
+                    Some("put the settings under a top-level `config:` key, as Pulumi stack files do".into()),
+                ));
+            }
+        }
+        Ok(file)
+    }
+
+    /// Missing, 0 bytes or only whitespace and comments: the provider's questions are asked.
+    pub fn is_new(&self) -> bool {
+        self.text
+            .lines()
+            .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'))
+    }
+
+    /// Pulumi keeps the passphrase salt (or a secrets provider) at the top of the file.
+    pub fn has_secrets_provider(&self) -> bool {
+        self.text.lines().any(|l| {
+            l.starts_with("encryptionsalt:") || l.starts_with("secretsprovider:") || l.starts_with("encryptedkey:")
+        })
+    }
+
+    /// `file:line` of a key under `config:`, or the file alone.
+    pub fn locate(&self, key: &str) -> String {
+        match key_offset(&self.text, key) {
+            Some(at) => {
+                let line = self.text[..at].matches('\n').count() + 1;
+                format!("{}:{line}", self.shown)
+            }
+            None => self.shown.clone(),
+        }
+    }
+
+    /// A value that does not have the prompt's type: what is wrong, naming the key.
+    pub fn type_problem(&self, prompt: &Prompt) -> Option<String> {
+        let value = self.config.get(&prompt.key)?;
+        let ok = match prompt.kind {
+            PromptType::Int => value.is_i64() || value.as_str().is_some_and(|s| s.trim().parse::<i64>().is_ok()),
+            PromptType::Bool => value.is_boolean() || value.as_str().is_some_and(|s| parse_bool(s).is_some()),
+            PromptType::List => value.is_array(),
+            PromptType::String => value.is_string() || value.is_number() || value.is_boolean(),
+        };
+        (!ok).then(|| {
+            format!(
+                "{}: `{}` is {}, not {}",
+                self.locate(&prompt.key),
+                prompt.key,
+                describe(value),
+                match prompt.kind {
+                    PromptType::Int => "a whole number",
+                    PromptType::Bool => "true or false",
+                    PromptType::List => "a list",
+                    PromptType::String => "a text value",
+                }
+            )
+        })
+    }
+
+    /// The text with `entries` added under `config:` (a new file starts with the header).
+    pub fn with_entries(&self, header: &str, entries: &[(String, Value)]) -> String {
+        let lines: String = entries.iter().map(|(k, v)| format!("  {k}: {}\n", yaml_value(v))).collect();
+        if self.is_new() {
+            return format!("{header}config:\n{lines}");
+        }
+        let mut text = self.text.clone();
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        let Some(start) = top_level_key(&text, "config") else {
+            return format!("{text}config:\n{lines}");
+        };
+        let line_end = text[start..].find('\n').map_or(text.len(), |n| start + n + 1);
+        let after_colon = text[start + "config:".len()..line_end].trim();
+        if after_colon == "{}" || after_colon == "null" || after_colon == "~" {
+            // `config: {}`: the block starts empty.
+            text.replace_range(start..line_end, "config:\n");
+            let end = start + "config:\n".len();
+            text.insert_str(end, &lines);
+            return text;
+        }
+        // The block runs until the next line that starts in column 0 (another top-level key).
+        let mut end = line_end;
+        for line in text[line_end..].split_inclusive('\n') {
+            let content = line.trim_end();
+            if !content.is_empty() && !line.starts_with([' ', '\t', '#']) {
+                break;
+            }
+            end += line.len();
+        }
+        // Keep trailing blank and comment lines after the new entries.
+        let block = &text[line_end..end];
+        let keep = block
+            .lines()
+            .rev()
+            .take_while(|l| l.trim().is_empty() || l.starts_with('#'))
+            .map(|l| l.len() + 1)
+            .sum::<usize>()
+            .min(block.len());
+        text.insert_str(end - keep, &lines);
+        text
+    }
+}
+
+/// `true` for yes/y/true/t/1 (MARA's set), `false` for no/n/false/f/0, case-insensitive.
+pub fn parse_bool(s: &str) -> Option<bool> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "yes" | "y" | "true" | "t" | "1" => Some(true),
+        "no" | "n" | "false" | "f" | "0" => Some(false),
+        _ => None,
+    }
+}
+
+fn describe(v: &Value) -> String {
+    match v {
+        Value::Null => "empty".into(),
+        Value::Bool(b) => format!("`{b}`"),
+        Value::Number(n) => format!("`{n}`"),
+        Value::String(s) => format!("`{s}`"),
+        Value::Array(_) => "a list".into(),
+        Value::Object(_) => "a mapping".into(),
+    }
+}
+
+/// A value as YAML on one line: plain where that reads back as the same string, quoted where
+/// YAML would read a number, a boolean, null or structure into it.
+pub fn yaml_value(v: &Value) -> String {
+    match v {
+        Value::String(s) => yaml_string(s),
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(yaml_value).collect();
+            format!("[{}]", items.join(", "))
+        }
+        Value::Null => "null".into(),
+        other => other.to_string(),
+    }
+}
+
+fn yaml_string(s: &str) -> String {
+    let plain_chars = s
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '-' | '@' | '+' | '='));
+    let special = matches!(
+        s.to_ascii_lowercase().as_str(),
+        "" | "y" | "n" | "yes" | "no" | "on" | "off" | "true" | "false" | "null" | "~"
+    );
+    let starts_ok = s.chars().next().is_some_and(|c| c.is_ascii_alphanumeric() || c == '/');
+    let numeric = s.parse::<f64>().is_ok() || s.starts_with("0x") || s.starts_with("0o");
+    if plain_chars && starts_ok && !special && !numeric {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "''"))
+    }
+}
+
+/// Byte offset of a 1-based line and column.
+fn offset_of(text: &str, line: u64, column: u64) -> usize {
+    let mut offset = 0;
+    for (n, l) in text.split_inclusive('\n').enumerate() {
+        if n as u64 + 1 == line {
+            let col = usize::try_from(column.saturating_sub(1)).unwrap_or(0);
+            return offset + l.char_indices().nth(col).map_or(l.trim_end().len(), |(i, _)| i);
+        }
+        offset += l.len();
+    }
+    text.len().saturating_sub(1)
+}
+
+/// Where `key:` starts at the beginning of a line (any indentation).
+fn key_offset(text: &str, key: &str) -> Option<usize> {
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let lead = line.len() - line.trim_start().len();
+        let rest = &line[lead..];
+        let quoted = [format!("{key}:"), format!("\"{key}\":"), format!("'{key}':")];
+        if quoted.iter().any(|q| rest.starts_with(q.as_str())) {
+            return Some(offset + lead);
+        }
+        offset += line.len();
+    }
+    None
+}
+
+fn top_level_key(text: &str, key: &str) -> Option<usize> {
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        if line.starts_with(&format!("{key}:")) {
+            return Some(offset);
+        }
+        offset += line.len();
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(text: &str) -> StackFile {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("Pulumi.dev.yaml");
+        std::fs::write(&p, text).unwrap();
+        StackFile::load(&p, "Pulumi.dev.yaml").unwrap()
+    }
+
+    fn entries() -> Vec<(String, Value)> {
+        vec![
+            ("aws:region".into(), Value::from("us-east-1")),
+            ("eks:k8s_version".into(), Value::from("1.31")),
+            ("vpc:azs".into(), serde_json::json!(["us-east-1a", "us-east-1b"])),
+            ("eks:min_size".into(), Value::from(3)),
+        ]
+    }
+
+    #[test]
+    fn a_new_file_gets_the_header_and_reads_back_with_the_same_values() {
+        let f = file("");
+        assert!(f.is_new());
+        let text = f.with_entries("# header\n", &entries());
+        assert_eq!(
+            text,
+            "# header\nconfig:\n  aws:region: us-east-1\n  eks:k8s_version: '1.31'\n  vpc:azs: [us-east-1a, us-east-1b]\n  eks:min_size: 3\n"
+        );
+        let back = file(&text);
+        for (k, v) in entries() {
+            assert_eq!(back.config[&k], v, "{k}");
+        }
+    }
+
+    #[test]
+    fn entries_go_at_the_end_of_the_config_block_keeping_everything_else() {
+        let text = "encryptionsalt: v1:abc\nconfig:\n  # the cluster\n  kubernetes:infra_type: AWS\n\n# trailing note\nenvironment:\n  - x\n";
+        let f = file(text);
+        assert!(f.has_secrets_provider());
+        let out = f.with_entries("", &entries()[..1]);
+        assert_eq!(
+            out,
+            "encryptionsalt: v1:abc\nconfig:\n  # the cluster\n  kubernetes:infra_type: AWS\n  aws:region: us-east-1\n\n# trailing note\nenvironment:\n  - x\n"
+        );
+        let empty = file("config: {}\n").with_entries("", &entries()[..1]);
+        assert_eq!(empty, "config:\n  aws:region: us-east-1\n");
+        let no_newline = file("config:\n  a:b: c").with_entries("", &entries()[..1]);
+        assert_eq!(no_newline, "config:\n  a:b: c\n  aws:region: us-east-1\n");
+    }
+
+    #[test]
+    fn strings_that_yaml_would_read_as_something_else_are_quoted() {
+        for (s, want) in [
+            ("yes", "'yes'"),
+            ("1.31", "'1.31'"),
+            ("3", "'3'"),
+            ("~/.kube/config", "'~/.kube/config'"),
+            ("it's: x", "'it''s: x'"),
+            ("", "''"),
+            ("s-4vcpu-8gb", "s-4vcpu-8gb"),
+            ("admin@example.com", "admin@example.com"),
+        ] {
+            assert_eq!(yaml_string(s), want, "{s}");
+        }
+    }
+
+    #[test]
+    fn a_yaml_error_points_at_its_line_and_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("Pulumi.dev.yaml");
+        std::fs::write(&p, "config:\n  aws:region: [unclosed\n").unwrap();
+        let e = StackFile::load(&p, "Pulumi.dev.yaml").unwrap_err();
+        assert!(e.location.starts_with("Pulumi.dev.yaml:"), "{}", e.location);
+        assert!(e.location.contains(":2:") || e.location.contains(":3:"), "{}", e.location);
+    }
+
+    #[test]
+    fn wrong_types_name_the_key_and_its_line() {
+        let f = file("config:\n  eks:min_size: three\n  linode:k8s_ha: yes\n");
+        let prompt = |key: &str, kind| Prompt {
+            key: key.into(),
+            question: String::new(),
+            kind,
+            default: None,
+            default_env: None,
+            secret: false,
+            skip_if_env: None,
+            none_value: None,
+        };
+        assert_eq!(
+            f.type_problem(&prompt("eks:min_size", PromptType::Int)).unwrap(),
+            "Pulumi.dev.yaml:2: `eks:min_size` is `three`, not a whole number"
+        );
+        assert_eq!(f.type_problem(&prompt("linode:k8s_ha", PromptType::Bool)), None);
+    }
+}
