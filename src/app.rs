@@ -78,22 +78,23 @@ fn dispatch(cli: &Cli, style: Style, cwd: &Path) -> Result<i32, RunnerError> {
                 args,
                 banner: cli.global.banner_type,
                 style,
+                non_interactive: cli.global.non_interactive,
             })
         }
         Command::Validate => {
             let ws = Workspace::locate(cli.global.workspace.as_deref(), cwd)?;
             let provider = load_provider(&ws, cli.global.provider.as_deref(), "validate")?;
             let stack = crate::run::stack(&ws, cli.global.stack.as_deref(), "validate")?;
-            let env = crate::run::overlay(&ws)?;
-            let problems = crate::validate::validate(&crate::validate::Inputs {
-                ws: &ws,
-                provider: &provider,
-                stack: &stack,
-                env: &env,
-            });
-            if !problems.is_empty() {
-                return Err(RunnerError::Problems(problems));
-            }
+            crate::setup::prepare(
+                &crate::setup::Request {
+                    ws: &ws,
+                    provider: &provider,
+                    stack: &stack,
+                    secrets_for: provider.projects.iter().collect(),
+                    interactive: crate::run::interactive(cli.global.non_interactive),
+                },
+                &mut crate::config::terminal::Terminal,
+            )?;
             report::info(&format!(
                 "All configuration is OK: provider {}, stack {stack}, {} projects",
                 provider.name,

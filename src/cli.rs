@@ -57,6 +57,11 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
 
+    /// Never ask questions: what is missing is one error listing every key and how to supply it
+    /// (also when `CI` is set or standard input is not a terminal)
+    #[arg(long, global = true)]
+    pub non_interactive: bool,
+
     /// When to use colours (`NO_COLOR` in the environment means never, unless `always`)
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,

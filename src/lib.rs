@@ -21,5 +21,6 @@ pub mod render;
 pub mod report;
 pub mod run;
 pub mod runstate;
+pub mod setup;
 pub mod validate;
 pub mod workspace;

@@ -280,14 +280,11 @@ impl Pulumi {
         let config = self.config_file.display().to_string();
         let event_log = self.scratch.join(format!("{name}-{}.events.jsonl", op.as_str()));
         let event_log_arg = event_log.display().to_string();
-        let mut args = vec![
-            op.as_str(),
-            "--stack",
-            self.stack.as_str(),
-            "--non-interactive",
-            "--config-file",
-            config.as_str(),
-        ];
+        let mut args = vec![op.as_str(), "--stack", self.stack.as_str(), "--non-interactive"];
+        // The secrets store reads its own `Pulumi.<stack>.yaml`, where the secrets are.
+        if !job.project.secrets_store {
+            args.extend(["--config-file", config.as_str()]);
+        }
         if op != Operation::Preview {
             args.extend(["--yes", "--skip-preview"]);
         }

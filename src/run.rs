@@ -33,6 +33,7 @@ pub struct Settings<'a> {
     pub args: &'a RunArgs,
     pub banner: BannerType,
     pub style: Style,
+    pub non_interactive: bool,
 }
 
 /// The variables every `pulumi` run gets on top of the process environment: the environment
@@ -61,7 +62,6 @@ pub fn run(s: &Settings<'_>) -> Result<i32, RunnerError> {
     let started = SystemTime::now();
     let clock = Instant::now();
     let ws = s.ws;
-    let env = overlay(ws)?;
     let plan = Plan::new(s.provider, s.operation, &s.args.targets).map_err(|e| {
         let help = match &e.suggestion {
             Some(x) => format!("did you mean `{x}`?"),
@@ -70,7 +70,7 @@ pub fn run(s: &Settings<'_>) -> Result<i32, RunnerError> {
         RunnerError::usage(e.to_string(), help)
     })?;
     let _lock = lock_workspace(ws)?;
-    let config_file = ws.root.join("config/pulumi").join(format!("Pulumi.{}.yaml", s.stack));
+    let (env, config_file) = prepare(s, &plan)?;
     let mut state =
         RunState::load(&ws.root, &s.stack).map_err(|m| RunnerError::usage(m, "the run state lives under .runner/"))?;
     let digests = Digests::open(&ws.root, &config_file).map_err(|source| RunnerError::Io {
@@ -148,11 +148,33 @@ pub fn run(s: &Settings<'_>) -> Result<i32, RunnerError> {
         l.finish();
     }
     view.finish(&plan, &result, clock.elapsed().as_secs_f64(), &s.stack);
-    if s.operation == Operation::Destroy && !s.args.prune_kubeconfig && interactive() {
+    if s.operation == Operation::Destroy && !s.args.prune_kubeconfig && interactive(s.non_interactive) {
         offer_kubeconfig_prune(s, &result);
     }
     write_summaries(s, &report::summary::render(&plan, &s.stack, &result, started, code));
     Ok(code)
+}
+
+/// The configuration, questions, secrets and checks before anything runs: the environment for
+/// `pulumi` and the shared stack file.
+fn prepare(s: &Settings<'_>, plan: &Plan<'_>) -> Result<(BTreeMap<String, String>, PathBuf), RunnerError> {
+    // Secrets are asked only by runs that deploy or read the projects that use them.
+    let secrets_for = if s.operation == Operation::Destroy {
+        Vec::new()
+    } else {
+        plan.order.iter().map(|&i| plan.project(i)).collect()
+    };
+    let ready = crate::setup::prepare(
+        &crate::setup::Request {
+            ws: s.ws,
+            provider: s.provider,
+            stack: &s.stack,
+            secrets_for,
+            interactive: interactive(s.non_interactive),
+        },
+        &mut crate::config::terminal::Terminal,
+    )?;
+    Ok((ready.env, ready.config_file))
 }
 
 /// The `pulumi` engine for this run.
@@ -175,10 +197,10 @@ fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
 }
 
-/// A person at a terminal, not a CI job.
-fn interactive() -> bool {
+/// A person at a terminal, not a CI job, and no `--non-interactive`.
+pub fn interactive(non_interactive: bool) -> bool {
     use std::io::IsTerminal as _;
-    !in_ci() && std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
+    !non_interactive && !in_ci() && std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
 }
 
 /// After an interactive destroy: offer to remove the kubeconfig entries `kubeconfig-merge` added

@@ -42,7 +42,7 @@ pub struct Inputs<'a> {
 
 impl Inputs<'_> {
     /// A variable as `pulumi` will see it: the overlay first, then the process environment.
-    fn var(&self, name: &str) -> Option<String> {
+    pub fn var(&self, name: &str) -> Option<String> {
         self.env
             .get(name)
             .cloned()
@@ -51,15 +51,14 @@ impl Inputs<'_> {
     }
 }
 
-/// Runs every check; an empty list means all is well.
-pub fn validate(i: &Inputs<'_>) -> Vec<Problem> {
+/// The checks that need the stack configuration in place: project names and the provider's
+/// credential checks. (Tools, the stack file, secrets and the passphrase are checked while the
+/// configuration is prepared: see `setup`.)
+pub fn checks(i: &Inputs<'_>, config: &Map<String, Value>) -> Vec<Problem> {
     let mut problems = Vec::new();
-    tools(i, &mut problems);
-    let config = stack_config(i, &mut problems);
-    passphrase(i, &mut problems);
     project_names(i, &mut problems);
     for check in &i.provider.checks {
-        credentials(i, check, config.as_ref(), &mut problems);
+        credentials(i, check, Some(config), &mut problems);
     }
     problems
 }
@@ -81,7 +80,7 @@ fn is_executable(p: &Path) -> bool {
     p.is_file()
 }
 
-fn tools(i: &Inputs<'_>, problems: &mut Vec<Problem>) {
+pub fn tools(i: &Inputs<'_>, problems: &mut Vec<Problem>) {
     let path = i.var("PATH");
     for tool in &i.provider.required_tools {
         if which(tool, path.as_deref()).is_none() {
@@ -90,86 +89,6 @@ fn tools(i: &Inputs<'_>, problems: &mut Vec<Problem>) {
                 format!("install {tool}, or put the directory that holds it on PATH"),
             ));
         }
-    }
-}
-
-/// Reads `config/pulumi/Pulumi.<stack>.yaml`: present, parses, a `config:` mapping, the same
-/// provider as before, and every key the provider asks for.
-fn stack_config(i: &Inputs<'_>, problems: &mut Vec<Problem>) -> Option<Map<String, Value>> {
-    let path = i.ws.root.join("config/pulumi").join(format!("Pulumi.{}.yaml", i.stack));
-    let shown = i.ws.show(&path);
-    let text = std::fs::read_to_string(&path).unwrap_or_default();
-    let config = if text.trim().is_empty() {
-        problems.push(problem(
-            format!("there is no stack configuration {shown}"),
-            format!(
-                "create it with a `config:` mapping holding kubernetes:infra_type: {} and the keys listed here",
-                i.provider.infra_type.as_deref().unwrap_or(&i.provider.name)
-            ),
-        ));
-        Map::new()
-    } else {
-        match serde_saphyr::from_str::<Value>(&text) {
-            Err(e) => {
-                problems.push(problem(format!("{shown}: {e}"), "fix the YAML at that line and column"));
-                return None;
-            }
-            Ok(doc) => {
-                if let Some(Value::Object(m)) = doc.get("config") {
-                    m.clone()
-                } else {
-                    problems.push(problem(
-                        format!("{shown} has no `config:` mapping"),
-                        "put the settings under a top-level `config:` key, as Pulumi stack files do",
-                    ));
-                    return None;
-                }
-            }
-        }
-    };
-    if let (Some(Value::String(stored)), Some(wanted)) = (config.get("kubernetes:infra_type"), &i.provider.infra_type)
-        && !stored.eq_ignore_ascii_case(wanted)
-    {
-        problems.push(problem(
-            format!(
-                "Stack has already been used with the provider [{stored}], so it cannot be run with the specified provider [{wanted}]"
-            ),
-            format!(
-                "destroy all resources and remove the kubernetes:infra_type key from {shown}, or use another stack"
-            ),
-        ));
-    }
-    for p in &i.provider.prompts {
-        let skipped = p.skip_if_env.as_deref().is_some_and(|v| i.var(v).is_some());
-        if !config.contains_key(&p.key) && !skipped && !p.secret {
-            problems.push(problem(
-                format!("{shown} lacks `{}` ({})", p.key, p.question),
-                format!("add `{}: <value>` under `config:`", p.key),
-            ));
-        }
-    }
-    Some(config)
-}
-
-/// The file backend keeps secrets with a passphrase; without one every project fails.
-fn passphrase(i: &Inputs<'_>, problems: &mut Vec<Problem>) {
-    let backend = i.var("PULUMI_BACKEND_URL").unwrap_or_default();
-    if !backend.starts_with("file://") {
-        return;
-    }
-    if std::env::var_os("PULUMI_CONFIG_PASSPHRASE").is_some() || i.env.contains_key("PULUMI_CONFIG_PASSPHRASE") {
-        return;
-    }
-    match i.var("PULUMI_CONFIG_PASSPHRASE_FILE") {
-        Some(f) if Path::new(&f).is_file() => {}
-        Some(f) => problems.push(problem(
-            format!("PULUMI_CONFIG_PASSPHRASE_FILE names {f}, which cannot be read"),
-            "point it at a readable file holding the passphrase",
-        )),
-        None => problems.push(problem(
-            format!("the file backend ({backend}) needs a passphrase to encrypt secrets, and none is set"),
-            "set PULUMI_CONFIG_PASSPHRASE or PULUMI_CONFIG_PASSPHRASE_FILE in the environment (or in config/pulumi/environment for the file)",
-        )),
     }
 }
 

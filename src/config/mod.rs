@@ -4,4 +4,5 @@
 pub mod environment;
 pub mod questions;
 pub mod stackfile;
+pub mod store;
 pub mod terminal;

@@ -86,9 +86,10 @@ pub fn prompts(
             match parse(p, &given) {
                 Ok(v) => v,
                 Err(why) => {
-                    answers
-                        .problems
-                        .push(Problem::new(format!("{var}: {why}"), format!("set {var} to {}", expected(p))));
+                    answers.problems.push(Problem::new(
+                        format!("{var}: {why}"),
+                        format!("set {var} to {}", expected(p)),
+                    ));
                     continue;
                 }
             }
@@ -125,7 +126,7 @@ pub fn secrets<'s>(
     cx: &Context<'_>,
     needed: impl IntoIterator<Item = &'s Secret>,
     stored: &dyn Fn(&str) -> bool,
-    store_shown: &str,
+    store: (&str, &str),
     ask: &mut dyn Ask,
     answers: &mut Answers,
 ) -> std::io::Result<()> {
@@ -142,8 +143,8 @@ pub fn secrets<'s>(
             answers.problems.push(Problem::new(
                 format!("the secret `{}` ({}) is not stored", s.key, s.question),
                 format!(
-                    "set {var} in the environment, or run `pulumi config set --secret {}` in {store_shown}",
-                    s.key
+                    "set {var} in the environment, or run `pulumi config set --secret {} --stack {}` in {}",
+                    s.key, store.1, store.0
                 ),
             ));
             continue;
@@ -300,7 +301,11 @@ mod tests {
         ) -> std::io::Result<String> {
             loop {
                 let a = self.0.remove(0);
-                let a = if a.is_empty() { default.unwrap_or("").to_string() } else { a.into() };
+                let a = if a.is_empty() {
+                    default.unwrap_or("").to_string()
+                } else {
+                    a.into()
+                };
                 self.1.push(format!("{q} [{}] {a}", default.unwrap_or("")));
                 if check(&a).is_ok() {
                     return Ok(a);
@@ -311,14 +316,21 @@ mod tests {
         fn hidden(&mut self, q: &str, default: Option<&str>, _confirm: bool) -> std::io::Result<String> {
             let a = self.0.remove(0);
             self.1.push(format!("{q} (hidden)"));
-            Ok(if a.is_empty() { default.unwrap_or("").into() } else { a.into() })
+            Ok(if a.is_empty() {
+                default.unwrap_or("").into()
+            } else {
+                a.into()
+            })
         }
     }
 
     #[test]
     fn env_names_are_upper_case_with_underscores() {
         assert_eq!(env_name(CONFIG_PREFIX, "kic-helm:fqdn"), "RUNNER_CONFIG_KIC_HELM_FQDN");
-        assert_eq!(env_name(SECRET_PREFIX, "sirius:accounts_pwd"), "RUNNER_SECRET_SIRIUS_ACCOUNTS_PWD");
+        assert_eq!(
+            env_name(SECRET_PREFIX, "sirius:accounts_pwd"),
+            "RUNNER_SECRET_SIRIUS_ACCOUNTS_PWD"
+        );
     }
 
     #[test]
@@ -333,7 +345,10 @@ mod tests {
             prompt(
                 "vpc:azs",
                 PromptType::List,
-                Some(PromptDefault::List(vec!["${aws:region}a".into(), "${aws:region}b".into()])),
+                Some(PromptDefault::List(vec![
+                    "${aws:region}a".into(),
+                    "${aws:region}b".into(),
+                ])),
             ),
         ];
         let example: Map<String, Value> = serde_json::from_str(r#"{"eks:min_size": 4}"#).unwrap();
@@ -373,7 +388,11 @@ mod tests {
         let mut token = prompt("digitalocean:token", PromptType::String, None);
         token.secret = true;
         token.skip_if_env = Some("DIGITALOCEAN_TOKEN".into());
-        let mut profile = prompt("aws:profile", PromptType::String, Some(PromptDefault::Text("none".into())));
+        let mut profile = prompt(
+            "aws:profile",
+            PromptType::String,
+            Some(PromptDefault::Text("none".into())),
+        );
         profile.none_value = Some("none".into());
         let ps = vec![
             token,
@@ -399,7 +418,11 @@ mod tests {
                 "Pulumi.dev.yaml lacks `kic-helm:fqdn` (kic-helm:fqdn?)"
             ]
         );
-        assert!(answers.problems[0].fix.contains("RUNNER_SECRET_DIGITALOCEAN_TOKEN or DIGITALOCEAN_TOKEN"));
+        assert!(
+            answers.problems[0]
+                .fix
+                .contains("RUNNER_SECRET_DIGITALOCEAN_TOKEN or DIGITALOCEAN_TOKEN")
+        );
         assert!(answers.problems[1].fix.contains("RUNNER_CONFIG_KIC_HELM_FQDN"));
         assert_eq!(answers.config, [("docean:node_count".to_string(), Value::from(5))]);
     }
@@ -416,6 +439,9 @@ mod tests {
         };
         let mut answers = Answers::default();
         prompts(&cx, &ps, &Map::new(), true, &mut Script(vec![], vec![]), &mut answers).unwrap();
-        assert_eq!(answers.problems[0].what, "RUNNER_CONFIG_LINODE_K8S_HA: `maybe` is not yes or no");
+        assert_eq!(
+            answers.problems[0].what,
+            "RUNNER_CONFIG_LINODE_K8S_HA: `maybe` is not yes or no"
+        );
     }
 }

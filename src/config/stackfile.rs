@@ -2,6 +2,7 @@
 //! data (a YAML error points at its line and column), checked against the provider's prompts,
 //! and extended by editing its text so comments, order and Pulumi's own keys stay as they are.
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
@@ -29,16 +30,16 @@ pub struct StackFile {
 impl StackFile {
     /// Reads the file. Missing or whitespace-only is an empty configuration; YAML that does not
     /// parse, or a top level without a `config:` mapping, is an error pointing into the file.
-    pub fn load(path: &Path, shown: &str) -> Result<Self, FileDiagnostic> {
+    pub fn load(path: &Path, shown: &str) -> Result<Self, Box<FileDiagnostic>> {
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
             Err(e) => {
-                return Err(FileDiagnostic::whole_file(
+                return Err(Box::new(FileDiagnostic::whole_file(
                     shown,
                     format!("cannot read the stack configuration: {e}"),
                     Some("make it a readable UTF-8 YAML file".into()),
-                ));
+                )));
             }
         };
         let mut file = StackFile {
@@ -57,34 +58,34 @@ impl StackFile {
                 .map_or(0, |l| offset_of(&source.text, l.line(), l.column()));
             let message = e.to_string();
             let message = message.lines().next().unwrap_or("invalid YAML").to_string();
-            FileDiagnostic::new(
+            Box::new(FileDiagnostic::new(
                 &source,
                 at..at + 1,
                 format!("the stack configuration is not valid YAML: {message}"),
                 "here",
                 Some("fix the YAML at this line and column (Pulumi stack files are YAML)".into()),
-            )
+            ))
         })?;
         match doc.get("config") {
-            Some(Value::Object(m)) => file.config = m.clone(),
+            Some(Value::Object(m)) => file.config.clone_from(m),
             Some(Value::Null) => {}
             Some(_) => {
                 let at = key_offset(&file.text, "config").unwrap_or(0);
-                return Err(FileDiagnostic::new(
+                return Err(Box::new(FileDiagnostic::new(
                     &source,
                     at..at + "config".len(),
                     "`config:` is not a mapping",
                     "not a mapping",
                     Some("write one `ns:key: value` line per setting under `config:`".into()),
-                ));
+                )));
             }
             None if doc.is_null() => {}
             None => {
-                return Err(FileDiagnostic::whole_file(
+                return Err(Box::new(FileDiagnostic::whole_file(
                     shown,
                     "the stack configuration has no `config:` mapping",
                     Some("put the settings under a top-level `config:` key, as Pulumi stack files do".into()),
-                ));
+                )));
             }
         }
         Ok(file)
@@ -142,7 +143,10 @@ impl StackFile {
 
     /// The text with `entries` added under `config:` (a new file starts with the header).
     pub fn with_entries(&self, header: &str, entries: &[(String, Value)]) -> String {
-        let lines: String = entries.iter().map(|(k, v)| format!("  {k}: {}\n", yaml_value(v))).collect();
+        let mut lines = String::new();
+        for (k, v) in entries {
+            let _ = writeln!(lines, "  {k}: {}", yaml_value(v));
+        }
         if self.is_new() {
             return format!("{header}config:\n{lines}");
         }
@@ -349,7 +353,11 @@ mod tests {
         std::fs::write(&p, "config:\n  aws:region: [unclosed\n").unwrap();
         let e = StackFile::load(&p, "Pulumi.dev.yaml").unwrap_err();
         assert!(e.location.starts_with("Pulumi.dev.yaml:"), "{}", e.location);
-        assert!(e.location.contains(":2:") || e.location.contains(":3:"), "{}", e.location);
+        assert!(
+            e.location.contains(":2:") || e.location.contains(":3:"),
+            "{}",
+            e.location
+        );
     }
 
     #[test]

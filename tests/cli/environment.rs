@@ -10,7 +10,7 @@ fn read(ws: &Ws) -> Option<String> {
 
 #[test]
 fn the_file_is_created_with_the_stack() {
-    let ws = Ws::reference();
+    let ws = Ws::configured("aws");
     ws.exec(&["up", "-p", "aws", "-s", "Dev", "--target", "iam"], &[])
         .expect(0);
     assert_eq!(read(&ws).as_deref(), Some("PULUMI_STACK=dev\n"));
@@ -18,7 +18,7 @@ fn the_file_is_created_with_the_stack() {
 
 #[test]
 fn the_stack_is_appended_on_its_own_line_even_without_a_final_newline() {
-    let ws = Ws::reference();
+    let ws = Ws::configured("aws");
     ws.write(FILE, "# settings\nAWS_PROFILE=admin");
     ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam"], &[])
         .expect(0);
@@ -36,7 +36,7 @@ fn the_stack_is_appended_on_its_own_line_even_without_a_final_newline() {
 
 #[test]
 fn a_different_stack_is_refused_naming_both() {
-    let ws = Ws::reference();
+    let ws = Ws::configured("aws");
     ws.write(FILE, "PULUMI_STACK=prod\n");
     ws.exec(&["up", "-p", "aws", "-s", "dev"], &[])
         .expect(2)
@@ -44,7 +44,7 @@ fn a_different_stack_is_refused_naming_both() {
         .stderr_has("use -s prod");
     assert_eq!(read(&ws).as_deref(), Some("PULUMI_STACK=prod\n"));
 
-    let ws = Ws::reference();
+    let ws = Ws::configured("aws");
     ws.exec(&["destroy", "-p", "aws", "-s", "dev"], &[("PULUMI_STACK", "qa")])
         .expect(2)
         .stderr_has("differs from PULUMI_STACK=`qa` in the process environment");
@@ -53,7 +53,7 @@ fn a_different_stack_is_refused_naming_both() {
 
 #[test]
 fn a_malformed_file_names_its_line_and_stays_untouched() {
-    let ws = Ws::reference();
+    let ws = Ws::configured("aws");
     ws.write(FILE, "A=1\nthis is not a setting\n");
     ws.exec(&["up", "-p", "aws", "-s", "dev"], &[])
         .expect(3)

@@ -118,7 +118,7 @@ fn every_problem_is_reported_at_once() {
     );
     let run = ws.run(&["show-plan", "-p", "aws"]).expect(2);
     for needle in [
-        "providers/kubernetes.toml:107:9: unknown layer `app`",
+        "providers/kubernetes.toml:110:9: unknown layer `app`",
         "did you mean `apps`?",
         "providers/aws.toml:33:10: project `eks` needs `vcp`",
         "did you mean `vpc`?",

@@ -98,7 +98,7 @@ x-unknown-field: kept
 
 #[test]
 fn a_new_kubeconfig_is_created_0600_and_kubectl_reads_it() {
-    let ws = Ws::reference();
+    let ws = Ws::configured("aws");
     let run = up(&ws, None).expect(0);
     let file = home(&ws).join(".kube/config");
     assert!(
@@ -125,7 +125,7 @@ fn a_new_kubeconfig_is_created_0600_and_kubectl_reads_it() {
 
 #[test]
 fn an_entry_of_the_same_name_is_replaced_in_place_and_everything_else_kept() {
-    let ws = Ws::reference();
+    let ws = Ws::configured("aws");
     let file = home(&ws).join(".kube/config");
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
     std::fs::write(&file, EXISTING).unwrap();
@@ -181,7 +181,7 @@ fn an_entry_of_the_same_name_is_replaced_in_place_and_everything_else_kept() {
 
 #[test]
 fn the_first_kubeconfig_path_holding_the_cluster_wins_else_the_first() {
-    let ws = Ws::reference();
+    let ws = Ws::configured("aws");
     let a = ws.path().join("kube/a.yaml");
     let b = ws.path().join("kube/b.yaml");
     std::fs::create_dir_all(a.parent().unwrap()).unwrap();
@@ -198,7 +198,7 @@ fn the_first_kubeconfig_path_holding_the_cluster_wins_else_the_first() {
     assert_eq!(yaml(&b)["current-context"], "eks-dev");
 
     // Nobody holds it: the first path, created.
-    let ws = Ws::reference();
+    let ws = Ws::configured("aws");
     let a = ws.path().join("kube/a.yaml");
     let c = ws.path().join("kube/c.yaml");
     std::fs::create_dir_all(a.parent().unwrap()).unwrap();
@@ -209,7 +209,7 @@ fn the_first_kubeconfig_path_holding_the_cluster_wins_else_the_first() {
     assert_eq!(yaml(&a)["current-context"], "eks-dev");
 
     // KUBECONFIG from the environment file counts too.
-    let ws = Ws::reference();
+    let ws = Ws::configured("aws");
     let d = ws.path().join("kube/from-env-file.yaml");
     ws.write("config/pulumi/environment", &format!("KUBECONFIG={}\n", d.display()));
     up(&ws, None).expect(0);
@@ -218,7 +218,7 @@ fn the_first_kubeconfig_path_holding_the_cluster_wins_else_the_first() {
 
 #[test]
 fn a_malformed_kubeconfig_is_refused_and_left_untouched() {
-    let ws = Ws::reference();
+    let ws = Ws::configured("aws");
     let file = home(&ws).join(".kube/config");
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
     let broken = "apiVersion: v1\nclusters: {not: a list}\n";
@@ -244,7 +244,7 @@ fn a_malformed_kubeconfig_is_refused_and_left_untouched() {
 
 #[test]
 fn destroy_prunes_the_entries_only_when_asked() {
-    let ws = Ws::reference();
+    let ws = Ws::configured("aws");
     let file = home(&ws).join(".kube/config");
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
     std::fs::write(&file, EXISTING).unwrap();
@@ -292,7 +292,7 @@ fn an_interactive_destroy_offers_to_prune_and_ci_never_asks() {
         assert!(!tool_required(), "`script` (util-linux) is missing");
         return;
     }
-    let ws = Ws::reference();
+    let ws = Ws::configured("aws");
     let file = home(&ws).join(".kube/config");
     up(&ws, None).expect(0);
     // CI: no question, nothing removed.
@@ -347,7 +347,7 @@ fn an_interactive_destroy_offers_to_prune_and_ci_never_asks() {
 
 #[test]
 fn the_kubeconfig_provider_leaves_the_users_file_alone() {
-    let ws = Ws::reference();
+    let ws = Ws::configured("kubeconfig");
     ws.exec(&["up", "-p", "kubeconfig", "-s", "dev", "--target", "kubeconfig"], &[])
         .expect(0);
     assert!(!home(&ws).join(".kube").exists());

@@ -30,7 +30,10 @@ fn intervals(ws: &Ws, op: &str) -> BTreeMap<String, (f64, f64)> {
 /// sorted by start.
 fn project_spans(ws: &Ws) -> Vec<(f64, f64)> {
     let mut spans: BTreeMap<String, (f64, f64)> = BTreeMap::new();
-    for i in ws.invocations() {
+    // Storing the secrets (`stack select`, then `config set`) comes before the run.
+    let all = ws.invocations();
+    let setup = all.iter().rposition(|i| i["argv"][0] == "config").map_or(0, |k| k + 1);
+    for i in all.into_iter().skip(setup) {
         let (start, end) = (i["start"].as_f64().unwrap(), i["end"].as_f64().unwrap());
         let span = spans
             .entry(i["cwd"].as_str().unwrap().to_string())
@@ -132,7 +135,7 @@ fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
 
 #[test]
 fn up_runs_every_project_after_what_it_needs_and_independent_ones_together() {
-    let ws = Ws::reference();
+    let ws = Ws::configured("aws");
     let run = ws
         .exec(
             &["up", "-p", "aws", "-s", "dev"],
@@ -185,7 +188,8 @@ fn up_runs_every_project_after_what_it_needs_and_independent_ones_together() {
             .map(|a| a.as_str().unwrap())
             .collect();
         assert!(argv.contains(&"--stack"), "{argv:?}");
-        if argv[0] == "up" {
+        // The secrets store reads its own stack file, where the secrets are.
+        if argv[0] == "up" && !i["cwd"].as_str().unwrap().ends_with("services/secrets") {
             assert!(
                 argv.windows(2)
                     .any(|w| w[0] == "--config-file" && w[1].ends_with("config/pulumi/Pulumi.dev.yaml"))
@@ -210,7 +214,7 @@ fn up_runs_every_project_after_what_it_needs_and_independent_ones_together() {
 
 #[test]
 fn parallel_1_never_overlaps() {
-    let ws = Ws::reference();
+    let ws = Ws::configured("aws");
     ws.exec(&["up", "-p", "aws", "-s", "dev", "--parallel", "1"], &[])
         .expect(0);
     let spans = project_spans(&ws);
@@ -222,7 +226,7 @@ fn parallel_1_never_overlaps() {
 
 #[test]
 fn destroy_runs_dependents_first_and_targets_work_both_ways() {
-    let ws = Ws::reference();
+    let ws = Ws::configured("aws");
     ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "logagent"], &[])
         .expect(0);
     let ran: BTreeSet<String> = intervals(&ws, "up").into_keys().collect();
@@ -277,7 +281,7 @@ fn destroy_runs_dependents_first_and_targets_work_both_ways() {
 
 #[test]
 fn a_failure_stops_what_depends_on_it_and_the_next_up_resumes() {
-    let ws = Ws::reference();
+    let ws = Ws::configured("aws");
     let run = ws
         .exec(
             &["up", "-p", "aws", "-s", "dev"],
@@ -328,7 +332,7 @@ fn a_failure_stops_what_depends_on_it_and_the_next_up_resumes() {
 
 #[test]
 fn keep_going_finishes_independent_branches() {
-    let ws = Ws::reference();
+    let ws = Ws::configured("aws");
     ws.exec(
         &["up", "-p", "aws", "-s", "dev", "--keep-going"],
         &[("PULUMI_STANDIN_FAIL", "ecr:up")],
@@ -344,7 +348,7 @@ fn keep_going_finishes_independent_branches() {
 
 #[test]
 fn a_second_up_runs_nothing_and_a_change_reruns_only_what_reads_it() {
-    let ws = Ws::reference();
+    let ws = Ws::configured("aws");
     ws.exec(&["up", "-p", "aws", "-s", "dev"], &[]).expect(0);
     ws.clear_invocations();
     let again = ws.exec(&["up", "-p", "aws", "-s", "dev"], &[]).expect(0);
@@ -382,7 +386,7 @@ fn a_second_up_runs_nothing_and_a_change_reruns_only_what_reads_it() {
 
 #[test]
 fn outputs_reach_hooks_and_secrets_only_through_the_environment() {
-    let ws = Ws::reference();
+    let ws = Ws::configured("aws");
     ws.write(
         "scripts/record.sh",
         "#!/bin/sh\nset -e\nout=\"$RUNNER_WORKSPACE/hook-record.txt\"\n\
@@ -449,7 +453,7 @@ fn outputs_reach_hooks_and_secrets_only_through_the_environment() {
 
 #[test]
 fn preview_waits_for_undeployed_upstreams_and_refresh_of_nothing_warns() {
-    let ws = Ws::reference();
+    let ws = Ws::configured("kubeconfig");
     let run = ws.exec(&["refresh", "-p", "kubeconfig", "-s", "dev"], &[]).expect(0);
     assert!(
         run.stderr
@@ -482,7 +486,7 @@ fn preview_waits_for_undeployed_upstreams_and_refresh_of_nothing_warns() {
 
 #[test]
 fn ctrl_c_stops_the_run_leaves_no_process_and_resume_works() {
-    let ws = Ws::reference();
+    let ws = Ws::configured("aws");
     let child = ws
         .command(
             &["up", "-p", "aws", "-s", "dev", "--summary", "s.json"],
@@ -540,7 +544,7 @@ fn ctrl_c_stops_the_run_leaves_no_process_and_resume_works() {
 
 #[test]
 fn a_stack_is_required() {
-    let ws = Ws::reference();
+    let ws = Ws::configured("aws");
     ws.exec(&["up", "-p", "aws"], &[])
         .expect(2)
         .stderr_has("`up` needs a stack: pass -s/--stack NAME");
@@ -555,7 +559,7 @@ fn a_terminal_gets_the_live_view_and_logs_keep_every_line() {
         assert!(!crate::support::tool_required(), "`script` (util-linux) is missing");
         return;
     }
-    let ws = Ws::reference();
+    let ws = Ws::configured("aws");
     let runner = env!("CARGO_BIN_EXE_runner");
     let typescript = ws.path().join("typescript");
     // The runner's usual test environment, with `script` giving it a pseudo-terminal.
@@ -625,7 +629,7 @@ fn strip_escapes(s: &str) -> String {
 
 #[test]
 fn a_second_ctrl_c_kills_what_does_not_stop() {
-    let ws = Ws::reference();
+    let ws = Ws::configured("aws");
     let child = ws
         .command(
             &["up", "-p", "aws", "-s", "dev", "--target", "logstore"],

@@ -54,6 +54,14 @@ impl Ws {
         ws
     }
 
+    /// The reference workspace with a complete stack configuration for `provider` and stack
+    /// `dev` (copied from the example file's values), as a user who answered every question.
+    pub fn configured(provider: &str) -> Self {
+        let ws = Self::reference();
+        ws.write("config/pulumi/Pulumi.dev.yaml", &stack_config(provider));
+        ws
+    }
+
     /// An empty workspace (a `providers/` directory and nothing else).
     pub fn empty() -> Self {
         let ws = Ws {
@@ -92,6 +100,65 @@ impl Ws {
     pub fn run(&self, args: &[&str]) -> Run {
         run_in(self.path(), args)
     }
+}
+
+/// A complete stack configuration for `provider`.
+pub fn stack_config(provider: &str) -> String {
+    let body = match provider {
+        "aws" => {
+            "  kubernetes:infra_type: AWS\n  aws:region: us-east-1\n  vpc:azs: [us-east-1a, us-east-1b]\n  \
+             eks:k8s_version: '1.31'\n  eks:instance_type: t3.large\n  eks:min_size: 3\n  eks:max_size: 12\n  \
+             eks:desired_capacity: 3\n"
+        }
+        "do" => {
+            "  kubernetes:infra_type: DO\n  kic-helm:fqdn: mara.example.com\n  docean:k8s_version: 1.31.1-do.5\n  \
+             docean:region: sfo3\n  docean:instance_size: s-4vcpu-8gb\n  docean:node_count: 3\n"
+        }
+        "linode" => {
+            "  kubernetes:infra_type: LKE\n  kic-helm:fqdn: mara.example.com\n  linode:soa_email: a@example.com\n  \
+             linode:k8s_version: '1.31'\n  linode:region: us-central\n  linode:instance_type: g6-standard-8\n  \
+             linode:node_count: 3\n  linode:k8s_ha: true\n"
+        }
+        "kubeconfig" => {
+            "  kubernetes:infra_type: kubeconfig\n  kubernetes:kubeconfig: ~/.kube/config\n  \
+             kubernetes:context_name: k3s\n  kubernetes:cluster_name: k3s\n"
+        }
+        other => panic!("no stack configuration for {other}"),
+    };
+    format!("config:\n{body}")
+}
+
+/// Secrets every test run finds in its environment, as a CI job gives them.
+pub const SECRETS: &[(&str, &str)] = &[
+    ("RUNNER_SECRET_PROMETHEUS_ADMINPASS", "prom-admin-S3cret"),
+    ("RUNNER_SECRET_SIRIUS_ACCOUNTS_PWD", "accounts-S3cret"),
+    ("RUNNER_SECRET_SIRIUS_LEDGER_PWD", "ledger-S3cret"),
+    ("RUNNER_SECRET_SIRIUS_DEMO_LOGIN_USER", "testuser"),
+    ("RUNNER_SECRET_SIRIUS_DEMO_LOGIN_PWD", "demo-S3cret"),
+    ("RUNNER_SECRET_LINODE_HARBOR_PASSWORD", "harbor-S3cret"),
+    ("RUNNER_SECRET_LINODE_HARBOR_DB_PASSWORD", "harbor-db-S3cret"),
+    ("RUNNER_SECRET_LINODE_HARBOR_SUDO_USER_PASSWORD", "harbor-sudo-S3cret"),
+];
+
+/// A directory of stand-ins for the CLIs the checks look for: `aws sts get-caller-identity`
+/// succeeds without credentials, and `kubectl` is present (the runner only checks for it; tests
+/// that read kubeconfigs run the real one themselves).
+pub fn fake_clis() -> &'static Path {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = std::env::temp_dir().join(format!("runner-fake-clis-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (name, body) in [
+            ("aws", "#!/bin/sh\necho '{\"Account\": \"123456789012\"}'\n"),
+            ("kubectl", "#!/bin/sh\nexit 0\n"),
+        ] {
+            let p = dir.join(name);
+            std::fs::write(&p, body).unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        dir
+    })
 }
 
 /// Runs the runner binary in `cwd` with a clean, colourless environment.
@@ -163,11 +230,13 @@ pub fn standin_dir() -> &'static Path {
 }
 
 impl Ws {
-    /// The runner with the stand-in first on PATH, a passphrase, and the invocation log.
+    /// The runner with the stand-in first on PATH (fake cloud CLIs last), a passphrase, the
+    /// secrets in `RUNNER_SECRET_*` variables, and the invocation log.
     pub fn command(&self, args: &[&str], env: &[(&str, &str)]) -> Command {
         let path = format!(
-            "{}:{}",
+            "{}:{}:{}",
             standin_dir().display(),
+            fake_clis().display(),
             std::env::var("PATH").unwrap_or_default()
         );
         let mut c = Command::new(env!("CARGO_BIN_EXE_runner"));
@@ -184,7 +253,9 @@ impl Ws {
             .env_remove("PULUMI_BACKEND_URL")
             .env_remove("PULUMI_STACK")
             .env_remove("NO_COLOR")
+            .env_remove("CI")
             .env("TERM", "dumb");
+        c.envs(SECRETS.iter().copied());
         for (k, v) in env {
             c.env(k, v);
         }

@@ -126,6 +126,6 @@ fn another_providers_stack_and_broken_yaml() {
     ws.write("config/pulumi/Pulumi.dev.yaml", "config:\n  aws:region: [unclosed\n");
     ws.exec(&["validate", "-p", "aws", "-s", "dev"], &[("PATH", &path)])
         .expect(3)
-        .stderr_has("config/pulumi/Pulumi.dev.yaml: ")
-        .stderr_has("line 2");
+        .stderr_has("config/pulumi/Pulumi.dev.yaml:2:15: the stack configuration is not valid YAML")
+        .stderr_has("unclosed bracket");
 }

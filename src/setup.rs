@@ -1,0 +1,287 @@
+//! What every run (and `validate`) does before any project runs: read the shared stack
+//! configuration, ask for — or take from the environment — what it lacks, the secrets of the
+//! planned projects and the backend passphrase; write what was answered (the stack file, the
+//! secrets through `pulumi config set --secret`); then check tools, project names and the
+//! provider's credentials. Every problem is reported at once (exit 3); nothing is written
+//! while any answer is missing or wrong.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::config::questions::{self, Answers, Ask, Context};
+use crate::config::stackfile::{self, StackFile};
+use crate::config::store::PulumiConfig;
+use crate::error::RunnerError;
+use crate::provider::{Project, Provider};
+use crate::validate::{self, Inputs, Problem};
+use crate::workspace::Workspace;
+
+/// The documented defaults every question starts from.
+pub const EXAMPLE_FILE: &str = "config/pulumi/Pulumi.stackname.yaml.example";
+
+pub struct Request<'a> {
+    pub ws: &'a Workspace,
+    pub provider: &'a Provider,
+    pub stack: &'a str,
+    /// The projects whose secrets this run needs (none for `destroy`).
+    pub secrets_for: Vec<&'a Project>,
+    /// A person can be asked (a terminal, not CI, not `--non-interactive`).
+    pub interactive: bool,
+}
+
+/// Ready to run: the environment every `pulumi` gets (with the passphrase when one was asked).
+#[derive(Debug)]
+pub struct Ready {
+    pub env: BTreeMap<String, String>,
+    pub config_file: PathBuf,
+}
+
+pub fn prepare(r: &Request<'_>, ask: &mut dyn Ask) -> Result<Ready, RunnerError> {
+    let ws = r.ws;
+    let mut env = crate::run::overlay(ws)?;
+    let var_env = env.clone();
+    let var = move |name: &str| -> Option<String> {
+        var_env
+            .get(name)
+            .cloned()
+            .or_else(|| std::env::var(name).ok())
+            .filter(|v| !v.is_empty())
+    };
+    let path = stackfile::path(&ws.root, r.stack);
+    let file = StackFile::load(&path, &ws.show(&path)).map_err(|d| RunnerError::Validation(vec![*d]))?;
+    let example = example(ws)?;
+
+    // What makes asking pointless: another provider's stack, values of the wrong type.
+    let mut problems = Vec::new();
+    if let Some(p) = provider_lock(r.provider, &file) {
+        problems.push(p);
+    }
+    for p in &r.provider.prompts {
+        if let Some(what) = file.type_problem(p) {
+            problems.push(Problem::new(what, format!("correct the value in {}", file.shown)));
+        }
+    }
+
+    let store = r.provider.projects.iter().find(|p| p.secrets_store);
+    let store_dir = store.map(|p| ws.root.join(&p.path));
+    let store_file = store_dir
+        .as_ref()
+        .map(|d| StackFile::load(&d.join(format!("Pulumi.{}.yaml", r.stack)), ""))
+        .transpose()
+        .unwrap_or_default()
+        .unwrap_or_default();
+    let cx = Context {
+        var: &var,
+        example: &example,
+        file_shown: &file.shown,
+        interactive: r.interactive && problems.is_empty(),
+    };
+    let mut answers = Answers::default();
+    let io = |source| RunnerError::Io {
+        context: "cannot read the answer from the terminal".into(),
+        source,
+    };
+    questions::prompts(&cx, &r.provider.prompts, &file.config, file.is_new(), ask, &mut answers).map_err(io)?;
+    let needed = r.secrets_for.iter().flat_map(|p| &p.secrets);
+    let store_shown = store_dir.as_ref().map_or_else(String::new, |d| ws.show(d));
+    let stored = |key: &str| store_file.config.contains_key(key);
+    questions::secrets(&cx, needed, &stored, (&store_shown, r.stack), ask, &mut answers).map_err(io)?;
+    problems.append(&mut answers.problems);
+    if let Some(p) = passphrase(&cx, &file, &mut env, ask).map_err(io)? {
+        problems.push(p);
+    }
+    let inputs = Inputs {
+        ws,
+        provider: r.provider,
+        stack: r.stack,
+        env: &env,
+    };
+    validate::tools(&inputs, &mut problems);
+    // Everything answered: write it. Anything missing or wrong: write nothing, but still run
+    // the checks, so one report holds every problem.
+    if problems.is_empty() {
+        save(r, &file, &answers, &env, store_dir.as_deref())?;
+    }
+    let mut config = file.config.clone();
+    config.extend(answers.config.iter().cloned());
+    for (k, _) in &answers.shared_secrets {
+        config.insert(k.clone(), Value::from("[secret]"));
+    }
+    problems.extend(validate::checks(&inputs, &config));
+    if !problems.is_empty() {
+        return Err(RunnerError::Problems(problems));
+    }
+    Ok(Ready { env, config_file: path })
+}
+
+/// `config/pulumi/Pulumi.stackname.yaml.example`'s `config:` mapping (empty when absent).
+fn example(ws: &Workspace) -> Result<Map<String, Value>, RunnerError> {
+    let path = ws.root.join(EXAMPLE_FILE);
+    if !path.exists() {
+        return Ok(Map::new());
+    }
+    StackFile::load(&path, &ws.show(&path))
+        .map(|f| f.config)
+        .map_err(|d| RunnerError::Validation(vec![*d]))
+}
+
+/// `kubernetes:infra_type` of another provider: the stack's resources belong to it.
+fn provider_lock(provider: &Provider, file: &StackFile) -> Option<Problem> {
+    let wanted = provider.infra_type.as_deref()?;
+    let stored = file.config.get("kubernetes:infra_type")?;
+    let stored = stored.as_str().map_or_else(|| stored.to_string(), str::to_string);
+    (!stored.eq_ignore_ascii_case(wanted)).then(|| {
+        Problem::new(
+            format!(
+                "Stack has already been used with the provider [{stored}], so it cannot be run with the specified provider [{wanted}]"
+            ),
+            format!(
+                "destroy all resources and remove the kubernetes:infra_type key from {}, or use another stack",
+                file.shown
+            ),
+        )
+    })
+}
+
+/// A backend that keeps secrets with a passphrase (a file or cloud-storage backend) and a
+/// stack file without a KMS secrets provider.
+fn uses_passphrase(var: &dyn Fn(&str) -> Option<String>, file: &StackFile) -> bool {
+    let backend = var("PULUMI_BACKEND_URL").unwrap_or_default();
+    let diy = !backend.is_empty() && !backend.starts_with("https://") && !backend.starts_with("http://");
+    let kms = file
+        .text
+        .lines()
+        .any(|l| l.starts_with("secretsprovider:") && !l.contains("passphrase"));
+    diy && !kms
+}
+
+/// The passphrase: from `PULUMI_CONFIG_PASSPHRASE(_FILE)`, else asked once (twice on first use)
+/// and handed to `pulumi` in its environment only. `Some` problem when it cannot be had.
+fn passphrase(
+    cx: &Context<'_>,
+    file: &StackFile,
+    env: &mut BTreeMap<String, String>,
+    ask: &mut dyn Ask,
+) -> std::io::Result<Option<Problem>> {
+    if !uses_passphrase(cx.var, file) {
+        return Ok(None);
+    }
+    // An empty PULUMI_CONFIG_PASSPHRASE is a passphrase to Pulumi.
+    if env.contains_key("PULUMI_CONFIG_PASSPHRASE") || std::env::var_os("PULUMI_CONFIG_PASSPHRASE").is_some() {
+        return Ok(None);
+    }
+    if let Some(f) = (cx.var)("PULUMI_CONFIG_PASSPHRASE_FILE") {
+        return Ok((!Path::new(&f).is_file()).then(|| {
+            Problem::new(
+                format!("PULUMI_CONFIG_PASSPHRASE_FILE names {f}, which cannot be read"),
+                "point it at a readable file holding the passphrase",
+            )
+        }));
+    }
+    if cx.interactive {
+        let first = !file.has_secrets_provider();
+        let question = if first {
+            "Passphrase to protect this stack's secrets (choose one; it is not stored)"
+        } else {
+            "Passphrase of this stack's secrets"
+        };
+        let p = ask.hidden(question, None, first)?;
+        env.insert("PULUMI_CONFIG_PASSPHRASE".into(), p);
+        return Ok(None);
+    }
+    let backend = (cx.var)("PULUMI_BACKEND_URL").unwrap_or_default();
+    Ok(Some(Problem::new(
+        format!("the backend {backend} needs a passphrase to encrypt secrets, and none is set"),
+        "set PULUMI_CONFIG_PASSPHRASE or PULUMI_CONFIG_PASSPHRASE_FILE in the environment (or in config/pulumi/environment for the file)",
+    )))
+}
+
+/// Writes the answers: the stack file (with `kubernetes:infra_type`), the provider's token
+/// secrets into it and the projects' secrets into the store's own stack, both encrypted by
+/// `pulumi`. The shared file gets its passphrase salt now, before projects run in parallel and
+/// would each try to add one.
+fn save(
+    r: &Request<'_>,
+    file: &StackFile,
+    answers: &Answers,
+    env: &BTreeMap<String, String>,
+    store_dir: Option<&Path>,
+) -> Result<(), RunnerError> {
+    let ws = r.ws;
+    let write_err = |source| RunnerError::Io {
+        context: format!("cannot write {}", file.shown),
+        source,
+    };
+    let mut entries = Vec::new();
+    if let Some(t) = &r.provider.infra_type
+        && !file.config.contains_key("kubernetes:infra_type")
+    {
+        entries.push(("kubernetes:infra_type".to_string(), Value::from(t.as_str())));
+    }
+    entries.extend(answers.config.iter().cloned());
+    if !entries.is_empty() {
+        let header = format!(
+            "# The stack configuration every project of stack `{}` shares, written by `runner` for the\n\
+             # {} provider. {} documents every key.\n",
+            r.stack, r.provider.name, EXAMPLE_FILE
+        );
+        if let Some(dir) = file.path.parent() {
+            std::fs::create_dir_all(dir).map_err(write_err)?;
+        }
+        crate::runstate::write_atomic(&file.path, file.with_entries(&header, &entries).as_bytes())
+            .map_err(write_err)?;
+    }
+
+    let var = |name: &str| env.get(name).cloned().or_else(|| std::env::var(name).ok());
+    let passphrase = uses_passphrase(&|n| var(n).filter(|v| !v.is_empty()), file);
+    let needs_salt = passphrase && !StackFile::load(&file.path, "").is_ok_and(|f| f.has_secrets_provider());
+    if answers.secrets.is_empty() && answers.shared_secrets.is_empty() && !needs_salt {
+        return Ok(());
+    }
+    let pulumi = PulumiConfig {
+        program: Path::new("pulumi"),
+        stack: r.stack,
+        env,
+    };
+    let failed = |message: String| {
+        RunnerError::Problems(vec![Problem::new(
+            message,
+            "check the passphrase and the backend (PULUMI_BACKEND_URL), then run again; nothing else was changed",
+        )])
+    };
+    // Any project serves to run `pulumi config` against the shared file: the store if there is one.
+    let dir = store_dir
+        .map(Path::to_path_buf)
+        .or_else(|| r.provider.projects.first().map(|p| ws.root.join(&p.path)));
+    let Some(dir) = dir else { return Ok(()) };
+    pulumi.select(&dir).map_err(failed)?;
+    for (key, value) in &answers.shared_secrets {
+        pulumi.set_secret(&dir, key, value, Some(&file.path)).map_err(failed)?;
+    }
+    if needs_salt {
+        copy_salt(&dir.join(format!("Pulumi.{}.yaml", r.stack)), &file.path).map_err(write_err)?;
+    }
+    if let Some(store) = store_dir {
+        for (key, value) in &answers.secrets {
+            pulumi.set_secret(store, key, value, None).map_err(failed)?;
+        }
+    }
+    Ok(())
+}
+
+/// Puts the `encryptionsalt` line of a project's own stack file (written by `stack select
+/// --create`; any salt made with the same passphrase serves) at the top of the shared file,
+/// unless that has one by now.
+fn copy_salt(from: &Path, to: &Path) -> std::io::Result<()> {
+    let shared = std::fs::read_to_string(to).unwrap_or_default();
+    if shared.lines().any(|l| l.starts_with("encryptionsalt:")) {
+        return Ok(());
+    }
+    let own = std::fs::read_to_string(from).unwrap_or_default();
+    let Some(salt) = own.lines().find(|l| l.starts_with("encryptionsalt:")) else {
+        return Ok(());
+    };
+    crate::runstate::write_atomic(to, format!("{salt}\n{shared}").as_bytes())
+}
