@@ -1,0 +1,427 @@
+//! First runs with no stack configuration: the provider's questions at a pseudo-terminal, the
+//! file written from the answers, secrets asked hidden and stored only encrypted; and the same
+//! without a terminal (CI), where what is missing is one error and the environment fills in.
+
+use std::path::Path;
+use std::time::Duration;
+
+use expectrl::session::OsSession as Session;
+use expectrl::{Eof, Expect as _};
+use serde_json::Value;
+
+use crate::support::{SECRETS, Ws};
+
+/// The runner at a pseudo-terminal, with the usual test environment minus the variables that
+/// would answer the questions.
+fn session(ws: &Ws, args: &[&str], remove: &[&str]) -> Session {
+    let mut c = ws.command(args, &[("TERM", "dumb")]);
+    for (k, _) in SECRETS {
+        c.env_remove(k);
+    }
+    for k in remove {
+        c.env_remove(k);
+    }
+    c.env_remove("CI");
+    let mut s = expectrl::Session::spawn(c).expect("a pseudo-terminal");
+    s.set_expect_timeout(Some(Duration::from_secs(60)));
+    s
+}
+
+/// Waits for `question`, then types `answer` and Enter.
+fn answer(s: &mut Session, question: &str, answer: &str) {
+    s.expect(question)
+        .unwrap_or_else(|e| panic!("never asked {question:?}: {e}"));
+    // A hidden prompt turns echo off with TCSAFLUSH, which drops what was typed before: give
+    // it time to do so, as a person would.
+    std::thread::sleep(Duration::from_millis(150));
+    s.send_line(answer).unwrap();
+}
+
+/// Everything printed from the last answer to the end, as text.
+fn rest(s: &mut Session) -> String {
+    let found = s.expect(Eof).unwrap();
+    String::from_utf8_lossy(found.as_bytes()).into_owned()
+}
+
+fn stack_yaml(ws: &Ws) -> Value {
+    let text = std::fs::read_to_string(ws.path().join("config/pulumi/Pulumi.dev.yaml")).unwrap();
+    serde_saphyr::from_str::<Value>(&text).unwrap()["config"].clone()
+}
+
+/// No file of the workspace (but the test harness's own logs) holds `plain`.
+fn nowhere_in_plain_text(ws: &Ws, plain: &str) {
+    let mut stack = vec![ws.path().to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.file_name().is_some_and(|n| n != "invocations.jsonl") {
+                let bytes = std::fs::read(&p).unwrap();
+                assert!(
+                    !String::from_utf8_lossy(&bytes).contains(plain),
+                    "{} holds a secret in plain text",
+                    p.display()
+                );
+            }
+        }
+    }
+}
+
+fn secure(ws: &Ws, file: &Path, key: &str) -> bool {
+    let text = std::fs::read_to_string(ws.path().join(file)).unwrap();
+    let doc: Value = serde_saphyr::from_str(&text).unwrap();
+    doc["config"][key]["secure"]
+        .as_str()
+        .is_some_and(|c| c.starts_with("v1:"))
+}
+
+#[test]
+fn aws_first_run_asks_with_defaults_re_asks_integers_and_hides_secrets() {
+    let ws = Ws::reference();
+    let mut s = session(
+        &ws,
+        &["validate", "-p", "aws", "-s", "dev"],
+        &["AWS_DEFAULT_REGION", "AWS_REGION", "AWS_PROFILE"],
+    );
+    answer(&mut s, "AWS region to use [us-east-1]: ", "eu-west-1");
+    answer(&mut s, "AWS profile to use (\"none\" for no profile) [none]: ", "");
+    // The zones' default follows the region just chosen.
+    answer(
+        &mut s,
+        "separate with commas) [eu-west-1a, eu-west-1b, eu-west-1c]: ",
+        "eu-west-1a, eu-west-1b",
+    );
+    answer(&mut s, "EKS Kubernetes version [1.31]: ", "");
+    answer(&mut s, "EKS instance type [t3.large]: ", "");
+    answer(
+        &mut s,
+        "Minimum number of compute instances for the EKS cluster [3]: ",
+        "three",
+    );
+    answer(&mut s, "`three` is not a whole number", "2");
+    answer(
+        &mut s,
+        "Maximum number of compute instances for the EKS cluster [12]: ",
+        "",
+    );
+    // The desired size defaults to the minimum chosen, not the example's.
+    answer(
+        &mut s,
+        "Desired number of compute instances for the EKS cluster [2]: ",
+        "",
+    );
+    answer(&mut s, "Prometheus administrator password: ", "prom-Adm1n-pw");
+    answer(&mut s, "Prometheus administrator password (again): ", "prom-Adm1n-pw");
+    answer(&mut s, "Bank of Sirius Accounts Database password: ", "acc0unts-Pw-x");
+    answer(
+        &mut s,
+        "Bank of Sirius Accounts Database password (again): ",
+        "acc0unts-Pw-y",
+    );
+    // A mismatch asks again.
+    answer(&mut s, "The two entries differ", "acc0unts-Pw-x");
+    answer(
+        &mut s,
+        "Bank of Sirius Accounts Database password (again): ",
+        "acc0unts-Pw-x",
+    );
+    answer(&mut s, "Bank of Sirius Ledger Database password: ", "l3dger-Pw-z");
+    answer(
+        &mut s,
+        "Bank of Sirius Ledger Database password (again): ",
+        "l3dger-Pw-z",
+    );
+    answer(&mut s, "Bank of Sirius demo site login username [testuser]: ", "");
+    answer(&mut s, "Bank of Sirius demo site login username (again): ", "");
+    answer(
+        &mut s,
+        "Bank of Sirius demo site login password [password]: ",
+        "dem0-Login-pw",
+    );
+    answer(
+        &mut s,
+        "Bank of Sirius demo site login password (again): ",
+        "dem0-Login-pw",
+    );
+    let screen = rest(&mut s);
+    assert!(
+        screen.contains("All configuration is OK: provider aws, stack dev"),
+        "{screen}"
+    );
+
+    let config = stack_yaml(&ws);
+    assert_eq!(config["kubernetes:infra_type"], "AWS");
+    assert_eq!(config["aws:region"], "eu-west-1");
+    assert!(
+        config.get("aws:profile").is_none(),
+        "\"none\" writes no profile: {config}"
+    );
+    assert_eq!(config["vpc:azs"], serde_json::json!(["eu-west-1a", "eu-west-1b"]));
+    assert_eq!(config["eks:k8s_version"], "1.31");
+    assert_eq!(config["eks:min_size"], 2);
+    assert_eq!(config["eks:max_size"], 12);
+    assert_eq!(config["eks:desired_capacity"], 2);
+
+    let store = Path::new("projects/services/secrets/Pulumi.dev.yaml");
+    for key in [
+        "prometheus:adminpass",
+        "sirius:accounts_pwd",
+        "sirius:ledger_pwd",
+        "sirius:demo_login_user",
+        "sirius:demo_login_pwd",
+    ] {
+        assert!(secure(&ws, store, key), "{key} is not stored encrypted");
+    }
+    for plain in ["prom-Adm1n-pw", "acc0unts-Pw-x", "l3dger-Pw-z", "dem0-Login-pw"] {
+        nowhere_in_plain_text(&ws, plain);
+    }
+    // The second run asks nothing: everything is stored.
+    let again = ws.exec(&["validate", "-p", "aws", "-s", "dev", "--non-interactive"], &[]);
+    again.expect(0);
+}
+
+#[test]
+fn digitalocean_asks_for_its_token_hidden_and_stores_it_encrypted_in_the_shared_file() {
+    let ws = Ws::reference();
+    let mut s = session(
+        &ws,
+        &["up", "-p", "do", "-s", "dev", "--target", "container-registry"],
+        &["DIGITALOCEAN_TOKEN"],
+    );
+    answer(&mut s, "DigitalOcean API token: ", "dop_v1_T0ken-secret");
+    answer(&mut s, "DigitalOcean API token (again): ", "dop_v1_T0ken-secret");
+    // No default: an empty answer is asked again.
+    answer(&mut s, "Fully qualified domain name (FQDN) for the application: ", "");
+    answer(
+        &mut s,
+        "Fully qualified domain name (FQDN) for the application: ",
+        "mara.example.com",
+    );
+    answer(&mut s, "Kubernetes version [1.31.1-do.5]: ", "");
+    answer(&mut s, "Region [sfo3]: ", "nyc3");
+    answer(&mut s, "Instance size [s-4vcpu-8gb]: ", "");
+    answer(&mut s, "Node count for the Kubernetes cluster [3]: ", "4");
+    let screen = rest(&mut s);
+    assert!(screen.contains("1 succeeded"), "{screen}");
+    assert!(
+        !screen.contains("dop_v1_T0ken-secret"),
+        "the token was echoed:\n{screen}"
+    );
+
+    let config = stack_yaml(&ws);
+    assert_eq!(config["kubernetes:infra_type"], "DO");
+    assert_eq!(config["kic-helm:fqdn"], "mara.example.com");
+    assert_eq!(config["docean:region"], "nyc3");
+    assert_eq!(config["docean:node_count"], 4);
+    assert!(secure(
+        &ws,
+        Path::new("config/pulumi/Pulumi.dev.yaml"),
+        "digitalocean:token"
+    ));
+    let shared = std::fs::read_to_string(ws.path().join("config/pulumi/Pulumi.dev.yaml")).unwrap();
+    assert!(shared.starts_with("encryptionsalt: v1:"), "{shared}");
+    nowhere_in_plain_text(&ws, "dop_v1_T0ken-secret");
+}
+
+#[test]
+fn linode_asks_harbor_secrets_first_and_re_asks_a_yes_no_question() {
+    let ws = Ws::reference();
+    let mut s = session(&ws, &["validate", "-p", "linode", "-s", "dev"], &["LINODE_TOKEN"]);
+    answer(&mut s, "Linode API token: ", "linode-T0ken-x");
+    answer(&mut s, "Linode API token (again): ", "linode-T0ken-x");
+    answer(
+        &mut s,
+        "Fully qualified domain name (FQDN) for the application: ",
+        "mara.example.com",
+    );
+    answer(
+        &mut s,
+        "(SOA) email address for the container registry domain: ",
+        "ops@example.com",
+    );
+    answer(&mut s, "Kubernetes version [1.31]: ", "");
+    answer(&mut s, "Region [us-central]: ", "");
+    answer(&mut s, "Instance type [g6-standard-8]: ", "");
+    answer(&mut s, "Node count for the Kubernetes cluster [3]: ", "");
+    answer(&mut s, "Enable Kubernetes HA mode [yes]: ", "maybe");
+    answer(&mut s, "`maybe` is not yes or no", "no");
+    for (question, value) in [
+        ("Harbor administrator password", "h-admin-pw1"),
+        ("Harbor database password", "h-db-pw1"),
+        ("Harbor instance sudo user password", "h-sudo-pw1"),
+        ("Prometheus administrator password", "prom-pw1"),
+        ("Bank of Sirius Accounts Database password", "acc-pw1"),
+        ("Bank of Sirius Ledger Database password", "led-pw1"),
+    ] {
+        answer(&mut s, &format!("{question}: "), value);
+        answer(&mut s, &format!("{question} (again): "), value);
+    }
+    for question in [
+        "Bank of Sirius demo site login username [testuser]",
+        "Bank of Sirius demo site login password [password]",
+    ] {
+        answer(&mut s, &format!("{question}: "), "");
+        answer(&mut s, " (again): ", "");
+    }
+    let screen = rest(&mut s);
+    assert!(screen.contains("All configuration is OK"), "{screen}");
+    let config = stack_yaml(&ws);
+    assert_eq!(config["kubernetes:infra_type"], "LKE");
+    assert_eq!(config["linode:k8s_ha"], false);
+    assert_eq!(config["linode:soa_email"], "ops@example.com");
+    assert!(secure(
+        &ws,
+        Path::new("projects/services/secrets/Pulumi.dev.yaml"),
+        "linode:harbor_sudo_user_password"
+    ));
+    for plain in ["linode-T0ken-x", "h-admin-pw1", "h-sudo-pw1", "led-pw1"] {
+        nowhere_in_plain_text(&ws, plain);
+    }
+}
+
+#[test]
+fn kubeconfig_asks_for_the_file_context_and_cluster() {
+    let ws = Ws::reference();
+    let mut s = session(
+        &ws,
+        &["up", "-p", "kubeconfig", "-s", "dev", "--target", "kubeconfig"],
+        &["KUBECONFIG"],
+    );
+    answer(
+        &mut s,
+        "Path to the kubeconfig file of the cluster [~/.kube/config]: ",
+        "",
+    );
+    answer(&mut s, "Context to use in that kubeconfig: ", "k3s-default");
+    answer(&mut s, "Name of the cluster: ", "k3s");
+    let screen = rest(&mut s);
+    assert!(screen.contains("1 succeeded"), "{screen}");
+    let config = stack_yaml(&ws);
+    assert_eq!(config["kubernetes:infra_type"], "kubeconfig");
+    assert_eq!(config["kubernetes:kubeconfig"], "~/.kube/config");
+    assert_eq!(config["kubernetes:context_name"], "k3s-default");
+}
+
+#[test]
+fn the_passphrase_is_asked_twice_on_first_use_and_never_stored() {
+    let ws = Ws::configured("aws");
+    let mut s = session(
+        &ws,
+        &["up", "-p", "aws", "-s", "dev", "--target", "iam"],
+        &["PULUMI_CONFIG_PASSPHRASE"],
+    );
+    answer(&mut s, "Passphrase to protect this stack's secrets", "pass-Phrase-7");
+    answer(&mut s, "(again): ", "pass-Phrase-7");
+    let screen = rest(&mut s);
+    assert!(screen.contains("1 succeeded"), "{screen}");
+    nowhere_in_plain_text(&ws, "pass-Phrase-7");
+    // The next run knows the stack: one question, and a wrong passphrase fails in Pulumi.
+    let mut s = session(
+        &ws,
+        &["up", "-p", "aws", "-s", "dev", "--target", "iam", "--fresh"],
+        &["PULUMI_CONFIG_PASSPHRASE"],
+    );
+    answer(&mut s, "Passphrase of this stack's secrets: ", "pass-Phrase-7");
+    let screen = rest(&mut s);
+    assert!(screen.contains("1 succeeded"), "{screen}");
+}
+
+#[test]
+fn ci_lists_everything_missing_at_once_and_takes_values_from_the_environment() {
+    let ws = Ws::reference();
+    let mut c = ws.command(&["up", "-p", "do", "-s", "dev"], &[("CI", "true")]);
+    for (k, _) in SECRETS {
+        c.env_remove(k);
+    }
+    c.env_remove("DIGITALOCEAN_TOKEN")
+        .env_remove("PULUMI_CONFIG_PASSPHRASE");
+    let out = c.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    for needle in [
+        "lacks `digitalocean:token` (DigitalOcean API token)",
+        "fix: set RUNNER_SECRET_DIGITALOCEAN_TOKEN or DIGITALOCEAN_TOKEN in the environment",
+        "lacks `kic-helm:fqdn`",
+        "fix: set RUNNER_CONFIG_KIC_HELM_FQDN in the environment",
+        "lacks `docean:node_count`",
+        "the secret `prometheus:adminpass` (Prometheus administrator password) is not stored",
+        "fix: set RUNNER_SECRET_PROMETHEUS_ADMINPASS in the environment",
+        "the secret `sirius:demo_login_pwd`",
+        "needs a passphrase to encrypt secrets",
+    ] {
+        assert!(stderr.contains(needle), "stderr lacks {needle:?}:\n{stderr}");
+    }
+    assert!(
+        !ws.path().join("config/pulumi/Pulumi.dev.yaml").exists(),
+        "nothing is written while anything is missing"
+    );
+
+    let values = [
+        ("CI", "true"),
+        ("DIGITALOCEAN_TOKEN", "dop_v1_from-env"),
+        ("RUNNER_CONFIG_KIC_HELM_FQDN", "ci.example.com"),
+        ("RUNNER_CONFIG_DOCEAN_K8S_VERSION", "1.31.1-do.5"),
+        ("RUNNER_CONFIG_DOCEAN_REGION", "ams3"),
+        ("RUNNER_CONFIG_DOCEAN_INSTANCE_SIZE", "s-2vcpu-4gb"),
+        ("RUNNER_CONFIG_DOCEAN_NODE_COUNT", "2"),
+    ];
+    let run = ws.exec(&["up", "-p", "do", "-s", "dev"], &values);
+    run.expect(0);
+    let config = stack_yaml(&ws);
+    assert_eq!(config["docean:region"], "ams3");
+    assert_eq!(config["docean:node_count"], 2);
+    assert!(
+        config.get("digitalocean:token").is_none(),
+        "DIGITALOCEAN_TOKEN is used, not copied"
+    );
+    assert!(secure(
+        &ws,
+        Path::new("projects/services/secrets/Pulumi.dev.yaml"),
+        "sirius:ledger_pwd"
+    ));
+}
+
+#[test]
+fn a_wrong_type_in_the_stack_file_names_the_key_and_line_and_leaves_the_file_alone() {
+    let ws = Ws::configured("aws");
+    let path = ws.path().join("config/pulumi/Pulumi.dev.yaml");
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("eks:min_size: 3", "eks:min_size: three");
+    std::fs::write(&path, &text).unwrap();
+    ws.exec(&["up", "-p", "aws", "-s", "dev"], &[])
+        .expect(3)
+        .stderr_has("config/pulumi/Pulumi.dev.yaml:7: `eks:min_size` is `three`, not a whole number");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+}
+
+#[test]
+fn the_example_file_documents_every_question_and_secret_of_every_provider() {
+    let example = std::fs::read_to_string(format!(
+        "{}/config/pulumi/Pulumi.stackname.yaml.example",
+        crate::support::REPO
+    ))
+    .unwrap();
+    let doc: Value = serde_saphyr::from_str(&example).expect("the example is valid YAML");
+    assert!(doc["config"].is_object());
+    for provider in ["aws", "do", "linode", "kubeconfig", "kubernetes"] {
+        let text = std::fs::read_to_string(format!("{}/providers/{provider}.toml", crate::support::REPO)).unwrap();
+        let file: toml::Table = toml::from_str(&text).unwrap();
+        let mut keys: Vec<String> = Vec::new();
+        for p in file.get("prompt").and_then(|v| v.as_array()).into_iter().flatten() {
+            keys.push(p["key"].as_str().unwrap().to_string());
+        }
+        for project in file.get("project").and_then(|v| v.as_array()).into_iter().flatten() {
+            for s in project.get("secret").and_then(|v| v.as_array()).into_iter().flatten() {
+                keys.push(s["key"].as_str().unwrap().to_string());
+            }
+        }
+        for key in keys {
+            assert!(
+                example.contains(key.as_str()),
+                "the example does not mention {key} ({provider})"
+            );
+        }
+    }
+}
