@@ -93,7 +93,7 @@ fn dispatch(cli: &Cli, style: Style, cwd: &Path) -> Result<i32, RunnerError> {
                     secrets_for: provider.projects.iter().collect(),
                     interactive: crate::run::interactive(cli.global.non_interactive),
                 },
-                &mut crate::config::terminal::Terminal,
+                &mut crate::config::terminal::Terminal::new(),
             )?;
             report::info(&format!(
                 "All configuration is OK: provider {}, stack {stack}, {} projects",

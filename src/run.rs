@@ -172,7 +172,7 @@ fn prepare(s: &Settings<'_>, plan: &Plan<'_>) -> Result<(BTreeMap<String, String
             secrets_for,
             interactive: interactive(s.non_interactive),
         },
-        &mut crate::config::terminal::Terminal,
+        &mut crate::config::terminal::Terminal::new(),
     )?;
     Ok((ready.env, ready.config_file))
 }

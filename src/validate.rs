@@ -1,7 +1,6 @@
-//! `runner validate`: everything that must be right before a run, checked at once and reported
-//! together, each problem with its fix: the tools the graph needs, the stack configuration, the
-//! provider lock (`kubernetes:infra_type`), the passphrase of a file backend, the projects'
-//! `Pulumi.yaml` names, and the provider's credential checks (declared in its file).
+//! The checks of `runner validate` (and of every run): the tools the graph needs, the projects'
+//! `Pulumi.yaml` names, and the provider's credential checks (declared in its file). The stack
+//! configuration, secrets and passphrase are checked while they are prepared (`setup`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

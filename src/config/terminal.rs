@@ -5,7 +5,62 @@ use dialoguer::{Input, Password};
 
 use super::questions::Ask;
 
-pub struct Terminal;
+/// Asks at the terminal. While it lives, Ctrl-C restores the terminal (a hidden prompt turns
+/// echo off) and ends the runner with exit 130, before anything was written.
+pub struct Terminal {
+    stop: Option<std::sync::mpsc::Sender<()>>,
+}
+
+impl Terminal {
+    pub fn new() -> Self {
+        Terminal { stop: guard() }
+    }
+}
+
+impl Default for Terminal {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for Terminal {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// A thread that waits for Ctrl-C (or the end of the questions).
+#[cfg(unix)]
+fn guard() -> Option<std::sync::mpsc::Sender<()>> {
+    use nix::sys::termios::{SetArg, tcgetattr, tcsetattr};
+    let saved = tcgetattr(std::io::stdin()).ok()?;
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .ok()?;
+    std::thread::spawn(move || {
+        runtime.block_on(async move {
+            let stopped = tokio::task::spawn_blocking(move || rx.recv());
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {
+                    let _ = tcsetattr(std::io::stdin(), SetArg::TCSANOW, &saved);
+                    crate::report::info("\ninterrupted: nothing was written");
+                    std::process::exit(crate::error::exit::INTERRUPTED);
+                }
+                _ = stopped => {}
+            }
+        });
+    });
+    Some(tx)
+}
+
+#[cfg(not(unix))]
+fn guard() -> Option<std::sync::mpsc::Sender<()>> {
+    None
+}
 
 fn io(e: dialoguer::Error) -> std::io::Error {
     match e {

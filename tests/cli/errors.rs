@@ -213,3 +213,22 @@ fn list_providers_reports_a_broken_file_but_lists_the_others() {
         .stderr_has("providers/broken.toml:2:8");
     assert!(run.stdout.contains("aws "), "{}", run.stdout);
 }
+
+#[test]
+fn secrets_need_exactly_one_store() {
+    let ws = Ws::reference();
+    ws.edit("providers/kubernetes.toml", "secrets_store = true\n", "");
+    ws.run(&["show-plan", "-p", "aws"])
+        .expect(2)
+        .stderr_has("`prometheus` declares the secret `prometheus:adminpass`, but no project keeps secrets")
+        .stderr_has("secrets_store = true");
+    let ws = Ws::reference();
+    ws.edit(
+        "providers/kubernetes.toml",
+        "name = \"logstore\"\n",
+        "name = \"logstore\"\nsecrets_store = true\n",
+    );
+    ws.run(&["show-plan", "-p", "aws"])
+        .expect(2)
+        .stderr_has("are both the secrets store");
+}

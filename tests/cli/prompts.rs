@@ -425,3 +425,37 @@ fn the_example_file_documents_every_question_and_secret_of_every_provider() {
         }
     }
 }
+
+#[test]
+fn ctrl_c_at_a_question_writes_nothing_and_exits_130() {
+    let ws = Ws::reference();
+    let mut s = session(&ws, &["up", "-p", "do", "-s", "dev"], &["DIGITALOCEAN_TOKEN"]);
+    s.expect("DigitalOcean API token: ").unwrap();
+    std::thread::sleep(Duration::from_millis(150));
+    s.send(expectrl::ControlCode::EndOfText).unwrap();
+    let screen = rest(&mut s);
+    assert!(screen.contains("interrupted: nothing was written"), "{screen}");
+    let status = format!("{:?}", s.get_process().wait().unwrap());
+    assert!(status.starts_with("Exited(") && status.ends_with(", 130)"), "{status}");
+    assert!(!ws.path().join("config/pulumi/Pulumi.dev.yaml").exists());
+}
+
+#[test]
+fn non_interactive_never_asks_even_at_a_terminal() {
+    let ws = Ws::reference();
+    let mut s = session(&ws, &["validate", "-p", "aws", "-s", "dev", "--non-interactive"], &[]);
+    let screen = rest(&mut s);
+    assert!(screen.contains("lacks `aws:region`"), "{screen}");
+    assert!(!screen.contains("AWS region to use ["), "asked anyway:\n{screen}");
+}
+
+#[test]
+fn destroy_asks_for_no_secret() {
+    let ws = Ws::configured("aws");
+    let mut c = ws.command(&["destroy", "-p", "aws", "-s", "dev"], &[("CI", "true")]);
+    for (k, _) in SECRETS {
+        c.env_remove(k);
+    }
+    let out = c.output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+}

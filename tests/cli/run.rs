@@ -200,6 +200,10 @@ fn up_runs_every_project_after_what_it_needs_and_independent_ones_together() {
         assert_eq!(i["env"]["PULUMI_SKIP_UPDATE_CHECK"], "true");
     }
     assert_no_secret(&ws, &[&run.stdout, &run.stderr]);
+    // The passphrase salt was put into the shared file before the projects ran in parallel: one.
+    let shared = std::fs::read_to_string(ws.path().join("config/pulumi/Pulumi.dev.yaml")).unwrap();
+    assert_eq!(shared.matches("encryptionsalt:").count(), 1, "{shared}");
+    assert!(shared.starts_with("encryptionsalt: v1:"), "{shared}");
     let schema: Value = serde_json::from_str(
         &std::fs::read_to_string(format!("{}/schemas/summary.schema.json", crate::support::REPO)).unwrap(),
     )
