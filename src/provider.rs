@@ -85,6 +85,9 @@ struct RawSecret {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawRewire {
+    /// Another directory for the project's program, under the same Pulumi project name (a
+    /// variant that reads this provider's projects).
+    path: Option<Spanned<String>>,
     needs: Option<Vec<Spanned<String>>>,
     #[serde(default)]
     add_needs: Vec<Spanned<String>>,
@@ -199,6 +202,8 @@ pub enum PromptType {
     #[serde(alias = "boolean")]
     Bool,
     List,
+    /// A file path: `~` is expanded, so programs (`fn::readFile`) get an absolute path.
+    Path,
 }
 
 /// A prompt's default as written; strings may refer to earlier answers as `${ns:key}`.
@@ -319,6 +324,8 @@ struct Draft {
     name: Spanned<String>,
     description: Option<String>,
     path: Spanned<String>,
+    /// The file `path` was written in (a provider's rewire may replace a layer's path).
+    path_file: usize,
     layer: Spanned<String>,
     needs: Vec<NeedSpec>,
     on_success: Vec<Spanned<String>>,
@@ -473,6 +480,10 @@ impl<'a> Loader<'a> {
             };
             let rw = rw.into_inner();
             let d = &mut merged.drafts[i];
+            if let Some(path) = rw.path {
+                d.path = path;
+                d.path_file = file;
+            }
             self.rewire(file, d, EdgeKind::Data, rw.needs, &rw.add_needs, rw.remove_needs);
             self.rewire(file, d, EdgeKind::Order, rw.after, &rw.add_after, rw.remove_after);
         }
@@ -745,7 +756,7 @@ impl<'a> Loader<'a> {
         if rel.is_absolute() || rel.components().any(|c| c == std::path::Component::ParentDir) {
             let hint = "give a path relative to the workspace root, such as projects/services/x".to_string();
             self.problem(
-                d.file,
+                d.path_file,
                 &d.path,
                 format!("project path `{path}` leaves the workspace"),
                 "path",
@@ -758,7 +769,7 @@ impl<'a> Loader<'a> {
                 format!("create the directory {path} with a Pulumi.yaml, or fix the path")
             };
             let message = format!("project `{}` has no Pulumi.yaml at `{path}`", d.name.get_ref());
-            self.problem(d.file, &d.path, message, "no Pulumi.yaml here", hint);
+            self.problem(d.path_file, &d.path, message, "no Pulumi.yaml here", hint);
         }
     }
 
@@ -932,6 +943,7 @@ fn draft(file: usize, p: RawProject) -> Draft {
         name: p.name,
         description: p.description,
         path: p.path,
+        path_file: file,
         layer: p.layer,
         needs,
         on_success: p.on_success,
@@ -960,10 +972,10 @@ fn config_key_ok(key: &str) -> bool {
 fn default_fits(kind: PromptType, d: &PromptDefault) -> bool {
     let refers = matches!(d, PromptDefault::Text(t) if t.contains("${"));
     match (kind, d) {
-        (PromptType::String, PromptDefault::Text(_))
-        | (PromptType::Int, PromptDefault::Int(_))
+        (PromptType::Int, PromptDefault::Int(_))
         | (PromptType::Bool, PromptDefault::Bool(_))
-        | (PromptType::List, PromptDefault::List(_) | PromptDefault::Text(_)) => true,
+        | (PromptType::List, PromptDefault::List(_) | PromptDefault::Text(_))
+        | (PromptType::Path | PromptType::String, PromptDefault::Text(_)) => true,
         _ => refers,
     }
 }
@@ -974,5 +986,6 @@ fn type_name(kind: PromptType) -> &'static str {
         PromptType::Int => "int",
         PromptType::Bool => "bool",
         PromptType::List => "list",
+        PromptType::Path => "path",
     }
 }

@@ -12,7 +12,7 @@ use crate::config::environment::{ENVIRONMENT_FILE, EnvironmentFile};
 use crate::error::{RunnerError, exit};
 use crate::exec::{self, Event, Options, Resume, Status};
 use crate::plan::{Operation, Plan};
-use crate::provider::Provider;
+use crate::provider::{Project, Provider};
 use crate::pulumi::{Pulumi, Redactor};
 use crate::report::live::Live;
 use crate::report::logs::Logs;
@@ -158,11 +158,15 @@ pub fn run(s: &Settings<'_>) -> Result<i32, RunnerError> {
 /// The configuration, questions, secrets and checks before anything runs: the environment for
 /// `pulumi` and the shared stack file.
 fn prepare(s: &Settings<'_>, plan: &Plan<'_>) -> Result<(BTreeMap<String, String>, PathBuf), RunnerError> {
-    // Secrets are asked only by runs that deploy or read the projects that use them.
+    // Secrets are asked only by runs that deploy or read the projects that use them; the store
+    // itself loads every secret of the graph into the cluster, so running it needs them all.
+    let planned: Vec<&Project> = plan.order.iter().map(|&i| plan.project(i)).collect();
     let secrets_for = if s.operation == Operation::Destroy {
         Vec::new()
+    } else if planned.iter().any(|p| p.secrets_store) {
+        s.provider.projects.iter().collect()
     } else {
-        plan.order.iter().map(|&i| plan.project(i)).collect()
+        planned
     };
     let ready = crate::setup::prepare(
         &crate::setup::Request {

@@ -179,6 +179,7 @@ fn expected(p: &Prompt) -> &'static str {
         PromptType::Int => "a whole number",
         PromptType::Bool => "yes or no",
         PromptType::List => "values separated by commas",
+        PromptType::Path => "a file path",
     }
 }
 
@@ -193,6 +194,7 @@ pub fn parse(p: &Prompt, answer: &str) -> Result<Option<Value>, String> {
     }
     match p.kind {
         PromptType::String => Ok(Some(Value::from(if p.secret { answer } else { a }))),
+        PromptType::Path => Ok(Some(Value::from(expand_home(a)))),
         PromptType::Int => a
             .parse::<i64>()
             .map(|n| Some(Value::from(n)))
@@ -213,6 +215,16 @@ pub fn parse(p: &Prompt, answer: &str) -> Result<Option<Value>, String> {
                 Ok(Some(Value::Array(items)))
             }
         }
+    }
+}
+
+/// `~` or `~/…` with the home directory; other paths as given.
+fn expand_home(path: &str) -> String {
+    let home = std::env::var("HOME").ok().filter(|h| !h.is_empty());
+    match (path.strip_prefix('~'), home) {
+        (Some(""), Some(h)) => h,
+        (Some(rest), Some(h)) if rest.starts_with('/') => format!("{h}{rest}"),
+        _ => path.to_string(),
     }
 }
 

@@ -124,6 +124,7 @@ impl StackFile {
             PromptType::Bool => value.is_boolean() || value.as_str().is_some_and(|s| parse_bool(s).is_some()),
             PromptType::List => value.is_array(),
             PromptType::String => value.is_string() || value.is_number() || value.is_boolean(),
+            PromptType::Path => value.is_string(),
         };
         (!ok).then(|| {
             format!(
@@ -136,6 +137,7 @@ impl StackFile {
                     PromptType::Bool => "true or false",
                     PromptType::List => "a list",
                     PromptType::String => "a text value",
+                    PromptType::Path => "a file path",
                 }
             )
         })

@@ -118,7 +118,7 @@ fn every_problem_is_reported_at_once() {
     );
     let run = ws.run(&["show-plan", "-p", "aws"]).expect(2);
     for needle in [
-        "providers/kubernetes.toml:110:9: unknown layer `app`",
+        "providers/kubernetes.toml:112:9: unknown layer `app`",
         "did you mean `apps`?",
         "providers/aws.toml:33:10: project `eks` needs `vcp`",
         "did you mean `vpc`?",
@@ -147,11 +147,7 @@ fn toml_syntax_and_unknown_fields_point_at_the_line() {
 #[test]
 fn an_excluded_project_still_needed_says_how_to_rewire() {
     let ws = Ws::reference();
-    ws.edit(
-        "providers/kubeconfig.toml",
-        "[rewire.ingress-controller]\nremove_needs = [\"kic-image-push\"]\n",
-        "",
-    );
+    ws.edit("providers/kubeconfig.toml", "remove_needs = [\"kic-image-push\"]\n", "");
     ws.run(&["show-plan", "-p", "kubeconfig"])
         .expect(2)
         .stderr_has("project `ingress-controller` needs `kic-image-push`, which is not a project of this graph")

@@ -344,8 +344,8 @@ fn edges_carry_the_outputs_the_downstream_program_reads() {
     // A program that reads another output shows it at once.
     ws.edit(
         "projects/services/logagent/Pulumi.yaml",
-        "logstore_kibana_hostname:",
-        "logstore_extra: ${logstore.outputs[\"extra\"]}\n  logstore_kibana_hostname:",
+        "  release:\n",
+        "  extra:\n    type: kubernetes:core/v1:ConfigMap\n    properties:\n      data:\n        x: ${logstore.outputs[\"extra\"]}\n  release:\n",
     );
     let plan = plan_json(&ws, &["-p", "aws"]);
     let e = plan["edges"]

@@ -272,7 +272,7 @@ fn linode_asks_harbor_secrets_first_and_re_asks_a_yes_no_question() {
     assert_eq!(config["linode:soa_email"], "ops@example.com");
     assert!(secure(
         &ws,
-        Path::new("projects/services/secrets/Pulumi.dev.yaml"),
+        Path::new("projects/services/secrets-linode/Pulumi.dev.yaml"),
         "linode:harbor_sudo_user_password"
     ));
     for plain in ["linode-T0ken-x", "h-admin-pw1", "h-sudo-pw1", "led-pw1"] {
@@ -283,6 +283,7 @@ fn linode_asks_harbor_secrets_first_and_re_asks_a_yes_no_question() {
 #[test]
 fn kubeconfig_asks_for_the_file_context_and_cluster() {
     let ws = Ws::reference();
+    ws.write("home/.kube/config", crate::support::CLUSTER_KUBECONFIG);
     let mut s = session(
         &ws,
         &["up", "-p", "kubeconfig", "-s", "dev", "--target", "kubeconfig"],
@@ -299,7 +300,9 @@ fn kubeconfig_asks_for_the_file_context_and_cluster() {
     assert!(screen.contains("1 succeeded"), "{screen}");
     let config = stack_yaml(&ws);
     assert_eq!(config["kubernetes:infra_type"], "kubeconfig");
-    assert_eq!(config["kubernetes:kubeconfig"], "~/.kube/config");
+    // `~` is expanded: programs read the file by its absolute path.
+    let expected = ws.path().join("home/.kube/config");
+    assert_eq!(config["kubernetes:kubeconfig"], expected.to_str().unwrap());
     assert_eq!(config["kubernetes:context_name"], "k3s-default");
 }
 

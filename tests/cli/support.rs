@@ -58,7 +58,10 @@ impl Ws {
     /// `dev` (copied from the example file's values), as a user who answered every question.
     pub fn configured(provider: &str) -> Self {
         let ws = Self::reference();
-        ws.write("config/pulumi/Pulumi.dev.yaml", &stack_config(provider));
+        let cluster = ws.path().join("cluster/kubeconfig.yaml");
+        ws.write("cluster/kubeconfig.yaml", CLUSTER_KUBECONFIG);
+        let config = stack_config(provider).replace("CLUSTER_KUBECONFIG", cluster.to_str().unwrap());
+        ws.write("config/pulumi/Pulumi.dev.yaml", &config);
         ws
     }
 
@@ -102,7 +105,11 @@ impl Ws {
     }
 }
 
-/// A complete stack configuration for `provider`.
+/// An existing cluster's kubeconfig, for the kubeconfig provider.
+pub const CLUSTER_KUBECONFIG: &str = "apiVersion: v1\nkind: Config\nclusters:\n- name: k3s\n  cluster:\n    server: https://k3s.example.invalid:6443\nusers:\n- name: k3s-admin\n  user:\n    token: placeholder-token-dev\ncontexts:\n- name: k3s\n  context:\n    cluster: k3s\n    user: k3s-admin\ncurrent-context: k3s\n";
+
+/// A complete stack configuration for `provider` (the kubeconfig provider's file is
+/// `CLUSTER_KUBECONFIG`, replaced by the caller).
 pub fn stack_config(provider: &str) -> String {
     let body = match provider {
         "aws" => {
@@ -120,7 +127,7 @@ pub fn stack_config(provider: &str) -> String {
              linode:node_count: 3\n  linode:k8s_ha: true\n"
         }
         "kubeconfig" => {
-            "  kubernetes:infra_type: kubeconfig\n  kubernetes:kubeconfig: ~/.kube/config\n  \
+            "  kubernetes:infra_type: kubeconfig\n  kubernetes:kubeconfig: CLUSTER_KUBECONFIG\n  \
              kubernetes:context_name: k3s\n  kubernetes:cluster_name: k3s\n"
         }
         other => panic!("no stack configuration for {other}"),

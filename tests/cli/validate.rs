@@ -129,5 +129,8 @@ fn another_providers_stack_and_broken_yaml() {
         .stderr_has("config/pulumi/Pulumi.dev.yaml:2:15: the stack configuration is not valid YAML")
         .stderr_has("unclosed bracket");
     let text = std::fs::read_to_string(ws.path().join("config/pulumi/Pulumi.dev.yaml")).unwrap();
-    assert_eq!(text, "config:\n  aws:region: [unclosed\n", "a broken stack file is left as it was");
+    assert_eq!(
+        text, "config:\n  aws:region: [unclosed\n",
+        "a broken stack file is left as it was"
+    );
 }

@@ -17,6 +17,7 @@ mod backend;
 mod commands;
 mod crypto;
 mod fail;
+mod fakes;
 mod operations;
 mod program;
 mod stackconfig;

@@ -279,6 +279,11 @@ impl<'a> Evaluator<'a> {
             Some(p) => self.value(p)?,
             None => json!({}),
         };
+        // `get:` reads an existing resource: its id, and what the provider would return.
+        let got = match decl.get("get") {
+            Some(g) => Some(self.value(g)?),
+            None => None,
+        };
         if let Some(opts) = decl.get("options") {
             self.value(opts)?;
         }
@@ -290,9 +295,16 @@ impl<'a> Evaluator<'a> {
             out
         } else {
             let mut out = props.as_object().cloned().unwrap_or_default();
+            for (k, v) in crate::fakes::resource(&ty, name, self.ctx.stack) {
+                out.entry(k).or_insert(v);
+            }
             let digest = sha2::Sha256::digest(urn.as_bytes());
             let id: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
-            out.insert("id".into(), Value::String(format!("{name}-{id}")));
+            let id = match got.as_ref().and_then(|g| g.get("id")) {
+                Some(given) => reveal(given).0,
+                None => Value::String(format!("{name}-{id}")),
+            };
+            out.insert("id".into(), id);
             out.insert("urn".into(), Value::String(urn));
             Value::Object(out)
         };
@@ -584,6 +596,21 @@ impl<'a> Evaluator<'a> {
                     .map_err(|e| fail(format!("Pulumi.yaml: fn::readFile {p}: {e}"))),
                 _ => Err(fail("Pulumi.yaml: fn::readFile takes a path")),
             },
+            "fn::invoke" => {
+                let function = plain["function"]
+                    .as_str()
+                    .ok_or_else(|| fail("Pulumi.yaml: fn::invoke needs a `function`"))?;
+                let result = crate::fakes::function(function, self.ctx.stack)
+                    .ok_or_else(|| fail(format!("Pulumi.yaml: the stand-in has no result for {function}")))?;
+                match plain.get("return").and_then(Value::as_str) {
+                    Some(field) => result
+                        .get(field)
+                        .cloned()
+                        .map(wrap)
+                        .ok_or_else(|| fail(format!("Pulumi.yaml: {function} returns no `{field}`"))),
+                    None => Ok(wrap(result)),
+                }
+            }
             "fn::fileAsset" | "fn::stringAsset" | "fn::remoteAsset" | "fn::fileArchive" | "fn::remoteArchive"
             | "fn::assetArchive" => Ok(json!({ f: plain })),
             _ => Err(fail(format!("Pulumi.yaml: the stand-in does not implement {f}"))),
