@@ -91,6 +91,7 @@ fn synthetic(n: usize) -> Provider {
         prompts: vec![],
         checks: vec![],
         graph: ProjectGraph::build(nodes).expect("acyclic"),
+        sources: vec![],
     }
 }
 

@@ -218,6 +218,10 @@ fn show_plan(ws: &Workspace, provider: &Provider, args: &ShowPlanArgs) -> Result
         PlanFormat::Json => render::json(&plan, &edge_labels(ws, &plan)),
     };
     write_result(&text)?;
+    // The plan is only as right as the needs: say where they and the programs disagree.
+    for p in crate::crosscheck::check(ws, provider) {
+        report::warning(&format!("{}\n  fix: {}", p.what, p.fix));
+    }
     Ok(exit::SUCCESS)
 }
 

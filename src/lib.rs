@@ -6,6 +6,7 @@
 pub mod app;
 pub mod cli;
 pub mod config;
+pub mod crosscheck;
 pub mod diagnostic;
 pub mod error;
 pub mod exec;

@@ -1,6 +1,7 @@
 //! What a project's Pulumi YAML program reads from other projects: its
-//! `pulumi:pulumi:StackReference` resources and the `outputs` it takes from each. Used to label
-//! the plan's edges with the outputs that flow along them.
+//! `pulumi:pulumi:StackReference` resources and the `outputs` it takes from each, and the outputs
+//! it declares. Used to label the plan's edges with the outputs that flow along them, and to
+//! check the provider files' needs against the programs (`crosscheck`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -16,6 +17,80 @@ pub fn reads(dir: &Path) -> Option<Reads> {
     let text = std::fs::read_to_string(dir.join("Pulumi.yaml")).ok()?;
     let doc: Value = serde_saphyr::from_str(&text).ok()?;
     Some(reads_of(&doc))
+}
+
+/// A program as the cross-check sees it.
+pub struct Program {
+    pub text: String,
+    /// Referenced project → the logical name of its `StackReference`.
+    pub refs: BTreeMap<String, String>,
+    pub reads: Reads,
+    /// The keys of its `outputs:`.
+    pub outputs: BTreeSet<String>,
+}
+
+impl Program {
+    /// Reads `dir/Pulumi.yaml`; `None` when it cannot be read or parsed.
+    pub fn load(dir: &Path) -> Option<Self> {
+        let text = std::fs::read_to_string(dir.join("Pulumi.yaml")).ok()?;
+        let doc: Value = serde_saphyr::from_str(&text).ok()?;
+        Some(Program {
+            refs: references(&doc),
+            reads: reads_of(&doc),
+            outputs: doc["outputs"]
+                .as_object()
+                .map(|m| m.keys().cloned().collect())
+                .unwrap_or_default(),
+            text,
+        })
+    }
+
+    /// 1-based line of the first line holding `needle` (1 when absent).
+    pub fn line_of(&self, needle: &str) -> usize {
+        self.text
+            .find(needle)
+            .map_or(1, |at| self.text[..at].matches('\n').count() + 1)
+    }
+
+    /// Line of the `StackReference` to `project`.
+    pub fn ref_line(&self, project: &str) -> usize {
+        self.line_of(&format!("/{project}/"))
+    }
+
+    /// Line where output `output` of `project` is read.
+    pub fn read_line(&self, project: &str, output: &str) -> usize {
+        let Some(logical) = self.refs.get(project) else {
+            return 1;
+        };
+        for needle in [
+            format!("{logical}.outputs[\"{output}\"]"),
+            format!("{logical}.outputs.{output}"),
+        ] {
+            if self.text.contains(&needle) {
+                return self.line_of(&needle);
+            }
+        }
+        1
+    }
+}
+
+/// Referenced project → logical name, for every `StackReference` with a literal project.
+fn references(doc: &Value) -> BTreeMap<String, String> {
+    let mut refs = BTreeMap::new();
+    if let Some(resources) = doc["resources"].as_object() {
+        for (logical, r) in resources {
+            if r["type"] != "pulumi:pulumi:StackReference" {
+                continue;
+            }
+            let name = r["properties"]["name"].as_str().unwrap_or(logical);
+            if let [_, p, _] = name.split('/').collect::<Vec<_>>().as_slice()
+                && !p.contains("${")
+            {
+                refs.insert((*p).to_string(), logical.clone());
+            }
+        }
+    }
+    refs
 }
 
 pub fn reads_of(doc: &Value) -> Reads {

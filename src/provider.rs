@@ -139,6 +139,17 @@ pub struct Provider {
     pub prompts: Vec<Prompt>,
     pub checks: Vec<Check>,
     pub graph: ProjectGraph,
+    /// The provider file and its layers, indexed by the graph's `Origin::file`.
+    pub sources: Vec<SourceFile>,
+}
+
+impl Provider {
+    /// `file:line:column` of a place in the provider's files.
+    pub fn locate(&self, origin: crate::graph::Origin) -> String {
+        self.sources
+            .get(origin.file)
+            .map_or_else(|| self.file.clone(), |f| f.location(origin.start))
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -531,6 +542,7 @@ impl<'a> Loader<'a> {
             prompts,
             checks: merged.checks,
             graph,
+            sources: self.files.clone(),
         })
     }
 

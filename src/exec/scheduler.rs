@@ -476,6 +476,7 @@ mod tests {
             prompts: vec![],
             checks: vec![],
             graph: ProjectGraph::build(nodes).unwrap(),
+            sources: vec![],
         }
     }
 

@@ -7,6 +7,7 @@ mod errors;
 mod flags;
 mod kubeconfig;
 mod plan;
+mod programs;
 mod prompts;
 mod run;
 mod support;

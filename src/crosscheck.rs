@@ -1,0 +1,114 @@
+//! The provider files against the programs: each project's `StackReference`s must be exactly its
+//! data needs (ordering-only needs, `after`, read nothing), and every output it reads from
+//! another project must be one that project's program declares. A mismatch means a run in the
+//! wrong order or a stack reference that fails at deploy time; each names both files, the line
+//! and the fix.
+
+use std::collections::BTreeMap;
+
+use crate::graph::{self, EdgeKind};
+use crate::program::Program;
+use crate::provider::Provider;
+use crate::validate::Problem;
+use crate::workspace::Workspace;
+
+pub fn check(ws: &Workspace, provider: &Provider) -> Vec<Problem> {
+    let g = &provider.graph;
+    let programs: BTreeMap<&str, (String, Program)> = provider
+        .projects
+        .iter()
+        .filter_map(|p| {
+            let dir = ws.root.join(&p.path);
+            let shown = ws.show(&dir.join("Pulumi.yaml"));
+            Program::load(&dir).map(|prog| (p.name.as_str(), (shown, prog)))
+        })
+        .collect();
+    let mut problems = Vec::new();
+    for (i, project) in provider.projects.iter().enumerate() {
+        let Some((file, program)) = programs.get(project.name.as_str()) else {
+            continue; // `validate` reports a missing or broken Pulumi.yaml
+        };
+        let at = provider.locate(g.node(i).origin);
+        let mut data = BTreeMap::new();
+        let mut order = BTreeMap::new();
+        for spec in &g.node(i).needs {
+            let name = spec.name.as_str();
+            match spec.kind {
+                EdgeKind::Data => data.insert(name, provider.locate(spec.origin)),
+                EdgeKind::Order => order.insert(name, provider.locate(spec.origin)),
+            };
+        }
+        let name = &project.name;
+        for referenced in program.refs.keys() {
+            let line = program.ref_line(referenced);
+            if data.contains_key(referenced.as_str()) {
+                continue;
+            }
+            let (what, fix) = if let Some(after) = order.get(referenced.as_str()) {
+                (
+                    format!(
+                        "{file}:{line}: `{name}` reads the stack of `{referenced}`, but {after} makes it an ordering-only need"
+                    ),
+                    format!("move `{referenced}` from `after` to `needs` (it reads outputs)"),
+                )
+            } else if g.find(referenced).is_none() {
+                let hint = graph::closest(referenced, provider.projects.iter().map(|p| p.name.as_str()))
+                    .map(|c| format!(" (did you mean `{c}`?)"))
+                    .unwrap_or_default();
+                (
+                    format!(
+                        "{file}:{line}: `{name}` references the stack of `{referenced}`, which is not a project of the {} graph{hint}",
+                        provider.name
+                    ),
+                    format!(
+                        "reference a project of the graph, or give `{name}` a variant program for this provider (`path` in a [rewire.{name}] table)"
+                    ),
+                )
+            } else {
+                (
+                    format!(
+                        "{file}:{line}: `{name}` references the stack of `{referenced}`, but `{name}` ({at}) does not need it"
+                    ),
+                    format!("add \"{referenced}\" to the `needs` of `{name}` at {at}, or remove the StackReference"),
+                )
+            };
+            problems.push(Problem::new(what, fix));
+        }
+        for (needed, where_) in &data {
+            if !program.refs.contains_key(*needed) {
+                problems.push(Problem::new(
+                    format!("{where_}: `{name}` needs `{needed}`, but {file} has no StackReference to it"),
+                    format!(
+                        "add a `pulumi:pulumi:StackReference` named ${{pulumi.organization}}/{needed}/${{pulumi.stack}} to {file}, \
+                         or make it ordering-only: move it from `needs` to `after`"
+                    ),
+                ));
+            }
+        }
+        for (upstream, outputs) in &program.reads {
+            let Some((up_file, up_program)) = programs.get(upstream.as_str()) else {
+                continue;
+            };
+            for output in outputs {
+                if up_program.outputs.contains(output) {
+                    continue;
+                }
+                let line = program.read_line(upstream, output);
+                let declared: Vec<&str> = up_program.outputs.iter().map(String::as_str).collect();
+                let suggestion = graph::closest(output, declared.iter().copied())
+                    .map(|c| format!("did you mean `{c}`? "))
+                    .unwrap_or_default();
+                problems.push(Problem::new(
+                    format!(
+                        "{file}:{line}: `{name}` reads the output `{output}` of `{upstream}`, which {up_file} does not declare"
+                    ),
+                    format!(
+                        "{suggestion}read one of {}, or add `{output}` under `outputs:` in {up_file}",
+                        declared.join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    problems
+}

@@ -1,0 +1,269 @@
+//! The Pulumi programs of `projects/`: each provider's graph runs end to end with the stand-in
+//! (outputs named as the reference graph lists them, upstream values reaching downstream
+//! programs), every program follows the Pulumi YAML rules, and the cross-check of the provider
+//! files' needs against the programs' stack references catches a broken program.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::support::{REPO, Ws};
+
+const PROVIDERS: [&str; 4] = ["aws", "do", "linode", "kubeconfig"];
+
+/// Tokens the `DigitalOcean` and Linode graphs check for.
+const TOKENS: [(&str, &str); 2] = [("DIGITALOCEAN_TOKEN", "dop_v1_test"), ("LINODE_TOKEN", "linode-test")];
+
+/// Each project's outputs after a run, from the summary (secrets shown as `[secret]`).
+fn outputs(ws: &Ws) -> BTreeMap<String, Value> {
+    let text = std::fs::read_to_string(ws.path().join(".runner/last-run.json")).unwrap();
+    let summary: Value = serde_json::from_str(&text).unwrap();
+    summary["projects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["name"].as_str().unwrap().to_string(), p["outputs"].clone()))
+        .collect()
+}
+
+fn keys(v: &Value) -> Vec<&str> {
+    v.as_object()
+        .map(|m| m.keys().map(String::as_str).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn every_providers_graph_runs_end_to_end_and_outputs_flow_downstream() {
+    // The outputs the reference graph lists, per project (all providers together).
+    let exports: BTreeMap<&str, &[&str]> = [
+        ("iam", &["cluster_role_arn", "ci_role_arn"][..]),
+        ("vpc", &["azs", "vpc"]),
+        ("ecr", &["repository_url", "registry_id"]),
+        ("eks", &["cluster_name", "kubeconfig"]),
+        (
+            "container-registry",
+            &["container_registry_id", "container_registry_name", "container_registry"],
+        ),
+        ("domk8s", &["cluster_name", "cluster_id", "kubeconfig"]),
+        ("lke", &["cluster_name", "cluster_id", "kubeconfig"]),
+        ("kubeconfig", &["kubeconfig", "cluster_name"]),
+        ("secrets", &["pulumi_secrets"]),
+        ("kic-image-build", &["ingress_image"]),
+        ("kic-image-push", &["container_repo_push"]),
+        (
+            "ingress-controller-namespace",
+            &["ingress_namespace", "ingress_namespace_name"],
+        ),
+        (
+            "ingress-controller",
+            &["lb_ingress_hostname", "lb_ingress", "kic_status"],
+        ),
+        ("logstore", &["elastic_hostname", "kibana_hostname"]),
+        ("logagent", &["logagent_status"]),
+        ("certmgr", &["certmgr_status"]),
+        ("prometheus", &["prom_hostname"]),
+        ("dns-record", &["ingress_domain"]),
+        ("harbor", &["harbor_hostname", "harbor_user", "harbor_password"]),
+        ("harbor-configuration", &["harbor_is_alive"]),
+        ("sirius", &["application_url"]),
+    ]
+    .into();
+    for provider in PROVIDERS {
+        let ws = Ws::configured(provider);
+        let run = ws.exec(&["up", "-p", provider, "-s", "dev"], &TOKENS).expect(0);
+        assert!(run.stderr.contains("succeeded in"), "{provider}: {}", run.stderr);
+        let out = outputs(&ws);
+        for (project, values) in &out {
+            if let Some(names) = exports.get(project.as_str()) {
+                let have = keys(values);
+                for n in *names {
+                    assert!(have.contains(n), "{provider}: {project} lacks the output {n}: {values}");
+                }
+            }
+        }
+        // Downstream programs received the upstream values.
+        let cluster = match provider {
+            "aws" => Some("eks"),
+            "do" => Some("domk8s"),
+            "linode" => Some("lke"),
+            _ => None,
+        };
+        if let Some(c) = cluster {
+            assert_eq!(
+                out["kubeconfig"]["cluster_name"], out[c]["cluster_name"],
+                "{provider}: kubeconfig follows {c}"
+            );
+        } else {
+            assert_eq!(out["kubeconfig"]["cluster_name"], "k3s");
+        }
+        let host = out["ingress-controller"]["lb_ingress_hostname"].as_str().unwrap();
+        assert_eq!(
+            out["sirius"]["application_url"],
+            format!("http://{host}/"),
+            "{provider}"
+        );
+        if provider == "kubeconfig" {
+            assert!(
+                !out.contains_key("kic-image-push"),
+                "the kubeconfig graph pushes no image"
+            );
+        } else {
+            let pushed = out["kic-image-push"]["container_repo_push"]["image"].as_str().unwrap();
+            let registry = match provider {
+                "aws" => out["ecr"]["repository_url"].as_str().unwrap().to_string(),
+                "do" => out["container-registry"]["container_registry"]
+                    .as_str()
+                    .unwrap()
+                    .to_string(),
+                _ => out["harbor"]["harbor_hostname"].as_str().unwrap().to_string(),
+            };
+            assert!(
+                pushed.starts_with(&registry),
+                "{provider}: pushed {pushed}, registry {registry}"
+            );
+        }
+    }
+}
+
+#[test]
+fn validate_passes_the_cross_check_on_every_providers_graph() {
+    for provider in PROVIDERS {
+        let ws = Ws::configured(provider);
+        ws.exec(&["validate", "-p", provider, "-s", "dev"], &TOKENS)
+            .expect(0)
+            .stderr_has("All configuration is OK");
+        let plan = ws.run(&["show-plan", "-p", provider]).expect(0);
+        assert!(!plan.stderr.contains("warning"), "{provider}: {}", plan.stderr);
+    }
+}
+
+#[test]
+fn a_removed_stack_reference_and_a_misspelled_output_are_named_precisely() {
+    let ws = Ws::configured("aws");
+    ws.edit(
+        "projects/services/certmgr/Pulumi.yaml",
+        "  kubeconfig:\n    type: pulumi:pulumi:StackReference\n    properties:\n      name: ${pulumi.organization}/kubeconfig/${pulumi.stack}\n",
+        "",
+    );
+    ws.edit(
+        "projects/services/logagent/Pulumi.yaml",
+        "outputs[\"elastic_hostname\"]",
+        "outputs[\"elastic_host\"]",
+    );
+    let run = ws.exec(&["validate", "-p", "aws", "-s", "dev"], &[]).expect(3);
+    for needle in [
+        "providers/kubernetes.toml:85:10: `certmgr` needs `kubeconfig`, but projects/services/certmgr/Pulumi.yaml has no StackReference to it",
+        "fix: add a `pulumi:pulumi:StackReference` named ${pulumi.organization}/kubeconfig/${pulumi.stack} to projects/services/certmgr/Pulumi.yaml",
+        "projects/services/logagent/Pulumi.yaml:49: `logagent` reads the output `elastic_host` of `logstore`, which projects/services/logstore/Pulumi.yaml does not declare",
+        "did you mean `elastic_hostname`?",
+    ] {
+        assert!(run.stderr.contains(needle), "stderr lacks {needle:?}:\n{}", run.stderr);
+    }
+    // show-plan still shows the plan, and warns.
+    let plan = ws.run(&["show-plan", "-p", "aws"]).expect(0);
+    assert!(
+        plan.stderr
+            .contains("warning: projects/services/logagent/Pulumi.yaml:49"),
+        "{}",
+        plan.stderr
+    );
+    // A stack reference the provider file does not list.
+    let ws = Ws::configured("aws");
+    ws.edit(
+        "providers/kubernetes.toml",
+        "needs = [\"kubeconfig\", \"secrets\", \"ingress-controller\"]",
+        "needs = [\"kubeconfig\", \"ingress-controller\"]",
+    );
+    ws.exec(&["validate", "-p", "aws", "-s", "dev"], &[])
+        .expect(3)
+        .stderr_has("projects/apps/sirius/Pulumi.yaml:23: `sirius` references the stack of `secrets`, but `sirius` (providers/kubernetes.toml:")
+        .stderr_has("add \"secrets\" to the `needs` of `sirius`");
+}
+
+/// Every `Pulumi.yaml` under `projects/`, with its path.
+fn programs() -> Vec<(String, Value)> {
+    let mut out = Vec::new();
+    let mut dirs = vec![Path::new(REPO).join("projects")];
+    while let Some(dir) = dirs.pop() {
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.file_name().is_some_and(|n| n == "Pulumi.yaml") {
+                let text = std::fs::read_to_string(&p).unwrap();
+                let doc: Value = serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+                out.push((p.display().to_string(), doc));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_program_follows_the_pulumi_yaml_rules() {
+    let programs = programs();
+    assert!(programs.len() >= 28, "{} programs", programs.len());
+    for (path, doc) in programs {
+        let name = doc["name"].as_str().unwrap_or_else(|| panic!("{path}: no name"));
+        assert!(runner::provider::valid_project_name(name), "{path}: bad name {name}");
+        assert_eq!(doc["runtime"], "yaml", "{path}");
+        let resources = doc["resources"].as_object().cloned().unwrap_or_default();
+        let variables = doc["variables"].as_object().cloned().unwrap_or_default();
+        let config = doc["config"].as_object().cloned().unwrap_or_default();
+        for (logical, r) in &resources {
+            let ty = r["type"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{path}: {logical} has no type"));
+            let parts: Vec<&str> = ty.split(':').collect();
+            assert!(
+                parts.len() == 3 && parts.iter().all(|p| !p.is_empty()),
+                "{path}: {logical}: type {ty} is not package:module:Type"
+            );
+            if ty == "pulumi:pulumi:StackReference" {
+                let n = r["properties"]["name"].as_str().unwrap_or_default();
+                assert!(
+                    n.starts_with("${pulumi.organization}/") && n.ends_with("/${pulumi.stack}"),
+                    "{path}: {logical} must be named ${{pulumi.organization}}/<project>/${{pulumi.stack}}: {n}"
+                );
+            }
+        }
+        // Every interpolation starts at a resource, variable, project config key, a namespaced
+        // stack configuration key or `pulumi`.
+        let mut strings = Vec::new();
+        collect(&doc, &mut strings);
+        for s in strings {
+            let mut rest = s.as_str();
+            while let Some(at) = rest.find("${") {
+                let end = rest[at..]
+                    .find('}')
+                    .unwrap_or_else(|| panic!("{path}: unterminated ${{ in {s}"));
+                let expr = &rest[at + 2..at + end];
+                let root = &expr[..expr.find(['.', '[']).unwrap_or(expr.len())];
+                assert!(
+                    root == "pulumi"
+                        || resources.contains_key(root)
+                        || variables.contains_key(root)
+                        || config.contains_key(root)
+                        || root.contains(':'),
+                    "{path}: ${{{expr}}} refers to nothing the program declares"
+                );
+                rest = &rest[at + end + 1..];
+            }
+        }
+    }
+}
+
+fn collect(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(a) => a.iter().for_each(|x| collect(x, out)),
+        Value::Object(m) => {
+            for (k, x) in m {
+                out.push(k.clone());
+                collect(x, out);
+            }
+        }
+        _ => {}
+    }
+}
