@@ -211,15 +211,16 @@ fn show_plan(ws: &Workspace, provider: &Provider, args: &ShowPlanArgs) -> Result
         };
         RunnerError::usage(e.to_string(), help)
     })?;
+    let programs = crate::crosscheck::programs(ws, provider);
     let text = match args.format {
         PlanFormat::Tree => render::tree(&plan),
-        PlanFormat::Dot => render::dot(&plan, &edge_labels(ws, &plan)),
-        PlanFormat::Mermaid => render::mermaid(&plan, &edge_labels(ws, &plan)),
-        PlanFormat::Json => render::json(&plan, &edge_labels(ws, &plan)),
+        PlanFormat::Dot => render::dot(&plan, &edge_labels(&plan, &programs)),
+        PlanFormat::Mermaid => render::mermaid(&plan, &edge_labels(&plan, &programs)),
+        PlanFormat::Json => render::json(&plan, &edge_labels(&plan, &programs)),
     };
     write_result(&text)?;
     // The plan is only as right as the needs: say where they and the programs disagree.
-    for p in crate::crosscheck::check(ws, provider) {
+    for p in crate::crosscheck::check(provider, &programs) {
         report::warning(&format!("{}\n  fix: {}", p.what, p.fix));
     }
     Ok(exit::SUCCESS)
@@ -227,16 +228,16 @@ fn show_plan(ws: &Workspace, provider: &Provider, args: &ShowPlanArgs) -> Result
 
 /// The outputs each project of the plan reads from the others, from its program's
 /// `StackReference`s.
-fn edge_labels(ws: &Workspace, plan: &Plan<'_>) -> render::EdgeLabels {
+fn edge_labels(plan: &Plan<'_>, programs: &crate::crosscheck::Programs) -> render::EdgeLabels {
     let mut labels = render::EdgeLabels::new();
     for &i in &plan.order {
         let p = plan.project(i);
-        let Some(reads) = crate::program::reads(&ws.root.join(&p.path)) else {
+        let Some((_, program)) = programs.get(&p.name) else {
             continue;
         };
-        for (upstream, outputs) in reads {
+        for (upstream, outputs) in &program.reads {
             if !outputs.is_empty() {
-                labels.insert((upstream, p.name.clone()), outputs.into_iter().collect());
+                labels.insert((upstream.clone(), p.name.clone()), outputs.iter().cloned().collect());
             }
         }
     }

@@ -12,30 +12,55 @@ use crate::provider::Provider;
 use crate::validate::Problem;
 use crate::workspace::Workspace;
 
-pub fn check(ws: &Workspace, provider: &Provider) -> Vec<Problem> {
+/// Each project's program (by project name) with its `Pulumi.yaml` as shown to the user; those
+/// that cannot be read are left out (`validate` reports them).
+pub type Programs = BTreeMap<String, (String, Program)>;
+
+/// Reads every project's program, on all cores: big graphs have thousands.
+pub fn programs(ws: &Workspace, provider: &Provider) -> Programs {
+    let projects = &provider.projects;
+    let threads = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(projects.len().max(1));
+    let chunk = projects.len().div_ceil(threads).max(1);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = projects
+            .chunks(chunk)
+            .map(|part| {
+                s.spawn(move || {
+                    part.iter()
+                        .filter_map(|p| {
+                            let dir = ws.root.join(&p.path);
+                            let shown = ws.show(&dir.join("Pulumi.yaml"));
+                            Program::load(&dir).map(|prog| (p.name.clone(), (shown, prog)))
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("reading programs does not panic"))
+            .collect()
+    })
+}
+
+pub fn check(provider: &Provider, programs: &Programs) -> Vec<Problem> {
     let g = &provider.graph;
-    let programs: BTreeMap<&str, (String, Program)> = provider
-        .projects
-        .iter()
-        .filter_map(|p| {
-            let dir = ws.root.join(&p.path);
-            let shown = ws.show(&dir.join("Pulumi.yaml"));
-            Program::load(&dir).map(|prog| (p.name.as_str(), (shown, prog)))
-        })
-        .collect();
     let mut problems = Vec::new();
     for (i, project) in provider.projects.iter().enumerate() {
         let Some((file, program)) = programs.get(project.name.as_str()) else {
             continue; // `validate` reports a missing or broken Pulumi.yaml
         };
-        let at = provider.locate(g.node(i).origin);
+        // Locations are worked out only for a problem: a line count per lookup adds up on big graphs.
+        let at = || provider.locate(g.node(i).origin);
         let mut data = BTreeMap::new();
         let mut order = BTreeMap::new();
         for spec in &g.node(i).needs {
             let name = spec.name.as_str();
             match spec.kind {
-                EdgeKind::Data => data.insert(name, provider.locate(spec.origin)),
-                EdgeKind::Order => order.insert(name, provider.locate(spec.origin)),
+                EdgeKind::Data => data.insert(name, spec.origin),
+                EdgeKind::Order => order.insert(name, spec.origin),
             };
         }
         let name = &project.name;
@@ -44,7 +69,8 @@ pub fn check(ws: &Workspace, provider: &Provider) -> Vec<Problem> {
             if data.contains_key(referenced.as_str()) {
                 continue;
             }
-            let (what, fix) = if let Some(after) = order.get(referenced.as_str()) {
+            let (what, fix) = if let Some(&after) = order.get(referenced.as_str()) {
+                let after = provider.locate(after);
                 (
                     format!(
                         "{file}:{line}: `{name}` reads the stack of `{referenced}`, but {after} makes it an ordering-only need"
@@ -65,6 +91,7 @@ pub fn check(ws: &Workspace, provider: &Provider) -> Vec<Problem> {
                     ),
                 )
             } else {
+                let at = at();
                 (
                     format!(
                         "{file}:{line}: `{name}` references the stack of `{referenced}`, but `{name}` ({at}) does not need it"
@@ -74,8 +101,9 @@ pub fn check(ws: &Workspace, provider: &Provider) -> Vec<Problem> {
             };
             problems.push(Problem::new(what, fix));
         }
-        for (needed, where_) in &data {
+        for (needed, &origin) in &data {
             if !program.refs.contains_key(*needed) {
+                let where_ = provider.locate(origin);
                 problems.push(Problem::new(
                     format!("{where_}: `{name}` needs `{needed}`, but {file} has no StackReference to it"),
                     format!(

@@ -11,14 +11,6 @@ use serde_json::Value;
 /// For each referenced project, the outputs the program reads from it.
 pub type Reads = BTreeMap<String, BTreeSet<String>>;
 
-/// Reads `dir/Pulumi.yaml`; `None` when it cannot be read or parsed (the plan then shows edges
-/// without outputs; `validate` reports the file).
-pub fn reads(dir: &Path) -> Option<Reads> {
-    let text = std::fs::read_to_string(dir.join("Pulumi.yaml")).ok()?;
-    let doc: Value = serde_saphyr::from_str(&text).ok()?;
-    Some(reads_of(&doc))
-}
-
 /// A program as the cross-check sees it.
 pub struct Program {
     pub text: String,

@@ -66,11 +66,15 @@ pub fn prepare(r: &Request<'_>, ask: &mut dyn Ask) -> Result<Ready, RunnerError>
 
     let store = r.provider.projects.iter().find(|p| p.secrets_store);
     let store_dir = store.map(|p| ws.root.join(&p.path));
+    // The secrets already stored: the store's own stack file (by key; values stay encrypted).
     let store_file = store_dir
         .as_ref()
-        .map(|d| StackFile::load(&d.join(format!("Pulumi.{}.yaml", r.stack)), ""))
+        .map(|d| {
+            let path = d.join(format!("Pulumi.{}.yaml", r.stack));
+            StackFile::load(&path, &ws.show(&path))
+        })
         .transpose()
-        .unwrap_or_default()
+        .map_err(|d| RunnerError::Validation(vec![*d]))?
         .unwrap_or_default();
     let cx = Context {
         var: &var,

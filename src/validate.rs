@@ -56,7 +56,10 @@ impl Inputs<'_> {
 pub fn checks(i: &Inputs<'_>, config: &Map<String, Value>) -> Vec<Problem> {
     let mut problems = Vec::new();
     project_names(i, &mut problems);
-    problems.extend(crate::crosscheck::check(i.ws, i.provider));
+    problems.extend(crate::crosscheck::check(
+        i.provider,
+        &crate::crosscheck::programs(i.ws, i.provider),
+    ));
     for check in &i.provider.checks {
         credentials(i, check, Some(config), &mut problems);
     }

@@ -10,6 +10,9 @@ use serde_json::{Map, Value};
 use crate::diagnostic::{FileDiagnostic, SourceFile};
 use crate::provider::{Prompt, PromptType};
 
+/// Top-level keys Pulumi itself writes into a stack file.
+const PULUMI_KEYS: [&str; 4] = ["encryptionsalt", "secretsprovider", "encryptedkey", "environment"];
+
 /// The shared stack configuration of `stack` in the workspace at `root`.
 pub fn path(root: &Path, stack: &str) -> PathBuf {
     root.join("config/pulumi").join(format!("Pulumi.{stack}.yaml"))
@@ -48,7 +51,7 @@ impl StackFile {
             text,
             config: Map::new(),
         };
-        if file.is_new() {
+        if file.is_blank() {
             return Ok(file);
         }
         let source = SourceFile::new(shown, file.text.clone());
@@ -79,7 +82,12 @@ impl StackFile {
                     Some("write one `ns:key: value` line per setting under `config:`".into()),
                 )));
             }
-            None if doc.is_null() => {}
+            // Only Pulumi's own keys (the passphrase salt `stack select --create` writes): no
+            // settings yet.
+            None if doc.is_null()
+                || doc
+                    .as_object()
+                    .is_some_and(|m| m.keys().all(|k| PULUMI_KEYS.contains(&k.as_str()))) => {}
             None => {
                 return Err(Box::new(FileDiagnostic::whole_file(
                     shown,
@@ -91,8 +99,14 @@ impl StackFile {
         Ok(file)
     }
 
-    /// Missing, 0 bytes or only whitespace and comments: the provider's questions are asked.
+    /// No settings yet (missing, 0 bytes, comments, or only Pulumi's salt): every question of
+    /// the provider is asked.
     pub fn is_new(&self) -> bool {
+        self.config.is_empty() && top_level_key(&self.text, "config").is_none()
+    }
+
+    /// Nothing but whitespace and comments.
+    fn is_blank(&self) -> bool {
         self.text
             .lines()
             .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'))
@@ -149,7 +163,7 @@ impl StackFile {
         for (k, v) in entries {
             let _ = writeln!(lines, "  {k}: {}", yaml_value(v));
         }
-        if self.is_new() {
+        if self.is_blank() {
             return format!("{header}config:\n{lines}");
         }
         let mut text = self.text.clone();
@@ -330,6 +344,16 @@ mod tests {
         assert_eq!(empty, "config:\n  aws:region: us-east-1\n");
         let no_newline = file("config:\n  a:b: c").with_entries("", &entries()[..1]);
         assert_eq!(no_newline, "config:\n  a:b: c\n  aws:region: us-east-1\n");
+    }
+
+    #[test]
+    fn a_file_with_only_pulumis_salt_is_new_and_keeps_the_salt() {
+        let f = file("encryptionsalt: v1:abc\n");
+        assert!(f.is_new() && f.has_secrets_provider());
+        assert_eq!(
+            f.with_entries("# header\n", &entries()[..1]),
+            "encryptionsalt: v1:abc\nconfig:\n  aws:region: us-east-1\n"
+        );
     }
 
     #[test]
