@@ -462,3 +462,41 @@ fn destroy_asks_for_no_secret() {
     let out = c.output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[test]
+fn the_example_file_lists_every_project_setting_with_the_programs_default() {
+    let example = std::fs::read_to_string(format!(
+        "{}/config/pulumi/Pulumi.stackname.yaml.example",
+        crate::support::REPO
+    ))
+    .unwrap();
+    let config: Value = serde_saphyr::from_str::<Value>(&example).unwrap()["config"].clone();
+    let mut dirs = vec![Path::new(crate::support::REPO).join("projects")];
+    let mut checked = 0;
+    while let Some(dir) = dirs.pop() {
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+                continue;
+            }
+            if p.file_name().is_none_or(|n| n != "Pulumi.yaml") {
+                continue;
+            }
+            let doc: Value = serde_saphyr::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+            let project = doc["name"].as_str().unwrap();
+            for (key, decl) in doc["config"].as_object().into_iter().flatten() {
+                let Some(default) = decl.get("default") else { continue };
+                let full = format!("{project}:{key}");
+                assert_eq!(
+                    config.get(&full),
+                    Some(default),
+                    "{}: the example should list {full} with the default",
+                    p.display()
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 40, "{checked} settings");
+}
