@@ -320,7 +320,7 @@ pub fn run(args: &Args, op: Op) -> Result<i32, Failure> {
             Op::Up => Some(
                 steps
                     .iter()
-                    .filter(|s| s.op != "delete")
+                    .filter(|s| !matches!(s.op, "delete" | "discard"))
                     .filter_map(|s| s.new.as_ref().map(|v| encrypt_state(v, &crypter)))
                     .collect(),
             ),
@@ -380,13 +380,15 @@ fn plan_update(scope: &Scope, old: &[Value], ev: program::Evaluated) -> (Vec<Ste
         new: Some(root_state),
     });
     let mut seen = vec![root.clone()];
-    for (name, ty, inputs, outputs) in ev.resources {
+    for (name, ty, inputs, outputs, read) in ev.resources {
         let urn = outputs["urn"].as_str().map_or_else(
             || format!("urn:pulumi:{}::{}::{ty}::{name}", scope.stack, scope.project.name),
             str::to_string,
         );
         let prior = old_by_urn.get(&urn).map(|v| (*v).clone());
         let op = match &prior {
+            // Read again on every update, never created (`external` in the state).
+            _ if read => "read",
             None => "create",
             Some(p)
                 if deep_reveal(&p["inputs"]) != deep_reveal(&inputs) && !is_encrypted_equal(&p["inputs"], &inputs) =>
@@ -396,10 +398,13 @@ fn plan_update(scope: &Scope, old: &[Value], ev: program::Evaluated) -> (Vec<Ste
             Some(_) => "same",
         };
         let id = outputs["id"].as_str().unwrap_or_default().to_string();
-        let state = json!({
+        let mut state = json!({
             "urn": urn, "custom": true, "id": id, "type": ty,
             "inputs": inputs, "outputs": outputs, "parent": root,
         });
+        if read {
+            state["external"] = Value::Bool(true);
+        }
         seen.push(urn.clone());
         steps.push(Step {
             op,
@@ -450,7 +455,11 @@ fn refresh_steps(old: &[Value]) -> Vec<Step> {
 
 /// Dependents were registered after what they depend on: delete in reverse.
 fn destroy_steps(old: &[Value]) -> Vec<Step> {
-    old.iter().rev().map(|r| step_on_old(r, "delete")).collect()
+    // What was only read is dropped from the state, not deleted (`discard`).
+    old.iter()
+        .rev()
+        .map(|r| step_on_old(r, if r["external"] == true { "discard" } else { "delete" }))
+        .collect()
 }
 
 /// State as written to the checkpoint: every secret encrypted with the stack's key.

@@ -93,8 +93,10 @@ fn load_project(file: &Path) -> Result<Project, Failure> {
 
 /// What evaluating a program produced.
 pub struct Evaluated {
-    /// (logical name, type, inputs, outputs) in declaration order.
-    pub resources: Vec<(String, String, Value, Value)>,
+    /// (logical name, type, inputs, outputs, read) in declaration order; `read` for resources
+    /// the program reads rather than manages (`get:`, and stack references, which the SDKs
+    /// register with `ReadResource`).
+    pub resources: Vec<(String, String, Value, Value, bool)>,
     pub outputs: Map<String, Value>,
 }
 
@@ -210,7 +212,7 @@ pub struct Evaluator<'a> {
     memo: HashMap<String, Value>,
     active: HashSet<String>,
     /// Resolved resources in the order they finished.
-    done: Vec<(String, String, Value, Value)>,
+    done: Vec<(String, String, Value, Value, bool)>,
 }
 
 impl<'a> Evaluator<'a> {
@@ -310,7 +312,8 @@ impl<'a> Evaluator<'a> {
         };
         self.active.remove(&memo_key);
         self.memo.insert(memo_key, outputs.clone());
-        self.done.push((name.to_string(), ty, props, outputs.clone()));
+        let read = got.is_some() || ty == "pulumi:pulumi:StackReference";
+        self.done.push((name.to_string(), ty, props, outputs.clone(), read));
         Ok(outputs)
     }
 
