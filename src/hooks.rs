@@ -118,18 +118,7 @@ pub struct Prepared {
 
 /// `RUNNER_OUTPUT_<NAME>`: upper case, anything but letters and digits as `_`.
 pub fn env_name(output: &str) -> String {
-    let mut s: String = output
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    s.insert_str(0, "RUNNER_OUTPUT_");
-    s
+    crate::config::questions::env_name("RUNNER_OUTPUT_", output)
 }
 
 pub fn script(path: &str, ctx: &Context<'_>) -> Result<Prepared, String> {

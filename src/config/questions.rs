@@ -26,7 +26,8 @@ pub trait Ask {
     fn hidden(&mut self, question: &str, default: Option<&str>, confirm: bool) -> std::io::Result<String>;
 }
 
-/// `aws:region` → `RUNNER_CONFIG_AWS_REGION`; `kic-helm:fqdn` → `RUNNER_CONFIG_KIC_HELM_FQDN`.
+/// `prefix` and the key upper-cased, anything but letters and digits as `_`: `aws:region` →
+/// `RUNNER_CONFIG_AWS_REGION`; `kic-helm:fqdn` → `RUNNER_CONFIG_KIC_HELM_FQDN`.
 pub fn env_name(prefix: &str, key: &str) -> String {
     let tail: String = key
         .chars()
