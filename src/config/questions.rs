@@ -104,8 +104,9 @@ pub fn prompts(
                 parse(p, &v).ok().flatten()
             }
         } else if optional {
-            // No profile unless one is given: nothing to write, nothing missing.
-            p.default_env.as_deref().and_then(|e| (cx.var)(e)).map(Value::from)
+            // Optional and nobody to ask: nothing to write, nothing missing (the tool's own
+            // environment, e.g. AWS_PROFILE, still applies).
+            None
         } else {
             answers.problems.push(missing(cx, p, &var));
             continue;
