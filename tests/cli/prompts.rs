@@ -500,3 +500,35 @@ fn the_example_file_lists_every_project_setting_with_the_programs_default() {
     }
     assert!(checked > 40, "{checked} settings");
 }
+
+#[test]
+fn a_key_the_existing_file_lacks_is_asked_and_added_keeping_the_rest() {
+    let ws = Ws::configured("aws");
+    let path = ws.path().join("config/pulumi/Pulumi.dev.yaml");
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("  eks:max_size: 12\n", "")
+        .replace("config:\n", "# our team's settings\nconfig:\n");
+    std::fs::write(&path, &text).unwrap();
+    // A plan without secrets: only the configuration is asked.
+    let mut s = session(
+        &ws,
+        &["up", "-p", "aws", "-s", "dev", "--target", "eks"],
+        &["AWS_PROFILE"],
+    );
+    // Only the missing key is asked (an optional one, like the profile, is not).
+    answer(
+        &mut s,
+        "Maximum number of compute instances for the EKS cluster [12]: ",
+        "9",
+    );
+    let screen = rest(&mut s);
+    assert!(screen.contains("3 succeeded"), "{screen}");
+    assert!(!screen.contains("AWS region to use"), "{screen}");
+    let after = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        after.contains("# our team's settings\nconfig:\n  kubernetes:infra_type: AWS\n"),
+        "{after}"
+    );
+    assert_eq!(stack_yaml(&ws)["eks:max_size"], 9);
+}
