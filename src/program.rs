@@ -6,6 +6,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+use serde::Deserialize;
+use serde::de::IgnoredAny;
 use serde_json::Value;
 
 /// For each referenced project, the outputs the program reads from it.
@@ -24,15 +26,37 @@ pub struct Program {
 impl Program {
     /// Reads `dir/Pulumi.yaml`; `None` when it cannot be read or parsed.
     pub fn load(dir: &Path) -> Option<Self> {
-        let text = std::fs::read_to_string(dir.join("Pulumi.yaml")).ok()?;
-        let doc: Value = serde_saphyr::from_str(&text).ok()?;
+        Self::parse(std::fs::read_to_string(dir.join("Pulumi.yaml")).ok()?)
+    }
+
+    /// Only what the cross-check needs is deserialized (big graphs have thousands of
+    /// programs); the outputs read are found in the text, comment lines left out.
+    pub fn parse(text: String) -> Option<Self> {
+        let doc: Doc = serde_saphyr::from_str(&text).ok()?;
+        let mut refs = BTreeMap::new();
+        for (logical, r) in &doc.resources {
+            if r.ty != "pulumi:pulumi:StackReference" {
+                continue;
+            }
+            let name = r.properties.name.as_ref().and_then(Value::as_str).unwrap_or(logical);
+            if let [_, p, _] = name.split('/').collect::<Vec<_>>().as_slice()
+                && !p.contains("${")
+            {
+                refs.insert((*p).to_string(), logical.clone());
+            }
+        }
+        let mut reads: Reads = refs.keys().map(|p| (p.clone(), BTreeSet::new())).collect();
+        for line in text.lines().filter(|l| !l.trim_start().starts_with('#')) {
+            for (project, logical) in &refs {
+                for output in outputs_read(line, logical) {
+                    reads.get_mut(project).expect("inserted").insert(output);
+                }
+            }
+        }
         Some(Program {
-            refs: references(&doc),
-            reads: reads_of(&doc),
-            outputs: doc["outputs"]
-                .as_object()
-                .map(|m| m.keys().cloned().collect())
-                .unwrap_or_default(),
+            refs,
+            reads,
+            outputs: doc.outputs.into_keys().collect(),
             text,
         })
     }
@@ -66,64 +90,27 @@ impl Program {
     }
 }
 
-/// Referenced project → logical name, for every `StackReference` with a literal project.
-fn references(doc: &Value) -> BTreeMap<String, String> {
-    let mut refs = BTreeMap::new();
-    if let Some(resources) = doc["resources"].as_object() {
-        for (logical, r) in resources {
-            if r["type"] != "pulumi:pulumi:StackReference" {
-                continue;
-            }
-            let name = r["properties"]["name"].as_str().unwrap_or(logical);
-            if let [_, p, _] = name.split('/').collect::<Vec<_>>().as_slice()
-                && !p.contains("${")
-            {
-                refs.insert((*p).to_string(), logical.clone());
-            }
-        }
-    }
-    refs
+#[derive(Deserialize)]
+struct Doc {
+    #[serde(default)]
+    resources: BTreeMap<String, Resource>,
+    // Only the keys of `outputs:` matter; their values are skipped unread.
+    #[allow(clippy::zero_sized_map_values)]
+    #[serde(default)]
+    outputs: BTreeMap<String, IgnoredAny>,
 }
 
-pub fn reads_of(doc: &Value) -> Reads {
-    // Logical resource name → the project it references (`organization/<project>/<stack>`).
-    let mut refs: BTreeMap<String, String> = BTreeMap::new();
-    if let Some(resources) = doc["resources"].as_object() {
-        for (logical, r) in resources {
-            if r["type"] != "pulumi:pulumi:StackReference" {
-                continue;
-            }
-            let name = r["properties"]["name"].as_str().unwrap_or(logical);
-            let parts: Vec<&str> = name.split('/').collect();
-            let project = match parts.as_slice() {
-                [_, p, _] => *p,
-                _ => continue,
-            };
-            if !project.contains("${") {
-                refs.insert(logical.clone(), project.to_string());
-            }
-        }
-    }
-    let mut out: Reads = refs.values().map(|p| (p.clone(), BTreeSet::new())).collect();
-    let mut strings = Vec::new();
-    collect_strings(doc, &mut strings);
-    for s in strings {
-        for (logical, project) in &refs {
-            for output in outputs_read(s, logical) {
-                out.get_mut(project).expect("inserted").insert(output);
-            }
-        }
-    }
-    out
+#[derive(Deserialize)]
+struct Resource {
+    #[serde(rename = "type", default)]
+    ty: String,
+    #[serde(default)]
+    properties: Properties,
 }
 
-fn collect_strings<'a>(v: &'a Value, out: &mut Vec<&'a str>) {
-    match v {
-        Value::String(s) => out.push(s),
-        Value::Array(a) => a.iter().for_each(|x| collect_strings(x, out)),
-        Value::Object(m) => m.values().for_each(|x| collect_strings(x, out)),
-        _ => {}
-    }
+#[derive(Deserialize, Default)]
+struct Properties {
+    name: Option<Value>,
 }
 
 /// `${ref.outputs["x"]…}` and `${ref.outputs.x…}` inside one string.
@@ -162,7 +149,7 @@ mod tests {
 
     #[test]
     fn references_and_the_outputs_read_from_them() {
-        let doc: Value = serde_saphyr::from_str(
+        let program = Program::parse(
             r#"
 name: logagent
 resources:
@@ -182,14 +169,21 @@ resources:
         kibana: ${logstore.outputs.kibana_hostname}
 variables:
   kc: ${kube.outputs["kubeconfig"]}
-"#,
+  # old: ${logstore.outputs["removed"]}
+outputs:
+  status: ${chart.status}
+"#
+            .to_string(),
         )
         .unwrap();
-        let r = reads_of(&doc);
+        let r = &program.reads;
         assert_eq!(r["kubeconfig"].iter().collect::<Vec<_>>(), ["kubeconfig"]);
         assert_eq!(
             r["logstore"].iter().collect::<Vec<_>>(),
-            ["elastic_hostname", "kibana_hostname"]
+            ["elastic_hostname", "kibana_hostname"],
+            "a commented-out line reads nothing"
         );
+        assert_eq!(program.refs["logstore"], "logstore");
+        assert_eq!(program.outputs.iter().collect::<Vec<_>>(), ["status"]);
     }
 }
