@@ -105,6 +105,7 @@ pub fn prepare(r: &Request<'_>, ask: &mut dyn Ask) -> Result<Ready, RunnerError>
     validate::tools(&inputs, &mut problems);
     // Everything answered: write it. Anything missing or wrong: write nothing, but still run
     // the checks, so one report holds every problem.
+    ask.finished();
     if problems.is_empty() {
         save(r, &file, &answers, &env, store_dir.as_deref())?;
     }

@@ -24,6 +24,9 @@ pub trait Ask {
 
     /// A hidden answer, entered twice when `confirm`; an empty answer takes `default`.
     fn hidden(&mut self, question: &str, default: Option<&str>, confirm: bool) -> std::io::Result<String>;
+
+    /// No more questions: the answers are about to be written.
+    fn finished(&mut self) {}
 }
 
 /// `prefix` and the key upper-cased, anything but letters and digits as `_`: `aws:region` →

@@ -23,11 +23,18 @@ impl Default for Terminal {
     }
 }
 
-impl Drop for Terminal {
-    fn drop(&mut self) {
+impl Terminal {
+    /// Ctrl-C is the runner's own again (from here on, something may have been written).
+    fn stop_guard(&mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
+    }
+}
+
+impl Drop for Terminal {
+    fn drop(&mut self) {
+        self.stop_guard();
     }
 }
 
@@ -100,5 +107,9 @@ impl Ask for Terminal {
             Some(d) if answer.is_empty() => d.to_string(),
             _ => answer,
         })
+    }
+
+    fn finished(&mut self) {
+        self.stop_guard();
     }
 }
