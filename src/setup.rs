@@ -107,7 +107,14 @@ pub fn prepare(r: &Request<'_>, ask: &mut dyn Ask) -> Result<Ready, RunnerError>
     // the checks, so one report holds every problem.
     ask.finished();
     if problems.is_empty() {
-        save(r, &file, &answers, &env, store_dir.as_deref())?;
+        save(
+            r,
+            &file,
+            &answers,
+            &env,
+            store_dir.as_deref(),
+            uses_passphrase(&var, &file),
+        )?;
     }
     let mut config = file.config.clone();
     config.extend(answers.config.iter().cloned());
@@ -213,6 +220,7 @@ fn save(
     answers: &Answers,
     env: &BTreeMap<String, String>,
     store_dir: Option<&Path>,
+    passphrase: bool,
 ) -> Result<(), RunnerError> {
     let ws = r.ws;
     let write_err = |source| RunnerError::Io {
@@ -239,9 +247,8 @@ fn save(
             .map_err(write_err)?;
     }
 
-    let var = |name: &str| env.get(name).cloned().or_else(|| std::env::var(name).ok());
-    let passphrase = uses_passphrase(&|n| var(n).filter(|v| !v.is_empty()), file);
-    let needs_salt = passphrase && !StackFile::load(&file.path, "").is_ok_and(|f| f.has_secrets_provider());
+    // Writing the entries never adds a salt: the file as read says whether one is there.
+    let needs_salt = passphrase && !file.has_secrets_provider();
     if answers.secrets.is_empty() && answers.shared_secrets.is_empty() && !needs_salt {
         return Ok(());
     }

@@ -27,10 +27,6 @@ impl Problem {
     }
 }
 
-fn problem(what: impl Into<String>, fix: impl Into<String>) -> Problem {
-    Problem::new(what, fix)
-}
-
 pub struct Inputs<'a> {
     pub ws: &'a Workspace,
     pub provider: &'a Provider,
@@ -87,7 +83,7 @@ pub fn tools(i: &Inputs<'_>, problems: &mut Vec<Problem>) {
     let path = i.var("PATH");
     for tool in &i.provider.required_tools {
         if which(tool, path.as_deref()).is_none() {
-            problems.push(problem(
+            problems.push(Problem::new(
                 format!("`{tool}` is not on PATH (the {} graph needs it)", i.provider.name),
                 format!("install {tool}, or put the directory that holds it on PATH"),
             ));
@@ -104,10 +100,10 @@ fn project_names(i: &Inputs<'_>, problems: &mut Vec<Problem>) {
             .map_err(|e| e.to_string())
             .and_then(|t| serde_saphyr::from_str::<Value>(&t).map_err(|e| e.to_string()));
         match name {
-            Err(e) => problems.push(problem(format!("{shown}: {e}"), "make it a valid Pulumi.yaml")),
+            Err(e) => problems.push(Problem::new(format!("{shown}: {e}"), "make it a valid Pulumi.yaml")),
             Ok(doc) => match doc["name"].as_str() {
                 Some(n) if n == p.name => {}
-                Some(n) => problems.push(problem(
+                Some(n) => problems.push(Problem::new(
                     format!(
                         "{shown} names the project `{n}`, but {} calls it `{}`",
                         p.declared_in, p.name
@@ -117,7 +113,7 @@ fn project_names(i: &Inputs<'_>, problems: &mut Vec<Problem>) {
                         p.name
                     ),
                 )),
-                None => problems.push(problem(
+                None => problems.push(Problem::new(
                     format!("{shown} has no `name`"),
                     format!("add `name: {}`", p.name),
                 )),
@@ -139,7 +135,10 @@ fn credentials(i: &Inputs<'_>, check: &Check, config: Option<&Map<String, Value>
             }
         });
         if !found {
-            problems.push(problem(format!("{}: not set", check.description), check.fix.clone()));
+            problems.push(Problem::new(
+                format!("{}: not set", check.description),
+                check.fix.clone(),
+            ));
         }
     }
     if let Some((program, args)) = check.command.split_first() {
@@ -147,7 +146,7 @@ fn credentials(i: &Inputs<'_>, check: &Check, config: Option<&Map<String, Value>
         let Some(exe) = which(program, path.as_deref()) else {
             // Already reported as a missing tool when the provider requires it.
             if !i.provider.required_tools.contains(program) {
-                problems.push(problem(
+                problems.push(Problem::new(
                     format!("{}: `{program}` is not on PATH", check.description),
                     check.fix.clone(),
                 ));
@@ -170,7 +169,7 @@ fn credentials(i: &Inputs<'_>, check: &Check, config: Option<&Map<String, Value>
             Ok(out) => {
                 let stderr = String::from_utf8_lossy(&out.stderr);
                 let last = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
-                problems.push(problem(
+                problems.push(Problem::new(
                     format!(
                         "{}: `{}` failed{}",
                         check.description,
@@ -184,7 +183,7 @@ fn credentials(i: &Inputs<'_>, check: &Check, config: Option<&Map<String, Value>
                     check.fix.clone(),
                 ));
             }
-            Err(e) => problems.push(problem(
+            Err(e) => problems.push(Problem::new(
                 format!("{}: cannot run `{program}`: {e}", check.description),
                 check.fix.clone(),
             )),
