@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use runner::exec::{self, Control, Engine, Event, Job, JobEnd, Options, Outputs, Status};
+use runner::graph::Layer;
 use runner::graph::{EdgeKind, NeedSpec, NodeSpec, Origin, ProjectGraph};
-use runner::layer::Layer;
 use runner::plan::{Operation, Plan};
 use runner::provider::{Project, Provider};
 

@@ -3,8 +3,13 @@
 
 use std::path::PathBuf;
 
+use clap::builder::PossibleValue;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use clap_complete::Shell;
+
+use crate::plan::Operation;
+use crate::render::Format;
+use crate::report::{Banner, ColorChoice, OutputMode};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -28,7 +33,7 @@ Exit codes: 0 success, 1 a project or hook failed, 2 usage error, 3 validation f
 /// order and in parallel, and tears it down again.
 #[derive(Debug, Parser)]
 #[command(name = "runner", version, after_help = EXAMPLES, propagate_version = true)]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
     #[command(subcommand)]
@@ -36,7 +41,7 @@ pub struct Cli {
 }
 
 #[derive(Debug, Args)]
-pub struct GlobalArgs {
+pub(crate) struct GlobalArgs {
     /// Stack name shared by every project (lower-cased)
     #[arg(short = 's', long, global = true, value_name = "STACK", value_parser = lower_case)]
     pub stack: Option<String>,
@@ -50,8 +55,8 @@ pub struct GlobalArgs {
     pub debug: bool,
 
     /// How each project is announced while running
-    #[arg(short = 'b', long, global = true, value_enum, default_value_t = BannerType::Fabulous)]
-    pub banner_type: BannerType,
+    #[arg(short = 'b', long, global = true, value_enum, default_value_t = Banner::Fabulous)]
+    pub banner_type: Banner,
 
     /// Workspace root [default: the nearest ancestor of the current directory holding providers/]
     #[arg(long, global = true, value_name = "DIR")]
@@ -68,7 +73,7 @@ pub struct GlobalArgs {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Deploy every project of the plan, needs first, in parallel (resumes after a failure)
     #[command(
         after_help = "Examples:\n  runner up -p aws -s dev\n  runner up -p aws -s dev --target eks\n  \
@@ -124,7 +129,7 @@ pub enum Command {
 }
 
 #[derive(Debug, Args)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// Only this project and what it needs (on destroy: what needs it); repeatable
     #[arg(short = 't', long = "target", value_name = "PROJECT")]
     pub targets: Vec<String>,
@@ -154,59 +159,19 @@ pub struct RunArgs {
     pub output: OutputMode,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OutputMode {
-    Auto,
-    Plain,
-}
-
 #[derive(Debug, Args)]
-pub struct ShowPlanArgs {
+pub(crate) struct ShowPlanArgs {
     /// The operation to plan: `destroy` runs dependents first
-    #[arg(long, value_enum, default_value_t = PlanOperation::Up)]
-    pub operation: PlanOperation,
+    #[arg(long, value_enum, default_value_t = Operation::Up)]
+    pub operation: Operation,
 
     /// Plan only this project and what it needs (on destroy: what needs it); repeatable
     #[arg(short = 't', long = "target", value_name = "PROJECT")]
     pub targets: Vec<String>,
 
     /// Output format
-    #[arg(short = 'f', long, value_enum, default_value_t = PlanFormat::Tree)]
-    pub format: PlanFormat,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum PlanOperation {
-    Up,
-    Destroy,
-    Refresh,
-    Preview,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum PlanFormat {
-    /// Projects grouped by layer, with waves and the critical path
-    Tree,
-    /// Graphviz DOT (render with `dot -Tsvg`)
-    Dot,
-    /// Mermaid flowchart
-    Mermaid,
-    /// JSON (schema: schemas/plan.schema.json)
-    Json,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum BannerType {
-    Fabulous,
-    Boring,
-    Log,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ColorChoice {
-    Auto,
-    Always,
-    Never,
+    #[arg(short = 'f', long, value_enum, default_value_t = Format::Tree)]
+    pub format: Format,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -225,6 +190,55 @@ impl From<CompletionShell> for Shell {
         }
     }
 }
+
+/// `impl ValueEnum` for a plain enum of the runner: its values and their help, so clap parses
+/// straight into the type the rest of the runner uses and no twin enum is needed.
+macro_rules! value_enum {
+    ($ty:ty { $($variant:path => $name:literal $(, $help:literal)?;)* }) => {
+        impl ValueEnum for $ty {
+            fn value_variants<'a>() -> &'a [Self] {
+                &[$($variant),*]
+            }
+
+            fn to_possible_value(&self) -> Option<PossibleValue> {
+                Some(match self {
+                    $($variant => PossibleValue::new($name)$(.help($help))?,)*
+                })
+            }
+        }
+    };
+}
+
+value_enum!(Operation {
+    Operation::Up => "up";
+    Operation::Destroy => "destroy";
+    Operation::Refresh => "refresh";
+    Operation::Preview => "preview";
+});
+
+value_enum!(Format {
+    Format::Tree => "tree", "Projects grouped by layer, with waves and the critical path";
+    Format::Dot => "dot", "Graphviz DOT (render with `dot -Tsvg`)";
+    Format::Mermaid => "mermaid", "Mermaid flowchart";
+    Format::Json => "json", "JSON (schema: schemas/plan.schema.json)";
+});
+
+value_enum!(Banner {
+    Banner::Fabulous => "fabulous";
+    Banner::Boring => "boring";
+    Banner::Log => "log";
+});
+
+value_enum!(ColorChoice {
+    ColorChoice::Auto => "auto";
+    ColorChoice::Always => "always";
+    ColorChoice::Never => "never";
+});
+
+value_enum!(OutputMode {
+    OutputMode::Auto => "auto";
+    OutputMode::Plain => "plain";
+});
 
 /// MARA lower-cases `--stack` and `--provider`; so do we.
 fn lower_case(s: &str) -> Result<String, String> {

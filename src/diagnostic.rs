@@ -1,4 +1,5 @@
-//! Errors that point into a file: what went wrong, `file:line:column`, a code frame and the fix.
+//! What is wrong, and where: problems that point into a file (`file:line:column`, a code frame
+//! and the fix) and problems that say what and how to fix it.
 
 use std::fmt;
 
@@ -98,6 +99,23 @@ impl Diagnostic for FileDiagnostic {
 
     fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
         self.help.as_ref().map(|h| Box::new(h) as Box<dyn fmt::Display>)
+    }
+}
+
+/// One thing that is wrong, and how to put it right (`what` names the file and line when there
+/// is one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Problem {
+    pub what: String,
+    pub fix: String,
+}
+
+impl Problem {
+    pub(crate) fn new(what: impl Into<String>, fix: impl Into<String>) -> Self {
+        Problem {
+            what: what.into(),
+            fix: fix.into(),
+        }
     }
 }
 

@@ -1,18 +1,18 @@
 //! The runner's top-level errors and the exit codes they map to (in one place).
 
-use crate::diagnostic::FileDiagnostic;
+use crate::diagnostic::{FileDiagnostic, Problem};
 
 /// Exit codes, MARA-compatible where MARA had one.
-pub mod exit {
-    pub const SUCCESS: i32 = 0;
-    pub const FAILED: i32 = 1;
-    pub const USAGE: i32 = 2;
-    pub const VALIDATION: i32 = 3;
-    pub const INTERRUPTED: i32 = 130;
+pub(crate) mod exit {
+    pub(crate) const SUCCESS: i32 = 0;
+    pub(crate) const FAILED: i32 = 1;
+    pub(crate) const USAGE: i32 = 2;
+    pub(crate) const VALIDATION: i32 = 3;
+    pub(crate) const INTERRUPTED: i32 = 130;
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum RunnerError {
+pub(crate) enum RunnerError {
     /// The command line asks for something that does not exist or does not fit.
     #[error("{message}")]
     Usage { message: String, help: Option<String> },
@@ -24,7 +24,7 @@ pub enum RunnerError {
     Validation(Vec<FileDiagnostic>),
     /// `validate` found problems (exit 3): each says what and how to fix it.
     #[error("validation failed: {} problem{}", .0.len(), if .0.len() == 1 { "" } else { "s" })]
-    Problems(Vec<crate::validate::Problem>),
+    Problems(Vec<Problem>),
     /// Reading or writing a file failed.
     #[error("{context}: {source}")]
     Io {
@@ -35,14 +35,14 @@ pub enum RunnerError {
 }
 
 impl RunnerError {
-    pub fn usage(message: impl Into<String>, help: impl Into<String>) -> Self {
+    pub(crate) fn usage(message: impl Into<String>, help: impl Into<String>) -> Self {
         RunnerError::Usage {
             message: message.into(),
             help: Some(help.into()),
         }
     }
 
-    pub fn exit_code(&self) -> i32 {
+    pub(crate) fn exit_code(&self) -> i32 {
         match self {
             RunnerError::Usage { .. } | RunnerError::Files(_) => exit::USAGE,
             RunnerError::Validation(_) | RunnerError::Problems(_) => exit::VALIDATION,

@@ -1,27 +1,26 @@
 //! `runner`: stands up a Kubernetes platform from many small Pulumi projects, in dependency
 //! order and in parallel, and tears it down again.
 //!
-//! Layers: `graph` (pure) → `plan` → execution → `report`. Providers are data (`provider`).
+//! Each folder is one concern, and every `use` points down this list: `app` (and `cli`) →
+//! `commands` → `settings` → `report`, `render` → `pulumi` → `exec` → `config` → `programs` →
+//! `runstate` → `plan` → `provider` → `graph` (pure) → `workspace` → `diagnostic`, `error`,
+//! `fs`. Providers are data (`provider`); nothing below `report` prints.
 
 pub mod app;
-pub mod cli;
-pub mod config;
-pub mod crosscheck;
-pub mod diagnostic;
-pub mod error;
+mod cli;
+mod commands;
+mod config;
+mod diagnostic;
+mod error;
 pub mod exec;
+mod fs;
 pub mod graph;
-pub mod hooks;
-pub mod kubeconfig;
-pub mod layer;
 pub mod plan;
-pub mod program;
+mod programs;
 pub mod provider;
-pub mod pulumi;
-pub mod render;
-pub mod report;
-pub mod run;
-pub mod runstate;
-pub mod setup;
-pub mod validate;
-pub mod workspace;
+mod pulumi;
+mod render;
+mod report;
+mod runstate;
+mod settings;
+mod workspace;

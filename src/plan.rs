@@ -157,7 +157,7 @@ impl<'p> Plan<'p> {
     }
 
     /// The layers present in the plan, in run order (reversed for destroy).
-    pub fn layers(&self) -> Vec<crate::layer::Layer> {
+    pub fn layers(&self) -> Vec<crate::graph::Layer> {
         let mut layers: Vec<_> = self
             .subset
             .iter()

@@ -6,19 +6,20 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::diagnostic::{FileDiagnostic, SourceFile};
+use crate::fs::{NewFile, write_atomic};
 
-pub const ENVIRONMENT_FILE: &str = "config/pulumi/environment";
+pub(crate) const ENVIRONMENT_FILE: &str = "config/pulumi/environment";
 
 /// The file's variables in file order (a later line wins over an earlier one).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct EnvironmentFile {
+pub(crate) struct EnvironmentFile {
     pub vars: BTreeMap<String, String>,
 }
 
 impl EnvironmentFile {
     /// Reads the file; a missing file is empty. Malformed lines are all reported, each with
     /// `file:line`.
-    pub fn load(path: &Path, display: &str) -> Result<Self, Vec<FileDiagnostic>> {
+    pub(crate) fn load(path: &Path, display: &str) -> Result<Self, Vec<FileDiagnostic>> {
         match std::fs::read_to_string(path) {
             Ok(text) => parse(&SourceFile::new(display, text)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(EnvironmentFile::default()),
@@ -31,7 +32,7 @@ impl EnvironmentFile {
     }
 }
 
-pub fn parse(file: &SourceFile) -> Result<EnvironmentFile, Vec<FileDiagnostic>> {
+pub(crate) fn parse(file: &SourceFile) -> Result<EnvironmentFile, Vec<FileDiagnostic>> {
     let mut vars = BTreeMap::new();
     let mut problems = Vec::new();
     let mut offset = 0;
@@ -83,20 +84,17 @@ pub fn parse(file: &SourceFile) -> Result<EnvironmentFile, Vec<FileDiagnostic>> 
 /// Records the stack in the file: creates it as `PULUMI_STACK=<stack>`, or appends that line,
 /// on a line of its own even when the file does not end with a newline (MARA joins it to the
 /// last line there).
-pub fn add_stack(path: &Path, stack: &str) -> std::io::Result<()> {
-    use std::io::Write as _;
-    let existing = match std::fs::read(path) {
-        Ok(b) => Some(b),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+pub(crate) fn add_stack(path: &Path, stack: &str) -> std::io::Result<()> {
+    let mut text = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(e) => return Err(e),
     };
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
+    if !text.is_empty() && !text.ends_with(b"\n") {
+        text.push(b'\n');
     }
-    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
-    let needs_newline = existing.as_ref().is_some_and(|b| !b.is_empty() && !b.ends_with(b"\n"));
-    let line = format!("{}PULUMI_STACK={stack}\n", if needs_newline { "\n" } else { "" });
-    f.write_all(line.as_bytes())
+    text.extend_from_slice(format!("PULUMI_STACK={stack}\n").as_bytes());
+    write_atomic(path, &text, NewFile::Default)
 }
 
 /// `"x"` and `'x'` around a whole value are quotes, not part of it.

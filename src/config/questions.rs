@@ -8,11 +8,12 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use super::stackfile::parse_bool;
+use super::{CONFIG_PREFIX, SECRET_PREFIX, env_name};
+use crate::diagnostic::Problem;
 use crate::provider::{Prompt, PromptDefault, PromptType, Secret};
-use crate::validate::Problem;
 
 /// How the runner asks a person (a terminal in the binary, a script in tests).
-pub trait Ask {
+pub(crate) trait Ask {
     /// A visible answer; an empty answer takes `default`. `check` refuses an answer with the
     /// reason, and the question is asked again.
     fn text(
@@ -29,28 +30,9 @@ pub trait Ask {
     fn finished(&mut self) {}
 }
 
-/// `prefix` and the key upper-cased, anything but letters and digits as `_`: `aws:region` →
-/// `RUNNER_CONFIG_AWS_REGION`; `kic-helm:fqdn` → `RUNNER_CONFIG_KIC_HELM_FQDN`.
-pub fn env_name(prefix: &str, key: &str) -> String {
-    let tail: String = key
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    format!("{prefix}{tail}")
-}
-
-pub const CONFIG_PREFIX: &str = "RUNNER_CONFIG_";
-pub const SECRET_PREFIX: &str = "RUNNER_SECRET_";
-
 /// What the questions see: variables (environment file over process), the example file's
 /// values, and whether a person can be asked.
-pub struct Context<'a> {
+pub(crate) struct Context<'a> {
     pub var: &'a dyn Fn(&str) -> Option<String>,
     pub example: &'a Map<String, Value>,
     pub file_shown: &'a str,
@@ -59,7 +41,7 @@ pub struct Context<'a> {
 
 /// The answers: plain values for the stack file, secrets for `pulumi config set --secret`.
 #[derive(Debug, Default)]
-pub struct Answers {
+pub(crate) struct Answers {
     pub config: Vec<(String, Value)>,
     /// Prompted secrets that belong in the shared stack file (provider tokens).
     pub shared_secrets: Vec<(String, String)>,
@@ -70,7 +52,7 @@ pub struct Answers {
 
 /// Fills in every prompt the configuration lacks. `new_file`: optional prompts (those with a
 /// `none_value`) are asked only when the file is being written for the first time.
-pub fn prompts(
+pub(crate) fn prompts(
     cx: &Context<'_>,
     prompts: &[Prompt],
     config: &Map<String, Value>,
@@ -127,7 +109,7 @@ pub fn prompts(
 }
 
 /// Asks for (or takes from the environment) each secret not already stored.
-pub fn secrets<'s>(
+pub(crate) fn secrets<'s>(
     cx: &Context<'_>,
     needed: impl IntoIterator<Item = &'s Secret>,
     stored: &dyn Fn(&str) -> bool,
@@ -189,7 +171,7 @@ fn expected(p: &Prompt) -> &'static str {
 }
 
 /// An answer as the value to store; `None` for the prompt's `none_value`. Errors say why.
-pub fn parse(p: &Prompt, answer: &str) -> Result<Option<Value>, String> {
+pub(crate) fn parse(p: &Prompt, answer: &str) -> Result<Option<Value>, String> {
     let a = answer.trim();
     if p.none_value.as_deref().is_some_and(|n| n.eq_ignore_ascii_case(a)) {
         return Ok(None);
@@ -235,7 +217,7 @@ fn expand_home(path: &str) -> String {
 
 /// The default shown with a question: one that refers to an earlier answer (`${ns:key}`) wins,
 /// then the `default_env` variable, then the example file, then the provider's default.
-pub fn default_text(cx: &Context<'_>, p: &Prompt, known: &BTreeMap<String, Value>) -> Option<String> {
+pub(crate) fn default_text(cx: &Context<'_>, p: &Prompt, known: &BTreeMap<String, Value>) -> Option<String> {
     let refers = matches!(&p.default, Some(PromptDefault::Text(t)) if t.contains("${"))
         || matches!(&p.default, Some(PromptDefault::List(l)) if l.iter().any(|t| t.contains("${")));
     let from_env = || p.default_env.as_deref().and_then(|e| (cx.var)(e));
@@ -339,15 +321,6 @@ mod tests {
                 a.into()
             })
         }
-    }
-
-    #[test]
-    fn env_names_are_upper_case_with_underscores() {
-        assert_eq!(env_name(CONFIG_PREFIX, "kic-helm:fqdn"), "RUNNER_CONFIG_KIC_HELM_FQDN");
-        assert_eq!(
-            env_name(SECRET_PREFIX, "sirius:accounts_pwd"),
-            "RUNNER_SECRET_SIRIUS_ACCOUNTS_PWD"
-        );
     }
 
     #[test]

@@ -14,13 +14,13 @@ use crate::provider::{Prompt, PromptType};
 const PULUMI_KEYS: [&str; 4] = ["encryptionsalt", "secretsprovider", "encryptedkey", "environment"];
 
 /// The shared stack configuration of `stack` in the workspace at `root`.
-pub fn path(root: &Path, stack: &str) -> PathBuf {
+pub(crate) fn path(root: &Path, stack: &str) -> PathBuf {
     root.join("config/pulumi").join(format!("Pulumi.{stack}.yaml"))
 }
 
 /// The stack file as read.
 #[derive(Debug, Clone, Default)]
-pub struct StackFile {
+pub(crate) struct StackFile {
     pub path: PathBuf,
     /// The path as shown to the user.
     pub shown: String,
@@ -33,7 +33,7 @@ pub struct StackFile {
 impl StackFile {
     /// Reads the file. Missing or whitespace-only is an empty configuration; YAML that does not
     /// parse, or a top level without a `config:` mapping, is an error pointing into the file.
-    pub fn load(path: &Path, shown: &str) -> Result<Self, Box<FileDiagnostic>> {
+    pub(crate) fn load(path: &Path, shown: &str) -> Result<Self, Box<FileDiagnostic>> {
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
@@ -101,7 +101,7 @@ impl StackFile {
 
     /// No settings yet (missing, 0 bytes, comments, or only Pulumi's salt): every question of
     /// the provider is asked.
-    pub fn is_new(&self) -> bool {
+    pub(crate) fn is_new(&self) -> bool {
         self.config.is_empty() && top_level_key(&self.text, "config").is_none()
     }
 
@@ -113,14 +113,14 @@ impl StackFile {
     }
 
     /// Pulumi keeps the passphrase salt (or a secrets provider) at the top of the file.
-    pub fn has_secrets_provider(&self) -> bool {
+    pub(crate) fn has_secrets_provider(&self) -> bool {
         self.text.lines().any(|l| {
             l.starts_with("encryptionsalt:") || l.starts_with("secretsprovider:") || l.starts_with("encryptedkey:")
         })
     }
 
     /// `file:line` of a key under `config:`, or the file alone.
-    pub fn locate(&self, key: &str) -> String {
+    pub(crate) fn locate(&self, key: &str) -> String {
         match key_offset(&self.text, key) {
             Some(at) => {
                 let line = self.text[..at].matches('\n').count() + 1;
@@ -131,7 +131,7 @@ impl StackFile {
     }
 
     /// A value that does not have the prompt's type: what is wrong, naming the key.
-    pub fn type_problem(&self, prompt: &Prompt) -> Option<String> {
+    pub(crate) fn type_problem(&self, prompt: &Prompt) -> Option<String> {
         let value = self.config.get(&prompt.key)?;
         let ok = match prompt.kind {
             PromptType::Int => value.is_i64() || value.as_str().is_some_and(|s| s.trim().parse::<i64>().is_ok()),
@@ -158,7 +158,7 @@ impl StackFile {
     }
 
     /// The text with `entries` added under `config:` (a new file starts with the header).
-    pub fn with_entries(&self, header: &str, entries: &[(String, Value)]) -> String {
+    pub(crate) fn with_entries(&self, header: &str, entries: &[(String, Value)]) -> String {
         let mut lines = String::new();
         for (k, v) in entries {
             let _ = writeln!(lines, "  {k}: {}", yaml_value(v));
@@ -206,7 +206,7 @@ impl StackFile {
 }
 
 /// `true` for yes/y/true/t/1 (MARA's set), `false` for no/n/false/f/0, case-insensitive.
-pub fn parse_bool(s: &str) -> Option<bool> {
+pub(crate) fn parse_bool(s: &str) -> Option<bool> {
     match s.trim().to_ascii_lowercase().as_str() {
         "yes" | "y" | "true" | "t" | "1" => Some(true),
         "no" | "n" | "false" | "f" | "0" => Some(false),
@@ -227,7 +227,7 @@ fn describe(v: &Value) -> String {
 
 /// A value as YAML on one line: plain where that reads back as the same string, quoted where
 /// YAML would read a number, a boolean, null or structure into it.
-pub fn yaml_value(v: &Value) -> String {
+pub(crate) fn yaml_value(v: &Value) -> String {
     match v {
         Value::String(s) => yaml_string(s),
         Value::Array(items) => {

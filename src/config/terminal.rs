@@ -7,12 +7,12 @@ use super::questions::Ask;
 
 /// Asks at the terminal. While it lives, Ctrl-C restores the terminal (a hidden prompt turns
 /// echo off) and ends the runner with exit 130, before anything was written.
-pub struct Terminal {
+pub(crate) struct Terminal {
     stop: Option<std::sync::mpsc::Sender<()>>,
 }
 
 impl Terminal {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Terminal { stop: guard() }
     }
 }

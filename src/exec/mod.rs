@@ -1,10 +1,12 @@
 //! Execution: runs a plan's projects through an [`Engine`] as soon as what they wait for has
 //! finished, at most `parallel` at once, and reports everything as [`Event`]s. It knows the
-//! plan and the engine trait, nothing about terminals or files.
+//! plan and the engine trait, nothing about terminals or files; signals reach it as messages
+//! ([`signals`]).
 
 pub mod event;
 pub mod outputs;
 mod scheduler;
+pub mod signals;
 
 use std::collections::BTreeMap;
 use std::future::Future;

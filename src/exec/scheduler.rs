@@ -398,8 +398,8 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+    use crate::graph::Layer;
     use crate::graph::{EdgeKind, NeedSpec, NodeSpec, Origin, ProjectGraph};
-    use crate::layer::Layer;
     use crate::provider::{Project, Provider};
 
     /// A fake engine: records start/end order, fails the projects it is told to.

@@ -6,7 +6,7 @@ use serde::Serialize;
 use crate::graph::EdgeKind;
 use crate::plan::Plan;
 
-pub const SCHEMA_VERSION: u32 = 1;
+pub(super) const SCHEMA_VERSION: u32 = 1;
 
 #[derive(Serialize)]
 struct PlanDoc<'a> {
@@ -62,7 +62,7 @@ struct CriticalDoc<'a> {
     unit: &'a str,
 }
 
-pub fn json(plan: &Plan<'_>, labels: &super::EdgeLabels) -> String {
+pub(crate) fn json(plan: &Plan<'_>, labels: &super::EdgeLabels) -> String {
     let p = plan.provider;
     let doc = PlanDoc {
         schema_version: SCHEMA_VERSION,
@@ -75,7 +75,7 @@ pub fn json(plan: &Plan<'_>, labels: &super::EdgeLabels) -> String {
             required_tools: &p.required_tools,
         },
         targets: plan.targets.iter().map(|&i| plan.name(i)).collect(),
-        layers: plan.layers().into_iter().map(crate::layer::Layer::as_str).collect(),
+        layers: plan.layers().into_iter().map(crate::graph::Layer::as_str).collect(),
         projects: plan
             .order
             .iter()

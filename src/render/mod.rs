@@ -6,13 +6,26 @@ mod json;
 mod mermaid;
 mod tree;
 
-pub use dot::dot;
-pub use json::{SCHEMA_VERSION, json};
-pub use mermaid::mermaid;
-pub use tree::tree;
+pub(crate) use dot::dot;
+pub(crate) use json::json;
+pub(crate) use mermaid::mermaid;
+pub(crate) use tree::tree;
+
+/// The renderings `show-plan --format` offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Format {
+    /// Projects grouped by layer, with waves and the critical path
+    Tree,
+    /// Graphviz DOT (render with `dot -Tsvg`)
+    Dot,
+    /// Mermaid flowchart
+    Mermaid,
+    /// JSON (schema: schemas/plan.schema.json)
+    Json,
+}
 
 /// Outputs read along each edge: (upstream project, downstream project) → output names.
-pub type EdgeLabels = std::collections::BTreeMap<(String, String), Vec<String>>;
+pub(crate) type EdgeLabels = std::collections::BTreeMap<(String, String), Vec<String>>;
 
 /// The outputs that flow along the edge `a → b` (in run order, so on destroy the reverse).
 fn flows<'l>(labels: &'l EdgeLabels, a: &str, b: &str) -> &'l [String] {

@@ -12,7 +12,7 @@ use super::list;
 /// Marks a project on the critical path.
 const CRITICAL: &str = "★";
 
-pub fn tree(plan: &Plan<'_>) -> String {
+pub(crate) fn tree(plan: &Plan<'_>) -> String {
     let mut out = String::new();
     let provider = plan.provider;
     let n = plan.order.len();

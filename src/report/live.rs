@@ -13,7 +13,7 @@ use crate::exec::{Event, Status};
 use crate::plan::Plan;
 use crate::report::plain::duration;
 
-pub struct Live {
+pub(crate) struct Live {
     multi: MultiProgress,
     overall: ProgressBar,
     running: HashMap<String, ProgressBar>,
@@ -23,7 +23,7 @@ pub struct Live {
 }
 
 impl Live {
-    pub fn new(plan: &Plan<'_>) -> Self {
+    pub(crate) fn new(plan: &Plan<'_>) -> Self {
         let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr_with_hz(10));
         let overall = multi.add(ProgressBar::new(plan.order.len() as u64));
         overall.set_style(
@@ -47,7 +47,7 @@ impl Live {
         }
     }
 
-    pub fn event(&mut self, ev: &Event) {
+    pub(crate) fn event(&mut self, ev: &Event) {
         match ev {
             Event::Started { project, at, .. } => {
                 let bar = self.multi.insert_before(&self.overall, ProgressBar::new_spinner());
@@ -112,7 +112,7 @@ impl Live {
     }
 
     /// Clears the bars; the closing table is printed after.
-    pub fn finish(&self) {
+    pub(crate) fn finish(&self) {
         for bar in self.running.values() {
             bar.finish_and_clear();
         }

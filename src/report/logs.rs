@@ -9,13 +9,13 @@ use std::path::{Path, PathBuf};
 use crate::exec::{Event, Stream};
 use crate::runstate::timestamp;
 
-pub struct Logs {
+pub(crate) struct Logs {
     dir: PathBuf,
     files: HashMap<String, File>,
 }
 
 impl Logs {
-    pub fn new(dir: &Path) -> Self {
+    pub(crate) fn new(dir: &Path) -> Self {
         let _ = std::fs::create_dir_all(dir);
         Logs {
             dir: dir.to_path_buf(),
@@ -23,11 +23,11 @@ impl Logs {
         }
     }
 
-    pub fn path(&self, project: &str) -> PathBuf {
+    pub(crate) fn path(&self, project: &str) -> PathBuf {
         self.dir.join(format!("{project}.log"))
     }
 
-    pub fn event(&mut self, ev: &Event) {
+    pub(crate) fn event(&mut self, ev: &Event) {
         match ev {
             Event::Started { project, operation, at } => {
                 if let Ok(mut f) = File::create(self.path(project)) {

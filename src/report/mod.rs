@@ -2,10 +2,10 @@
 //! errors on standard error (MARA's split). No other module prints.
 #![allow(clippy::print_stderr)]
 
-pub mod live;
-pub mod logs;
-pub mod plain;
-pub mod summary;
+pub(crate) mod live;
+pub(crate) mod logs;
+pub(crate) mod plain;
+pub(crate) mod summary;
 
 use std::io::{self, Write as _};
 
@@ -13,10 +13,37 @@ use miette::{GraphicalReportHandler, GraphicalTheme};
 
 use crate::error::RunnerError;
 
+/// When to use colours.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+/// How each project is announced while running (MARA's `--banner-type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Banner {
+    /// `▶ [project] up started (description)`
+    Fabulous,
+    /// `* description`
+    Boring,
+    /// `[description] started`
+    Log,
+}
+
+/// How a run's progress is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OutputMode {
+    /// The live view at a terminal outside CI, plain lines otherwise.
+    Auto,
+    /// Every line prefixed with its project.
+    Plain,
+}
+
 /// How output looks, resolved once from the flags and the environment.
 #[derive(Debug, Clone, Copy)]
-pub struct Style {
-    pub color_stdout: bool,
+pub(crate) struct Style {
     pub color_stderr: bool,
     pub debug: bool,
 }
@@ -24,8 +51,7 @@ pub struct Style {
 impl Style {
     /// `--color` wins when it says always or never; otherwise `NO_COLOR` (any non-empty value)
     /// turns colour off, and a terminal turns it on.
-    pub fn resolve(choice: crate::cli::ColorChoice, no_color: bool, ttys: (bool, bool), debug: bool) -> Self {
-        use crate::cli::ColorChoice;
+    pub(crate) fn resolve(choice: ColorChoice, no_color: bool, ttys: (bool, bool), debug: bool) -> Self {
         let (stdout_tty, stderr_tty) = ttys;
         let (out, err) = match choice {
             ColorChoice::Always => (true, true),
@@ -36,7 +62,6 @@ impl Style {
         console::set_colors_enabled(out);
         console::set_colors_enabled_stderr(err);
         Style {
-            color_stdout: out,
             color_stderr: err,
             debug,
         }
@@ -44,7 +69,7 @@ impl Style {
 }
 
 /// Writes a result to standard output. A closed pipe (`runner show-plan | head`) is not an error.
-pub fn result(text: &str) -> io::Result<()> {
+pub(crate) fn result(text: &str) -> io::Result<()> {
     let mut out = io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
@@ -53,7 +78,7 @@ pub fn result(text: &str) -> io::Result<()> {
 }
 
 /// A debug line (`-d`), on standard error.
-pub fn debug(style: Style, message: &str) {
+pub(crate) fn debug(style: Style, message: &str) {
     if style.debug {
         let prefix = console::Style::new().dim().for_stderr().apply_to("debug:");
         eprintln!("{prefix} {message}");
@@ -61,7 +86,7 @@ pub fn debug(style: Style, message: &str) {
 }
 
 /// A runner note as one line: `warning: [project] message`, or the message alone.
-pub fn note_line(project: Option<&str>, level: crate::exec::Level, message: &str) -> String {
+pub(crate) fn note_line(project: Option<&str>, level: crate::exec::Level, message: &str) -> String {
     let who = project.map(|p| format!("[{p}] ")).unwrap_or_default();
     match level {
         crate::exec::Level::Warning => {
@@ -73,12 +98,12 @@ pub fn note_line(project: Option<&str>, level: crate::exec::Level, message: &str
 }
 
 /// A message for the user, on standard error.
-pub fn info(message: &str) {
+pub(crate) fn info(message: &str) {
     eprintln!("{message}");
 }
 
 /// Asks a yes/no question on the terminal; no is the default (and the answer when reading fails).
-pub fn confirm(question: &str) -> bool {
+pub(crate) fn confirm(question: &str) -> bool {
     eprint!("{question} [y/N] ");
     let mut answer = String::new();
     if std::io::stdin().read_line(&mut answer).is_err() {
@@ -88,12 +113,12 @@ pub fn confirm(question: &str) -> bool {
 }
 
 /// A warning that does not stop the command.
-pub fn warning(message: &str) {
+pub(crate) fn warning(message: &str) {
     eprintln!("{}", note_line(None, crate::exec::Level::Warning, message));
 }
 
 /// Prints an error with its location, code frame and fix.
-pub fn error(style: Style, err: &RunnerError) {
+pub(crate) fn error(style: Style, err: &RunnerError) {
     let prefix = console::Style::new().red().bold().for_stderr().apply_to("error:");
     match err {
         RunnerError::Usage { message, help } => {

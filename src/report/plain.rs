@@ -5,24 +5,23 @@
 
 use std::collections::HashMap;
 use std::io::Write as _;
-use std::path::Path;
 use std::time::SystemTime;
 
 use console::style;
 
-use crate::cli::BannerType;
+use super::Banner;
 use crate::exec::{Event, RunResult, Status, Stream};
 use crate::plan::Plan;
 
-pub struct Plain {
-    banner: BannerType,
+pub(crate) struct Plain {
+    banner: Banner,
     started: HashMap<String, SystemTime>,
     descriptions: HashMap<String, String>,
     width: usize,
 }
 
 impl Plain {
-    pub fn new(plan: &Plan<'_>, banner: BannerType) -> Self {
+    pub(crate) fn new(plan: &Plan<'_>, banner: Banner) -> Self {
         let descriptions = plan
             .order
             .iter()
@@ -39,15 +38,15 @@ impl Plain {
         }
     }
 
-    pub fn event(&mut self, ev: &Event) {
+    pub(crate) fn event(&mut self, ev: &Event) {
         match ev {
             Event::Started { project, operation, at } => {
                 self.started.insert(project.clone(), *at);
                 let description = self.descriptions.get(project).cloned().unwrap_or_default();
                 let line = match self.banner {
-                    BannerType::Boring => format!("* {description}"),
-                    BannerType::Log => format!("[{description}] started"),
-                    BannerType::Fabulous => format!("▶ [{project}] {} started ({description})", operation.as_str()),
+                    Banner::Boring => format!("* {description}"),
+                    Banner::Log => format!("[{description}] started"),
+                    Banner::Fabulous => format!("▶ [{project}] {} started ({description})", operation.as_str()),
                 };
                 eprintln!("{}", style(line).for_stderr().bold());
             }
@@ -92,7 +91,15 @@ impl Plain {
     }
 
     /// The closing table: every project's state, then what failed with its last lines.
-    pub fn finish(&self, plan: &Plan<'_>, result: &RunResult, total: f64, stack: &str) {
+    /// `log` gives a project's log file as the user should see it.
+    pub(crate) fn finish(
+        &self,
+        plan: &Plan<'_>,
+        result: &RunResult,
+        total: f64,
+        stack: &str,
+        log: &dyn Fn(&str) -> String,
+    ) {
         let count = |name: &str| result.results.iter().filter(|(_, f)| f.status.name() == name).count();
         let mut parts = Vec::new();
         for name in ["succeeded", "unchanged", "failed", "skipped", "waits", "not started"] {
@@ -141,11 +148,7 @@ impl Plain {
                 style("Failed:").for_stderr().red().bold(),
                 plan.operation.as_str(),
                 f.error.as_deref().unwrap_or("failed"),
-                Path::new(crate::runstate::RUNNER_DIR)
-                    .join(stack)
-                    .join("logs")
-                    .join(format!("{name}.log"))
-                    .display()
+                log(name)
             );
         }
         if result.results.iter().any(|(_, f)| f.status == Status::Failed) && !result.interrupted {
@@ -178,7 +181,7 @@ fn changes(c: &std::collections::BTreeMap<String, u64>) -> String {
 }
 
 /// `0.4s`, `12.3s`, `2m 05s`
-pub fn duration(seconds: f64) -> String {
+pub(crate) fn duration(seconds: f64) -> String {
     if seconds < 60.0 {
         format!("{seconds:.1}s")
     } else {

@@ -11,7 +11,7 @@ use crate::exec::RunResult;
 use crate::plan::Plan;
 use crate::runstate::timestamp;
 
-pub const SCHEMA_VERSION: u32 = 1;
+pub(crate) const SCHEMA_VERSION: u32 = 1;
 
 #[derive(Serialize)]
 struct Summary<'a> {
@@ -43,7 +43,7 @@ struct ProjectSummary<'a> {
     error: Option<&'a str>,
 }
 
-pub fn render(plan: &Plan<'_>, stack: &str, result: &RunResult, started: SystemTime, exit_code: i32) -> String {
+pub(crate) fn render(plan: &Plan<'_>, stack: &str, result: &RunResult, started: SystemTime, exit_code: i32) -> String {
     let ended = SystemTime::now();
     let outcome = if result.interrupted {
         "interrupted"

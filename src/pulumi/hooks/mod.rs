@@ -4,43 +4,37 @@
 //! variable per output (`RUNNER_OUTPUT_<NAME>`); secrets only ever travel through the pipe and
 //! the environment, never through a file.
 
+mod kubeconfig;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use crate::config::env::Env;
+use crate::config::{OUTPUT_PREFIX, env_name};
 use crate::exec::{Level, Outputs};
-use crate::kubeconfig;
-use crate::provider::Project;
+use crate::fs::{NewFile, write_atomic};
+use crate::provider::{Builtin, Project};
+use crate::workspace::RunDir;
 
-/// Hook names the runner implements itself; any other hook is a script under `scripts/`.
-pub const BUILTIN_HOOKS: &[&str] = &["kubeconfig-merge"];
-
-pub struct Context<'a> {
-    pub root: &'a Path,
-    pub provider: &'a str,
-    pub stack: &'a str,
-    pub project: &'a Project,
-    pub outputs: &'a Outputs,
-    pub upstream: &'a BTreeMap<String, Outputs>,
-    /// The environment overlay (environment file and runner defaults).
-    pub env: &'a BTreeMap<String, String>,
-    /// `.runner/<stack>`: where hooks keep what they must remember.
-    pub state_dir: &'a Path,
-    pub scratch: &'a Path,
+pub(crate) struct Context<'a> {
+    pub(crate) root: &'a Path,
+    pub(crate) provider: &'a str,
+    pub(crate) stack: &'a str,
+    pub(crate) project: &'a Project,
+    pub(crate) outputs: &'a Outputs,
+    pub(crate) upstream: &'a BTreeMap<String, Outputs>,
+    pub(crate) env: &'a Env,
+    /// Where hooks keep what they must remember, and their scratch files.
+    pub(crate) run_dir: &'a RunDir,
 }
 
 /// Runs a built-in hook; returns a message for the user.
-pub fn builtin(name: &str, ctx: &Context<'_>) -> Result<(Level, String), String> {
-    match name {
-        "kubeconfig-merge" => merge_kubeconfig(ctx).map(|m| (Level::Info, m)),
-        other => Err(format!("unknown built-in hook `{other}`")),
+pub(crate) fn builtin(hook: Builtin, ctx: &Context<'_>) -> Result<(Level, String), String> {
+    match hook {
+        Builtin::KubeconfigMerge => merge_kubeconfig(ctx).map(|m| (Level::Info, m)),
     }
-}
-
-/// Where the names merged for a project are kept, for `destroy --prune-kubeconfig`.
-pub fn merge_record(scratch_root: &Path, project: &str) -> PathBuf {
-    scratch_root.join("kubeconfig").join(format!("{project}.json"))
 }
 
 /// `kubeconfig-merge`: the project's `kubeconfig` output into the user's kubeconfig.
@@ -54,16 +48,10 @@ fn merge_kubeconfig(ctx: &Context<'_>) -> Result<String, String> {
     let text = value.as_str().map_or_else(|| value.to_string(), str::to_string);
     let incoming = kubeconfig::parse_input(&text).map_err(|e| e.to_string())?;
     // KUBECONFIG from the environment file wins over the process environment, as for pulumi.
-    let env_kubeconfig = ctx
-        .env
-        .get("KUBECONFIG")
-        .cloned()
-        .or_else(|| std::env::var("KUBECONFIG").ok());
+    let env_kubeconfig = ctx.env.get("KUBECONFIG");
     let home = ctx
         .env
         .get("HOME")
-        .cloned()
-        .or_else(|| std::env::var("HOME").ok())
         .ok_or("HOME is not set, so ~/.kube/config has no place")?;
     let paths = kubeconfig::candidate_paths(env_kubeconfig.as_deref(), Path::new(&home));
     let merged = kubeconfig::merge(&incoming, &paths).map_err(|e| e.to_string())?;
@@ -73,17 +61,19 @@ fn merge_kubeconfig(ctx: &Context<'_>) -> Result<String, String> {
         "users": merged.names.1,
         "contexts": merged.names.2,
     });
-    let path = merge_record(ctx.state_dir, &ctx.project.name);
-    if let Some(dir) = path.parent() {
-        let _ = std::fs::create_dir_all(dir);
-    }
-    let _ = std::fs::write(&path, serde_json::to_string_pretty(&record).expect("JSON"));
+    let path = ctx.run_dir.merge_record(&ctx.project.name);
+    // Only `destroy --prune-kubeconfig` needs the record: the merge itself stands without it.
+    let _ = write_atomic(
+        &path,
+        serde_json::to_string_pretty(&record).expect("JSON").as_bytes(),
+        NewFile::Default,
+    );
     Ok(merged.message())
 }
 
 /// `destroy --prune-kubeconfig`: removes what `kubeconfig-merge` added for the project.
-pub fn prune_kubeconfig(state_dir: &Path, project: &str) -> Result<Option<String>, String> {
-    let path = merge_record(state_dir, project);
+pub(crate) fn prune_kubeconfig(run_dir: &RunDir, project: &str) -> Result<Option<String>, String> {
+    let path = run_dir.merge_record(project);
     let Ok(text) = std::fs::read_to_string(&path) else {
         return Ok(None);
     };
@@ -108,25 +98,21 @@ pub fn prune_kubeconfig(state_dir: &Path, project: &str) -> Result<Option<String
 }
 
 /// A hook script ready to start.
-pub struct Prepared {
-    pub program: PathBuf,
-    pub env: BTreeMap<String, String>,
-    pub stdin: String,
+pub(crate) struct Prepared {
+    pub(crate) program: PathBuf,
+    pub(crate) env: BTreeMap<String, String>,
+    pub(crate) stdin: String,
     /// The redacted outputs file, to remove once the hook ended.
-    pub outputs_file: PathBuf,
+    pub(crate) outputs_file: PathBuf,
 }
 
-/// `RUNNER_OUTPUT_<NAME>`: upper case, anything but letters and digits as `_`.
-pub fn env_name(output: &str) -> String {
-    crate::config::questions::env_name("RUNNER_OUTPUT_", output)
-}
-
-pub fn script(path: &str, ctx: &Context<'_>) -> Result<Prepared, String> {
+pub(crate) fn script(path: &str, ctx: &Context<'_>) -> Result<Prepared, String> {
     let program = ctx.root.join(path);
     if !program.is_file() {
         return Err(format!("{} does not exist", program.display()));
     }
-    std::fs::create_dir_all(ctx.scratch).map_err(|e| e.to_string())?;
+    let scratch = ctx.run_dir.scratch();
+    std::fs::create_dir_all(&scratch).map_err(|e| e.to_string())?;
     let redacted = json!({
         "project": ctx.project.name,
         "provider": ctx.provider,
@@ -134,7 +120,7 @@ pub fn script(path: &str, ctx: &Context<'_>) -> Result<Prepared, String> {
         "outputs": Value::Object(ctx.outputs.redacted()),
         "secret_outputs": ctx.outputs.secret,
     });
-    let outputs_file = ctx.scratch.join(format!("{}-outputs.json", ctx.project.name));
+    let outputs_file = scratch.join(format!("{}-outputs.json", ctx.project.name));
     std::fs::write(
         &outputs_file,
         serde_json::to_string_pretty(&redacted).expect("JSON") + "\n",
@@ -157,7 +143,7 @@ pub fn script(path: &str, ctx: &Context<'_>) -> Result<Prepared, String> {
     ]);
     for (k, v) in &ctx.outputs.values {
         let text = v.as_str().map_or_else(|| v.to_string(), str::to_string);
-        env.insert(env_name(k), text);
+        env.insert(env_name(OUTPUT_PREFIX, k), text);
     }
     Ok(Prepared {
         program,

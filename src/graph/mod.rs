@@ -10,7 +10,11 @@ use std::collections::{BTreeSet, BinaryHeap, HashMap};
 use petgraph::algo::tarjan_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
 
-use crate::layer::Layer;
+mod layer;
+mod names;
+
+pub use layer::Layer;
+pub use names::{closest, edit_distance};
 
 /// Where a name was written, as the caller understands it (file index and byte range).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -463,16 +467,6 @@ fn closure(targets: &[usize], edges: &[Vec<Need>]) -> BTreeSet<usize> {
     seen
 }
 
-/// The candidate closest to `name` by edit distance, when it is close enough to be a likely typo.
-pub fn closest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<String> {
-    let limit = (name.chars().count() / 3).max(2);
-    candidates
-        .map(|c| (edit_distance(name, c), c))
-        .filter(|(d, _)| *d <= limit)
-        .min()
-        .map(|(_, c)| c.to_string())
-}
-
 impl ProjectGraph {
     /// For each project of `subset`, the weight of the longest chain from it to the end of the
     /// run (itself included): the scheduler starts the ready project with the most left behind
@@ -499,29 +493,6 @@ impl ProjectGraph {
         }
         rest
     }
-}
-
-/// Edit distance over chars where swapping two neighbours counts as one edit (optimal string
-/// alignment), so `vcp` is one typo away from `vpc`.
-pub fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    d[0] = (0..=b.len()).collect();
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut best = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                best = best.min(d[i - 2][j - 2] + 1);
-            }
-            d[i][j] = best;
-        }
-    }
-    d[a.len()][b.len()]
 }
 
 #[cfg(test)]
@@ -688,17 +659,6 @@ mod tests {
                 "project `a` needs itself",
                 "project `b` lists `c` twice"
             ]
-        );
-    }
-
-    #[test]
-    fn edit_distance_counts_single_edits() {
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-        assert_eq!(edit_distance("", "abc"), 3);
-        assert_eq!(edit_distance("vcp", "vpc"), 1);
-        assert_eq!(
-            closest("certmgr", ["certmgr2", "logstore"].into_iter()),
-            Some("certmgr2".into())
         );
     }
 }

@@ -5,50 +5,66 @@
 //! provider's credentials. Every problem is reported at once (exit 3); nothing is written
 //! while any answer is missing or wrong.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use crate::config::questions::{self, Answers, Ask, Context};
-use crate::config::stackfile::{self, StackFile};
-use crate::config::store::PulumiConfig;
+use super::checks::{self, Inputs};
+use super::env::{Env, Passphrase};
+use super::questions::{self, Answers, Ask, Context};
+use super::stackfile::{self, StackFile};
+use crate::diagnostic::Problem;
 use crate::error::RunnerError;
+use crate::fs::{NewFile, write_atomic};
 use crate::provider::{Project, Provider};
-use crate::validate::{self, Inputs, Problem};
 use crate::workspace::Workspace;
 
 /// The documented defaults every question starts from.
-pub const EXAMPLE_FILE: &str = "config/pulumi/Pulumi.stackname.yaml.example";
+pub(crate) const EXAMPLE_FILE: &str = "config/pulumi/Pulumi.stackname.yaml.example";
 
-pub struct Request<'a> {
-    pub ws: &'a Workspace,
-    pub provider: &'a Provider,
-    pub stack: &'a str,
+/// Where secret answers go, encrypted by the stack's own secrets provider (`pulumi config set
+/// --secret`: `crate::pulumi::Store`).
+pub(crate) trait SecretStore {
+    /// Creates the stack of the project in `dir` when missing (its own stack file then holds the
+    /// passphrase salt).
+    fn create_stack(&self, dir: &Path, env: &Env) -> Result<(), String>;
+
+    /// Stores `key` in the stack of the project in `dir`: into `config_file` when given, else
+    /// the project's own `Pulumi.<stack>.yaml`.
+    fn set_secret(
+        &self,
+        dir: &Path,
+        env: &Env,
+        key: &str,
+        value: &str,
+        config_file: Option<&Path>,
+    ) -> Result<(), String>;
+}
+
+pub(crate) struct Request<'a> {
+    pub(crate) ws: &'a Workspace,
+    pub(crate) provider: &'a Provider,
+    pub(crate) stack: &'a str,
+    /// The environment every child gets; the passphrase is added when it is asked.
+    pub(crate) env: Env,
     /// The projects whose secrets this run needs (none for `destroy`).
-    pub secrets_for: Vec<&'a Project>,
+    pub(crate) secrets_for: Vec<&'a Project>,
     /// A person can be asked (a terminal, not CI, not `--non-interactive`).
-    pub interactive: bool,
+    pub(crate) interactive: bool,
 }
 
 /// Ready to run: the environment every `pulumi` gets (with the passphrase when one was asked).
 #[derive(Debug)]
-pub struct Ready {
-    pub env: BTreeMap<String, String>,
-    pub config_file: PathBuf,
+pub(crate) struct Ready {
+    pub(crate) env: Env,
+    pub(crate) config_file: PathBuf,
 }
 
-pub fn prepare(r: &Request<'_>, ask: &mut dyn Ask) -> Result<Ready, RunnerError> {
+pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStore) -> Result<Ready, RunnerError> {
     let ws = r.ws;
-    let mut env = crate::run::overlay(ws)?;
+    let mut env = r.env.clone();
     let var_env = env.clone();
-    let var = move |name: &str| -> Option<String> {
-        var_env
-            .get(name)
-            .cloned()
-            .or_else(|| std::env::var(name).ok())
-            .filter(|v| !v.is_empty())
-    };
+    let var = move |name: &str| var_env.get(name);
     let path = stackfile::path(&ws.root, r.stack);
     let file = StackFile::load(&path, &ws.show(&path)).map_err(|d| RunnerError::Validation(vec![*d]))?;
     let example = example(ws)?;
@@ -64,8 +80,12 @@ pub fn prepare(r: &Request<'_>, ask: &mut dyn Ask) -> Result<Ready, RunnerError>
         }
     }
 
-    let store = r.provider.projects.iter().find(|p| p.secrets_store);
-    let store_dir = store.map(|p| ws.root.join(&p.path));
+    let store_dir = r
+        .provider
+        .projects
+        .iter()
+        .find(|p| p.secrets_store)
+        .map(|p| ws.root.join(&p.path));
     // The secrets already stored: the store's own stack file (by key; values stay encrypted).
     let store_file = store_dir
         .as_ref()
@@ -99,10 +119,9 @@ pub fn prepare(r: &Request<'_>, ask: &mut dyn Ask) -> Result<Ready, RunnerError>
     let inputs = Inputs {
         ws,
         provider: r.provider,
-        stack: r.stack,
         env: &env,
     };
-    validate::tools(&inputs, &mut problems);
+    checks::tools(&inputs, &mut problems);
     // Everything answered: write it. Anything missing or wrong: write nothing, but still run
     // the checks, so one report holds every problem.
     ask.finished();
@@ -111,9 +130,9 @@ pub fn prepare(r: &Request<'_>, ask: &mut dyn Ask) -> Result<Ready, RunnerError>
             r,
             &file,
             &answers,
-            &env,
+            (store, &env),
             store_dir.as_deref(),
-            uses_passphrase(&var, &file),
+            uses_passphrase(&env, &file),
         )?;
     }
     let mut config = file.config.clone();
@@ -121,7 +140,7 @@ pub fn prepare(r: &Request<'_>, ask: &mut dyn Ask) -> Result<Ready, RunnerError>
     for (k, _) in &answers.shared_secrets {
         config.insert(k.clone(), Value::from("[secret]"));
     }
-    problems.extend(validate::checks(&inputs, &config));
+    problems.extend(checks::checks(&inputs, &config));
     if !problems.is_empty() {
         return Err(RunnerError::Problems(problems));
     }
@@ -159,8 +178,8 @@ fn provider_lock(provider: &Provider, file: &StackFile) -> Option<Problem> {
 
 /// A backend that keeps secrets with a passphrase (a file or cloud-storage backend) and a
 /// stack file without a KMS secrets provider.
-fn uses_passphrase(var: &dyn Fn(&str) -> Option<String>, file: &StackFile) -> bool {
-    let backend = var("PULUMI_BACKEND_URL").unwrap_or_default();
+fn uses_passphrase(env: &Env, file: &StackFile) -> bool {
+    let backend = env.get("PULUMI_BACKEND_URL").unwrap_or_default();
     let diy = !backend.is_empty() && !backend.starts_with("https://") && !backend.starts_with("http://");
     let kms = file
         .text
@@ -174,14 +193,10 @@ fn uses_passphrase(var: &dyn Fn(&str) -> Option<String>, file: &StackFile) -> bo
 fn passphrase(
     cx: &Context<'_>,
     file: &StackFile,
-    env: &mut BTreeMap<String, String>,
+    env: &mut Env,
     ask: &mut dyn Ask,
 ) -> std::io::Result<Option<Problem>> {
-    if !uses_passphrase(cx.var, file) {
-        return Ok(None);
-    }
-    // An empty PULUMI_CONFIG_PASSPHRASE is a passphrase to Pulumi.
-    if env.contains_key("PULUMI_CONFIG_PASSPHRASE") || std::env::var_os("PULUMI_CONFIG_PASSPHRASE").is_some() {
+    if !uses_passphrase(env, file) || env.passphrase().is_some() {
         return Ok(None);
     }
     if let Some(f) = (cx.var)("PULUMI_CONFIG_PASSPHRASE_FILE") {
@@ -200,7 +215,7 @@ fn passphrase(
             "Passphrase of this stack's secrets"
         };
         let p = ask.hidden(question, None, first)?;
-        env.insert("PULUMI_CONFIG_PASSPHRASE".into(), p);
+        env.set_passphrase(Passphrase::new(p));
         return Ok(None);
     }
     let backend = (cx.var)("PULUMI_BACKEND_URL").unwrap_or_default();
@@ -218,7 +233,7 @@ fn save(
     r: &Request<'_>,
     file: &StackFile,
     answers: &Answers,
-    env: &BTreeMap<String, String>,
+    (store, env): (&dyn SecretStore, &Env),
     store_dir: Option<&Path>,
     passphrase: bool,
 ) -> Result<(), RunnerError> {
@@ -243,8 +258,12 @@ fn save(
         if let Some(dir) = file.path.parent() {
             std::fs::create_dir_all(dir).map_err(write_err)?;
         }
-        crate::runstate::write_atomic(&file.path, file.with_entries(&header, &entries).as_bytes())
-            .map_err(write_err)?;
+        write_atomic(
+            &file.path,
+            file.with_entries(&header, &entries).as_bytes(),
+            NewFile::Default,
+        )
+        .map_err(write_err)?;
     }
 
     // Writing the entries never adds a salt: the file as read says whether one is there.
@@ -252,11 +271,6 @@ fn save(
     if answers.secrets.is_empty() && answers.shared_secrets.is_empty() && !needs_salt {
         return Ok(());
     }
-    let pulumi = PulumiConfig {
-        program: Path::new("pulumi"),
-        stack: r.stack,
-        env,
-    };
     let failed = |message: String| {
         RunnerError::Problems(vec![Problem::new(
             message,
@@ -268,16 +282,18 @@ fn save(
         .map(Path::to_path_buf)
         .or_else(|| r.provider.projects.first().map(|p| ws.root.join(&p.path)));
     let Some(dir) = dir else { return Ok(()) };
-    pulumi.select(&dir).map_err(failed)?;
+    store.create_stack(&dir, env).map_err(failed)?;
     for (key, value) in &answers.shared_secrets {
-        pulumi.set_secret(&dir, key, value, Some(&file.path)).map_err(failed)?;
+        store
+            .set_secret(&dir, env, key, value, Some(&file.path))
+            .map_err(failed)?;
     }
     if needs_salt {
         copy_salt(&dir.join(format!("Pulumi.{}.yaml", r.stack)), &file.path).map_err(write_err)?;
     }
-    if let Some(store) = store_dir {
+    if let Some(store_dir) = store_dir {
         for (key, value) in &answers.secrets {
-            pulumi.set_secret(store, key, value, None).map_err(failed)?;
+            store.set_secret(store_dir, env, key, value, None).map_err(failed)?;
         }
     }
     Ok(())
@@ -295,5 +311,5 @@ fn copy_salt(from: &Path, to: &Path) -> std::io::Result<()> {
     let Some(salt) = own.lines().find(|l| l.starts_with("encryptionsalt:")) else {
         return Ok(());
     };
-    crate::runstate::write_atomic(to, format!("{salt}\n{shared}").as_bytes())
+    write_atomic(to, format!("{salt}\n{shared}").as_bytes(), NewFile::Default)
 }

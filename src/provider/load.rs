@@ -1,263 +1,19 @@
-//! Provider files: `providers/<name>.toml`, read with their spans, merged with the layers they
-//! include, rewired, checked, and turned into a [`ProjectGraph`].
-//!
-//! A provider file (`kind = "provider"`, the default) lists its own projects, includes shared
-//! layers (`kind = "layer"`) and rewires or excludes their projects. Every problem found is
-//! reported at once, each pointing at its file, line and column, with the fix.
+//! Loading a provider: its file and the layers it includes, merged, rewired, checked, and turned
+//! into a [`ProjectGraph`]. Every problem found is reported at once, each pointing at its file,
+//! line and column, with the fix.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
-use serde::Deserialize;
 use toml::Spanned;
 
+use super::file::{FileKind, RawFile, RawProject, RawPrompt, RawSecret};
+use super::{
+    Builtin, Check, Entry, Hook, Project, Prompt, PromptDefault, PromptType, Provider, Secret, valid_project_name,
+};
 use crate::diagnostic::{FileDiagnostic, SourceFile};
-use crate::graph::{self, EdgeKind, GraphError, NeedSpec, NodeSpec, Origin, ProjectGraph};
-use crate::hooks::BUILTIN_HOOKS;
-use crate::layer::Layer;
-
-/// Directory of provider files, relative to the workspace root.
-pub const PROVIDERS_DIR: &str = "providers";
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum FileKind {
-    #[default]
-    Provider,
-    Layer,
-}
-
-// ---------------------------------------------------------------------------------------------
-// The file format (what serde reads)
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawFile {
-    #[serde(default)]
-    kind: FileKind,
-    name: Option<Spanned<String>>,
-    description: String,
-    infra_type: Option<String>,
-    #[serde(default)]
-    include: Vec<Spanned<String>>,
-    #[serde(default)]
-    exclude: Vec<Spanned<String>>,
-    #[serde(default)]
-    required_tools: Vec<String>,
-    #[serde(default, rename = "project")]
-    projects: Vec<RawProject>,
-    #[serde(default)]
-    rewire: BTreeMap<String, Spanned<RawRewire>>,
-    #[serde(default, rename = "prompt")]
-    prompts: Vec<Spanned<RawPrompt>>,
-    #[serde(default, rename = "check")]
-    checks: Vec<Check>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawProject {
-    name: Spanned<String>,
-    description: Option<String>,
-    path: Spanned<String>,
-    layer: Spanned<String>,
-    #[serde(default)]
-    needs: Vec<Spanned<String>>,
-    #[serde(default)]
-    after: Vec<Spanned<String>>,
-    #[serde(default)]
-    on_success: Vec<Spanned<String>>,
-    estimate: Option<Spanned<u64>>,
-    #[serde(default, rename = "secret")]
-    secrets: Vec<RawSecret>,
-    #[serde(default)]
-    secrets_store: Option<Spanned<bool>>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawSecret {
-    key: Spanned<String>,
-    question: String,
-    default: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawRewire {
-    /// Another directory for the project's program, under the same Pulumi project name (a
-    /// variant that reads this provider's projects).
-    path: Option<Spanned<String>>,
-    needs: Option<Vec<Spanned<String>>>,
-    #[serde(default)]
-    add_needs: Vec<Spanned<String>>,
-    #[serde(default)]
-    remove_needs: Vec<Spanned<String>>,
-    after: Option<Vec<Spanned<String>>>,
-    #[serde(default)]
-    add_after: Vec<Spanned<String>>,
-    #[serde(default)]
-    remove_after: Vec<Spanned<String>>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawPrompt {
-    key: Spanned<String>,
-    question: String,
-    #[serde(default, rename = "type")]
-    kind: PromptType,
-    default: Option<Spanned<PromptDefault>>,
-    default_env: Option<String>,
-    #[serde(default)]
-    secret: bool,
-    skip_if_env: Option<String>,
-    none_value: Option<String>,
-}
-
-// ---------------------------------------------------------------------------------------------
-// What the rest of the runner sees
-
-/// One entry of `providers/`, as `list-providers` shows it.
-#[derive(Debug, Clone)]
-pub struct Entry {
-    pub name: String,
-    pub kind: FileKind,
-    pub description: String,
-}
-
-/// A provider, merged with its layers and checked: its projects index its graph's nodes.
-#[derive(Debug, Clone)]
-pub struct Provider {
-    pub name: String,
-    pub description: String,
-    pub infra_type: Option<String>,
-    /// The provider file, as shown to the user.
-    pub file: String,
-    pub required_tools: Vec<String>,
-    pub projects: Vec<Project>,
-    pub prompts: Vec<Prompt>,
-    pub checks: Vec<Check>,
-    pub graph: ProjectGraph,
-    /// The provider file and its layers, indexed by the graph's `Origin::file`.
-    pub sources: Vec<SourceFile>,
-}
-
-impl Provider {
-    /// `file:line:column` of a place in the provider's files.
-    pub fn locate(&self, origin: crate::graph::Origin) -> String {
-        self.sources
-            .get(origin.file)
-            .map_or_else(|| self.file.clone(), |f| f.location(origin.start))
-    }
-}
-
-#[derive(Debug, Clone)]
-pub struct Project {
-    pub name: String,
-    pub description: Option<String>,
-    /// Directory of the Pulumi project, relative to the workspace root.
-    pub path: String,
-    pub layer: Layer,
-    pub on_success: Vec<Hook>,
-    pub secrets: Vec<Secret>,
-    /// Keeps the graph's secrets in its own stack configuration, so it runs without the shared
-    /// configuration file (MARA's `kubernetes/secrets`).
-    pub secrets_store: bool,
-    pub estimate: Option<u64>,
-    /// The file that declares the project, as shown to the user.
-    pub declared_in: String,
-}
-
-impl Project {
-    /// Its `up` merges a kubeconfig into the user's (the built-in `kubeconfig-merge` hook).
-    pub fn merges_kubeconfig(&self) -> bool {
-        self.on_success
-            .iter()
-            .any(|h| matches!(h, Hook::Builtin(n) if n == "kubeconfig-merge"))
-    }
-}
-
-/// What runs after a project's `up` succeeded.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Hook {
-    /// Built into the runner (e.g. `kubeconfig-merge`).
-    Builtin(String),
-    /// A script under `scripts/`, relative to the workspace root.
-    Script(String),
-}
-
-impl Hook {
-    pub fn as_str(&self) -> &str {
-        match self {
-            Hook::Builtin(s) | Hook::Script(s) => s,
-        }
-    }
-}
-
-/// A secret a project needs, stored encrypted in the `secrets` project's stack.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Secret {
-    pub key: String,
-    pub question: String,
-    pub default: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum PromptType {
-    #[default]
-    String,
-    #[serde(alias = "integer")]
-    Int,
-    #[serde(alias = "boolean")]
-    Bool,
-    List,
-    /// A file path: `~` is expanded, so programs (`fn::readFile`) get an absolute path.
-    Path,
-}
-
-/// A prompt's default as written; strings may refer to earlier answers as `${ns:key}`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(untagged)]
-pub enum PromptDefault {
-    Bool(bool),
-    Int(i64),
-    Text(String),
-    List(Vec<String>),
-}
-
-/// A credential check `validate` runs: one of `any_of` must be set (`env:NAME` in the
-/// environment or `config:ns:key` in the stack configuration), and/or `command` must succeed
-/// (run with `env_from_config` variables taken from the stack configuration).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Check {
-    pub description: String,
-    #[serde(default)]
-    pub any_of: Vec<String>,
-    #[serde(default)]
-    pub command: Vec<String>,
-    #[serde(default)]
-    pub env_from_config: BTreeMap<String, String>,
-    pub fix: String,
-}
-
-/// A stack-configuration value the provider asks for when the stack file lacks it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Prompt {
-    pub key: String,
-    pub question: String,
-    pub kind: PromptType,
-    pub default: Option<PromptDefault>,
-    pub default_env: Option<String>,
-    pub secret: bool,
-    pub skip_if_env: Option<String>,
-    pub none_value: Option<String>,
-}
-
-// ---------------------------------------------------------------------------------------------
-// Loading
+use crate::graph::{self, EdgeKind, GraphError, Layer, NeedSpec, NodeSpec, Origin, ProjectGraph};
+use crate::workspace::PROVIDERS_DIR;
 
 /// Names of the `*.toml` files in `providers/`, sorted.
 pub fn file_names(root: &Path) -> std::io::Result<Vec<String>> {
@@ -790,8 +546,8 @@ impl<'a> Loader<'a> {
         let mut hooks = Vec::new();
         for h in &d.on_success {
             let value = h.get_ref();
-            if BUILTIN_HOOKS.contains(&value.as_str()) {
-                hooks.push(Hook::Builtin(value.clone()));
+            if let Some(b) = Builtin::from_name(value) {
+                hooks.push(Hook::Builtin(b));
             } else if value.contains('/') {
                 if value.starts_with("scripts/") && self.root.join(value).is_file() {
                     hooks.push(Hook::Script(value.clone()));
@@ -801,11 +557,12 @@ impl<'a> Loader<'a> {
                     self.problem(d.file, h, message, "no such script", hint.to_string());
                 }
             } else {
+                let names = Builtin::ALL.map(Builtin::name);
                 let known = format!(
                     "built-in hooks: {}; a script is given by its path under scripts/",
-                    BUILTIN_HOOKS.join(", ")
+                    names.join(", ")
                 );
-                let hint = match graph::closest(value, BUILTIN_HOOKS.iter().copied()) {
+                let hint = match graph::closest(value, names.into_iter()) {
                     Some(c) => format!("did you mean `{c}`? {known}"),
                     None => known,
                 };
@@ -963,15 +720,6 @@ fn draft(file: usize, p: RawProject) -> Draft {
         secrets: p.secrets,
         secrets_store: p.secrets_store,
     }
-}
-
-/// Pulumi's project name rule: `[A-Za-z0-9_.-]`, at most 100 characters.
-pub fn valid_project_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 100
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
 }
 
 /// Shared stack configuration keys must carry their namespace (`ns:key`): one file serves every

@@ -1,7 +1,7 @@
 //! What a project's Pulumi YAML program reads from other projects: its
 //! `pulumi:pulumi:StackReference` resources and the `outputs` it takes from each, and the outputs
 //! it declares. Used to label the plan's edges with the outputs that flow along them, and to
-//! check the provider files' needs against the programs (`crosscheck`).
+//! check the provider files' needs against the programs (`super::crosscheck`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -11,10 +11,10 @@ use serde::de::IgnoredAny;
 use serde_json::Value;
 
 /// For each referenced project, the outputs the program reads from it.
-pub type Reads = BTreeMap<String, BTreeSet<String>>;
+pub(super) type Reads = BTreeMap<String, BTreeSet<String>>;
 
 /// A program as the cross-check sees it.
-pub struct Program {
+pub(crate) struct Program {
     pub text: String,
     /// Referenced project → the logical name of its `StackReference`.
     pub refs: BTreeMap<String, String>,
@@ -25,13 +25,13 @@ pub struct Program {
 
 impl Program {
     /// Reads `dir/Pulumi.yaml`; `None` when it cannot be read or parsed.
-    pub fn load(dir: &Path) -> Option<Self> {
+    pub(crate) fn load(dir: &Path) -> Option<Self> {
         Self::parse(std::fs::read_to_string(dir.join("Pulumi.yaml")).ok()?)
     }
 
     /// Only what the cross-check needs is deserialized (big graphs have thousands of
     /// programs); the outputs read are found in the text, comment lines left out.
-    pub fn parse(text: String) -> Option<Self> {
+    pub(crate) fn parse(text: String) -> Option<Self> {
         let doc: Doc = serde_saphyr::from_str(&text).ok()?;
         let mut refs = BTreeMap::new();
         for (logical, r) in &doc.resources {
@@ -62,19 +62,19 @@ impl Program {
     }
 
     /// 1-based line of the first line holding `needle` (1 when absent).
-    pub fn line_of(&self, needle: &str) -> usize {
+    pub(crate) fn line_of(&self, needle: &str) -> usize {
         self.text
             .find(needle)
             .map_or(1, |at| self.text[..at].matches('\n').count() + 1)
     }
 
     /// Line of the `StackReference` to `project`.
-    pub fn ref_line(&self, project: &str) -> usize {
+    pub(crate) fn ref_line(&self, project: &str) -> usize {
         self.line_of(&format!("/{project}/"))
     }
 
     /// Line where output `output` of `project` is read.
-    pub fn read_line(&self, project: &str, output: &str) -> usize {
+    pub(crate) fn read_line(&self, project: &str, output: &str) -> usize {
         let Some(logical) = self.refs.get(project) else {
             return 1;
         };

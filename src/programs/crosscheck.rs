@@ -6,46 +6,12 @@
 
 use std::collections::BTreeMap;
 
+use super::Programs;
+use crate::diagnostic::Problem;
 use crate::graph::{self, EdgeKind};
-use crate::program::Program;
 use crate::provider::Provider;
-use crate::validate::Problem;
-use crate::workspace::Workspace;
 
-/// Each project's program (by project name) with its `Pulumi.yaml` as shown to the user; those
-/// that cannot be read are left out (`validate` reports them).
-pub type Programs = BTreeMap<String, (String, Program)>;
-
-/// Reads every project's program, on all cores: big graphs have thousands.
-pub fn programs(ws: &Workspace, provider: &Provider) -> Programs {
-    let projects = &provider.projects;
-    let threads = std::thread::available_parallelism()
-        .map_or(1, usize::from)
-        .min(projects.len().max(1));
-    let chunk = projects.len().div_ceil(threads).max(1);
-    std::thread::scope(|s| {
-        let handles: Vec<_> = projects
-            .chunks(chunk)
-            .map(|part| {
-                s.spawn(move || {
-                    part.iter()
-                        .filter_map(|p| {
-                            let dir = ws.root.join(&p.path);
-                            let shown = ws.show(&dir.join("Pulumi.yaml"));
-                            Program::load(&dir).map(|prog| (p.name.clone(), (shown, prog)))
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("reading programs does not panic"))
-            .collect()
-    })
-}
-
-pub fn check(provider: &Provider, programs: &Programs) -> Vec<Problem> {
+pub(crate) fn check(provider: &Provider, programs: &Programs) -> Vec<Problem> {
     let g = &provider.graph;
     let mut problems = Vec::new();
     for (i, project) in provider.projects.iter().enumerate() {

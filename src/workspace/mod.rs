@@ -1,19 +1,28 @@
-//! The workspace: the directory holding `providers/`, `projects/` and `config/pulumi/`.
+//! The workspace: the directory holding `providers/`, `projects/` and `config/pulumi/`, and the
+//! runner's own files under `.runner/` ([`RunDir`]).
+
+mod lock;
+mod rundir;
 
 use std::path::{Path, PathBuf};
 
 use crate::error::RunnerError;
-use crate::provider::PROVIDERS_DIR;
+
+pub(crate) use lock::WorkspaceLock;
+pub(crate) use rundir::RunDir;
+
+/// Directory of provider files, relative to the workspace root.
+pub(crate) const PROVIDERS_DIR: &str = "providers";
 
 #[derive(Debug, Clone)]
-pub struct Workspace {
+pub(crate) struct Workspace {
     pub root: PathBuf,
     cwd: PathBuf,
 }
 
 impl Workspace {
     /// The explicit `--workspace DIR`, or the nearest ancestor of `cwd` holding `providers/`.
-    pub fn locate(explicit: Option<&Path>, cwd: &Path) -> Result<Self, RunnerError> {
+    pub(crate) fn locate(explicit: Option<&Path>, cwd: &Path) -> Result<Self, RunnerError> {
         let root = match explicit {
             Some(dir) => {
                 let dir = if dir.is_absolute() {
@@ -52,8 +61,12 @@ impl Workspace {
         })
     }
 
+    pub(crate) fn run_dir(&self, stack: &str) -> RunDir {
+        RunDir::new(&self.root, stack)
+    }
+
     /// A path as shown to the user: relative to the current directory when inside it.
-    pub fn show(&self, path: &Path) -> String {
+    pub(crate) fn show(&self, path: &Path) -> String {
         path.strip_prefix(&self.cwd)
             .map_or_else(|_| path.display().to_string(), |p| p.display().to_string())
     }

@@ -1,61 +1,39 @@
 //! The checks of `runner validate` (and of every run): the tools the graph needs, the projects'
-//! `Pulumi.yaml` names, and the provider's credential checks (declared in its file). The stack
-//! configuration, secrets and passphrase are checked while they are prepared (`setup`).
+//! `Pulumi.yaml` names, the programs against the needs, and the provider's credential checks
+//! (declared in its file). The stack configuration, secrets and passphrase are checked while
+//! they are prepared (`super::prepare`).
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde_json::{Map, Value};
 
+use super::env::Env;
+use crate::diagnostic::Problem;
+use crate::programs;
 use crate::provider::{Check, Provider};
 use crate::workspace::Workspace;
 
-/// One thing that is wrong, and how to put it right.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem {
-    pub what: String,
-    pub fix: String,
-}
-
-impl Problem {
-    pub fn new(what: impl Into<String>, fix: impl Into<String>) -> Self {
-        Problem {
-            what: what.into(),
-            fix: fix.into(),
-        }
-    }
-}
-
-pub struct Inputs<'a> {
-    pub ws: &'a Workspace,
-    pub provider: &'a Provider,
-    pub stack: &'a str,
-    /// The environment overlay (environment file, runner defaults).
-    pub env: &'a BTreeMap<String, String>,
+pub(crate) struct Inputs<'a> {
+    pub(crate) ws: &'a Workspace,
+    pub(crate) provider: &'a Provider,
+    pub(crate) env: &'a Env,
 }
 
 impl Inputs<'_> {
-    /// A variable as `pulumi` will see it: the overlay first, then the process environment.
-    pub fn var(&self, name: &str) -> Option<String> {
-        self.env
-            .get(name)
-            .cloned()
-            .or_else(|| std::env::var(name).ok())
-            .filter(|v| !v.is_empty())
+    /// A variable as a child will see it.
+    fn var(&self, name: &str) -> Option<String> {
+        self.env.get(name)
     }
 }
 
 /// The checks that need the stack configuration in place: project names and the provider's
 /// credential checks. (Tools, the stack file, secrets and the passphrase are checked while the
 /// configuration is prepared: see `setup`.)
-pub fn checks(i: &Inputs<'_>, config: &Map<String, Value>) -> Vec<Problem> {
+pub(crate) fn checks(i: &Inputs<'_>, config: &Map<String, Value>) -> Vec<Problem> {
     let mut problems = Vec::new();
     project_names(i, &mut problems);
-    problems.extend(crate::crosscheck::check(
-        i.provider,
-        &crate::crosscheck::programs(i.ws, i.provider),
-    ));
+    problems.extend(programs::check(i.provider, &programs::read_all(i.ws, i.provider)));
     for check in &i.provider.checks {
         credentials(i, check, Some(config), &mut problems);
     }
@@ -79,7 +57,7 @@ fn is_executable(p: &Path) -> bool {
     p.is_file()
 }
 
-pub fn tools(i: &Inputs<'_>, problems: &mut Vec<Problem>) {
+pub(crate) fn tools(i: &Inputs<'_>, problems: &mut Vec<Problem>) {
     let path = i.var("PATH");
     for tool in &i.provider.required_tools {
         if which(tool, path.as_deref()).is_none() {
@@ -154,8 +132,8 @@ fn credentials(i: &Inputs<'_>, check: &Check, config: Option<&Map<String, Value>
             return;
         };
         let mut cmd = Command::new(exe);
+        i.env.apply_for_tool(&mut cmd);
         cmd.args(args)
-            .envs(i.env)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());

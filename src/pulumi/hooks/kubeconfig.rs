@@ -10,10 +10,12 @@ use std::path::{Path, PathBuf};
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
+use crate::fs::{NewFile, write_atomic};
+
 const SECTIONS: [&str; 3] = ["clusters", "users", "contexts"];
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum MergeError {
+pub(super) enum MergeError {
     #[error("the `kubeconfig` output is not a kubeconfig (YAML, JSON or base64 of either): {0}")]
     BadInput(String),
     #[error("{path} is not a valid kubeconfig: {reason}; it was left untouched")]
@@ -23,7 +25,7 @@ pub enum MergeError {
 }
 
 #[derive(Debug, PartialEq, Eq)]
-pub struct Merged {
+pub(super) struct Merged {
     pub file: PathBuf,
     pub context: String,
     /// The context did not exist in the file before.
@@ -34,7 +36,7 @@ pub struct Merged {
 
 impl Merged {
     /// `Added new context X to FILE` / `Updated context X in FILE`.
-    pub fn message(&self) -> String {
+    pub(super) fn message(&self) -> String {
         if self.added {
             format!("Added new context {} to {}", self.context, self.file.display())
         } else {
@@ -44,7 +46,7 @@ impl Merged {
 }
 
 /// The output as a kubeconfig mapping: YAML or JSON text, or base64 of it.
-pub fn parse_input(text: &str) -> Result<Map<String, Value>, MergeError> {
+pub(super) fn parse_input(text: &str) -> Result<Map<String, Value>, MergeError> {
     let as_config = |t: &str| -> Option<Map<String, Value>> {
         let v: Value = serde_saphyr::from_str(t).ok()?;
         let m = v.as_object()?.clone();
@@ -97,7 +99,7 @@ fn check_sections(m: &Map<String, Value>) -> Result<(), String> {
 
 /// The paths `KUBECONFIG` names (split on `:`, empty parts dropped, `~` expanded), or
 /// `~/.kube/config`.
-pub fn candidate_paths(kubeconfig_env: Option<&str>, home: &Path) -> Vec<PathBuf> {
+pub(super) fn candidate_paths(kubeconfig_env: Option<&str>, home: &Path) -> Vec<PathBuf> {
     let expand = |p: &str| -> PathBuf {
         if p == "~" {
             home.to_path_buf()
@@ -160,7 +162,7 @@ fn names(m: &Map<String, Value>, section: &str) -> Vec<String> {
 }
 
 /// Merges `incoming` into the right file of `paths` and writes it atomically.
-pub fn merge(incoming: &Map<String, Value>, paths: &[PathBuf]) -> Result<Merged, MergeError> {
+pub(super) fn merge(incoming: &Map<String, Value>, paths: &[PathBuf]) -> Result<Merged, MergeError> {
     let cluster = names(incoming, "clusters").into_iter().next();
     let context = incoming
         .get("current-context")
@@ -180,7 +182,6 @@ pub fn merge(incoming: &Map<String, Value>, paths: &[PathBuf]) -> Result<Merged,
     });
     let target = holder.unwrap_or(&paths[0]).clone();
     let existing = read_config(&target)?;
-    let is_new = existing.is_none();
     let mut config = existing.unwrap_or_else(|| {
         let v = json!({
             "apiVersion": "v1",
@@ -220,7 +221,7 @@ pub fn merge(incoming: &Map<String, Value>, paths: &[PathBuf]) -> Result<Merged,
         path: target.display().to_string(),
         reason: e.to_string(),
     })?;
-    write(&target, text.as_bytes(), is_new)?;
+    write(&target, text.as_bytes())?;
     Ok(Merged {
         file: target,
         context,
@@ -233,57 +234,18 @@ pub fn merge(incoming: &Map<String, Value>, paths: &[PathBuf]) -> Result<Merged,
     })
 }
 
-/// Temporary file in the same directory, fsync, rename. A new file is 0600; an existing one
-/// keeps its mode.
-fn write(path: &Path, bytes: &[u8], is_new: bool) -> Result<(), MergeError> {
-    use std::io::Write as _;
-    let err = |e: std::io::Error| MergeError::Write {
+/// The merged file, written atomically: a new file is 0600 (it holds credentials), an existing
+/// one keeps its mode.
+fn write(path: &Path, bytes: &[u8]) -> Result<(), MergeError> {
+    write_atomic(path, bytes, NewFile::Private).map_err(|e| MergeError::Write {
         path: path.display().to_string(),
         reason: e.to_string(),
-    };
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(err)?;
-    #[cfg(unix)]
-    let mode = {
-        use std::os::unix::fs::PermissionsExt as _;
-        if is_new {
-            0o600
-        } else {
-            std::fs::metadata(path).map_err(err)?.permissions().mode() & 0o7777
-        }
-    };
-    let tmp = dir.join(format!(
-        ".{}.runner-{}.tmp",
-        path.file_name().unwrap_or_default().to_string_lossy(),
-        std::process::id()
-    ));
-    let mut opts = std::fs::OpenOptions::new();
-    opts.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
-    let result = (|| {
-        let mut f = opts.open(&tmp)?;
-        f.write_all(bytes)?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt as _;
-            f.set_permissions(std::fs::Permissions::from_mode(mode))?;
-        }
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.map_err(err)
+    })
 }
 
 /// Removes the named cluster, user and context entries (destroy with `--prune-kubeconfig`);
 /// `current-context` is cleared when it named a removed context. Returns whether anything changed.
-pub fn prune(path: &Path, cluster: &[String], user: &[String], context: &[String]) -> Result<bool, MergeError> {
+pub(super) fn prune(path: &Path, cluster: &[String], user: &[String], context: &[String]) -> Result<bool, MergeError> {
     let Some(mut config) = read_config(path)? else {
         return Ok(false);
     };
@@ -308,7 +270,7 @@ pub fn prune(path: &Path, cluster: &[String], user: &[String], context: &[String
             path: path.display().to_string(),
             reason: e.to_string(),
         })?;
-        write(path, text.as_bytes(), false)?;
+        write(path, text.as_bytes())?;
     }
     Ok(changed)
 }

@@ -1,0 +1,184 @@
+//! Providers: the model the rest of the runner sees. A provider file (`providers/<name>.toml`,
+//! format in [`file`]) lists its projects, includes shared layers and rewires their projects;
+//! [`load`] merges and checks them all into a [`Provider`] whose projects index its graph.
+
+mod file;
+mod load;
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use crate::diagnostic::SourceFile;
+use crate::graph::{Layer, ProjectGraph};
+
+pub use file::FileKind;
+pub use load::{LoadError, entries, file_names, load};
+
+/// One entry of `providers/`, as `list-providers` shows it.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub name: String,
+    pub kind: FileKind,
+    pub description: String,
+}
+
+/// A provider, merged with its layers and checked: its projects index its graph's nodes.
+#[derive(Debug, Clone)]
+pub struct Provider {
+    pub name: String,
+    pub description: String,
+    pub infra_type: Option<String>,
+    /// The provider file, as shown to the user.
+    pub file: String,
+    pub required_tools: Vec<String>,
+    pub projects: Vec<Project>,
+    pub prompts: Vec<Prompt>,
+    pub checks: Vec<Check>,
+    pub graph: ProjectGraph,
+    /// The provider file and its layers, indexed by the graph's `Origin::file`.
+    pub sources: Vec<SourceFile>,
+}
+
+impl Provider {
+    /// `file:line:column` of a place in the provider's files.
+    pub fn locate(&self, origin: crate::graph::Origin) -> String {
+        self.sources
+            .get(origin.file)
+            .map_or_else(|| self.file.clone(), |f| f.location(origin.start))
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Project {
+    pub name: String,
+    pub description: Option<String>,
+    /// Directory of the Pulumi project, relative to the workspace root.
+    pub path: String,
+    pub layer: Layer,
+    pub on_success: Vec<Hook>,
+    pub secrets: Vec<Secret>,
+    /// Keeps the graph's secrets in its own stack configuration, so it runs without the shared
+    /// configuration file (MARA's `kubernetes/secrets`).
+    pub secrets_store: bool,
+    pub estimate: Option<u64>,
+    /// The file that declares the project, as shown to the user.
+    pub declared_in: String,
+}
+
+impl Project {
+    /// Its `up` merges a kubeconfig into the user's (the built-in `kubeconfig-merge` hook).
+    pub fn merges_kubeconfig(&self) -> bool {
+        self.on_success.contains(&Hook::Builtin(Builtin::KubeconfigMerge))
+    }
+}
+
+/// What runs after a project's `up` succeeded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Hook {
+    /// Built into the runner.
+    Builtin(Builtin),
+    /// A script under `scripts/`, relative to the workspace root.
+    Script(String),
+}
+
+impl Hook {
+    pub fn as_str(&self) -> &str {
+        match self {
+            Hook::Builtin(b) => b.name(),
+            Hook::Script(s) => s,
+        }
+    }
+}
+
+/// The hooks the runner implements itself; any other hook is a script under `scripts/`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Builtin {
+    /// The project's `kubeconfig` output merged into the user's kubeconfig.
+    KubeconfigMerge,
+}
+
+impl Builtin {
+    pub const ALL: [Builtin; 1] = [Builtin::KubeconfigMerge];
+
+    /// The name a provider file gives it in `on_success`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Builtin::KubeconfigMerge => "kubeconfig-merge",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|b| b.name() == name)
+    }
+}
+
+/// A secret a project needs, stored encrypted in the `secrets` project's stack.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Secret {
+    pub key: String,
+    pub question: String,
+    pub default: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PromptType {
+    #[default]
+    String,
+    #[serde(alias = "integer")]
+    Int,
+    #[serde(alias = "boolean")]
+    Bool,
+    List,
+    /// A file path: `~` is expanded, so programs (`fn::readFile`) get an absolute path.
+    Path,
+}
+
+/// A prompt's default as written; strings may refer to earlier answers as `${ns:key}`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum PromptDefault {
+    Bool(bool),
+    Int(i64),
+    Text(String),
+    List(Vec<String>),
+}
+
+/// A credential check `validate` runs: one of `any_of` must be set (`env:NAME` in the
+/// environment or `config:ns:key` in the stack configuration), and/or `command` must succeed
+/// (run with `env_from_config` variables taken from the stack configuration).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Check {
+    pub description: String,
+    #[serde(default)]
+    pub any_of: Vec<String>,
+    #[serde(default)]
+    pub command: Vec<String>,
+    #[serde(default)]
+    pub env_from_config: BTreeMap<String, String>,
+    pub fix: String,
+}
+
+/// A stack-configuration value the provider asks for when the stack file lacks it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prompt {
+    pub key: String,
+    pub question: String,
+    pub kind: PromptType,
+    pub default: Option<PromptDefault>,
+    pub default_env: Option<String>,
+    pub secret: bool,
+    pub skip_if_env: Option<String>,
+    pub none_value: Option<String>,
+}
+
+/// Pulumi's project name rule: `[A-Za-z0-9_.-]`, at most 100 characters.
+pub fn valid_project_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 100
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+}

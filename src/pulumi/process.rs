@@ -1,0 +1,173 @@
+//! How the runner starts a child (`pulumi`, a hook script) and follows it: one builder for all,
+//! each child in its own process group (so Ctrl-C reaches it only through the runner), output
+//! read line by line as events scrubbed of known secrets, signals passed to the whole group, and
+//! one wording for a failure.
+
+use std::path::Path;
+use std::process::Stdio;
+
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+use super::redact::Redactor;
+use crate::exec::{Control, Event, Stream};
+
+/// Lines of output kept per project for the failure message.
+const TAIL: usize = 15;
+
+/// A child with no input and both outputs piped, in its own process group, run in `cwd`.
+pub(crate) fn command(program: &Path, cwd: &Path) -> std::process::Command {
+    let mut c = std::process::Command::new(program);
+    c.current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut c, 0);
+    c
+}
+
+/// How one child ended.
+pub(crate) struct Ended {
+    pub(crate) code: Option<i32>,
+    /// Standard output when captured (never printed: it may hold secrets).
+    pub(crate) captured: String,
+    pub(crate) stderr: String,
+    pub(crate) interrupted: bool,
+}
+
+/// The project a child runs for: where its lines go and what stops it.
+pub(crate) struct Step<'a> {
+    pub(crate) project: &'a str,
+    pub(crate) control: &'a Control,
+    pub(crate) redactor: &'a Redactor,
+}
+
+impl Step<'_> {
+    /// Runs `cmd`, streaming its lines unless `capture` (then stdout is returned instead),
+    /// writing `input` to its standard input when given (a pipe, never argv or a file). The
+    /// first Ctrl-C sends SIGINT to its group, the second SIGKILL.
+    pub(crate) async fn run(
+        &self,
+        cmd: std::process::Command,
+        capture: bool,
+        input: Option<String>,
+    ) -> Result<Ended, String> {
+        let program = cmd.get_program().to_string_lossy().into_owned();
+        let mut cmd = tokio::process::Command::from(cmd);
+        cmd.kill_on_drop(true);
+        if input.is_some() {
+            cmd.stdin(Stdio::piped());
+        }
+        let mut child = cmd.spawn().map_err(|e| format!("cannot start {program}: {e}"))?;
+        if let Some(text) = input
+            && let Some(mut stdin) = child.stdin.take()
+        {
+            let _ = stdin.write_all(text.as_bytes()).await;
+            drop(stdin);
+        }
+        let pid = child.id();
+        let stdout = child.stdout.take().expect("piped");
+        let stderr = child.stderr.take().expect("piped");
+        // Captured stdout stays raw and unprinted (it may hold secrets, e.g. `stack output
+        // --show-secrets`); everything printed is scrubbed, and stderr is kept for the error.
+        let out_task = self.pump(stdout, Stream::Stdout, !capture, capture);
+        let err_task = self.pump(stderr, Stream::Stderr, true, true);
+        let control = self.control;
+        let mut interrupted = false;
+        let status = loop {
+            tokio::select! {
+                status = child.wait() => break status,
+                () = control.interrupt.cancelled(), if !interrupted => {
+                    interrupted = true;
+                    signal_group(pid, Signal::Interrupt);
+                }
+                () = control.kill.cancelled() => {
+                    signal_group(pid, Signal::Kill);
+                    break child.wait().await;
+                }
+            }
+        };
+        let captured = out_task.await.unwrap_or_default();
+        let stderr = err_task.await.unwrap_or_default();
+        let code = status.map_err(|e| format!("waiting for {program}: {e}"))?.code();
+        Ok(Ended {
+            code,
+            captured,
+            stderr,
+            interrupted,
+        })
+    }
+
+    /// Reads a child's pipe line by line: `forward` sends each line (scrubbed) as an event;
+    /// `keep` collects the lines, scrubbed when forwarded and raw when not.
+    fn pump<R>(&self, pipe: R, stream: Stream, forward: bool, keep: bool) -> tokio::task::JoinHandle<String>
+    where
+        R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    {
+        let events = self.control.events.clone();
+        let redactor = self.redactor.clone();
+        let name = self.project.to_string();
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(pipe).lines();
+            let mut kept = String::new();
+            while let Ok(Some(line)) = lines.next_line().await {
+                let line = if forward { redactor.scrub(&line) } else { line };
+                if keep {
+                    kept.push_str(&line);
+                    kept.push('\n');
+                }
+                if forward {
+                    let _ = events.send(Event::Line {
+                        project: name.clone(),
+                        stream,
+                        text: line,
+                    });
+                }
+            }
+            kept
+        })
+    }
+}
+
+/// `what exited with code N:` and the last lines of its standard error.
+pub(crate) fn failure(what: &str, ended: &Ended) -> String {
+    let how = match ended.code {
+        Some(c) => format!("exited with code {c}"),
+        None => "was killed by a signal".into(),
+    };
+    let lines: Vec<&str> = ended.stderr.lines().collect();
+    let tail = &lines[lines.len().saturating_sub(TAIL)..];
+    let mut error = format!("{what} {how}");
+    if !tail.is_empty() {
+        error.push_str(":\n");
+        error.push_str(&tail.join("\n"));
+    }
+    error
+}
+
+/// The last line of `text` that is not blank, trimmed.
+pub(crate) fn last_line(text: &str) -> &str {
+    text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim()
+}
+
+#[derive(Clone, Copy)]
+enum Signal {
+    Interrupt,
+    Kill,
+}
+
+/// Sends a signal to the child's whole process group (Pulumi's plugins and language hosts too).
+fn signal_group(pid: Option<u32>, signal: Signal) {
+    #[cfg(unix)]
+    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
+        use nix::sys::signal::{Signal as S, killpg};
+        use nix::unistd::Pid;
+        let s = match signal {
+            Signal::Interrupt => S::SIGINT,
+            Signal::Kill => S::SIGKILL,
+        };
+        let _ = killpg(Pid::from_raw(pid), s);
+    }
+    #[cfg(not(unix))]
+    let _ = (pid, signal);
+}

@@ -1,0 +1,145 @@
+//! Keyed digests of what a project's `up` depended on and produced, so `up` can skip a project
+//! whose inputs did not change. The key (random, kept in `.runner/digest-key`) makes a digest of
+//! outputs that hold secrets say nothing about them.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest as _, Sha256};
+
+use crate::exec::Outputs;
+use crate::fs::{NewFile, write_atomic};
+use crate::workspace::RunDir;
+
+/// Keyed digests (a random key kept in `.runner/digest-key`), so a digest of outputs that hold
+/// secrets says nothing about them.
+pub(crate) struct Digests {
+    key: Vec<u8>,
+    root: PathBuf,
+    config_file: PathBuf,
+}
+
+impl Digests {
+    /// The digests of projects under `root`, with the key kept in `run_dir` (made on first use).
+    pub(crate) fn open(root: &Path, run_dir: &RunDir, config_file: &Path) -> std::io::Result<Self> {
+        let path = run_dir.digest_key();
+        let key = match std::fs::read(&path) {
+            Ok(k) if k.len() >= 32 => k,
+            _ => {
+                let mut k = vec![0u8; 32];
+                fill_random(&mut k)?;
+                write_atomic(&path, &k, NewFile::Private)?;
+                k
+            }
+        };
+        Ok(Digests {
+            key,
+            root: root.to_path_buf(),
+            config_file: config_file.to_path_buf(),
+        })
+    }
+
+    fn hasher(&self) -> Sha256 {
+        let mut h = Sha256::new();
+        h.update(&self.key);
+        h
+    }
+
+    /// Digest of what a project's `up` depends on: every file of its directory, the shared
+    /// stack configuration, and the digests of its upstream projects' outputs.
+    pub(crate) fn inputs(&self, project_path: &str, upstream: &BTreeMap<String, String>) -> String {
+        let mut h = self.hasher();
+        let dir = self.root.join(project_path);
+        let mut files = Vec::new();
+        collect_files(&dir, &dir, &mut files);
+        files.sort();
+        for rel in files {
+            h.update(rel.as_bytes());
+            h.update([0]);
+            h.update(std::fs::read(dir.join(&rel)).unwrap_or_default());
+            h.update([0]);
+        }
+        h.update(b"config\0");
+        // Pulumi adds `encryptionsalt` to the shared file during the first parallel runs; it is
+        // not configuration, so it must not make the projects that finished earlier look changed.
+        let config = std::fs::read_to_string(&self.config_file).unwrap_or_default();
+        for line in config.lines().filter(|l| !l.starts_with("encryptionsalt:")) {
+            h.update(line.as_bytes());
+            h.update(b"\n");
+        }
+        for (name, digest) in upstream {
+            h.update(name.as_bytes());
+            h.update(b"=");
+            h.update(digest.as_bytes());
+            h.update([0]);
+        }
+        hex(&h.finalize())
+    }
+
+    pub(crate) fn outputs(&self, outputs: &Outputs) -> String {
+        let mut h = self.hasher();
+        h.update(serde_json::to_string(&outputs.values).unwrap_or_default().as_bytes());
+        hex(&h.finalize())
+    }
+}
+
+/// Files under `dir`, relative, skipping hidden entries and dependency or build directories.
+fn collect_files(root: &Path, dir: &Path, out: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') || matches!(name.as_str(), "node_modules" | "venv" | "__pycache__" | "target") {
+            continue;
+        }
+        let path = e.path();
+        if path.is_dir() {
+            collect_files(root, &path, out);
+        } else if let Ok(rel) = path.strip_prefix(root) {
+            out.push(rel.display().to_string());
+        }
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+        use std::fmt::Write as _;
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+fn fill_random(buf: &mut [u8]) -> std::io::Result<()> {
+    use std::io::Read as _;
+    std::fs::File::open("/dev/urandom")?.read_exact(buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digests_follow_files_config_and_upstream() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("p")).unwrap();
+        std::fs::write(dir.path().join("p/Pulumi.yaml"), "name: p\n").unwrap();
+        let cfg = dir.path().join("cfg.yaml");
+        std::fs::write(&cfg, "config: {}\n").unwrap();
+        let run_dir = RunDir::new(dir.path(), "dev");
+        let d = Digests::open(dir.path(), &run_dir, &cfg).unwrap();
+        let none = BTreeMap::new();
+        let a = d.inputs("p", &none);
+        assert_eq!(a, d.inputs("p", &none), "stable");
+        std::fs::write(dir.path().join("p/Pulumi.yaml"), "name: p\n# edited\n").unwrap();
+        let b = d.inputs("p", &none);
+        assert_ne!(a, b);
+        std::fs::write(&cfg, "encryptionsalt: v1:abc\nconfig: {}\n").unwrap();
+        assert_eq!(b, d.inputs("p", &none), "the salt is not configuration");
+        std::fs::write(&cfg, "config: {a: b}\n").unwrap();
+        assert_ne!(b, d.inputs("p", &none));
+        let up = BTreeMap::from([("x".to_string(), "1".to_string())]);
+        assert_ne!(d.inputs("p", &none), d.inputs("p", &up));
+        // The key is kept: a second open gives the same digests.
+        let again = Digests::open(dir.path(), &run_dir, &cfg).unwrap();
+        assert_eq!(again.inputs("p", &up), d.inputs("p", &up));
+    }
+}

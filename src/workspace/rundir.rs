@@ -1,0 +1,81 @@
+//! `.runner/`: what the runner keeps between runs, and the one place its paths are spelt.
+//!
+//! ```text
+//! .runner/lock                        one runner at a time per workspace
+//! .runner/last-run.json               the JSON summary of the last run
+//! .runner/digest-key                  the key of the input and output digests
+//! .runner/<stack>/state.json          the run state (resume)
+//! .runner/<stack>/logs/<project>.log  each project's last output
+//! .runner/<stack>/tmp/                scratch: event logs, hook inputs (removed after use)
+//! .runner/<stack>/kubeconfig/<project>.json   what kubeconfig-merge added (for pruning)
+//! ```
+
+use std::path::{Path, PathBuf};
+
+/// The directory, relative to the workspace root.
+const RUNNER_DIR: &str = ".runner";
+
+/// The runner's own files for one workspace and stack.
+#[derive(Debug, Clone)]
+pub(crate) struct RunDir {
+    /// `<workspace>/.runner`
+    base: PathBuf,
+    stack: String,
+}
+
+impl RunDir {
+    pub(crate) fn new(root: &Path, stack: &str) -> Self {
+        RunDir {
+            base: root.join(RUNNER_DIR),
+            stack: stack.to_string(),
+        }
+    }
+
+    pub(crate) fn stack(&self) -> &str {
+        &self.stack
+    }
+
+    /// `.runner/` itself.
+    pub(crate) fn base(&self) -> &Path {
+        &self.base
+    }
+
+    /// `.runner/<stack>/`
+    pub(crate) fn stack_dir(&self) -> PathBuf {
+        self.base.join(&self.stack)
+    }
+
+    pub(crate) fn lock(&self) -> PathBuf {
+        self.base.join("lock")
+    }
+
+    pub(crate) fn last_run(&self) -> PathBuf {
+        self.base.join("last-run.json")
+    }
+
+    pub(crate) fn digest_key(&self) -> PathBuf {
+        self.base.join("digest-key")
+    }
+
+    pub(crate) fn state(&self) -> PathBuf {
+        self.stack_dir().join("state.json")
+    }
+
+    pub(crate) fn logs(&self) -> PathBuf {
+        self.stack_dir().join("logs")
+    }
+
+    /// The log of a project's last operation.
+    pub(crate) fn log(&self, project: &str) -> PathBuf {
+        self.logs().join(format!("{project}.log"))
+    }
+
+    pub(crate) fn scratch(&self) -> PathBuf {
+        self.stack_dir().join("tmp")
+    }
+
+    /// What `kubeconfig-merge` added to the user's kubeconfig for a project.
+    pub(crate) fn merge_record(&self, project: &str) -> PathBuf {
+        self.stack_dir().join("kubeconfig").join(format!("{project}.json"))
+    }
+}
