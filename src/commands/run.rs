@@ -57,8 +57,12 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
     let _lock = WorkspaceLock::take(&s.ws, &t.run_dir)?;
     let ready = prepare(s, t, &plan)?;
 
-    let mut state =
-        RunState::load(&t.run_dir).map_err(|m| RunnerError::usage(m, "the run state lives under .runner/"))?;
+    let mut state = RunState::load(&t.run_dir).map_err(|m| {
+        RunnerError::usage(
+            m,
+            format!("the run state lives under {}", s.ws.show(&t.run_dir.stack_dir())),
+        )
+    })?;
     let digests = Digests::open(&s.ws.root, &t.run_dir, &ready.config_file).map_err(|source| RunnerError::Io {
         context: format!("cannot write under {}", s.ws.show(t.run_dir.base())),
         source,

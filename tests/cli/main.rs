@@ -12,3 +12,4 @@ mod prompts;
 mod run;
 mod support;
 mod validate;
+mod writes;

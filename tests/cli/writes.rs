@@ -1,0 +1,122 @@
+//! What the runner writes and hands on: a user's file keeps its mode and stays a symlink where it
+//! was one, a log path is shown so it can be opened from where the command ran, and the backend
+//! passphrase reaches `pulumi` and nothing else.
+
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::Path;
+
+use crate::support::Ws;
+
+fn mode(p: &Path) -> u32 {
+    std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+}
+
+fn chmod(p: &Path, mode: u32) {
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+#[test]
+fn a_private_stack_file_behind_a_symlink_stays_private_and_linked() {
+    let ws = Ws::configured("aws");
+    // The user keeps the real file elsewhere, readable by them alone, and links to it.
+    let stack = ws.path().join("config/pulumi/Pulumi.dev.yaml");
+    let real = ws.path().join("private/Pulumi.dev.yaml");
+    std::fs::create_dir_all(real.parent().unwrap()).unwrap();
+    let text = std::fs::read_to_string(&stack)
+        .unwrap()
+        .replace("  eks:max_size: 12\n", "");
+    std::fs::write(&real, text).unwrap();
+    chmod(&real, 0o600);
+    std::fs::remove_file(&stack).unwrap();
+    std::os::unix::fs::symlink(&real, &stack).unwrap();
+
+    ws.exec(
+        &["validate", "-p", "aws", "-s", "dev"],
+        &[("RUNNER_CONFIG_EKS_MAX_SIZE", "7")],
+    )
+    .expect(0);
+    assert!(
+        std::fs::symlink_metadata(&stack).unwrap().file_type().is_symlink(),
+        "the link was replaced by a plain file"
+    );
+    let written = std::fs::read_to_string(&real).unwrap();
+    assert!(written.contains("eks:max_size: 7"), "{written}");
+    assert_eq!(mode(&real), 0o600, "the stack file lost its mode");
+}
+
+#[test]
+fn the_environment_file_keeps_its_mode_when_the_stack_is_added() {
+    let ws = Ws::configured("aws");
+    let file = ws.path().join("config/pulumi/environment");
+    ws.write("config/pulumi/environment", "AWS_PROFILE=admin\n");
+    chmod(&file, 0o640);
+    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam"], &[])
+        .expect(0);
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "AWS_PROFILE=admin\nPULUMI_STACK=dev\n"
+    );
+    assert_eq!(mode(&file), 0o640);
+}
+
+#[test]
+fn a_failure_names_a_log_that_opens_from_a_sub_directory() {
+    let ws = Ws::configured("aws");
+    let cwd = ws.path().join("projects/infra");
+    let out = ws
+        .command(
+            &["up", "-p", "aws", "-s", "dev", "--target", "vpc"],
+            &[("PULUMI_STANDIN_FAIL", "vpc:up")],
+        )
+        .current_dir(&cwd)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let shown = stderr
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("full output: "))
+        .unwrap_or_else(|| panic!("no log path in:\n{stderr}"));
+    let log = cwd.join(shown);
+    assert!(log.is_file(), "{shown} does not open from {}", cwd.display());
+    assert!(std::fs::read_to_string(log).unwrap().contains("== up vpc started"));
+}
+
+#[test]
+fn the_passphrase_reaches_pulumi_but_no_hook_and_no_credential_check() {
+    let ws = Ws::configured("aws");
+    // A hook that records whether it sees the passphrase, and a credential check that fails
+    // when it does.
+    ws.write(
+        "scripts/record.sh",
+        "#!/bin/sh\necho \"passphrase=${PULUMI_CONFIG_PASSPHRASE-unset}\" > \"$RUNNER_WORKSPACE/hook-env.txt\"\n",
+    );
+    chmod(&ws.path().join("scripts/record.sh"), 0o755);
+    ws.edit(
+        "providers/aws.toml",
+        r#"on_success = ["kubeconfig-merge"]"#,
+        r#"on_success = ["kubeconfig-merge", "scripts/record.sh"]"#,
+    );
+    let toml = std::fs::read_to_string(ws.path().join("providers/aws.toml")).unwrap();
+    ws.write(
+        "providers/aws.toml",
+        &format!(
+            "{toml}\n[[check]]\ndescription = \"no passphrase for tools\"\n\
+             command = [\"sh\", \"-c\", \"test -z \\\"${{PULUMI_CONFIG_PASSPHRASE+set}}\\\"\"]\n\
+             fix = \"keep the passphrase away from tools that are not pulumi\"\n"
+        ),
+    );
+    // The passphrase comes from the environment file here; the stand-in needs it for every
+    // command, so the run succeeding shows pulumi got it.
+    ws.write(
+        "config/pulumi/environment",
+        "PULUMI_CONFIG_PASSPHRASE=file passphrase\n",
+    );
+    let run = ws.exec(
+        &["up", "-p", "aws", "-s", "dev", "--target", "eks"],
+        &[("PULUMI_CONFIG_PASSPHRASE", "file passphrase")],
+    );
+    run.expect(0);
+    let seen = std::fs::read_to_string(ws.path().join("hook-env.txt")).unwrap();
+    assert_eq!(seen, "passphrase=unset\n");
+}
