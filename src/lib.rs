@@ -2,9 +2,9 @@
 //! order and in parallel, and tears it down again.
 //!
 //! Each folder is one concern, and every `use` points down this list: `app` (and `cli`) →
-//! `commands` → `settings` → `report`, `render` → `pulumi` → `exec` → `config` → `programs` →
-//! `runstate` → `plan` → `provider` → `graph` (pure) → `workspace` → `diagnostic`, `error`,
-//! `fs`. Providers are data (`provider`); nothing below `report` prints.
+//! `commands` → `settings` → `pulumi` → `config` → `report`, `render` → `runstate` → `exec` →
+//! `programs` → `plan` → `provider` → `graph` (pure) → `workspace` → `diagnostic`, `error`,
+//! `fs`. Providers are data (`provider`); only `report` prints.
 
 pub mod app;
 mod cli;
