@@ -173,8 +173,9 @@ impl Pulumi {
             Ok(end) => end,
             Err(e) => return JobEnd::failed(e),
         };
-        let changes = read_changes(&event_log);
+        let engine = EngineLog::read(&event_log);
         let _ = std::fs::remove_file(&event_log);
+        let changes = engine.changes;
         if end.interrupted {
             return JobEnd {
                 changes,
@@ -182,9 +183,10 @@ impl Pulumi {
             };
         }
         if end.code != Some(0) {
+            let what = format!("pulumi {}", op.as_str());
             return JobEnd {
                 changes,
-                ..failed(&format!("pulumi {}", op.as_str()), &end)
+                ..JobEnd::failed(process::failure(&what, &end, &engine.errors))
             };
         }
         let mut result = JobEnd {
@@ -286,19 +288,89 @@ impl Engine for Pulumi {
     }
 }
 
+/// A step that failed, with what it printed as the cause.
 fn failed(what: &str, end: &Ended) -> JobEnd {
-    JobEnd::failed(process::failure(what, end))
+    JobEnd::failed(process::failure(what, end, &[]))
 }
 
-/// The `summaryEvent.resourceChanges` of an engine event log, if it has one.
-fn read_changes(path: &Path) -> BTreeMap<String, u64> {
-    let Ok(text) = std::fs::read_to_string(path) else {
-        return BTreeMap::new();
-    };
-    text.lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter_map(|v| v.get("summaryEvent").and_then(|s| s.get("resourceChanges")).cloned())
-        .next_back()
-        .and_then(|c| serde_json::from_value(c).ok())
-        .unwrap_or_default()
+/// What the engine's event log (`--event-log`) tells about an operation.
+#[derive(Debug, Default, PartialEq)]
+struct EngineLog {
+    /// `summaryEvent.resourceChanges`: `create`, `update`, `same`, …
+    changes: BTreeMap<String, u64>,
+    /// The messages of `diagnosticEvent`s of severity `error`, colour tags removed: the cause
+    /// of a failure (Pulumi prints them on standard output, among the progress).
+    errors: Vec<String>,
+}
+
+impl EngineLog {
+    fn read(path: &Path) -> Self {
+        let mut log = EngineLog::default();
+        let Ok(text) = std::fs::read_to_string(path) else {
+            return log;
+        };
+        for event in text.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()) {
+            if let Some(c) = event.get("summaryEvent").and_then(|s| s.get("resourceChanges")) {
+                log.changes = serde_json::from_value(c.clone()).unwrap_or_default();
+            }
+            if let Some(d) = event.get("diagnosticEvent")
+                && d.get("severity").and_then(Value::as_str) == Some("error")
+                && let Some(message) = d.get("message").and_then(Value::as_str)
+            {
+                let message = strip_colour_tags(message).trim().to_string();
+                if !message.is_empty() && !log.errors.contains(&message) {
+                    log.errors.push(message);
+                }
+            }
+        }
+        log
+    }
+}
+
+/// Pulumi's colour tags (`<{%reset%}>`, `<{%fg 1%}>`) removed.
+fn strip_colour_tags(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("<{%") {
+        out.push_str(&rest[..start]);
+        match rest[start..].find("%}>") {
+            Some(end) => rest = &rest[start + end + 3..],
+            None => {
+                rest = &rest[start..];
+                break;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_event_log_gives_the_changes_and_the_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        std::fs::write(
+            &path,
+            concat!(
+                r#"{"sequence":0,"timestamp":1,"preludeEvent":{"config":{}}}"#,
+                "\n",
+                r#"{"sequence":1,"timestamp":1,"diagnosticEvent":{"message":"<{%fg 1%}>creating failed: quota<{%reset%}>\n","color":"raw","severity":"error"}}"#,
+                "\n",
+                r#"{"sequence":2,"timestamp":1,"diagnosticEvent":{"message":"just so you know\n","color":"raw","severity":"warning"}}"#,
+                "\n",
+                r#"{"sequence":3,"timestamp":1,"summaryEvent":{"resourceChanges":{"create":2,"same":1}}}"#,
+                "\n",
+                r#"{"sequence":4,"#,
+            ),
+        )
+        .unwrap();
+        let log = EngineLog::read(&path);
+        assert_eq!(log.errors, ["creating failed: quota"]);
+        assert_eq!(log.changes, BTreeMap::from([("create".into(), 2), ("same".into(), 1)]));
+        assert_eq!(EngineLog::read(&dir.path().join("none")), EngineLog::default());
+    }
 }

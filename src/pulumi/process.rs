@@ -3,6 +3,7 @@
 //! read line by line as events scrubbed of known secrets, signals passed to the whole group, and
 //! one wording for a failure.
 
+use std::collections::VecDeque;
 use std::path::Path;
 use std::process::Stdio;
 
@@ -11,8 +12,10 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use super::redact::Redactor;
 use crate::exec::{Control, Event, Stream};
 
-/// Lines of output kept per project for the failure message.
+/// Lines of output shown in a failure message.
 const TAIL: usize = 15;
+/// Lines of streamed output kept, to find the cause of a failure among them.
+const TAIL_KEPT: usize = 200;
 
 /// A child with no input and both outputs piped, in its own process group, run in `cwd`.
 pub(crate) fn command(program: &Path, cwd: &Path) -> std::process::Command {
@@ -31,6 +34,8 @@ pub(crate) struct Ended {
     pub(crate) code: Option<i32>,
     /// Standard output when captured (never printed: it may hold secrets).
     pub(crate) captured: String,
+    /// The last lines of standard output when it was streamed (scrubbed, as printed).
+    pub(crate) stdout_tail: Vec<String>,
     pub(crate) stderr: String,
     pub(crate) interrupted: bool,
 }
@@ -87,20 +92,27 @@ impl Step<'_> {
                 }
             }
         };
-        let captured = out_task.await.unwrap_or_default();
-        let stderr = err_task.await.unwrap_or_default();
+        let (captured, stdout_tail) = out_task.await.unwrap_or_default();
+        let (stderr, _) = err_task.await.unwrap_or_default();
         let code = status.map_err(|e| format!("waiting for {program}: {e}"))?.code();
         Ok(Ended {
             code,
             captured,
+            stdout_tail: stdout_tail.into(),
             stderr,
             interrupted,
         })
     }
 
-    /// Reads a child's pipe line by line: `forward` sends each line (scrubbed) as an event;
-    /// `keep` collects the lines, scrubbed when forwarded and raw when not.
-    fn pump<R>(&self, pipe: R, stream: Stream, forward: bool, keep: bool) -> tokio::task::JoinHandle<String>
+    /// Reads a child's pipe line by line: `forward` sends each line (scrubbed) as an event and
+    /// keeps the last ones; `keep` collects every line, scrubbed when forwarded and raw when not.
+    fn pump<R>(
+        &self,
+        pipe: R,
+        stream: Stream,
+        forward: bool,
+        keep: bool,
+    ) -> tokio::task::JoinHandle<(String, VecDeque<String>)>
     where
         R: tokio::io::AsyncRead + Unpin + Send + 'static,
     {
@@ -110,6 +122,7 @@ impl Step<'_> {
         tokio::spawn(async move {
             let mut lines = BufReader::new(pipe).lines();
             let mut kept = String::new();
+            let mut tail = VecDeque::new();
             while let Ok(Some(line)) = lines.next_line().await {
                 let line = if forward { redactor.scrub(&line) } else { line };
                 if keep {
@@ -117,6 +130,10 @@ impl Step<'_> {
                     kept.push('\n');
                 }
                 if forward {
+                    if tail.len() == TAIL_KEPT {
+                        tail.pop_front();
+                    }
+                    tail.push_back(line.clone());
                     let _ = events.send(Event::Line {
                         project: name.clone(),
                         stream,
@@ -124,25 +141,68 @@ impl Step<'_> {
                     });
                 }
             }
-            kept
+            (kept, tail)
         })
     }
 }
 
-/// `what exited with code N:` and the last lines of its standard error.
-pub(crate) fn failure(what: &str, ended: &Ended) -> String {
+/// `what exited with code N: <cause>`, and the rest of the cause on the lines after. The cause
+/// is what the engine reported as errors (`diagnostics`) when it did; otherwise the last lines
+/// of standard error and standard output that are not progress.
+pub(crate) fn failure(what: &str, ended: &Ended, diagnostics: &[String]) -> String {
     let how = match ended.code {
         Some(c) => format!("exited with code {c}"),
         None => "was killed by a signal".into(),
     };
-    let lines: Vec<&str> = ended.stderr.lines().collect();
-    let tail = &lines[lines.len().saturating_sub(TAIL)..];
-    let mut error = format!("{what} {how}");
-    if !tail.is_empty() {
-        error.push_str(":\n");
-        error.push_str(&tail.join("\n"));
+    let cause: Vec<&str> = if diagnostics.is_empty() {
+        let mut lines: Vec<&str> = ended.stderr.lines().filter(|l| !is_noise(l)).collect();
+        lines.extend(ended.stdout_tail.iter().map(String::as_str).filter(|l| !is_noise(l)));
+        let from = lines.len().saturating_sub(TAIL);
+        lines.split_off(from)
+    } else {
+        diagnostics.iter().flat_map(|d| d.lines()).collect()
+    };
+    let mut cause = cause.into_iter().map(str::trim).filter(|l| !l.is_empty());
+    let mut text = format!("{what} {how}");
+    if let Some(first) = cause.next() {
+        text.push_str(": ");
+        text.push_str(first);
     }
-    error
+    for line in cause {
+        text.push_str("\n  ");
+        text.push_str(line);
+    }
+    text
+}
+
+/// A line that says how far the work got, not what went wrong: blank lines, Pulumi's headings,
+/// resource rows, counts and timings.
+fn is_noise(line: &str) -> bool {
+    let t = line.trim();
+    t.is_empty()
+        || t.starts_with('@')
+        || [
+            "Previewing ",
+            "Updating (",
+            "Destroying (",
+            "Refreshing (",
+            "View in Browser",
+            "View Live",
+            "Type ",
+            "Resources:",
+            "Outputs:",
+            "Duration:",
+            "Diagnostics:",
+            "pulumi:pulumi:Stack",
+        ]
+        .iter()
+        .any(|p| t.starts_with(p))
+        || t.ends_with(" unchanged")
+        || {
+            // A resource row or a count: `+  aws:ec2:Vpc  vpc  created`, `+ 2 created`.
+            let mut chars = t.chars();
+            chars.next().is_some_and(|c| matches!(c, '+' | '-' | '~' | '±' | '=')) && chars.next() == Some(' ')
+        }
 }
 
 /// The last line of `text` that is not blank, trimmed.

@@ -681,3 +681,82 @@ fn a_second_ctrl_c_kills_what_does_not_stop() {
     assert_eq!(st["logstore"], "failed");
     assert_eq!(summary(&ws)["result"], "interrupted");
 }
+
+#[test]
+fn a_failure_shows_its_cause_in_the_failed_block_the_table_and_the_summary() {
+    let ws = Ws::configured("aws");
+    let run = ws
+        .exec(
+            &["up", "-p", "aws", "-s", "dev"],
+            &[("PULUMI_STANDIN_FAIL", "logstore:up"), ("CI", "true")],
+        )
+        .expect(1);
+    let cause = "injected failure for logstore (up) by PULUMI_STANDIN_FAIL";
+    assert!(
+        run.stderr
+            .contains(&format!("Failed: logstore (up): pulumi up exited with code 1: {cause}")),
+        "{}",
+        run.stderr
+    );
+    let row = run
+        .stderr
+        .lines()
+        .find(|l| l.trim_start().starts_with("logstore ") && l.contains("failed"))
+        .unwrap_or_else(|| panic!("no row for logstore:\n{}", run.stderr));
+    assert!(row.contains(cause), "the closing table cuts the cause: {row}");
+    let logstore = summary(&ws)["projects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "logstore")
+        .unwrap()
+        .clone();
+    assert!(
+        logstore["error"].as_str().unwrap().contains(cause),
+        "{}",
+        logstore["error"]
+    );
+
+    // A program the engine refuses: the engine's message, not only the exit code.
+    ws.edit(
+        "projects/services/logstore/Pulumi.yaml",
+        "${pulumi.stack}",
+        "${no_such_variable}",
+    );
+    let run = ws.exec(&["up", "-p", "aws", "-s", "dev"], &[("CI", "true")]).expect(1);
+    assert!(
+        run.stderr
+            .contains("Failed: logstore (up): pulumi up exited with code 1: ")
+            && run.stderr.contains("no_such_variable"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_hook_that_fails_shows_what_it_printed_on_standard_output() {
+    let ws = Ws::configured("aws");
+    ws.write(
+        "scripts/check.sh",
+        "#!/bin/sh\necho \"cluster $RUNNER_OUTPUT_CLUSTER_NAME is not reachable\"\nexit 4\n",
+    );
+    std::fs::set_permissions(
+        ws.path().join("scripts/check.sh"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    ws.edit(
+        "providers/aws.toml",
+        r#"on_success = ["kubeconfig-merge"]"#,
+        r#"on_success = ["kubeconfig-merge", "scripts/check.sh"]"#,
+    );
+    let run = ws
+        .exec(&["up", "-p", "aws", "-s", "dev", "--target", "eks"], &[("CI", "true")])
+        .expect(1);
+    assert!(
+        run.stderr
+            .contains("Failed: eks (up): hook scripts/check.sh exited with code 4: cluster eks-dev is not reachable"),
+        "{}",
+        run.stderr
+    );
+}

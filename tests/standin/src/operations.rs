@@ -281,6 +281,12 @@ pub fn run(args: &Args, op: Op) -> Result<i32, Failure> {
     let (steps, outputs) = match op {
         Op::Up | Op::Preview => {
             let evaluated = Evaluator::new(&ctx)?.run().inspect_err(|f| {
+                // The language host's error reaches the engine as a diagnostic, as in the real CLI.
+                events.emit(
+                    "diagnosticEvent",
+                    json!({ "urn": root_urn(&scope), "prefix": "error: ", "message": format!("{}\n", f.message), "color": "never", "severity": "error" }),
+                );
+                events.emit("cancelEvent", json!({}));
                 if human {
                     println!(
                         "Diagnostics:\n  pulumi:pulumi:Stack ({project}-{}):\n    error: {}\n",
