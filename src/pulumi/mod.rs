@@ -333,13 +333,11 @@ fn strip_colour_tags(text: &str) -> String {
     let mut rest = text;
     while let Some(start) = rest.find("<{%") {
         out.push_str(&rest[..start]);
-        match rest[start..].find("%}>") {
-            Some(end) => rest = &rest[start + end + 3..],
-            None => {
-                rest = &rest[start..];
-                break;
-            }
-        }
+        let Some(end) = rest[start..].find("%}>") else {
+            rest = &rest[start..];
+            break;
+        };
+        rest = &rest[start + end + 3..];
     }
     out.push_str(rest);
     out
