@@ -76,26 +76,65 @@ fn dispatch(cli: &Cli, style: Style, cwd: &Path) -> Result<i32, RunnerError> {
             let target = s.target("validate")?;
             commands::validate::run(&s, &target)
         }
-        Command::Up(args) => run_plan(&settings()?, Operation::Up, args),
-        Command::Destroy(args) => run_plan(&settings()?, Operation::Destroy, args),
-        Command::Refresh(args) => run_plan(&settings()?, Operation::Refresh, args),
-        Command::Preview(args) => run_plan(&settings()?, Operation::Preview, args),
+        Command::Version => {
+            report::result(&format!("runner {}\n", env!("CARGO_PKG_VERSION"))).map_err(|source| RunnerError::Io {
+                context: "cannot write to standard output".into(),
+                source,
+            })?;
+            Ok(exit::SUCCESS)
+        }
+        Command::Up(a) => {
+            let o = RunOptions {
+                fresh: a.fresh,
+                yes: a.yes,
+                ..run_options(Operation::Up, &a.run)
+            };
+            run_plan(&settings()?, &o)
+        }
+        Command::Destroy(a) => {
+            let o = RunOptions {
+                prune_kubeconfig: a.prune_kubeconfig,
+                yes: a.yes,
+                ..run_options(Operation::Destroy, &a.run)
+            };
+            run_plan(&settings()?, &o)
+        }
+        Command::Refresh(a) => {
+            let o = RunOptions {
+                yes: a.yes,
+                ..run_options(Operation::Refresh, &a.run)
+            };
+            run_plan(&settings()?, &o)
+        }
+        Command::Preview(a) => {
+            let o = RunOptions {
+                expect_no_changes: a.expect_no_changes,
+                ..run_options(Operation::Preview, &a.run)
+            };
+            run_plan(&settings()?, &o)
+        }
     }
 }
 
-fn run_plan(s: &Settings, operation: Operation, args: &RunArgs) -> Result<i32, RunnerError> {
-    let target = s.target(operation.as_str())?;
-    let options = RunOptions {
+fn run_plan(s: &Settings, options: &RunOptions) -> Result<i32, RunnerError> {
+    let target = s.target(options.operation.as_str())?;
+    commands::run::run(s, &target, options)
+}
+
+/// The options every run shares; the ones of one operation are set by its caller.
+fn run_options(operation: Operation, args: &RunArgs) -> RunOptions {
+    RunOptions {
         operation,
         targets: args.targets.clone(),
         parallel: args.parallel.map_or(DEFAULT_PARALLEL, usize::from),
         keep_going: args.keep_going,
-        fresh: args.fresh,
+        fresh: false,
         summary: args.summary.clone(),
-        prune_kubeconfig: args.prune_kubeconfig,
+        prune_kubeconfig: false,
         output: args.output,
-    };
-    commands::run::run(s, &target, &options)
+        yes: false,
+        expect_no_changes: false,
+    }
 }
 
 fn flags(g: &GlobalArgs) -> Flags {

@@ -27,7 +27,8 @@ Global flags go before or after the command: `runner -p aws show-plan` and
 `runner show-plan -p aws` are the same.
 
 Exit codes: 0 success, 1 a project or hook failed, 2 usage error, 3 validation failed,
-130 interrupted.";
+4 another runner holds the workspace, 5 not confirmed, 6 a preview found changes
+(--expect-no-changes), 130 interrupted.";
 
 /// Stands up a whole Kubernetes platform from many small Pulumi projects, in dependency
 /// order and in parallel, and tears it down again.
@@ -76,26 +77,32 @@ pub(crate) struct GlobalArgs {
 pub(crate) enum Command {
     /// Deploy every project of the plan, needs first, in parallel (resumes after a failure)
     #[command(
-        after_help = "Examples:\n  runner up -p aws -s dev\n  runner up -p aws -s dev --target eks\n  \
-                      runner up -p linode -s prod --parallel 2 --keep-going\n  \
+        after_help = "At a terminal, up shows what it will run and asks once (--yes skips the question).\n\n\
+                      Examples:\n  runner up -p aws -s dev\n  runner up -p aws -s dev --target eks\n  \
+                      runner up -p linode -s prod --parallel 2 --keep-going --yes\n  \
                       CI=true runner up -p do -s ci --summary summary.json"
     )]
-    Up(RunArgs),
+    Up(UpArgs),
 
     /// Destroy the plan's projects, dependents first
     #[command(
         visible_alias = "down",
-        after_help = "Examples:\n  runner destroy -p aws -s dev\n  runner down -p aws -s dev --target logstore"
+        after_help = "At a terminal, destroy lists what it will destroy and asks for the stack name to be typed;\n\
+                      without a terminal (CI, scripts) it needs --yes.\n\n\
+                      Examples:\n  runner destroy -p aws -s dev\n  runner down -p aws -s dev --target logstore\n  \
+                      CI=true runner destroy -p do -s ci --yes"
     )]
-    Destroy(RunArgs),
+    Destroy(DestroyArgs),
 
     /// Refresh every project's state from the cloud (a stack never deployed is a warning)
-    #[command(after_help = "Example:\n  runner refresh -p aws -s dev")]
-    Refresh(RunArgs),
+    #[command(after_help = "At a terminal, refresh asks once (--yes skips the question).\n\n\
+                            Example:\n  runner refresh -p aws -s dev --yes")]
+    Refresh(RefreshArgs),
 
     /// Preview the changes of every project whose upstream stacks are deployed
-    #[command(after_help = "Example:\n  runner preview -p aws -s dev")]
-    Preview(RunArgs),
+    #[command(after_help = "Examples:\n  runner preview -p aws -s dev\n  \
+                            runner preview -p aws -s prod --expect-no-changes   # exit 6 when anything would change")]
+    Preview(PreviewArgs),
 
     /// Check everything a run needs, reporting every problem at once with its fix
     #[command(after_help = "Examples:\n  runner validate -p aws -s dev\n  CI=true runner validate -p do -s ci")]
@@ -115,6 +122,9 @@ pub(crate) enum Command {
     )]
     ShowPlan(ShowPlanArgs),
 
+    /// Print the runner's version (as --version does)
+    Version,
+
     /// Print a shell completion script
     #[command(
         after_help = "Examples:\n  runner completions bash > ~/.local/share/bash-completion/completions/runner\n  \
@@ -128,10 +138,12 @@ pub(crate) enum Command {
     },
 }
 
+/// What every run takes.
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
-    /// Only this project and what it needs (on destroy: what needs it); repeatable
-    #[arg(short = 't', long = "target", value_name = "PROJECT")]
+    /// Only this project and what it needs (on destroy: what needs it); repeatable, or
+    /// separated by commas
+    #[arg(short = 't', long = "target", value_name = "PROJECT", value_delimiter = ',')]
     pub targets: Vec<String>,
 
     /// Run at most N projects at once [default: 8]
@@ -142,21 +154,61 @@ pub(crate) struct RunArgs {
     #[arg(long)]
     pub keep_going: bool,
 
-    /// Run every project, even those unchanged since their last successful up
-    #[arg(long)]
-    pub fresh: bool,
-
     /// Also write the JSON summary of the run to FILE (always: .runner/last-run.json)
     #[arg(long, value_name = "FILE")]
     pub summary: Option<PathBuf>,
 
-    /// On destroy: also remove the clusters, users and contexts `kubeconfig-merge` added
-    #[arg(long)]
-    pub prune_kubeconfig: bool,
-
     /// How progress is shown: `plain` prefixes every line with its project
     #[arg(long, value_enum, default_value_t = OutputMode::Auto)]
     pub output: OutputMode,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct UpArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+
+    /// Run every project, even those unchanged since their last successful up
+    #[arg(long)]
+    pub fresh: bool,
+
+    /// Do not ask before running
+    #[arg(short = 'y', long)]
+    pub yes: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct DestroyArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+
+    /// Also remove the clusters, users and contexts `kubeconfig-merge` added
+    #[arg(long)]
+    pub prune_kubeconfig: bool,
+
+    /// Do not ask for the stack name (needed without a terminal)
+    #[arg(short = 'y', long)]
+    pub yes: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RefreshArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+
+    /// Do not ask before running
+    #[arg(short = 'y', long)]
+    pub yes: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct PreviewArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+
+    /// Exit with code 6 when any project would change (a drift check for CI)
+    #[arg(long)]
+    pub expect_no_changes: bool,
 }
 
 #[derive(Debug, Args)]
@@ -165,8 +217,9 @@ pub(crate) struct ShowPlanArgs {
     #[arg(long, value_enum, default_value_t = Operation::Up)]
     pub operation: Operation,
 
-    /// Plan only this project and what it needs (on destroy: what needs it); repeatable
-    #[arg(short = 't', long = "target", value_name = "PROJECT")]
+    /// Plan only this project and what it needs (on destroy: what needs it); repeatable, or
+    /// separated by commas
+    #[arg(short = 't', long = "target", value_name = "PROJECT", value_delimiter = ',')]
     pub targets: Vec<String>,
 
     /// Output format

@@ -8,6 +8,12 @@ pub(crate) mod exit {
     pub(crate) const FAILED: i32 = 1;
     pub(crate) const USAGE: i32 = 2;
     pub(crate) const VALIDATION: i32 = 3;
+    /// Another runner holds the workspace.
+    pub(crate) const BUSY: i32 = 4;
+    /// The operation was not confirmed at the terminal: nothing was changed.
+    pub(crate) const DECLINED: i32 = 5;
+    /// `preview --expect-no-changes` found changes.
+    pub(crate) const CHANGES: i32 = 6;
     pub(crate) const INTERRUPTED: i32 = 130;
 }
 
@@ -25,6 +31,12 @@ pub(crate) enum RunnerError {
     /// `validate` found problems (exit 3): each says what and how to fix it.
     #[error("validation failed: {} problem{}", .0.len(), if .0.len() == 1 { "" } else { "s" })]
     Problems(Vec<Problem>),
+    /// Another runner holds the workspace (exit 4).
+    #[error("{message}")]
+    Busy { message: String, help: String },
+    /// The operation was not confirmed at the terminal (exit 5).
+    #[error("not confirmed: nothing was changed")]
+    Declined,
     /// Reading or writing a file failed.
     #[error("{context}: {source}")]
     Io {
@@ -46,6 +58,8 @@ impl RunnerError {
         match self {
             RunnerError::Usage { .. } | RunnerError::Files(_) => exit::USAGE,
             RunnerError::Validation(_) | RunnerError::Problems(_) => exit::VALIDATION,
+            RunnerError::Busy { .. } => exit::BUSY,
+            RunnerError::Declined => exit::DECLINED,
             RunnerError::Io { .. } => exit::FAILED,
         }
     }

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
 use crate::config::prepare::{self, Ready, Request};
+use crate::config::questions::Ask as _;
 use crate::config::terminal::Terminal;
 use crate::error::{RunnerError, exit};
 use crate::exec::{self, Event, Options, Resume, RunResult, Status};
@@ -18,7 +19,7 @@ use crate::provider::Project;
 use crate::pulumi::{self, Pulumi, Redactor, Store};
 use crate::report::live::Live;
 use crate::report::logs::Logs;
-use crate::report::plain::Plain;
+use crate::report::plain::{Plain, would_change};
 use crate::report::{self, OutputMode};
 use crate::runstate::{Digests, RunState};
 use crate::settings::{Settings, Target};
@@ -29,6 +30,8 @@ use crate::workspace::WorkspaceLock;
 pub(crate) const DEFAULT_PARALLEL: usize = 8;
 
 /// What the command line asked of this run.
+// Independent switches, each a flag of its own on the command line.
+#[allow(clippy::struct_excessive_bools)]
 #[derive(Debug, Clone)]
 pub(crate) struct RunOptions {
     pub(crate) operation: Operation,
@@ -42,11 +45,13 @@ pub(crate) struct RunOptions {
     pub(crate) summary: Option<PathBuf>,
     pub(crate) prune_kubeconfig: bool,
     pub(crate) output: OutputMode,
+    /// Run without asking at the terminal (and, for destroy, allowed without one).
+    pub(crate) yes: bool,
+    /// Preview: exit with [`exit::CHANGES`] when any project would change.
+    pub(crate) expect_no_changes: bool,
 }
 
 pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, RunnerError> {
-    let started = SystemTime::now();
-    let clock = Instant::now();
     let plan = Plan::new(&t.provider, o.operation, &o.targets).map_err(|e| {
         let help = match &e.suggestion {
             Some(x) => format!("did you mean `{x}`?"),
@@ -54,8 +59,25 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
         };
         RunnerError::usage(e.to_string(), help)
     })?;
+    if o.operation == Operation::Destroy && !o.yes && !s.interactive {
+        return Err(RunnerError::usage(
+            "`destroy` needs --yes when nobody can confirm it at a terminal",
+            format!(
+                "run it at a terminal to confirm by typing the stack name, or add --yes: `runner destroy -p {} -s {} --yes`",
+                t.provider.name, t.stack
+            ),
+        ));
+    }
     let _lock = WorkspaceLock::take(&s.ws, &t.run_dir)?;
+    // From here until the first project starts, Ctrl-C ends the runner at once.
+    let _interrupt = exec::signals::hub().on_interrupt(|| report::info("\ninterrupted: no project was started"));
     let ready = prepare(s, t, &plan)?;
+    if s.interactive && !o.yes {
+        confirm(t, &plan, &ready)?;
+    }
+    // The run's time starts with its first project, not with the questions.
+    let started = SystemTime::now();
+    let clock = Instant::now();
 
     let mut state = RunState::load(&t.run_dir).map_err(|m| {
         RunnerError::usage(
@@ -94,8 +116,8 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
         ),
     );
 
-    let mut view = Plain::new(&plan, s.banner);
-    let mut live = (o.output == OutputMode::Auto && s.live).then(|| Live::new(&plan));
+    let mut view = Plain::new(&plan, s.banner, s.style.debug);
+    let mut live = (o.output == OutputMode::Auto && s.live).then(|| Live::new(&plan, s.style.debug));
     let mut logs = Logs::new(&t.run_dir.logs());
     let result = execute(&plan, engine, &options, resume.as_ref(), |ev| {
         match &mut live {
@@ -114,6 +136,8 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
         exit::INTERRUPTED
     } else if result.failed() {
         exit::FAILED
+    } else if o.expect_no_changes && result.results.iter().any(|(_, f)| would_change(&f.changes)) {
+        exit::CHANGES
     } else {
         exit::SUCCESS
     };
@@ -157,6 +181,47 @@ fn prepare(s: &Settings, t: &Target, plan: &Plan<'_>) -> Result<Ready, RunnerErr
     prepare::prepare(&request, &mut Terminal::new(), &store)
 }
 
+/// At a terminal, what the run will do, and the question: the stack name typed for destroy,
+/// yes or no for up and refresh. Preview changes nothing and asks nothing.
+fn confirm(t: &Target, plan: &Plan<'_>, ready: &Ready) -> Result<(), RunnerError> {
+    let backend = ready
+        .env
+        .get("PULUMI_BACKEND_URL")
+        .unwrap_or_else(|| "Pulumi Cloud".into());
+    let io = |source| RunnerError::Io {
+        context: "cannot read the answer from the terminal".into(),
+        source,
+    };
+    let mut terminal = Terminal::new();
+    let confirmed = match plan.operation {
+        Operation::Preview => true,
+        Operation::Destroy => {
+            let names: Vec<&str> = plan.order.iter().map(|&i| plan.name(i)).collect();
+            report::info(&format!(
+                "destroy: every resource of {} projects of provider {}, stack {}, backend {backend}, in this order:\n  {}",
+                names.len(),
+                t.provider.name,
+                t.stack,
+                names.join(", ")
+            ));
+            let question = format!("Type the stack name `{}` to destroy it", t.stack);
+            let answer = terminal.text(&question, None, &|_| Ok(())).map_err(io)?;
+            answer.trim() == t.stack
+        }
+        Operation::Up | Operation::Refresh => {
+            report::info(&format!(
+                "{}: {} projects of provider {}, stack {}, backend {backend}",
+                plan.operation.as_str(),
+                plan.order.len(),
+                t.provider.name,
+                t.stack
+            ));
+            terminal.confirm("Go ahead?").map_err(io)?
+        }
+    };
+    if confirmed { Ok(()) } else { Err(RunnerError::Declined) }
+}
+
 /// Runs the plan on its own runtime; every event goes to `consume` as it happens, and the
 /// run's signals (Ctrl-C, SIGTERM) to the scheduler.
 fn execute(
@@ -176,7 +241,7 @@ fn execute(
     Ok(runtime.block_on(async {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Event>();
         let (sig_tx, sig_rx) = tokio::sync::mpsc::unbounded_channel::<()>();
-        let signals = tokio::spawn(exec::signals::forward(sig_tx));
+        let _forwarding = exec::signals::hub().forward_to(sig_tx);
         let execution = exec::execute(plan, Arc::new(engine), options, resume, tx, sig_rx);
         let events = async {
             while let Some(ev) = rx.recv().await {
@@ -184,7 +249,6 @@ fn execute(
             }
         };
         let (result, ()) = tokio::join!(execution, events);
-        signals.abort();
         result
     }))
 }

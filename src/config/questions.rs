@@ -26,6 +26,9 @@ pub(crate) trait Ask {
     /// A hidden answer, entered twice when `confirm`; an empty answer takes `default`.
     fn hidden(&mut self, question: &str, default: Option<&str>, confirm: bool) -> std::io::Result<String>;
 
+    /// Yes or no, no being the default.
+    fn confirm(&mut self, question: &str) -> std::io::Result<bool>;
+
     /// No more questions: the answers are about to be written.
     fn finished(&mut self) {}
 }
@@ -310,6 +313,12 @@ mod tests {
                     return Ok(a);
                 }
             }
+        }
+
+        fn confirm(&mut self, q: &str) -> std::io::Result<bool> {
+            let a = self.0.remove(0);
+            self.1.push(format!("{q} [y/N] {a}"));
+            Ok(a == "y")
         }
 
         fn hidden(&mut self, q: &str, default: Option<&str>, _confirm: bool) -> std::io::Result<String> {

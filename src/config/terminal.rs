@@ -4,74 +4,68 @@ use dialoguer::theme::SimpleTheme;
 use dialoguer::{Input, Password};
 
 use super::questions::Ask;
+use crate::exec::signals::{self, OnInterrupt};
 
 /// Asks at the terminal. While it lives, Ctrl-C restores the terminal (a hidden prompt turns
-/// echo off) and ends the runner with exit 130, before anything was written.
+/// echo off) and ends the runner with exit 130, saying `nothing was written`.
 pub(crate) struct Terminal {
-    stop: Option<std::sync::mpsc::Sender<()>>,
+    guard: Option<OnInterrupt>,
+    #[cfg(unix)]
+    saved: Option<nix::sys::termios::Termios>,
 }
 
 impl Terminal {
     pub(crate) fn new() -> Self {
-        Terminal { stop: guard() }
+        #[cfg(unix)]
+        let saved = nix::sys::termios::tcgetattr(std::io::stdin()).ok();
+        #[cfg(unix)]
+        let restore = saved.clone();
+        #[cfg(not(unix))]
+        let restore = None;
+        let guard = signals::hub().on_interrupt(move || leave(restore.as_ref()));
+        Terminal {
+            guard: Some(guard),
+            #[cfg(unix)]
+            saved,
+        }
     }
+
+    /// Ctrl-C while reading an answer: the terminal library may see it before the signal
+    /// handler does; either way the runner ends the same way, exit 130.
+    fn interrupted(&self) -> ! {
+        #[cfg(unix)]
+        leave(self.saved.as_ref());
+        #[cfg(not(unix))]
+        leave(None);
+        std::process::exit(crate::error::exit::INTERRUPTED);
+    }
+
+    fn io(&self, e: dialoguer::Error) -> std::io::Error {
+        let dialoguer::Error::IO(e) = e;
+        if e.kind() == std::io::ErrorKind::Interrupted {
+            self.interrupted();
+        }
+        e
+    }
+}
+
+/// The terminal as it was before the questions (echo back on), and what was left undone.
+#[cfg(unix)]
+fn leave(saved: Option<&nix::sys::termios::Termios>) {
+    if let Some(saved) = saved {
+        let _ = nix::sys::termios::tcsetattr(std::io::stdin(), nix::sys::termios::SetArg::TCSANOW, saved);
+    }
+    crate::report::info("\ninterrupted: nothing was written");
+}
+
+#[cfg(not(unix))]
+fn leave(_: Option<&()>) {
+    crate::report::info("\ninterrupted: nothing was written");
 }
 
 impl Default for Terminal {
     fn default() -> Self {
         Self::new()
-    }
-}
-
-impl Terminal {
-    /// Ctrl-C is the runner's own again (from here on, something may have been written).
-    fn stop_guard(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-    }
-}
-
-impl Drop for Terminal {
-    fn drop(&mut self) {
-        self.stop_guard();
-    }
-}
-
-/// A thread that waits for Ctrl-C (or the end of the questions).
-#[cfg(unix)]
-fn guard() -> Option<std::sync::mpsc::Sender<()>> {
-    use nix::sys::termios::{SetArg, tcgetattr, tcsetattr};
-    let saved = tcgetattr(std::io::stdin()).ok()?;
-    let (tx, rx) = std::sync::mpsc::channel::<()>();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .ok()?;
-    std::thread::spawn(move || {
-        runtime.block_on(async move {
-            let stopped = tokio::task::spawn_blocking(move || rx.recv());
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {
-                    let _ = tcsetattr(std::io::stdin(), SetArg::TCSANOW, &saved);
-                    crate::report::info("\ninterrupted: nothing was written");
-                    std::process::exit(crate::error::exit::INTERRUPTED);
-                }
-                _ = stopped => {}
-            }
-        });
-    });
-    Some(tx)
-}
-
-#[cfg(not(unix))]
-fn guard() -> Option<std::sync::mpsc::Sender<()>> {
-    None
-}
-
-fn io(e: dialoguer::Error) -> std::io::Error {
-    match e {
-        dialoguer::Error::IO(e) => e,
     }
 }
 
@@ -88,7 +82,7 @@ impl Ask for Terminal {
         if let Some(d) = default {
             input = input.default(d.to_string());
         }
-        input.interact_text().map_err(io)
+        input.interact_text().map_err(|e| self.io(e))
     }
 
     fn hidden(&mut self, question: &str, default: Option<&str>, confirm: bool) -> std::io::Result<String> {
@@ -102,14 +96,23 @@ impl Ask for Terminal {
         if confirm {
             p = p.with_confirmation(format!("{question} (again)"), "The two entries differ; enter it again.");
         }
-        let answer = p.interact().map_err(io)?;
+        let answer = p.interact().map_err(|e| self.io(e))?;
         Ok(match default {
             Some(d) if answer.is_empty() => d.to_string(),
             _ => answer,
         })
     }
 
+    fn confirm(&mut self, question: &str) -> std::io::Result<bool> {
+        dialoguer::Confirm::with_theme(&SimpleTheme)
+            .with_prompt(question)
+            .default(false)
+            .interact()
+            .map_err(|e| self.io(e))
+    }
+
     fn finished(&mut self) {
-        self.stop_guard();
+        // Ctrl-C is the runner's own again (from here on, something may have been written).
+        self.guard = None;
     }
 }

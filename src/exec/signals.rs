@@ -1,31 +1,118 @@
-//! The run's signals as messages for the scheduler: each SIGINT (Ctrl-C) or SIGTERM is one
-//! message, so the scheduler stops new work at the first and kills at the second. The source is
-//! a channel, so tests inject signals without sending any.
+//! The runner's own handling of SIGINT (Ctrl-C) and SIGTERM, from the first question to the end
+//! of the run. While projects run, each signal is one message for the scheduler (it stops new
+//! work at the first and kills at the second), so tests inject signals through a channel without
+//! sending any. Before that — at a question, or between the last question and the first project
+//! — a signal ends the runner at once with exit 130, after the action set for that moment
+//! (restoring the terminal, saying what was left undone).
+//!
+//! One listener for the whole process: once a signal handler is installed it stays installed,
+//! so a second, later listener would only see signals after it started and Ctrl-C would be lost
+//! in between.
+
+use std::sync::{Mutex, OnceLock};
 
 use tokio::sync::mpsc::UnboundedSender;
 
-/// Forwards every SIGINT and SIGTERM to `tx` until the receiver is gone.
-pub async fn forward(tx: UnboundedSender<()>) {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let (Ok(mut int), Ok(mut term)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) else {
-            return;
-        };
-        loop {
-            tokio::select! {
-                _ = int.recv() => {}
-                _ = term.recv() => {}
-            }
-            if tx.send(()).is_err() {
-                return;
-            }
-        }
+/// What runs before the runner exits on a signal nobody forwards.
+type Action = Box<dyn Fn() + Send>;
+
+pub struct Hub {
+    forward: Mutex<Option<UnboundedSender<()>>>,
+    actions: Mutex<Vec<Action>>,
+}
+
+/// The process's listener, started on first use.
+pub fn hub() -> &'static Hub {
+    static HUB: OnceLock<Hub> = OnceLock::new();
+    static STARTED: OnceLock<()> = OnceLock::new();
+    let hub = HUB.get_or_init(|| Hub {
+        forward: Mutex::new(None),
+        actions: Mutex::new(Vec::new()),
+    });
+    STARTED.get_or_init(|| listen(hub));
+    hub
+}
+
+impl Hub {
+    /// While the guard lives, every signal becomes one message on `tx`.
+    pub fn forward_to(&'static self, tx: UnboundedSender<()>) -> Forwarding {
+        *self.forward.lock().expect("not poisoned") = Some(tx);
+        Forwarding(self)
     }
-    #[cfg(not(unix))]
-    loop {
-        if tokio::signal::ctrl_c().await.is_err() || tx.send(()).is_err() {
+
+    /// While the guard lives, `action` runs before the runner exits on a signal (the latest
+    /// action set is the one that runs).
+    pub fn on_interrupt(&'static self, action: impl Fn() + Send + 'static) -> OnInterrupt {
+        self.actions.lock().expect("not poisoned").push(Box::new(action));
+        OnInterrupt(self)
+    }
+
+    fn signalled(&self) {
+        if let Some(tx) = self.forward.lock().expect("not poisoned").as_ref()
+            && tx.send(()).is_ok()
+        {
             return;
         }
+        if let Some(action) = self.actions.lock().expect("not poisoned").last() {
+            action();
+        }
+        std::process::exit(crate::error::exit::INTERRUPTED);
     }
+}
+
+/// Signals go back to ending the runner when this is dropped.
+pub struct Forwarding(&'static Hub);
+
+impl Drop for Forwarding {
+    fn drop(&mut self) {
+        *self.0.forward.lock().expect("not poisoned") = None;
+    }
+}
+
+/// The action set by [`Hub::on_interrupt`] is removed when this is dropped.
+pub struct OnInterrupt(&'static Hub);
+
+impl Drop for OnInterrupt {
+    fn drop(&mut self) {
+        self.0.actions.lock().expect("not poisoned").pop();
+    }
+}
+
+/// A thread of its own waits for the signals, so they are seen whatever the rest is doing
+/// (reading a terminal, waiting for a child).
+fn listen(hub: &'static Hub) {
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+        return;
+    };
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        runtime.block_on(async move {
+            #[cfg(unix)]
+            {
+                use tokio::signal::unix::{SignalKind, signal};
+                let (Ok(mut int), Ok(mut term)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate()))
+                else {
+                    let _ = ready_tx.send(());
+                    return;
+                };
+                let _ = ready_tx.send(());
+                loop {
+                    tokio::select! {
+                        _ = int.recv() => {}
+                        _ = term.recv() => {}
+                    }
+                    hub.signalled();
+                }
+            }
+            #[cfg(not(unix))]
+            {
+                let _ = ready_tx.send(());
+                while tokio::signal::ctrl_c().await.is_ok() {
+                    hub.signalled();
+                }
+            }
+        });
+    });
+    // The handlers are in place before anything that a signal must interrupt begins.
+    let _ = ready_rx.recv();
 }

@@ -48,7 +48,7 @@ pub(crate) struct Step<'a> {
 }
 
 impl Step<'_> {
-    /// Runs `cmd`, streaming its lines unless `capture` (then stdout is returned instead),
+    /// Runs `cmd`, streaming its lines unless `capture` (then both are kept, not shown),
     /// writing `input` to its standard input when given (a pipe, never argv or a file). The
     /// first Ctrl-C sends SIGINT to its group, the second SIGKILL.
     pub(crate) async fn run(
@@ -75,8 +75,9 @@ impl Step<'_> {
         let stderr = child.stderr.take().expect("piped");
         // Captured stdout stays raw and unprinted (it may hold secrets, e.g. `stack output
         // --show-secrets`); everything printed is scrubbed, and stderr is kept for the error.
+        // A captured command (a probe, a read) shows nothing: its failure says what it printed.
         let out_task = self.pump(stdout, Stream::Stdout, !capture, capture);
-        let err_task = self.pump(stderr, Stream::Stderr, true, true);
+        let err_task = self.pump(stderr, Stream::Stderr, !capture, true);
         let control = self.control;
         let mut interrupted = false;
         let status = loop {
@@ -124,7 +125,12 @@ impl Step<'_> {
             let mut kept = String::new();
             let mut tail = VecDeque::new();
             while let Ok(Some(line)) = lines.next_line().await {
-                let line = if forward { redactor.scrub(&line) } else { line };
+                // Captured stdout stays raw for its reader; everything else is scrubbed.
+                let line = if forward || stream == Stream::Stderr {
+                    redactor.scrub(&line)
+                } else {
+                    line
+                };
                 if keep {
                     kept.push_str(&line);
                     kept.push('\n');

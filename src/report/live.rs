@@ -20,10 +20,12 @@ pub(crate) struct Live {
     started: HashMap<String, SystemTime>,
     spinner: ProgressStyle,
     width: usize,
+    /// `-d`: unchanged projects get their line too.
+    debug: bool,
 }
 
 impl Live {
-    pub(crate) fn new(plan: &Plan<'_>) -> Self {
+    pub(crate) fn new(plan: &Plan<'_>, debug: bool) -> Self {
         let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr_with_hz(10));
         let overall = multi.add(ProgressBar::new(plan.order.len() as u64));
         overall.set_style(
@@ -44,6 +46,7 @@ impl Live {
             ))
             .expect("a valid template"),
             width,
+            debug,
         }
     }
 
@@ -97,6 +100,10 @@ impl Live {
                     Status::Failed => style(format!("✘ {project:<w$} {took:>7}  {} failed", operation.as_str()))
                         .red()
                         .bold(),
+                    Status::Unchanged { .. } if !self.debug => {
+                        self.overall.inc(1);
+                        return;
+                    }
                     other => style(format!(
                         "• {project:<w$} {:>7}  {}: {}",
                         "",

@@ -3,7 +3,7 @@
 //! warnings, the closing table) on standard error, no escape codes unless colour is on.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::Write as _;
 use std::time::SystemTime;
 
@@ -11,17 +11,19 @@ use console::style;
 
 use super::Banner;
 use crate::exec::{Event, RunResult, Status, Stream};
-use crate::plan::Plan;
+use crate::plan::{Operation, Plan};
 
 pub(crate) struct Plain {
     banner: Banner,
+    /// `-d`: every project's line, unchanged ones too, with its reason.
+    debug: bool,
     started: HashMap<String, SystemTime>,
     descriptions: HashMap<String, String>,
     width: usize,
 }
 
 impl Plain {
-    pub(crate) fn new(plan: &Plan<'_>, banner: Banner) -> Self {
+    pub(crate) fn new(plan: &Plan<'_>, banner: Banner, debug: bool) -> Self {
         let descriptions = plan
             .order
             .iter()
@@ -32,6 +34,7 @@ impl Plain {
             .collect();
         Plain {
             banner,
+            debug,
             started: HashMap::new(),
             descriptions,
             width: plan.order.iter().map(|&i| plan.name(i).len()).max().unwrap_or(0),
@@ -75,6 +78,10 @@ impl Plain {
                     .and_then(|s| result.ended.duration_since(*s).ok())
                     .map(|d| format!(" in {}", duration(d.as_secs_f64())))
                     .unwrap_or_default();
+                // Projects that had nothing to do are counted in the closing table instead.
+                if matches!(result.status, Status::Unchanged { .. }) && !self.debug {
+                    return;
+                }
                 let line = match &result.status {
                     Status::Succeeded => format!("✔ [{project}] {} succeeded{took}", operation.as_str()),
                     Status::Failed => format!("✘ [{project}] {} failed{took}", operation.as_str()),
@@ -118,7 +125,15 @@ impl Plain {
             parts.join(", "),
             duration(total)
         );
+        // Unchanged projects are one line per reason, unless `-d` asks for every row.
+        let mut unchanged: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
         for (name, f) in &result.results {
+            if let Status::Unchanged { reason } = &f.status
+                && !self.debug
+            {
+                unchanged.entry(reason.as_str()).or_default().push(name);
+                continue;
+            }
             let took = f
                 .started
                 .and_then(|s| f.ended.duration_since(s).ok())
@@ -140,6 +155,20 @@ impl Plain {
                 w = self.width
             );
             let _ = writeln!(err, "{}", line.trim_end());
+        }
+        for (reason, names) in &unchanged {
+            let again = if plan.operation == Operation::Up {
+                "; `--fresh` to run them anyway"
+            } else {
+                ""
+            };
+            let _ = writeln!(err, "  {} unchanged: {reason}{again}", names.len());
+        }
+        if result.results.iter().any(|(_, f)| !f.changes.is_empty()) {
+            let _ = writeln!(err, "  ({LEGEND})");
+        }
+        if plan.operation == Operation::Preview {
+            preview_verdict(&mut err, result);
         }
         for (name, f) in result.results.iter().filter(|(_, f)| f.status == Status::Failed) {
             let _ = writeln!(
@@ -163,16 +192,59 @@ impl Plain {
     }
 }
 
-/// `+2 ~1 -1 =3`: resources created (or to create), updated, replaced, deleted, unchanged.
-fn changes(c: &std::collections::BTreeMap<String, u64>) -> String {
+/// What the marks of the changes column mean.
+const LEGEND: &str = "resources: + created, ~ updated, ± replaced, - deleted, = unchanged";
+
+/// After a preview: which projects would change and how, or that none would.
+fn preview_verdict(err: &mut impl std::io::Write, result: &RunResult) {
+    let changing: Vec<String> = result
+        .results
+        .iter()
+        .filter(|(_, f)| would_change(&f.changes))
+        .map(|(name, f)| format!("{name}: {}", spelled(&f.changes)))
+        .collect();
+    if changing.is_empty() {
+        let _ = writeln!(err, "\nNothing would change.");
+    } else {
+        let _ = writeln!(err, "\nWould change: {}", changing.join("; "));
+    }
+}
+
+/// Whether the engine's counts hold a change: anything but keeping or reading a resource, as
+/// Pulumi's own `--expect-no-changes` counts (`ResourceChanges.HasChanges`).
+pub(crate) fn would_change(c: &BTreeMap<String, u64>) -> bool {
+    c.iter().any(|(op, n)| is_change(op) && *n > 0)
+}
+
+fn is_change(op: &str) -> bool {
+    !matches!(op, "same" | "read" | "discard" | "read-replacement" | "refresh")
+}
+
+/// `~1 update, +2 create`
+fn spelled(c: &BTreeMap<String, u64>) -> String {
     let mut parts = Vec::new();
-    for (key, mark) in [
-        ("create", "+"),
-        ("update", "~"),
-        ("replace", "±"),
-        ("delete", "-"),
-        ("same", "="),
-    ] {
+    for (key, n) in c.iter().filter(|(op, n)| is_change(op) && **n > 0) {
+        match MARKS.iter().find(|(k, _)| k == key) {
+            Some((_, mark)) => parts.push(format!("{mark}{n} {key}")),
+            None => parts.push(format!("{n} {key}")),
+        }
+    }
+    parts.join(", ")
+}
+
+/// The operations on resources the changes column shows, and their marks.
+const MARKS: [(&str, &str); 5] = [
+    ("create", "+"),
+    ("update", "~"),
+    ("replace", "±"),
+    ("delete", "-"),
+    ("same", "="),
+];
+
+/// `+2 ~1 -1 =3`: resources created (or to create), updated, replaced, deleted, unchanged.
+fn changes(c: &BTreeMap<String, u64>) -> String {
+    let mut parts = Vec::new();
+    for (key, mark) in MARKS {
         if let Some(n) = c.get(key).filter(|n| **n > 0) {
             parts.push(format!("{mark}{n}"));
         }

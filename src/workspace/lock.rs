@@ -30,13 +30,13 @@ impl WorkspaceLock {
             .map_err(io)?;
         match file.try_lock() {
             Ok(()) => Ok(WorkspaceLock { _file: file }),
-            Err(std::fs::TryLockError::WouldBlock) => Err(RunnerError::usage(
-                format!(
+            Err(std::fs::TryLockError::WouldBlock) => Err(RunnerError::Busy {
+                message: format!(
                     "another runner is already running in this workspace (lock: {})",
                     ws.show(&path)
                 ),
-                "wait for it to finish; the lock is released when it ends",
-            )),
+                help: "wait for it to finish; the lock is released when it ends".into(),
+            }),
             Err(std::fs::TryLockError::Error(e)) => Err(io(e)),
         }
     }

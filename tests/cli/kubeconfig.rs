@@ -249,7 +249,7 @@ fn destroy_prunes_the_entries_only_when_asked() {
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
     std::fs::write(&file, EXISTING).unwrap();
     up(&ws, None).expect(0);
-    ws.exec(&["destroy", "-p", "aws", "-s", "dev", "--target", "eks"], &[])
+    ws.exec(&["destroy", "-p", "aws", "-s", "dev", "--target", "eks", "--yes"], &[])
         .expect(0);
     assert_eq!(
         names(&yaml(&file), "contexts"),
@@ -268,6 +268,7 @@ fn destroy_prunes_the_entries_only_when_asked() {
                 "--target",
                 "eks",
                 "--prune-kubeconfig",
+                "--yes",
             ],
             &[],
         )
@@ -297,7 +298,7 @@ fn an_interactive_destroy_offers_to_prune_and_ci_never_asks() {
     up(&ws, None).expect(0);
     // CI: no question, nothing removed.
     ws.exec(
-        &["destroy", "-p", "aws", "-s", "dev", "--target", "eks"],
+        &["destroy", "-p", "aws", "-s", "dev", "--target", "eks", "--yes"],
         &[("CI", "true")],
     )
     .expect(0);
@@ -331,12 +332,18 @@ fn an_interactive_destroy_offers_to_prune_and_ci_never_asks() {
     {
         use std::io::Write as _;
         let mut stdin = child.stdin.take().unwrap();
-        // Typed ahead: the terminal holds it until the runner asks.
-        stdin.write_all(b"y\n").unwrap();
+        // Typed ahead: the terminal holds it until the runner asks. Destroy asks for the stack
+        // name first (it used to destroy at once), then about the kubeconfig.
+        stdin.write_all(b"dev\ny\n").unwrap();
     }
     let out = child.wait_with_output().unwrap();
     let screen = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{screen}");
+    assert!(
+        screen.contains("destroy: every resource of 11 projects of provider aws, stack dev")
+            && screen.contains("Type the stack name `dev` to destroy it"),
+        "{screen}"
+    );
     assert!(
         screen.contains("eks is destroyed: remove its cluster, user and context from your kubeconfig? [y/N]"),
         "{screen}"

@@ -12,7 +12,8 @@ use serde_json::Value;
 use crate::support::{SECRETS, Ws};
 
 /// The runner at a pseudo-terminal, with the usual test environment minus the variables that
-/// would answer the questions.
+/// would answer the questions. Runs pass `--yes`: at a terminal `up` now asks before running
+/// (tested in `run.rs`), and these tests are about the configuration questions.
 fn session(ws: &Ws, args: &[&str], remove: &[&str]) -> Session {
     let mut c = ws.command(args, &[("TERM", "dumb")]);
     for (k, _) in SECRETS {
@@ -186,7 +187,7 @@ fn digitalocean_asks_for_its_token_hidden_and_stores_it_encrypted_in_the_shared_
     let ws = Ws::reference();
     let mut s = session(
         &ws,
-        &["up", "-p", "do", "-s", "dev", "--target", "container-registry"],
+        &["up", "-p", "do", "-s", "dev", "--target", "container-registry", "--yes"],
         &["DIGITALOCEAN_TOKEN"],
     );
     answer(&mut s, "DigitalOcean API token: ", "dop_v1_T0ken-secret");
@@ -286,7 +287,7 @@ fn kubeconfig_asks_for_the_file_context_and_cluster() {
     ws.write("home/.kube/config", crate::support::CLUSTER_KUBECONFIG);
     let mut s = session(
         &ws,
-        &["up", "-p", "kubeconfig", "-s", "dev", "--target", "kubeconfig"],
+        &["up", "-p", "kubeconfig", "-s", "dev", "--target", "kubeconfig", "--yes"],
         &["KUBECONFIG"],
     );
     answer(
@@ -311,7 +312,7 @@ fn the_passphrase_is_asked_twice_on_first_use_and_never_stored() {
     let ws = Ws::configured("aws");
     let mut s = session(
         &ws,
-        &["up", "-p", "aws", "-s", "dev", "--target", "iam"],
+        &["up", "-p", "aws", "-s", "dev", "--target", "iam", "--yes"],
         &["PULUMI_CONFIG_PASSPHRASE"],
     );
     answer(&mut s, "Passphrase to protect this stack's secrets", "pass-Phrase-7");
@@ -322,7 +323,7 @@ fn the_passphrase_is_asked_twice_on_first_use_and_never_stored() {
     // The next run knows the stack: one question, and a wrong passphrase fails in Pulumi.
     let mut s = session(
         &ws,
-        &["up", "-p", "aws", "-s", "dev", "--target", "iam", "--fresh"],
+        &["up", "-p", "aws", "-s", "dev", "--target", "iam", "--fresh", "--yes"],
         &["PULUMI_CONFIG_PASSPHRASE"],
     );
     answer(&mut s, "Passphrase of this stack's secrets: ", "pass-Phrase-7");
@@ -455,7 +456,7 @@ fn non_interactive_never_asks_even_at_a_terminal() {
 #[test]
 fn destroy_asks_for_no_secret() {
     let ws = Ws::configured("aws");
-    let mut c = ws.command(&["destroy", "-p", "aws", "-s", "dev"], &[("CI", "true")]);
+    let mut c = ws.command(&["destroy", "-p", "aws", "-s", "dev", "--yes"], &[("CI", "true")]);
     for (k, _) in SECRETS {
         c.env_remove(k);
     }
@@ -513,7 +514,7 @@ fn a_key_the_existing_file_lacks_is_asked_and_added_keeping_the_rest() {
     // A plan without secrets: only the configuration is asked.
     let mut s = session(
         &ws,
-        &["up", "-p", "aws", "-s", "dev", "--target", "eks"],
+        &["up", "-p", "aws", "-s", "dev", "--target", "eks", "--yes"],
         &["AWS_PROFILE"],
     );
     // Only the missing key is asked (an optional one, like the profile, is not).

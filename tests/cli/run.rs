@@ -252,8 +252,11 @@ fn destroy_runs_dependents_first_and_targets_work_both_ways() {
 
     ws.exec(&["up", "-p", "aws", "-s", "dev"], &[]).expect(0);
     ws.clear_invocations();
-    ws.exec(&["destroy", "-p", "aws", "-s", "dev", "--target", "logstore"], &[])
-        .expect(0);
+    ws.exec(
+        &["destroy", "-p", "aws", "-s", "dev", "--target", "logstore", "--yes"],
+        &[],
+    )
+    .expect(0);
     let gone = intervals(&ws, "destroy");
     assert_eq!(
         gone.keys().cloned().collect::<BTreeSet<_>>(),
@@ -262,7 +265,7 @@ fn destroy_runs_dependents_first_and_targets_work_both_ways() {
     assert!(gone["sirius"].1 <= gone["logagent"].0 && gone["logagent"].1 <= gone["logstore"].0);
 
     ws.clear_invocations();
-    ws.exec(&["down", "-p", "aws", "-s", "dev"], &[]).expect(0);
+    ws.exec(&["down", "-p", "aws", "-s", "dev", "--yes"], &[]).expect(0);
     let gone = intervals(&ws, "destroy");
     let waits = waits(&ws, "aws", "destroy");
     for (project, first) in &waits {
@@ -596,7 +599,7 @@ fn a_terminal_gets_the_live_view_and_logs_keep_every_line() {
             "-q",
             "-e",
             "-c",
-            &format!("{runner} up -p aws -s dev --target eks"),
+            &format!("{runner} up -p aws -s dev --target eks --yes"),
             typescript.to_str().unwrap(),
         ])
         .stdin(std::process::Stdio::null())

@@ -1,0 +1,159 @@
+//! Destructive and wide operations ask first: `destroy` at a terminal wants the stack name typed
+//! and without one wants `--yes`; `up` at a terminal asks once; what was refused says so with an
+//! exit code of its own. Flags that mean nothing for a command are refused.
+
+use std::time::Duration;
+
+use expectrl::Expect as _;
+
+use crate::support::Ws;
+
+/// The runner at a pseudo-terminal, with the usual test environment.
+fn at_terminal(ws: &Ws, args: &[&str]) -> expectrl::session::OsSession {
+    let mut c = ws.command(args, &[("TERM", "dumb")]);
+    c.env_remove("CI");
+    let mut s = expectrl::Session::spawn(c).expect("a pseudo-terminal");
+    s.set_expect_timeout(Some(Duration::from_secs(60)));
+    s
+}
+
+fn exit_code(s: &mut expectrl::session::OsSession) -> i32 {
+    let mut screen = String::new();
+    let _ = std::io::Read::read_to_string(s, &mut screen);
+    // `Exited(Pid(N), CODE)`
+    let status = format!("{:?}", s.get_process().wait().unwrap());
+    status
+        .strip_prefix("Exited(")
+        .and_then(|r| r.rsplit(", ").next())
+        .and_then(|c| c.trim_end_matches(')').parse().ok())
+        .unwrap_or_else(|| panic!("{status}\n{screen}"))
+}
+
+#[test]
+fn destroy_without_a_terminal_needs_yes_and_changes_nothing_without_it() {
+    let ws = Ws::configured("aws");
+    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam"], &[])
+        .expect(0);
+    ws.clear_invocations();
+    ws.exec(&["destroy", "-p", "aws", "-s", "dev"], &[("CI", "true")])
+        .expect(2)
+        .stderr_has("`destroy` needs --yes when nobody can confirm it at a terminal")
+        .stderr_has("`runner destroy -p aws -s dev --yes`");
+    assert!(ws.invocations().is_empty(), "pulumi ran: {:?}", ws.invocations());
+    ws.exec(&["destroy", "-p", "aws", "-s", "dev", "-y"], &[("CI", "true")])
+        .expect(0);
+}
+
+#[test]
+fn destroy_at_a_terminal_wants_the_stack_name_typed() {
+    let ws = Ws::configured("aws");
+    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam"], &[])
+        .expect(0);
+    ws.clear_invocations();
+    let mut s = at_terminal(&ws, &["destroy", "-p", "aws", "-s", "dev", "--target", "iam"]);
+    s.expect("in this order:").unwrap();
+    s.expect("Type the stack name `dev` to destroy it").unwrap();
+    s.send_line("prod").unwrap();
+    s.expect("not confirmed: nothing was changed").unwrap();
+    assert_eq!(exit_code(&mut s), 5);
+    assert!(
+        !ws.invocations().iter().any(|i| i["argv"][0] == "destroy"),
+        "destroyed anyway"
+    );
+}
+
+#[test]
+fn up_at_a_terminal_says_what_it_will_run_and_asks_once() {
+    let ws = Ws::configured("aws");
+    let mut s = at_terminal(&ws, &["up", "-p", "aws", "-s", "dev"]);
+    s.expect("up: 16 projects of provider aws, stack dev, backend file://")
+        .unwrap();
+    s.expect("Go ahead?").unwrap();
+    s.send_line("n").unwrap();
+    assert_eq!(exit_code(&mut s), 5);
+    assert!(!ws.invocations().iter().any(|i| i["argv"][0] == "up"), "ran anyway");
+
+    let mut s = at_terminal(&ws, &["up", "-p", "aws", "-s", "dev", "--target", "iam"]);
+    s.expect("Go ahead?").unwrap();
+    s.send_line("y").unwrap();
+    assert_eq!(exit_code(&mut s), 0);
+    assert!(ws.invocations().iter().any(|i| i["argv"][0] == "up"));
+}
+
+#[test]
+fn a_second_runner_in_the_workspace_exits_with_its_own_code() {
+    let ws = Ws::configured("aws");
+    let mut first = ws
+        .command(
+            &["up", "-p", "aws", "-s", "dev", "--target", "iam"],
+            &[("PULUMI_STANDIN_DELAY_MS", "*=3000")],
+        )
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The first holds the lock once it created its lock file and started a project.
+    let lock = ws.path().join(".runner/lock");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !(lock.exists() && ws.path().join(".runner/dev/state.json").exists()) {
+        assert!(std::time::Instant::now() < deadline, "the first runner never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam"], &[])
+        .expect(4)
+        .stderr_has("another runner is already running in this workspace");
+    assert!(first.wait().unwrap().success());
+}
+
+#[test]
+fn flags_that_mean_nothing_for_a_command_are_refused_and_targets_split_on_commas() {
+    let ws = Ws::configured("aws");
+    ws.exec(&["up", "-p", "aws", "-s", "dev", "--prune-kubeconfig"], &[])
+        .expect(2)
+        .stderr_has("unexpected argument '--prune-kubeconfig'");
+    ws.exec(&["destroy", "-p", "aws", "-s", "dev", "--fresh", "--yes"], &[])
+        .expect(2)
+        .stderr_has("unexpected argument '--fresh'");
+    ws.exec(&["up", "-p", "aws", "-s", "dev", "-t", "iam,vpc"], &[])
+        .expect(0);
+    let ran: std::collections::BTreeSet<String> = ws
+        .invocations()
+        .iter()
+        .filter(|i| i["argv"][0] == "up")
+        .map(|i| i["cwd"].as_str().unwrap().rsplit('/').next().unwrap().to_string())
+        .collect();
+    assert_eq!(ran, ["iam", "vpc"].map(String::from).into());
+}
+
+#[test]
+fn version_is_a_command_too() {
+    let ws = Ws::empty();
+    let as_flag = ws.run(&["--version"]).expect(0).stdout;
+    assert_eq!(ws.run(&["version"]).expect(0).stdout, as_flag);
+    assert!(as_flag.starts_with("runner "), "{as_flag}");
+}
+
+#[test]
+fn an_unchanged_run_says_so_in_one_line_and_a_preview_says_what_would_change() {
+    let ws = Ws::configured("aws");
+    ws.exec(&["up", "-p", "aws", "-s", "dev"], &[]).expect(0);
+    let run = ws.exec(&["up", "-p", "aws", "-s", "dev"], &[]).expect(0);
+    assert!(
+        run.stderr.contains(
+            "16 unchanged: nothing it depends on changed since its last successful up; `--fresh` to run them anyway"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(run.stderr.matches("unchanged").count(), 2, "{}", run.stderr);
+
+    ws.exec(&["preview", "-p", "aws", "-s", "dev", "--expect-no-changes"], &[])
+        .expect(0)
+        .stderr_has("Nothing would change.");
+    ws.edit("config/pulumi/Pulumi.dev.yaml", "eks:min_size: 3", "eks:min_size: 4");
+    ws.exec(&["preview", "-p", "aws", "-s", "dev", "--expect-no-changes"], &[])
+        .expect(6)
+        .stderr_has("Would change: eks: ~1 update")
+        .stderr_has("(resources: + created, ~ updated, ± replaced, - deleted, = unchanged)");
+    ws.exec(&["preview", "-p", "aws", "-s", "dev"], &[]).expect(0);
+}
