@@ -10,5 +10,6 @@ mod plan;
 mod programs;
 mod prompts;
 mod run;
+mod strict_programs;
 mod support;
 mod validate;
