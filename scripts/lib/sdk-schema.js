@@ -441,12 +441,37 @@ function main() {
     packages,
   };
   const out = path.join(cache, "schema.json");
-  fs.writeFileSync(out + ".tmp", JSON.stringify(schema));
+  fs.writeFileSync(out + ".tmp", layout(schema));
   fs.renameSync(out + ".tmp", out);
   const counts = Object.entries(packages).map(
     ([k, p]) => `${k}: ${Object.keys(p.resources).length} resources, ${Object.keys(p.functions).length} functions`,
   );
   console.error(`sdk-schema: wrote ${out} (${counts.join("; ")})`);
+}
+
+/**
+ * JSON with one entry a line: a package's header, then each resource, function and object type
+ * on a line of its own that starts with its quoted key. Any JSON reader reads it whole; the
+ * Pulumi stand-in, which evaluates one program per process, finds the few entries it needs by
+ * their line instead of parsing megabytes each time.
+ */
+function layout(schema) {
+  const { packages, ...head } = schema;
+  const parts = [];
+  for (const [name, pkg] of Object.entries(packages)) {
+    const { resources, functions, types, ...meta } = pkg;
+    const section = (key, entries) =>
+      `${JSON.stringify(key)}:{` +
+      Object.entries(entries)
+        .map(([k, v]) => `\n${JSON.stringify(k)}:${JSON.stringify(v)}`)
+        .join(",") +
+      "}";
+    const metaJson = JSON.stringify(meta).slice(1, -1);
+    parts.push(
+      `\n${JSON.stringify(name)}:{${metaJson},${section("resources", resources)},${section("functions", functions)},${section("types", types)}}`,
+    );
+  }
+  return `${JSON.stringify(head).slice(0, -1)},"packages":{${parts.join(",")}\n}}\n`;
 }
 
 main();

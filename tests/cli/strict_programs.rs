@@ -8,7 +8,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::support::{REPO, Run, require_sdk_schema};
+use crate::support::{REPO, Run, Ws, require_sdk_schema};
 
 /// `scripts/provider-versions`: package → (version, SDK).
 fn pins() -> BTreeMap<String, (String, String)> {
@@ -273,4 +273,115 @@ fn check_programs_fix_writes_the_pins_into_a_program_that_lacks_them() {
         )),
         "{fixed}"
     );
+}
+
+/// `runner preview` of the AWS graph with one program edited: exit 1, and the engine's message.
+fn preview_with(edit: (&str, &str, &str)) -> Run {
+    let ws = Ws::configured("aws");
+    ws.edit(edit.0, edit.1, edit.2);
+    let run = ws.exec(&["preview", "-p", "aws", "-s", "dev", "--target", "ecr"], &[]);
+    assert_eq!(
+        run.code, 1,
+        "exit {}\n--- stdout\n{}\n--- stderr\n{}",
+        run.code, run.stdout, run.stderr
+    );
+    run
+}
+
+#[test]
+fn runner_preview_of_a_program_the_engine_refuses_fails_with_the_engines_message() {
+    let Ok(_) = require_sdk_schema() else { return };
+    let ecr = "projects/infra/ecr/Pulumi.yaml";
+    let cases = [
+        (
+            (ecr, "      imageScanningConfiguration:", "      imageScanningConfig:"),
+            vec![
+                "Error: Property imageScanningConfig does not exist on 'aws:ecr/repository:Repository'",
+                "on Pulumi.yaml line 10:",
+                "Existing properties are: imageScanningConfiguration",
+            ],
+        ),
+        (
+            (
+                ecr,
+                "type: aws:ecr/repository:Repository",
+                "type: aws:ecr/repositori:Repository",
+            ),
+            vec![
+                "Error: error resolving type of resource repository: unable to find resource type \"aws:ecr/repositori:Repository\" in resource provider \"aws\"",
+            ],
+        ),
+        (
+            (ecr, "${repository.repositoryUrl}", "${repository.repositoryUri}"),
+            vec![
+                "Error: repositoryUri does not exist on repository",
+                "Existing properties are: repositoryUrl",
+            ],
+        ),
+        (
+            (
+                ecr,
+                "        scanOnPush: true",
+                "        scanOnPush: true\n        scanOnPull: true",
+            ),
+            vec!["Error: Property scanOnPull does not exist on 'ecr.RepositoryImageScanningConfiguration'"],
+        ),
+        (
+            (
+                ecr,
+                "      imageScanningConfiguration:\n        scanOnPush: true",
+                "      imageScanningConfiguration:\n        - scanOnPush: true",
+            ),
+            vec![
+                "imageScanningConfiguration: Cannot assign 'List<{scanOnPush: boolean}>' to 'ecr.RepositoryImageScanningConfiguration'",
+            ],
+        ),
+        (
+            (ecr, "      version: 7", "      dependOn: []\n      version: 7"),
+            vec!["Error: dependOn does not exist on resource options"],
+        ),
+        (
+            (ecr, "${repository.registryId}", "${repoo.registryId}"),
+            vec!["Error: resource, variable, or config value \"repoo\" not found"],
+        ),
+    ];
+    for ((file, from, to), needles) in cases {
+        let run = preview_with((file, from, to));
+        let all = format!("{}{}", run.stdout, run.stderr);
+        for needle in needles {
+            assert!(
+                all.contains(needle),
+                "{to:?}: lacks {needle:?}\n--- stdout\n{}\n--- stderr\n{}",
+                run.stdout,
+                run.stderr
+            );
+        }
+        assert!(
+            run.stderr.contains("ecr"),
+            "the failed project is named:\n{}",
+            run.stderr
+        );
+    }
+}
+
+#[test]
+fn runner_preview_of_a_program_missing_a_required_input_fails() {
+    let Ok(_) = require_sdk_schema() else { return };
+    let iam = "projects/identity/iam/Pulumi.yaml";
+    let ws = Ws::configured("aws");
+    ws.edit(
+        iam,
+        "      description: EKS control plane of stack ${pulumi.stack}\n      assumeRolePolicy:",
+        "      description: EKS control plane of stack ${pulumi.stack}\n      trustPolicy:",
+    );
+    let run = ws.exec(&["preview", "-p", "aws", "-s", "dev", "--target", "iam"], &[]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    let all = format!("{}{}", run.stdout, run.stderr);
+    for needle in [
+        "Error: Property trustPolicy does not exist on 'aws:iam/role:Role'",
+        "Error: aws:iam/role:Role is not assignable from",
+        "assumeRolePolicy: Missing required property 'assumeRolePolicy'",
+    ] {
+        assert!(all.contains(needle), "lacks {needle:?}:\n{all}");
+    }
 }
