@@ -11,6 +11,7 @@ mod plan;
 mod programs;
 mod prompts;
 mod run;
+mod strict_programs;
 mod support;
 mod validate;
 mod writes;

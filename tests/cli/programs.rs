@@ -155,7 +155,7 @@ fn a_removed_stack_reference_and_a_misspelled_output_are_named_precisely() {
     for needle in [
         "providers/kubernetes.toml:85:10: `certmgr` needs `kubeconfig`, but projects/services/certmgr/Pulumi.yaml has no StackReference to it",
         "fix: add a `pulumi:pulumi:StackReference` named ${pulumi.organization}/kubeconfig/${pulumi.stack} to projects/services/certmgr/Pulumi.yaml",
-        "projects/services/logagent/Pulumi.yaml:49: `logagent` reads the output `elastic_host` of `logstore`, which projects/services/logstore/Pulumi.yaml does not declare",
+        "projects/services/logagent/Pulumi.yaml:51: `logagent` reads the output `elastic_host` of `logstore`, which projects/services/logstore/Pulumi.yaml does not declare",
         "did you mean `elastic_hostname`?",
     ] {
         assert!(run.stderr.contains(needle), "stderr lacks {needle:?}:\n{}", run.stderr);
@@ -164,7 +164,7 @@ fn a_removed_stack_reference_and_a_misspelled_output_are_named_precisely() {
     let plan = ws.run(&["show-plan", "-p", "aws"]).expect(0);
     assert!(
         plan.stderr
-            .contains("warning: projects/services/logagent/Pulumi.yaml:49"),
+            .contains("warning: projects/services/logagent/Pulumi.yaml:51"),
         "{}",
         plan.stderr
     );
@@ -177,7 +177,7 @@ fn a_removed_stack_reference_and_a_misspelled_output_are_named_precisely() {
     );
     ws.exec(&["validate", "-p", "aws", "-s", "dev"], &[])
         .expect(3)
-        .stderr_has("projects/apps/sirius/Pulumi.yaml:23: `sirius` references the stack of `secrets`, but `sirius` (providers/kubernetes.toml:")
+        .stderr_has("projects/apps/sirius/Pulumi.yaml:25: `sirius` references the stack of `secrets`, but `sirius` (providers/kubernetes.toml:")
         .stderr_has("add \"secrets\" to the `needs` of `sirius`");
 }
 

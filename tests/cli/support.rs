@@ -210,6 +210,51 @@ pub fn have(tool: &str) -> bool {
     Command::new(tool).arg("-V").output().is_ok()
 }
 
+/// The SDK cache of `scripts/install-test-tools` (outside git): `$RUNNER_SDK_CACHE`, else
+/// `$XDG_CACHE_HOME/runner-sdk`, else `~/.cache/runner-sdk` (as `scripts/lib/sdk-cache-dir`).
+pub fn sdk_cache() -> PathBuf {
+    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    var("RUNNER_SDK_CACHE")
+        .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("runner-sdk")))
+        .or_else(|| var("HOME").map(|h| h.join(".cache/runner-sdk")))
+        .unwrap_or_else(|| PathBuf::from(".cache/runner-sdk"))
+}
+
+/// The schema the SDKs export (`<cache>/schema.json`), when `scripts/install-test-tools` has
+/// built it for the pins of `scripts/provider-versions`: the stand-in refuses what the engine
+/// refuses from it. `None` when it is missing or stale.
+pub fn sdk_schema() -> Option<PathBuf> {
+    static SCHEMA: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    SCHEMA
+        .get_or_init(|| {
+            let cache = sdk_cache();
+            let pinned = std::fs::read_to_string(Path::new(REPO).join("scripts/provider-versions")).ok()?;
+            let installed = std::fs::read_to_string(cache.join("provider-versions")).ok()?;
+            let schema = cache.join("schema.json");
+            (pinned == installed && schema.is_file()).then_some(schema)
+        })
+        .clone()
+}
+
+/// The schema, or why a test cannot run without it: `Err` (the test skips) unless
+/// `RUNNER_REQUIRE_TOOLS=1` (as in CI), where a missing schema fails the test.
+pub fn require_sdk_schema() -> Result<PathBuf, ()> {
+    match sdk_schema() {
+        Some(s) => Ok(s),
+        None if tool_required() => panic!(
+            "the provider SDK schema is missing or stale in {}: run scripts/install-test-tools",
+            sdk_cache().display()
+        ),
+        None => {
+            eprintln!(
+                "skipped: no provider SDK schema in {} (run scripts/install-test-tools)",
+                sdk_cache().display()
+            );
+            Err(())
+        }
+    }
+}
+
 /// A directory holding the stand-in as `pulumi`, built on first use when `cargo test` did not
 /// build it already (it is another package of the workspace).
 pub fn standin_dir() -> &'static Path {
@@ -263,6 +308,11 @@ impl Ws {
             .env_remove("CI")
             .env("TERM", "dumb");
         c.envs(SECRETS.iter().copied());
+        // The stand-in refuses what the engine refuses, from the SDKs' types (when installed).
+        match sdk_schema() {
+            Some(schema) => c.env("PULUMI_STANDIN_SCHEMA", schema),
+            None => c.env_remove("PULUMI_STANDIN_SCHEMA"),
+        };
         for (k, v) in env {
             c.env(k, v);
         }

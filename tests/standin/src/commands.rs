@@ -42,14 +42,23 @@ impl Scope {
         }
     }
 
-    /// The secrets manager for this stack: the config file's salt, else the one in state (then
-    /// written into the config file, as `getAndSaveSecretsManager` does).
+    /// The secrets manager for this stack: the config file's salt; without one a new salt, or the
+    /// one in state when `PULUMI_FALLBACK_TO_STATE_SECRETS_MANAGER` is true — then written into
+    /// the config file, as `getAndSaveSecretsManager` does.
     pub fn crypter(&self, cfg: &mut StackConfig, context: &str) -> Result<(Crypter, String), Failure> {
         let passphrase = crypto::passphrase().map_err(|f| fail(format!("{context}{}", f.message)))?;
         if let Some(salt) = cfg.salt.clone() {
             return Ok((Crypter::open(&passphrase, &salt)?, passphrase));
         }
-        let cp = self.backend.checkpoint(&self.project.name, &self.stack)?;
+        // No salt in the stack's config file: a new secrets manager (a new salt), unless
+        // PULUMI_FALLBACK_TO_STATE_SECRETS_MANAGER asks for the one recorded in the state
+        // (pkg/cmd/pulumi/stack/secrets.go `GetSecretsManager`, sdk/go/common/env/env.go).
+        let fallback = std::env::var("PULUMI_FALLBACK_TO_STATE_SECRETS_MANAGER").is_ok_and(|v| crate::args::truthy(&v));
+        let cp = if fallback {
+            self.backend.checkpoint(&self.project.name, &self.stack)?
+        } else {
+            None
+        };
         let salt = cp
             .as_ref()
             .and_then(|c| c["checkpoint"]["latest"]["secrets_providers"]["state"]["salt"].as_str())

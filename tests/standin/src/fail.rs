@@ -5,6 +5,9 @@
 pub struct Failure {
     pub message: String,
     pub code: i32,
+    /// Lines the engine shows under the stack's `Diagnostics:` (a program's errors); with an
+    /// empty `message` the command then ends with no `error:` line (the engine's "bail").
+    pub diagnostics: Vec<String>,
 }
 
 /// Generic failure: exit 1.
@@ -12,6 +15,7 @@ pub fn fail(message: impl Into<String>) -> Failure {
     Failure {
         message: message.into(),
         code: 1,
+        diagnostics: Vec::new(),
     }
 }
 
@@ -20,6 +24,7 @@ pub fn config_error(message: impl Into<String>) -> Failure {
     Failure {
         message: message.into(),
         code: 2,
+        diagnostics: Vec::new(),
     }
 }
 
@@ -28,6 +33,7 @@ pub fn stack_not_found(message: impl Into<String>) -> Failure {
     Failure {
         message: message.into(),
         code: 6,
+        diagnostics: Vec::new(),
     }
 }
 
@@ -36,6 +42,16 @@ pub fn cancelled(operation: &str) -> Failure {
     Failure {
         message: format!("{operation} cancelled"),
         code: 8,
+        diagnostics: Vec::new(),
+    }
+}
+
+/// A program the language host refused: its diagnostics were shown, nothing more is said; exit 1.
+pub fn bail(diagnostics: Vec<String>) -> Failure {
+    Failure {
+        message: String::new(),
+        code: 1,
+        diagnostics,
     }
 }
 

@@ -16,10 +16,12 @@ mod args;
 mod backend;
 mod commands;
 mod crypto;
+mod diag;
 mod fail;
 mod fakes;
 mod operations;
 mod program;
+mod schema;
 mod stackconfig;
 mod switches;
 mod time;
@@ -38,7 +40,9 @@ fn main() {
     let code = match run(&argv) {
         Ok(code) => code,
         Err(f) => {
-            eprintln!("error: {}", f.message);
+            if !f.message.is_empty() {
+                eprintln!("error: {}", f.message);
+            }
             f.code
         }
     };

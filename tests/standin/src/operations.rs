@@ -278,27 +278,48 @@ pub fn run(args: &Args, op: Op) -> Result<i32, Failure> {
         return Ok(1);
     }
 
+    let mut warnings: Vec<String> = Vec::new();
     let (steps, outputs) = match op {
         Op::Up | Op::Preview => {
             let evaluated = Evaluator::new(&ctx)?.run().inspect_err(|f| {
-                // The language host's error reaches the engine as a diagnostic, as in the real CLI.
-                events.emit(
-                    "diagnosticEvent",
-                    json!({ "urn": root_urn(&scope), "prefix": "error: ", "message": format!("{}\n", f.message), "color": "never", "severity": "error" }),
-                );
-                events.emit("cancelEvent", json!({}));
-                if human {
-                    println!(
-                        "Diagnostics:\n  pulumi:pulumi:Stack ({project}-{}):\n    error: {}\n",
-                        scope.stack, f.message
+                let root = root_urn(&scope);
+                for line in &f.diagnostics {
+                    events.emit(
+                        "diagnosticEvent",
+                        json!({ "urn": root, "message": format!("{line}\n"), "color": "never", "severity": "info#err" }),
                     );
                 }
+                if !f.message.is_empty() {
+                    events.emit(
+                        "diagnosticEvent",
+                        json!({ "urn": root, "prefix": "error: ", "message": format!("{}\n", f.message), "color": "never", "severity": "error" }),
+                    );
+                }
+                events.emit("summaryEvent", summary_event(&BTreeMap::new(), started, preview_only, "failed"));
+                events.emit("cancelEvent", json!({}));
+                if human {
+                    println!("Diagnostics:\n  pulumi:pulumi:Stack ({project}-{}):", scope.stack);
+                    for line in &f.diagnostics {
+                        println!("    {line}");
+                    }
+                    if !f.message.is_empty() {
+                        println!("    error: {}", f.message);
+                    }
+                    println!();
+                }
             })?;
+            warnings.clone_from(&evaluated.warnings);
             plan_update(&scope, &old, evaluated)
         }
         Op::Refresh => (refresh_steps(&old), None),
         Op::Destroy => (destroy_steps(&old), None),
     };
+    for line in &warnings {
+        events.emit(
+            "diagnosticEvent",
+            json!({ "urn": root_urn(&scope), "message": format!("{line}\n"), "color": "never", "severity": "info#err" }),
+        );
+    }
     let mut changes: BTreeMap<String, u64> = BTreeMap::new();
     for s in &steps {
         *changes.entry(s.op.to_string()).or_default() += 1;
@@ -350,7 +371,16 @@ pub fn run(args: &Args, op: Op) -> Result<i32, Failure> {
     if json_out && op == Op::Preview {
         print_digest(&cfg, &steps, started, &changes);
     } else if human {
-        print_human(op, preview_only, &scope, &steps, outputs.as_ref(), &changes, started);
+        print_human(
+            op,
+            preview_only,
+            &scope,
+            &steps,
+            outputs.as_ref(),
+            &changes,
+            started,
+            &warnings,
+        );
     }
     Ok(0)
 }
@@ -599,6 +629,7 @@ fn print_human(
     outputs: Option<&Map<String, Value>>,
     changes: &BTreeMap<String, u64>,
     started: Instant,
+    warnings: &[String],
 ) {
     if !steps.is_empty() {
         let tw = steps.iter().map(|s| s.ty.len()).max().unwrap_or(4).max(4);
@@ -623,6 +654,16 @@ fn print_human(
             };
             let ty = format!("{tree}{}", s.ty);
             println!(" {sym}  {ty:<tw$}  {:<nw$}  {status}", s.name, tw = tw + 3);
+        }
+        println!();
+    }
+    if !warnings.is_empty() {
+        println!(
+            "Diagnostics:\n  pulumi:pulumi:Stack ({}-{}):",
+            scope.project.name, scope.stack
+        );
+        for line in warnings {
+            println!("    {line}");
         }
         println!();
     }

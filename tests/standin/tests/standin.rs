@@ -800,3 +800,203 @@ fn config_set_and_get_with_path() {
         serde_json::json!({"min": 3, "spot": true})
     );
 }
+
+/// A small schema in the layout `scripts/install-test-tools` exports (one entry a line).
+const SCHEMA: &str = r#"{"schemaVersion":1,"pins":{"aws":"7.48.0"},"packages":{
+"aws":{"source":"@pulumi/aws@7.48.0","version":"7.48.0","resources":{
+"aws:ecr/repository:Repository":{"inputs":{"forceDelete":{"type":"boolean","required":false},"imageScanningConfiguration":{"type":{"ref":"aws:types/input#ecr.Scan"},"required":false},"tags":{"type":{"map":"string"},"required":false},"imageTagMutability":{"type":{"enum":["MUTABLE","IMMUTABLE"]},"required":false}},"outputs":{"repositoryUrl":"string","registryId":"string","imageScanningConfiguration":{"ref":"aws:types/output#ecr.Scan"}}},
+"aws:iam/role:Role":{"inputs":{"assumeRolePolicy":{"type":"string","required":true},"description":{"type":"string","required":false}},"outputs":{"arn":"string","name":"string"}}},"functions":{
+"aws:index/getCallerIdentity:getCallerIdentity":{"inputs":{"id":{"type":"string","required":false}},"outputs":{"accountId":"string","arn":"string"}}},"types":{
+"aws:types/input#ecr.Scan":{"properties":{"scanOnPush":{"type":"boolean","required":true}}},
+"aws:types/output#ecr.Scan":{"properties":{"scanOnPush":"boolean"}}}}
+}}
+"#;
+
+impl Env {
+    /// `pulumi preview` of `program` (project `p`), with the schema when `schema` is set.
+    fn preview_program(&self, program: &str, schema: bool) -> Out {
+        self.project("p", program);
+        self.init("p");
+        let path = self.root().join("schema.json");
+        std::fs::write(&path, SCHEMA).unwrap();
+        let path = path.display().to_string();
+        let env: Vec<(&str, &str)> = if schema {
+            vec![("PULUMI_STANDIN_SCHEMA", &path)]
+        } else {
+            vec![]
+        };
+        self.run_with("p", &["preview", "--non-interactive", "--stack", "dev"], &env)
+    }
+}
+
+const REPOSITORY: &str = "name: p\nruntime: yaml\nresources:\n  repository:\n    type: aws:ecr/repository:Repository\n    properties:\n      forceDelete: true\n";
+
+#[test]
+fn with_the_sdk_schema_the_program_errors_the_engine_reports_fail_the_preview() {
+    let cases: [(&str, &str, &[&str]); 8] = [
+        (
+            "name: p\nruntime: yaml\nresources:\n  bucket:\n    type: aws:s3/bukket:Bucket\n",
+            "unknown type",
+            &[
+                "Error: error resolving type of resource bucket: unable to find resource type \"aws:s3/bukket:Bucket\" in resource provider \"aws\"",
+                "on Pulumi.yaml line 5:",
+            ],
+        ),
+        (
+            &format!("{REPOSITORY}      imageScanningConfig:\n        scanOnPush: true\n"),
+            "unknown property",
+            &[
+                "Error: Property imageScanningConfig does not exist on 'aws:ecr/repository:Repository'",
+                "on Pulumi.yaml line 8:",
+                "Existing properties are: imageScanningConfiguration",
+            ],
+        ),
+        (
+            "name: p\nruntime: yaml\nresources:\n  role:\n    type: aws:iam/role:Role\n    properties:\n      description: d\n",
+            "missing required input",
+            &[
+                "Error: aws:iam/role:Role is not assignable from {description: string}",
+                "assumeRolePolicy: Missing required property 'assumeRolePolicy'",
+            ],
+        ),
+        (
+            &format!("{REPOSITORY}outputs:\n  url: ${{repository.repositoryUri}}\n"),
+            "unknown output",
+            &[
+                "Error: repositoryUri does not exist on repository",
+                "on Pulumi.yaml line 9:",
+                "Existing properties are: repositoryUrl",
+            ],
+        ),
+        (
+            &format!("{REPOSITORY}      imageScanningConfiguration:\n        - scanOnPush: true\n"),
+            "list for an object",
+            &["imageScanningConfiguration: Cannot assign 'List<{scanOnPush: boolean}>' to 'ecr.Scan'"],
+        ),
+        (
+            &format!("{REPOSITORY}      tags: [a, b]\n"),
+            "list for a map",
+            &["tags: Cannot assign 'List<string>' to 'Map<string>'"],
+        ),
+        (
+            &format!("{REPOSITORY}      imageTagMutability: SOMETIMES\n"),
+            "enum value",
+            &["imageTagMutability: Allowed values are \"MUTABLE\", \"IMMUTABLE\""],
+        ),
+        (
+            "name: p\nruntime: yaml\nvariables:\n  id:\n    fn::invoke:\n      function: aws:index/getCallerIdentity:getCallerIdentity\n      return: accountNumber\n",
+            "unknown invoke return",
+            &[
+                "Error: accountNumber does not exist on aws:index/getCallerIdentity:getCallerIdentity",
+                "Existing properties are: accountId, arn",
+            ],
+        ),
+    ];
+    for (program, what, needles) in cases {
+        let e = Env::new();
+        let out = e.preview_program(program, true).code(1);
+        for needle in needles {
+            assert!(
+                out.stdout.contains(needle),
+                "{what}: stdout lacks {needle:?}:\n{}",
+                out.stdout
+            );
+        }
+        // The language host bails: no `error:` line follows its diagnostics.
+        assert!(!out.stderr.contains("error:"), "{what}: {}", out.stderr);
+        // Without the schema the same program previews (today's lenient behaviour), except
+        // where no schema is needed to see the mistake.
+        if what != "unknown output" {
+            Env::new().preview_program(program, false).ok();
+        }
+    }
+}
+
+#[test]
+fn language_errors_and_warnings_need_no_schema() {
+    // An undefined name, in pulumi-yaml's words.
+    let e = Env::new();
+    let out = e
+        .preview_program(
+            "name: p\nruntime: yaml\noutputs:\n  url: ${repoo.repositoryUrl}\n",
+            false,
+        )
+        .code(1);
+    assert!(
+        out.stdout
+            .contains("Error: resource, variable, or config value \"repoo\" not found"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("on Pulumi.yaml line 4:"), "{}", out.stdout);
+    // A resource option that does not exist.
+    let e = Env::new();
+    let out = e
+        .preview_program(&format!("{REPOSITORY}    options:\n      dependOn: []\n"), false)
+        .code(1);
+    assert!(
+        out.stdout
+            .contains("Error: dependOn does not exist on resource options"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("Existing fields are: dependsOn"), "{}", out.stdout);
+    // An unknown `fn::` key and an unknown invoke argument only warn; the preview succeeds.
+    let e = Env::new();
+    let out = e
+        .preview_program(
+            "name: p\nruntime: yaml\nvariables:\n  id:\n    fn::invoke:\n      function: aws:index/getCallerIdentity:getCallerIdentity\n      arguments:\n        account: x\n      return: accountId\n  odd:\n    fn::frobnicate: 1\noutputs:\n  id: ${id}\n",
+            true,
+        )
+        .ok();
+    assert!(
+        out.stdout
+            .contains("Warning: account does not exist on Invoke aws:index/getCallerIdentity:getCallerIdentity"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("Warning: 'fn::' is a reserved prefix"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn a_config_file_without_a_salt_gets_a_new_one_unless_the_state_fallback_is_asked() {
+    let e = Env::new();
+    e.init("vpc");
+    let local = e.root().join("projects/vpc/Pulumi.dev.yaml");
+    let text = std::fs::read_to_string(&local).unwrap();
+    let first = text
+        .lines()
+        .find_map(|l| l.strip_prefix("encryptionsalt: "))
+        .unwrap()
+        .to_string();
+    let config = |env: &[(&str, &str)]| {
+        std::fs::write(&local, "").unwrap();
+        e.run_with(
+            "vpc",
+            &[
+                "config",
+                "set",
+                "--secret",
+                "token",
+                "not-a-real-token",
+                "--stack",
+                "dev",
+            ],
+            env,
+        )
+        .ok();
+        let text = std::fs::read_to_string(&local).unwrap();
+        text.lines()
+            .find_map(|l| l.strip_prefix("encryptionsalt: "))
+            .unwrap()
+            .to_string()
+    };
+    let fresh = config(&[]);
+    assert_ne!(fresh, first, "a new salt, as the real CLI makes");
+    let reused = config(&[("PULUMI_FALLBACK_TO_STATE_SECRETS_MANAGER", "true")]);
+    assert_eq!(reused, first, "the salt recorded in the state");
+}

@@ -4,6 +4,8 @@
 //! and `pulumi:pulumi:StackReference` reading the referenced stack's outputs from the backend.
 //! Other resources are simulated: their outputs are their inputs plus `id` and `urn`.
 
+mod typecheck;
+
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -14,7 +16,9 @@ use sha2::Digest as _;
 
 use crate::backend::Backend;
 use crate::crypto::Crypter;
-use crate::fail::{Failure, fail};
+use crate::diag::{Diag, Severity, line_containing};
+use crate::fail::{Failure, bail, fail};
+use crate::schema::{self, Schema};
 use crate::stackconfig::as_config_string;
 
 /// Pulumi's secret signature (`sdk/go/common/resource/sig`).
@@ -54,6 +58,8 @@ pub struct Project {
     pub file: PathBuf,
     pub name: String,
     pub doc: Value,
+    /// The file's text, for the lines diagnostics point at.
+    pub text: String,
 }
 
 /// The project of the current directory: the nearest `Pulumi.yaml` (or `.yml`, `.json`) upwards.
@@ -88,6 +94,7 @@ fn load_project(file: &Path) -> Result<Project, Failure> {
         file: file.to_path_buf(),
         name,
         doc,
+        text,
     })
 }
 
@@ -98,6 +105,8 @@ pub struct Evaluated {
     /// register with `ReadResource`).
     pub resources: Vec<(String, String, Value, Value, bool)>,
     pub outputs: Map<String, Value>,
+    /// What the language host warned about, as the engine shows it.
+    pub warnings: Vec<String>,
 }
 
 pub struct Context<'a> {
@@ -213,6 +222,11 @@ pub struct Evaluator<'a> {
     active: HashSet<String>,
     /// Resolved resources in the order they finished.
     done: Vec<(String, String, Value, Value, bool)>,
+    /// The SDKs' types (`PULUMI_STANDIN_SCHEMA`), when given.
+    schema: Option<&'static Schema>,
+    /// Resource name → its type in the schema, for checking what is read from it.
+    specs: HashMap<String, Value>,
+    diags: Vec<Diag>,
 }
 
 impl<'a> Evaluator<'a> {
@@ -233,12 +247,76 @@ impl<'a> Evaluator<'a> {
             memo: HashMap::new(),
             active: HashSet::new(),
             done: Vec::new(),
+            schema: schema::get()?,
+            specs: HashMap::new(),
+            diags: Vec::new(),
             ctx,
         })
     }
 
+    fn error(&mut self, summary: impl Into<String>, detail: impl Into<String>, line: Option<usize>) {
+        self.diags.push(Diag {
+            severity: Severity::Error,
+            summary: summary.into(),
+            detail: detail.into(),
+            line,
+        });
+    }
+
+    fn warning(&mut self, summary: impl Into<String>, detail: impl Into<String>, line: Option<usize>) {
+        self.diags.push(Diag {
+            severity: Severity::Warning,
+            summary: summary.into(),
+            detail: detail.into(),
+            line,
+        });
+    }
+
+    fn has_errors(&self) -> bool {
+        self.diags.iter().any(|d| d.severity == Severity::Error)
+    }
+
+    fn rendered(&self, severity: Severity) -> Vec<String> {
+        let file = self
+            .ctx
+            .project
+            .file
+            .file_name()
+            .map_or_else(|| "Pulumi.yaml".into(), |f| f.to_string_lossy().into_owned());
+        self.diags
+            .iter()
+            .filter(|d| d.severity == severity)
+            .flat_map(|d| d.render(&file, &self.ctx.project.text))
+            .collect()
+    }
+
+    /// The program's refusal: its errors (and warnings), and no further message.
+    fn refusal(&self) -> Failure {
+        let mut lines = self.rendered(Severity::Error);
+        lines.extend(self.rendered(Severity::Warning));
+        bail(lines)
+    }
+
     pub fn run(mut self) -> Result<Evaluated, Failure> {
+        let result = self.evaluate();
+        if self.has_errors() {
+            // What the type checker found comes first; a failure it caused adds nothing.
+            return Err(self.refusal());
+        }
+        let outputs = result?;
+        let warnings = self.rendered(Severity::Warning);
+        Ok(Evaluated {
+            resources: self.done,
+            outputs,
+            warnings,
+        })
+    }
+
+    fn evaluate(&mut self) -> Result<Map<String, Value>, Failure> {
         let names: Vec<String> = self.resources.keys().cloned().collect();
+        for name in &names {
+            self.check_declaration(name);
+        }
         for name in names {
             self.resource(&name)?;
         }
@@ -254,10 +332,7 @@ impl<'a> Evaluator<'a> {
                 outputs.insert(k, v);
             }
         }
-        Ok(Evaluated {
-            resources: self.done,
-            outputs,
-        })
+        Ok(outputs)
     }
 
     fn resource(&mut self, name: &str) -> Result<Value, Failure> {
@@ -281,6 +356,7 @@ impl<'a> Evaluator<'a> {
             Some(p) => self.value(p)?,
             None => json!({}),
         };
+        self.check_properties(name, decl.get("properties").unwrap_or(&json!({})), &props);
         // `get:` reads an existing resource: its id, and what the provider would return.
         let got = match decl.get("get") {
             Some(g) => Some(self.value(g)?),
@@ -383,9 +459,34 @@ impl<'a> Evaluator<'a> {
                 .map(|x| self.value(x))
                 .collect::<Result<Vec<_>, _>>()
                 .map(Value::Array),
-            Value::Object(m) if m.len() == 1 && m.keys().next().is_some_and(|k| k.starts_with("fn::")) => {
+            Value::Object(m)
+                if m.len() == 1 && m.keys().next().is_some_and(|k| k.to_lowercase().starts_with("fn::")) =>
+            {
                 let (f, arg) = m.iter().next().expect("one entry");
-                self.function(f, arg)
+                let lower = f.to_lowercase();
+                if is_builtin(&lower) {
+                    return self.function(&lower, arg);
+                }
+                // `fn::<package>:<module>(:<name>)?` is an invoke (ast/expr.go fnInvokeRegex).
+                let short = &f[4..];
+                if (2..=3).contains(&short.split(':').count()) && short.split(':').all(|p| !p.is_empty()) {
+                    let mut call = Map::new();
+                    call.insert("function".into(), Value::String(short.to_string()));
+                    if arg.is_object() {
+                        call.insert("arguments".into(), arg.clone());
+                    }
+                    return self.function("fn::invoke", &Value::Object(call));
+                }
+                // ast/expr.go tryParseFunction: a warning, and the key is kept as it is.
+                let line = line_containing(&self.ctx.project.text, f);
+                self.warning(
+                    "'fn::' is a reserved prefix",
+                    format!("If you need to use the raw key '{f}', please open an issue at https://github.com/pulumi/pulumi-yaml/issues"),
+                    line,
+                );
+                let mut out = Map::new();
+                out.insert(f.clone(), self.value(arg)?);
+                Ok(Value::Object(out))
             }
             Value::Object(m) => {
                 let mut out = Map::new();
@@ -440,6 +541,7 @@ impl<'a> Evaluator<'a> {
 
     fn expression(&mut self, expr: &str) -> Result<Value, Failure> {
         let expr = expr.trim();
+        self.check_read(expr);
         let root_len = expr.find(['.', '[']).unwrap_or(expr.len());
         let root = &expr[..root_len];
         let mut value = self.root(root)?;
@@ -519,9 +621,14 @@ impl<'a> Evaluator<'a> {
         if let Some(v) = self.config.get(name).or_else(|| self.config.get(&project_key)) {
             return Ok(v.clone());
         }
-        Err(fail(format!(
-            "Pulumi.yaml: resource, variable or config value `{name}` not found"
-        )))
+        // pulumi-yaml pkg/pulumiyaml/analyser.go typeMissing.
+        let line = line_containing(&self.ctx.project.text, &format!("${{{name}"));
+        self.error(
+            format!("resource, variable, or config value {name:?} not found"),
+            "",
+            line,
+        );
+        Ok(Value::Null)
     }
 
     fn function(&mut self, f: &str, arg: &Value) -> Result<Value, Failure> {
@@ -537,14 +644,14 @@ impl<'a> Evaluator<'a> {
         match f {
             "fn::secret" => Ok(secret(plain)),
             "fn::unsecret" => Ok(plain),
-            "fn::toJSON" => Ok(wrap(Value::String(
+            "fn::tojson" => Ok(wrap(Value::String(
                 serde_json::to_string(&deep_reveal(&plain)).expect("JSON"),
             ))),
-            "fn::toBase64" => match &plain {
+            "fn::tobase64" => match &plain {
                 Value::String(s) => Ok(wrap(Value::String(B64.encode(s)))),
                 _ => Err(fail("Pulumi.yaml: fn::toBase64 takes a string")),
             },
-            "fn::fromBase64" => match &plain {
+            "fn::frombase64" => match &plain {
                 Value::String(s) => {
                     let bytes = B64
                         .decode(s)
@@ -593,7 +700,7 @@ impl<'a> Evaluator<'a> {
                 }
                 _ => Err(fail("Pulumi.yaml: fn::select takes [index, list]")),
             },
-            "fn::readFile" => match &plain {
+            "fn::readfile" => match &plain {
                 Value::String(p) => std::fs::read_to_string(self.ctx.project.dir.join(p))
                     .map(|t| wrap(Value::String(t)))
                     .map_err(|e| fail(format!("Pulumi.yaml: fn::readFile {p}: {e}"))),
@@ -602,23 +709,99 @@ impl<'a> Evaluator<'a> {
             "fn::invoke" => {
                 let function = plain["function"]
                     .as_str()
-                    .ok_or_else(|| fail("Pulumi.yaml: fn::invoke needs a `function`"))?;
-                let result = crate::fakes::function(function, self.ctx.stack)
+                    .ok_or_else(|| fail("Pulumi.yaml: fn::invoke needs a `function`"))?
+                    .to_string();
+                if !self.check_invoke(&function, &plain) {
+                    return Ok(Value::Null);
+                }
+                let result = crate::fakes::function(&function, self.ctx.stack)
                     .ok_or_else(|| fail(format!("Pulumi.yaml: the stand-in has no result for {function}")))?;
                 match plain.get("return").and_then(Value::as_str) {
-                    Some(field) => result
-                        .get(field)
-                        .cloned()
-                        .map(wrap)
-                        .ok_or_else(|| fail(format!("Pulumi.yaml: {function} returns no `{field}`"))),
+                    Some(field) => Ok(result.get(field).cloned().map_or(Value::Null, wrap)),
                     None => Ok(wrap(result)),
                 }
             }
-            "fn::fileAsset" | "fn::stringAsset" | "fn::remoteAsset" | "fn::fileArchive" | "fn::remoteArchive"
-            | "fn::assetArchive" => Ok(json!({ f: plain })),
+            "fn::filebase64" | "fn::filebase64sha256" | "fn::sha1" => {
+                let text = match (f, &plain) {
+                    ("fn::sha1", Value::String(s)) => s.clone().into_bytes(),
+                    (_, Value::String(p)) => std::fs::read(self.ctx.project.dir.join(p))
+                        .map_err(|e| fail(format!("Pulumi.yaml: {f} {p}: {e}")))?,
+                    _ => return Err(fail(format!("Pulumi.yaml: {f} takes a string"))),
+                };
+                Ok(wrap(Value::String(match f {
+                    "fn::filebase64" => B64.encode(&text),
+                    "fn::filebase64sha256" => B64.encode(sha2::Sha256::digest(&text)),
+                    _ => sha1::Sha1::digest(&text).iter().map(|b| format!("{b:02x}")).collect(),
+                })))
+            }
+            "fn::length" => match &plain {
+                Value::Array(a) => Ok(wrap(Value::from(a.len()))),
+                Value::Object(m) => Ok(wrap(Value::from(m.len()))),
+                Value::String(t) => Ok(wrap(Value::from(t.chars().count()))),
+                _ => Err(fail("Pulumi.yaml: fn::length takes a list, an object or a string")),
+            },
+            "fn::singleornone" => match &plain {
+                Value::Array(a) if a.len() <= 1 => Ok(wrap(a.first().cloned().unwrap_or(Value::Null))),
+                Value::Array(_) => Err(fail("fn::singleOrNone expects at most one item in argument")),
+                _ => Err(fail("Pulumi.yaml: fn::singleOrNone takes a list")),
+            },
+            "fn::pulumiresourcename" | "fn::pulumiresourcetype" => {
+                let urn = plain["urn"].as_str().unwrap_or_default();
+                let mut parts = urn.rsplit("::");
+                let name = parts.next().unwrap_or_default();
+                let ty = parts.next().unwrap_or_default();
+                Ok(Value::String(
+                    if f == "fn::pulumiresourcename" { name } else { ty }.to_string(),
+                ))
+            }
+            "fn::stackreference" => Err(fail(
+                "Pulumi.yaml: 'fn::stackReference' is deprecated; please use 'pulumi:pulumi:StackReference' instead",
+            )),
+            "fn::fileasset" | "fn::stringasset" | "fn::remoteasset" | "fn::filearchive" | "fn::remotearchive"
+            | "fn::assetarchive" => {
+                let canonical = BUILTIN_NAMES
+                    .iter()
+                    .find(|n| n.eq_ignore_ascii_case(f))
+                    .copied()
+                    .unwrap_or(f);
+                Ok(json!({ canonical: plain }))
+            }
             _ => Err(fail(format!("Pulumi.yaml: the stand-in does not implement {f}"))),
         }
     }
+}
+
+/// Pulumi YAML's built-in functions (`pkg/pulumiyaml/ast/expr.go` `tryParseFunction`; names are
+/// matched case-insensitively).
+const BUILTIN_NAMES: [&str; 24] = [
+    "fn::invoke",
+    "fn::join",
+    "fn::toJSON",
+    "fn::toBase64",
+    "fn::fromBase64",
+    "fn::select",
+    "fn::split",
+    "fn::stackReference",
+    "fn::assetArchive",
+    "fn::secret",
+    "fn::unsecret",
+    "fn::readFile",
+    "fn::filebase64",
+    "fn::filebase64sha256",
+    "fn::sha1",
+    "fn::length",
+    "fn::singleOrNone",
+    "fn::pulumiResourceName",
+    "fn::pulumiResourceType",
+    "fn::stringAsset",
+    "fn::fileAsset",
+    "fn::remoteAsset",
+    "fn::fileArchive",
+    "fn::remoteArchive",
+];
+
+fn is_builtin(lower: &str) -> bool {
+    BUILTIN_NAMES.iter().any(|n| n.eq_ignore_ascii_case(lower))
 }
 
 fn runtime(doc: &Value) -> Option<&str> {

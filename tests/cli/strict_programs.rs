@@ -1,0 +1,387 @@
+//! The programs against the provider SDKs they pin: the pins themselves, `scripts/check-programs`
+//! on every program and on each broken fixture, and the stand-in refusing, through the runner,
+//! what the real engine refuses (from the schema the SDKs export).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::support::{REPO, Run, Ws, require_sdk_schema};
+
+/// `scripts/provider-versions`: package → (version, SDK).
+fn pins() -> BTreeMap<String, (String, String)> {
+    let text = std::fs::read_to_string(Path::new(REPO).join("scripts/provider-versions")).unwrap();
+    text.lines()
+        .map(|l| l.split('#').next().unwrap().trim())
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            assert_eq!(f.len(), 3, "scripts/provider-versions: bad line {l:?}");
+            (f[0].to_string(), (f[1].to_string(), f[2].to_string()))
+        })
+        .collect()
+}
+
+/// `npm:@pulumi/aws` → `@pulumi/aws@7.48.0`, as the checker names the SDK it read.
+fn sdk_of(package: &str) -> String {
+    let (version, source) = &pins()[package];
+    let name = source.split_once(':').unwrap().1;
+    format!("{name}@{version}")
+}
+
+fn programs_under(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            programs_under(&p, out);
+        } else if p.file_name().is_some_and(|n| n == "Pulumi.yaml") {
+            out.push(p);
+        }
+    }
+}
+
+/// The package of a resource type or function token (`pulumi:providers:aws` → `aws`).
+fn package_of(token: &str) -> &str {
+    match token.strip_prefix("pulumi:providers:") {
+        Some(pkg) => pkg,
+        None => token.split(':').next().unwrap_or_default(),
+    }
+}
+
+/// Every `fn::invoke` in a value: (function, options.version).
+fn invokes(v: &Value, out: &mut Vec<(String, Option<String>)>) {
+    match v {
+        Value::Object(m) => {
+            if let Some(inv) = m.get("fn::invoke") {
+                out.push((
+                    inv["function"].as_str().unwrap_or_default().to_string(),
+                    inv["options"]["version"].as_str().map(str::to_string),
+                ));
+            }
+            m.values().for_each(|x| invokes(x, out));
+        }
+        Value::Array(a) => a.iter().for_each(|x| invokes(x, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn every_program_pins_each_provider_package_it_uses_to_the_listed_version() {
+    let pins = pins();
+    let mut programs = Vec::new();
+    programs_under(&Path::new(REPO).join("projects"), &mut programs);
+    assert!(programs.len() >= 30, "found only {} programs", programs.len());
+    let mut problems = Vec::new();
+    let mut pinned = 0;
+    for p in &programs {
+        let doc: Value = serde_saphyr::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+        let rel = p.strip_prefix(REPO).unwrap().display().to_string();
+        let mut uses: Vec<(String, String, Option<String>)> = Vec::new();
+        for (name, r) in doc["resources"].as_object().into_iter().flatten() {
+            let ty = r["type"].as_str().unwrap_or_default();
+            if !ty.starts_with("pulumi:pulumi:") {
+                uses.push((
+                    format!("resource `{name}`"),
+                    ty.to_string(),
+                    r["options"]["version"].as_str().map(str::to_string),
+                ));
+            }
+        }
+        let mut inv = Vec::new();
+        invokes(&doc, &mut inv);
+        uses.extend(inv.into_iter().map(|(f, v)| (format!("fn::invoke of {f}"), f, v)));
+        for (what, token, version) in uses {
+            let pkg = package_of(&token);
+            match (pins.get(pkg), version) {
+                (None, _) => problems.push(format!(
+                    "{rel}: {what} uses `{pkg}`, which scripts/provider-versions does not list"
+                )),
+                (Some((want, _)), Some(v)) if &v == want => pinned += 1,
+                (Some((want, _)), got) => problems.push(format!("{rel}: {what}: version {got:?}, pinned {want}")),
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "{} unpinned:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+    assert!(pinned >= 74, "only {pinned} pinned resources and invokes");
+}
+
+#[test]
+fn the_readme_lists_exactly_the_pinned_versions() {
+    let readme = std::fs::read_to_string(Path::new(REPO).join("README.md")).unwrap();
+    let table = readme
+        .split("<!-- provider-versions:start -->")
+        .nth(1)
+        .and_then(|r| r.split("<!-- provider-versions:end -->").next())
+        .expect("README.md has the provider-versions table between its markers");
+    let listed: BTreeMap<String, String> = table
+        .lines()
+        .filter_map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            let name = cells.get(1)?.strip_prefix('`')?.strip_suffix('`')?;
+            Some((name.to_string(), (*cells.get(2)?).to_string()))
+        })
+        .collect();
+    let pinned: BTreeMap<String, String> = pins().into_iter().map(|(k, (v, _))| (k, v)).collect();
+    assert_eq!(listed, pinned, "README.md's table and scripts/provider-versions differ");
+}
+
+fn check_programs(args: &[&str]) -> Run {
+    let out = Command::new(Path::new(REPO).join("scripts/check-programs"))
+        .args(args)
+        .current_dir(REPO)
+        .output()
+        .expect("scripts/check-programs runs (it needs Node.js)");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+    }
+}
+
+#[test]
+fn check_programs_without_the_sdk_cache_says_how_to_install_it() {
+    let empty = tempfile::tempdir().unwrap();
+    let out = Command::new(Path::new(REPO).join("scripts/check-programs"))
+        .current_dir(REPO)
+        .env("RUNNER_SDK_CACHE", empty.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("the provider SDKs are not installed"), "{stderr}");
+    assert!(stderr.contains("run scripts/install-test-tools"), "{stderr}");
+}
+
+#[test]
+fn check_programs_passes_on_every_program() {
+    let Ok(_) = require_sdk_schema() else { return };
+    let run = check_programs(&[]).expect(0);
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    assert!(
+        run.stderr.contains("31 programs match the pinned SDKs"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// Each broken fixture: its directory, the line of its mistake, what the report must say.
+fn broken() -> Vec<(&'static str, u32, Vec<String>)> {
+    let aws = sdk_of("aws");
+    let awsx = sdk_of("awsx");
+    vec![
+        ("unknown-type", 6, vec![
+            "unknown resource type `aws:s3/bukket:Bucket`".into(),
+            "did you mean `aws:s3/bucket:Bucket`?".into(),
+            format!("checked against the resource types of {aws}"),
+        ]),
+        ("unknown-property", 9, vec![
+            "Property imageScanningConfig does not exist on 'aws:ecr/repository:Repository'".into(),
+            "Existing properties are: imageScanningConfiguration".into(),
+            format!("checked against aws:ecr/repository:Repository in {aws}"),
+        ]),
+        ("missing-required", 8, vec![
+            "Missing required property 'assumeRolePolicy'".into(),
+            format!("checked against aws:iam/role:Role in {aws}"),
+        ]),
+        ("unknown-output", 12, vec![
+            "repositoryUri does not exist on repository".into(),
+            "did you mean `repositoryUrl`?".into(),
+            format!("checked against aws:ecr/repository:Repository in {aws}"),
+        ]),
+        ("bad-option", 17, vec![
+            "dependOn does not exist on resource options".into(),
+            "did you mean `dependsOn`?".into(),
+            "checked against the Pulumi YAML resource options".into(),
+        ]),
+        ("wrong-shape", 9, vec![
+            "imageScanningConfiguration: Cannot assign a list to object ecr.RepositoryImageScanningConfiguration".into(),
+            format!("checked against aws:ecr/repository:Repository in {aws}"),
+        ]),
+        ("bad-enum", 10, vec![
+            "natGateways.strategy: \"Double\" is not allowed: Allowed values are \"None\", \"Single\", \"OnePerAz\"".into(),
+            format!("checked against awsx:ec2:Vpc in {awsx}"),
+        ]),
+        ("undefined-name", 12, vec![
+            "resource, variable, or config value \"repoo\" not found".into(),
+            "checked against the names this program declares".into(),
+        ]),
+        ("wrong-pin", 10, vec![
+            format!("resource `repository` pins aws 6.0.0, scripts/provider-versions pins {}", pins()["aws"].0),
+        ]),
+        ("unknown-function", 7, vec![
+            "unknown function `aws:index/getCallerIdentities:getCallerIdentities`".into(),
+            format!("checked against the functions of {aws}"),
+        ]),
+    ]
+}
+
+#[test]
+fn check_programs_fails_on_each_broken_fixture_with_its_line_and_the_sdk_type() {
+    let Ok(_) = require_sdk_schema() else { return };
+    for (fixture, line, needles) in broken() {
+        let dir = format!("tests/fixtures/broken-programs/{fixture}");
+        let run = check_programs(&[&dir]);
+        assert_eq!(
+            run.code, 1,
+            "{fixture}: exit {}\n{}{}",
+            run.code, run.stdout, run.stderr
+        );
+        let lines: Vec<&str> = run.stdout.lines().collect();
+        assert_eq!(lines.len(), 1, "{fixture}: one problem expected:\n{}", run.stdout);
+        let prefix = format!("{dir}/Pulumi.yaml:{line}: ");
+        assert!(
+            lines[0].starts_with(&prefix),
+            "{fixture}: expected {prefix:?}…, got\n{}",
+            lines[0]
+        );
+        for needle in needles {
+            assert!(lines[0].contains(&needle), "{fixture}: lacks {needle:?}:\n{}", lines[0]);
+        }
+    }
+}
+
+#[test]
+fn check_programs_fix_writes_the_pins_into_a_program_that_lacks_them() {
+    let Ok(_) = require_sdk_schema() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let program = dir.path().join("Pulumi.yaml");
+    std::fs::write(
+        &program,
+        "name: unpinned\nruntime: yaml\nresources:\n  repository:\n    type: aws:ecr/repository:Repository\n    properties:\n      forceDelete: true\noutputs:\n  url: ${repository.repositoryUrl}\n",
+    )
+    .unwrap();
+    let path = program.to_str().unwrap();
+    check_programs(&[path])
+        .expect(1)
+        .stdout
+        .contains("resource `repository` does not pin aws; add `options: {version: ")
+        .then_some(())
+        .expect("the missing pin is reported");
+    check_programs(&["--fix", path]).expect(0);
+    let fixed = std::fs::read_to_string(&program).unwrap();
+    let pin = &pins()["aws"].0;
+    assert!(
+        fixed.contains(&format!(
+            "      forceDelete: true\n    options:\n      version: {pin}\noutputs:"
+        )),
+        "{fixed}"
+    );
+}
+
+/// `runner preview` of the AWS graph with one program edited: exit 1, and the engine's message.
+fn preview_with(edit: (&str, &str, &str)) -> Run {
+    let ws = Ws::configured("aws");
+    ws.edit(edit.0, edit.1, edit.2);
+    let run = ws.exec(&["preview", "-p", "aws", "-s", "dev", "--target", "ecr"], &[]);
+    assert_eq!(
+        run.code, 1,
+        "exit {}\n--- stdout\n{}\n--- stderr\n{}",
+        run.code, run.stdout, run.stderr
+    );
+    run
+}
+
+#[test]
+fn runner_preview_of_a_program_the_engine_refuses_fails_with_the_engines_message() {
+    let Ok(_) = require_sdk_schema() else { return };
+    let ecr = "projects/infra/ecr/Pulumi.yaml";
+    let cases = [
+        (
+            (ecr, "      imageScanningConfiguration:", "      imageScanningConfig:"),
+            vec![
+                "Error: Property imageScanningConfig does not exist on 'aws:ecr/repository:Repository'",
+                "on Pulumi.yaml line 10:",
+                "Existing properties are: imageScanningConfiguration",
+            ],
+        ),
+        (
+            (
+                ecr,
+                "type: aws:ecr/repository:Repository",
+                "type: aws:ecr/repositori:Repository",
+            ),
+            vec![
+                "Error: error resolving type of resource repository: unable to find resource type \"aws:ecr/repositori:Repository\" in resource provider \"aws\"",
+            ],
+        ),
+        (
+            (ecr, "${repository.repositoryUrl}", "${repository.repositoryUri}"),
+            vec![
+                "Error: repositoryUri does not exist on repository",
+                "Existing properties are: repositoryUrl",
+            ],
+        ),
+        (
+            (
+                ecr,
+                "        scanOnPush: true",
+                "        scanOnPush: true\n        scanOnPull: true",
+            ),
+            vec!["Error: Property scanOnPull does not exist on 'ecr.RepositoryImageScanningConfiguration'"],
+        ),
+        (
+            (
+                ecr,
+                "      imageScanningConfiguration:\n        scanOnPush: true",
+                "      imageScanningConfiguration:\n        - scanOnPush: true",
+            ),
+            vec![
+                "imageScanningConfiguration: Cannot assign 'List<{scanOnPush: boolean}>' to 'ecr.RepositoryImageScanningConfiguration'",
+            ],
+        ),
+        (
+            (ecr, "      version: 7", "      dependOn: []\n      version: 7"),
+            vec!["Error: dependOn does not exist on resource options"],
+        ),
+        (
+            (ecr, "${repository.registryId}", "${repoo.registryId}"),
+            vec!["Error: resource, variable, or config value \"repoo\" not found"],
+        ),
+    ];
+    for ((file, from, to), needles) in cases {
+        let run = preview_with((file, from, to));
+        let all = format!("{}{}", run.stdout, run.stderr);
+        for needle in needles {
+            assert!(
+                all.contains(needle),
+                "{to:?}: lacks {needle:?}\n--- stdout\n{}\n--- stderr\n{}",
+                run.stdout,
+                run.stderr
+            );
+        }
+        assert!(
+            run.stderr.contains("ecr"),
+            "the failed project is named:\n{}",
+            run.stderr
+        );
+    }
+}
+
+#[test]
+fn runner_preview_of_a_program_missing_a_required_input_fails() {
+    let Ok(_) = require_sdk_schema() else { return };
+    let iam = "projects/identity/iam/Pulumi.yaml";
+    let ws = Ws::configured("aws");
+    ws.edit(
+        iam,
+        "      description: EKS control plane of stack ${pulumi.stack}\n      assumeRolePolicy:",
+        "      description: EKS control plane of stack ${pulumi.stack}\n      trustPolicy:",
+    );
+    let run = ws.exec(&["preview", "-p", "aws", "-s", "dev", "--target", "iam"], &[]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    let all = format!("{}{}", run.stdout, run.stderr);
+    for needle in [
+        "Error: Property trustPolicy does not exist on 'aws:iam/role:Role'",
+        "Error: aws:iam/role:Role is not assignable from",
+        "assumeRolePolicy: Missing required property 'assumeRolePolicy'",
+    ] {
+        assert!(all.contains(needle), "lacks {needle:?}:\n{all}");
+    }
+}
