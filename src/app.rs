@@ -28,10 +28,15 @@ pub fn run(args: impl IntoIterator<Item = OsString>, cwd: &Path) -> i32 {
         }
     };
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    // A dumb terminal (Emacs, some CI logs) shows escape codes as text: treat it as none.
+    let dumb = std::env::var("TERM").is_ok_and(|t| t == "dumb");
     let style = Style::resolve(
         cli.global.color,
         no_color,
-        (std::io::stdout().is_terminal(), std::io::stderr().is_terminal()),
+        (
+            std::io::stdout().is_terminal() && !dumb,
+            std::io::stderr().is_terminal() && !dumb,
+        ),
         cli.global.debug,
     );
     match dispatch(&cli, style, cwd) {

@@ -33,7 +33,7 @@ pub(crate) struct Settings {
     pub(crate) banner: Banner,
     /// A person can be asked: a terminal, not CI, no `--non-interactive`.
     pub(crate) interactive: bool,
-    /// Progress can be drawn live: standard error is a terminal and this is not CI.
+    /// Progress can be drawn live: standard error is a terminal that can redraw, not in CI.
     pub(crate) live: bool,
     provider: Option<String>,
     stack: Option<String>,
@@ -54,12 +54,14 @@ impl Settings {
         crate::report::debug(style, &format!("workspace: {}", ws.root.display()));
         let ci = in_ci();
         let terminal = std::io::stderr().is_terminal();
+        // A dumb terminal cannot redraw: it gets plain lines as they come.
+        let dumb = std::env::var("TERM").is_ok_and(|t| t == "dumb");
         Ok(Settings {
             ws,
             style,
             banner: flags.banner,
             interactive: !flags.non_interactive && !ci && std::io::stdin().is_terminal() && terminal,
-            live: !ci && terminal,
+            live: !ci && terminal && !dumb,
             provider: flags.provider,
             stack: flags.stack,
         })

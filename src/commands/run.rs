@@ -89,7 +89,8 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
         context: format!("cannot write under {}", s.ws.show(t.run_dir.base())),
         source,
     })?;
-    let resume = (o.operation == Operation::Up && !o.fresh).then(|| state.resume(&t.provider, digests));
+    // `--fresh` runs everything but still records the digests, so the next `up` can skip.
+    let resume = (o.operation == Operation::Up).then(|| state.resume(&t.provider, digests, o.fresh));
     let options = Options {
         parallel: o.parallel,
         keep_going: o.keep_going,

@@ -17,6 +17,7 @@ use crate::diagnostic::Problem;
 use crate::error::RunnerError;
 use crate::fs::{NewFile, write_atomic};
 use crate::provider::{Project, Provider};
+use crate::report;
 use crate::workspace::Workspace;
 
 /// The documented defaults every question starts from.
@@ -69,11 +70,12 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
     let file = StackFile::load(&path, &ws.show(&path)).map_err(|d| RunnerError::Validation(vec![*d]))?;
     let example = example(ws)?;
 
-    // What makes asking pointless: another provider's stack, values of the wrong type.
-    let mut problems = Vec::new();
+    // What makes asking pointless: another provider's stack (its keys are not this provider's
+    // to ask for or to list), values of the wrong type.
     if let Some(p) = provider_lock(r.provider, &file) {
-        problems.push(p);
+        return Err(RunnerError::Problems(vec![p]));
     }
+    let mut problems = Vec::new();
     for p in &r.provider.prompts {
         if let Some(what) = file.type_problem(p) {
             problems.push(Problem::new(what, format!("correct the value in {}", file.shown)));
@@ -107,11 +109,16 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
         context: "cannot read the answer from the terminal".into(),
         source,
     };
-    questions::prompts(&cx, &r.provider.prompts, &file.config, file.is_new(), ask, &mut answers).map_err(io)?;
-    let needed = r.secrets_for.iter().flat_map(|p| &p.secrets);
+    let needed = || r.secrets_for.iter().flat_map(|p| &p.secrets);
     let store_shown = store_dir.as_ref().map_or_else(String::new, |d| ws.show(d));
     let stored = |key: &str| store_file.config.contains_key(key);
-    questions::secrets(&cx, needed, &stored, (&store_shown, r.stack), ask, &mut answers).map_err(io)?;
+    let questions = questions::pending(&cx, &r.provider.prompts, &file.config, file.is_new());
+    let secrets = questions::pending_secrets(&cx, needed(), &stored);
+    if let Some(intro) = intro(r.stack, &file, questions, (secrets, &store_shown)) {
+        report::info(&intro);
+    }
+    questions::prompts(&cx, &r.provider.prompts, &file.config, file.is_new(), ask, &mut answers).map_err(io)?;
+    questions::secrets(&cx, needed(), &stored, (&store_shown, r.stack), ask, &mut answers).map_err(io)?;
     problems.append(&mut answers.problems);
     if let Some(p) = passphrase(&cx, &file, &mut env, ask).map_err(io)? {
         problems.push(p);
@@ -145,6 +152,31 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
         return Err(RunnerError::Problems(problems));
     }
     Ok(Ready { env, config_file: path })
+}
+
+/// The line before the questions: how many, and where the answers go.
+fn intro(stack: &str, file: &StackFile, questions: usize, (secrets, store): (usize, &str)) -> Option<String> {
+    let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+    let mut parts = Vec::new();
+    if questions > 0 {
+        parts.push(format!(
+            "{}, answers go to {}",
+            plural(questions, "question"),
+            file.shown
+        ));
+    }
+    if secrets > 0 {
+        parts.push(format!("{}, stored encrypted in {store}", plural(secrets, "secret")));
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    let head = if file.is_new() {
+        format!("stack {stack} has no configuration yet")
+    } else {
+        format!("stack {stack} needs more")
+    };
+    Some(format!("{head}: {}", parts.join("; ")))
 }
 
 /// `config/pulumi/Pulumi.stackname.yaml.example`'s `config:` mapping (empty when absent).
@@ -264,6 +296,12 @@ fn save(
             NewFile::Default,
         )
         .map_err(write_err)?;
+        if !answers.defaulted.is_empty() {
+            let used: Vec<String> = answers.defaulted.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            report::info(&format!("used defaults: {}", used.join(", ")));
+        }
+        let keys: Vec<&str> = entries.iter().map(|(k, _)| k.as_str()).collect();
+        report::info(&format!("wrote {}: {}", file.shown, keys.join(", ")));
     }
 
     // Writing the entries never adds a salt: the file as read says whether one is there.
@@ -287,14 +325,20 @@ fn save(
         store
             .set_secret(&dir, env, key, value, Some(&file.path))
             .map_err(failed)?;
+        report::info(&format!("stored {key} (encrypted) in {}", file.shown));
     }
     if needs_salt {
         copy_salt(&dir.join(format!("Pulumi.{}.yaml", r.stack)), &file.path).map_err(write_err)?;
     }
-    if let Some(store_dir) = store_dir {
+    if let Some(store_dir) = store_dir
+        && !answers.secrets.is_empty()
+    {
         for (key, value) in &answers.secrets {
             store.set_secret(store_dir, env, key, value, None).map_err(failed)?;
         }
+        let keys: Vec<&str> = answers.secrets.iter().map(|(k, _)| k.as_str()).collect();
+        let own = ws.show(&store_dir.join(format!("Pulumi.{}.yaml", r.stack)));
+        report::info(&format!("stored {} (encrypted) in {own}", keys.join(", ")));
     }
     Ok(())
 }

@@ -51,6 +51,44 @@ pub(crate) struct Answers {
     /// The planned projects' secrets, for the secrets store's own stack.
     pub secrets: Vec<(String, String)>,
     pub problems: Vec<Problem>,
+    /// Keys nobody could be asked for, answered with their defaults (key, value as typed).
+    pub defaulted: Vec<(String, String)>,
+}
+
+/// Where the answer to one prompt comes from.
+enum Source {
+    /// The configuration has it, or its tool's own variable stands in (`DIGITALOCEAN_TOKEN`).
+    Known,
+    /// `RUNNER_CONFIG_<KEY>` / `RUNNER_SECRET_<KEY>`: the variable and its value.
+    Variable(String, String),
+    /// A person at the terminal.
+    Person,
+    /// Nobody to ask: its default, or nothing (optional), or it is missing.
+    Nobody,
+}
+
+fn source(cx: &Context<'_>, p: &Prompt, config: &Map<String, Value>, new_file: bool) -> Source {
+    if config.contains_key(&p.key) || p.skip_if_env.as_deref().is_some_and(|v| (cx.var)(v).is_some()) {
+        return Source::Known;
+    }
+    let var = env_name(if p.secret { SECRET_PREFIX } else { CONFIG_PREFIX }, &p.key);
+    if let Some(given) = (cx.var)(&var) {
+        return Source::Variable(var, given);
+    }
+    // Optional prompts (those with a `none_value`) are asked only for a new file.
+    if cx.interactive && (new_file || p.none_value.is_none()) {
+        Source::Person
+    } else {
+        Source::Nobody
+    }
+}
+
+/// How many of `prompts` a person will be asked.
+pub(crate) fn pending(cx: &Context<'_>, prompts: &[Prompt], config: &Map<String, Value>, new_file: bool) -> usize {
+    prompts
+        .iter()
+        .filter(|p| matches!(source(cx, p, config, new_file), Source::Person))
+        .count()
 }
 
 /// Fills in every prompt the configuration lacks. `new_file`: optional prompts (those with a
@@ -66,13 +104,9 @@ pub(crate) fn prompts(
     // Earlier answers feed `${ns:key}` defaults of later prompts.
     let mut known: BTreeMap<String, Value> = config.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     for p in prompts {
-        if config.contains_key(&p.key) || p.skip_if_env.as_deref().is_some_and(|v| (cx.var)(v).is_some()) {
-            continue;
-        }
-        let optional = p.none_value.is_some();
-        let var = env_name(if p.secret { SECRET_PREFIX } else { CONFIG_PREFIX }, &p.key);
-        let answer = if let Some(given) = (cx.var)(&var) {
-            match parse(p, &given) {
+        let answer = match source(cx, p, config, new_file) {
+            Source::Known => continue,
+            Source::Variable(var, given) => match parse(p, &given) {
                 Ok(v) => v,
                 Err(why) => {
                     answers.problems.push(Problem::new(
@@ -81,23 +115,36 @@ pub(crate) fn prompts(
                     ));
                     continue;
                 }
-            }
-        } else if cx.interactive && (new_file || !optional) {
-            let default = default_text(cx, p, &known);
-            if p.secret {
-                let v = ask.hidden(&p.question, default.as_deref(), true)?;
+            },
+            Source::Person => {
+                let default = default_text(cx, p, &known);
+                let v = if p.secret {
+                    ask.hidden(&p.question, default.as_deref(), true)?
+                } else {
+                    ask.text(&p.question, default.as_deref(), &|a: &str| parse(p, a).map(|_| ()))?
+                };
                 parse(p, &v).ok().flatten()
-            } else {
-                let v = ask.text(&p.question, default.as_deref(), &|a: &str| parse(p, a).map(|_| ()))?;
-                parse(p, &v).ok().flatten()
             }
-        } else if optional {
             // Optional and nobody to ask: nothing to write, nothing missing (the tool's own
             // environment, e.g. AWS_PROFILE, still applies).
-            None
-        } else {
-            answers.problems.push(missing(cx, p, &var));
-            continue;
+            Source::Nobody if p.none_value.is_some() => None,
+            Source::Nobody => {
+                // A default a person would most likely accept is used, said and written, so
+                // the next run is explicit; a default that still refers to an unanswered key is
+                // no default. Secrets are never defaulted.
+                let default = (!p.secret)
+                    .then(|| default_text(cx, p, &known))
+                    .flatten()
+                    .filter(|d| !d.contains("${"))
+                    .and_then(|d| parse(p, &d).ok().flatten().map(|v| (d, v)));
+                let Some((text, value)) = default else {
+                    let var = env_name(if p.secret { SECRET_PREFIX } else { CONFIG_PREFIX }, &p.key);
+                    answers.problems.push(missing(cx, p, &var));
+                    continue;
+                };
+                answers.defaulted.push((p.key.clone(), text));
+                Some(value)
+            }
         };
         let Some(value) = answer else { continue };
         known.insert(p.key.clone(), value.clone());
@@ -109,6 +156,25 @@ pub(crate) fn prompts(
         }
     }
     Ok(())
+}
+
+/// How many of the `needed` secrets a person will be asked.
+pub(crate) fn pending_secrets<'s>(
+    cx: &Context<'_>,
+    needed: impl IntoIterator<Item = &'s Secret>,
+    stored: &dyn Fn(&str) -> bool,
+) -> usize {
+    if !cx.interactive {
+        return 0;
+    }
+    let mut keys: Vec<&str> = needed
+        .into_iter()
+        .filter(|s| !stored(&s.key) && (cx.var)(&env_name(SECRET_PREFIX, &s.key)).is_none())
+        .map(|s| s.key.as_str())
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys.len()
 }
 
 /// Asks for (or takes from the environment) each secret not already stored.
@@ -127,6 +193,9 @@ pub(crate) fn secrets<'s>(
         let var = env_name(SECRET_PREFIX, &s.key);
         let value = if let Some(v) = (cx.var)(&var) {
             v
+        } else if cx.interactive && !s.hidden {
+            // A user name is not hidden: seeing it typed is what catches a mistake.
+            ask.text(&s.question, s.default.as_deref(), &|_| Ok(()))?
         } else if cx.interactive {
             ask.hidden(&s.question, s.default.as_deref(), true)?
         } else {

@@ -66,6 +66,8 @@ pub(super) struct RawSecret {
     pub(super) key: Spanned<String>,
     pub(super) question: String,
     pub(super) default: Option<String>,
+    #[serde(default = "yes")]
+    pub(super) hidden: bool,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -99,4 +101,8 @@ pub(super) struct RawPrompt {
     pub(super) secret: bool,
     pub(super) skip_if_env: Option<String>,
     pub(super) none_value: Option<String>,
+}
+
+fn yes() -> bool {
+    true
 }

@@ -491,6 +491,7 @@ impl<'a> Loader<'a> {
                     key: s.key.get_ref().clone(),
                     question: s.question.clone(),
                     default: s.default.clone(),
+                    hidden: s.hidden,
                 });
             } else {
                 let message = format!("secret key `{}` has no namespace", s.key.get_ref());

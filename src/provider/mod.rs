@@ -119,6 +119,8 @@ pub struct Secret {
     pub key: String,
     pub question: String,
     pub default: Option<String>,
+    /// Asked without echo (a password); `hidden = false` for a user name.
+    pub hidden: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]

@@ -83,12 +83,13 @@ impl RunState {
             .collect()
     }
 
-    /// What the last successful `up` of each project left, for skipping unchanged projects.
-    pub(crate) fn resume(&self, provider: &Provider, digests: Digests) -> Resume {
+    /// What the last successful `up` of each project left, for skipping unchanged projects
+    /// (`fresh`: nothing is skipped, but the digests are still taken for the next run).
+    pub(crate) fn resume(&self, provider: &Provider, digests: Digests, fresh: bool) -> Resume {
         let previous = self
             .projects
             .iter()
-            .filter(|(_, p)| p.deployed && p.operation == "up" && p.status != "failed")
+            .filter(|(_, p)| !fresh && p.deployed && p.operation == "up" && p.status != "failed")
             .filter_map(|(n, p)| Some((n.clone(), (p.inputs_digest.clone()?, p.outputs_digest.clone()?))))
             .collect();
         let paths: BTreeMap<String, String> = provider

@@ -85,6 +85,12 @@ fn aws_first_run_asks_with_defaults_re_asks_integers_and_hides_secrets() {
         &["validate", "-p", "aws", "-s", "dev"],
         &["AWS_DEFAULT_REGION", "AWS_REGION", "AWS_PROFILE"],
     );
+    // One line first: how many questions, and where the answers go.
+    s.expect(
+        "stack dev has no configuration yet: 8 questions, answers go to config/pulumi/Pulumi.dev.yaml; \
+         5 secrets, stored encrypted in projects/services/secrets",
+    )
+    .unwrap();
     answer(&mut s, "AWS region to use [us-east-1]: ", "eu-west-1");
     answer(&mut s, "AWS profile to use (\"none\" for no profile) [none]: ", "");
     // The zones' default follows the region just chosen.
@@ -133,8 +139,8 @@ fn aws_first_run_asks_with_defaults_re_asks_integers_and_hides_secrets() {
         "Bank of Sirius Ledger Database password (again): ",
         "l3dger-Pw-z",
     );
+    // A user name is asked visibly, once.
     answer(&mut s, "Bank of Sirius demo site login username [testuser]: ", "");
-    answer(&mut s, "Bank of Sirius demo site login username (again): ", "");
     answer(
         &mut s,
         "Bank of Sirius demo site login password [password]: ",
@@ -146,12 +152,30 @@ fn aws_first_run_asks_with_defaults_re_asks_integers_and_hides_secrets() {
         "dem0-Login-pw",
     );
     let screen = rest(&mut s);
+    the_answers_are_written(&ws, &screen);
+}
+
+/// What `aws_first_run_asks_with_defaults_re_asks_integers_and_hides_secrets` answered, written
+/// where it belongs, and said so.
+fn the_answers_are_written(ws: &Ws, screen: &str) {
     assert!(
         screen.contains("All configuration is OK: provider aws, stack dev"),
         "{screen}"
     );
+    // And one line after each file written.
+    assert!(
+        screen.contains("wrote config/pulumi/Pulumi.dev.yaml: kubernetes:infra_type, aws:region, vpc:azs"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(
+            "stored prometheus:adminpass, sirius:accounts_pwd, sirius:ledger_pwd, sirius:demo_login_user, \
+             sirius:demo_login_pwd (encrypted) in projects/services/secrets/Pulumi.dev.yaml"
+        ),
+        "{screen}"
+    );
 
-    let config = stack_yaml(&ws);
+    let config = stack_yaml(ws);
     assert_eq!(config["kubernetes:infra_type"], "AWS");
     assert_eq!(config["aws:region"], "eu-west-1");
     assert!(
@@ -172,10 +196,10 @@ fn aws_first_run_asks_with_defaults_re_asks_integers_and_hides_secrets() {
         "sirius:demo_login_user",
         "sirius:demo_login_pwd",
     ] {
-        assert!(secure(&ws, store, key), "{key} is not stored encrypted");
+        assert!(secure(ws, store, key), "{key} is not stored encrypted");
     }
     for plain in ["prom-Adm1n-pw", "acc0unts-Pw-x", "l3dger-Pw-z", "dem0-Login-pw"] {
-        nowhere_in_plain_text(&ws, plain);
+        nowhere_in_plain_text(ws, plain);
     }
     // The second run asks nothing: everything is stored.
     let again = ws.exec(&["validate", "-p", "aws", "-s", "dev", "--non-interactive"], &[]);
@@ -258,13 +282,10 @@ fn linode_asks_harbor_secrets_first_and_re_asks_a_yes_no_question() {
         answer(&mut s, &format!("{question}: "), value);
         answer(&mut s, &format!("{question} (again): "), value);
     }
-    for question in [
-        "Bank of Sirius demo site login username [testuser]",
-        "Bank of Sirius demo site login password [password]",
-    ] {
-        answer(&mut s, &format!("{question}: "), "");
-        answer(&mut s, " (again): ", "");
-    }
+    // The user name is asked visibly and once; the password hidden and twice.
+    answer(&mut s, "Bank of Sirius demo site login username [testuser]: ", "");
+    answer(&mut s, "Bank of Sirius demo site login password [password]: ", "");
+    answer(&mut s, " (again): ", "");
     let screen = rest(&mut s);
     assert!(screen.contains("All configuration is OK"), "{screen}");
     let config = stack_yaml(&ws);
@@ -348,13 +369,22 @@ fn ci_lists_everything_missing_at_once_and_takes_values_from_the_environment() {
         "fix: set RUNNER_SECRET_DIGITALOCEAN_TOKEN or DIGITALOCEAN_TOKEN in the environment",
         "lacks `kic-helm:fqdn`",
         "fix: set RUNNER_CONFIG_KIC_HELM_FQDN in the environment",
-        "lacks `docean:node_count`",
         "the secret `prometheus:adminpass` (Prometheus administrator password) is not stored",
         "fix: set RUNNER_SECRET_PROMETHEUS_ADMINPASS in the environment",
         "the secret `sirius:demo_login_pwd`",
         "needs a passphrase to encrypt secrets",
     ] {
         assert!(stderr.contains(needle), "stderr lacks {needle:?}:\n{stderr}");
+    }
+    // A key with a default is not missing without a terminal: the default applies (this test
+    // used to expect `docean:node_count` and the other defaulted keys listed as missing).
+    for defaulted in [
+        "docean:node_count",
+        "docean:region",
+        "docean:k8s_version",
+        "docean:instance_size",
+    ] {
+        assert!(!stderr.contains(&format!("lacks `{defaulted}`")), "{stderr}");
     }
     assert!(
         !ws.path().join("config/pulumi/Pulumi.dev.yaml").exists(),
@@ -368,13 +398,31 @@ fn ci_lists_everything_missing_at_once_and_takes_values_from_the_environment() {
         ("RUNNER_CONFIG_DOCEAN_K8S_VERSION", "1.31.1-do.5"),
         ("RUNNER_CONFIG_DOCEAN_REGION", "ams3"),
         ("RUNNER_CONFIG_DOCEAN_INSTANCE_SIZE", "s-2vcpu-4gb"),
-        ("RUNNER_CONFIG_DOCEAN_NODE_COUNT", "2"),
     ];
-    let run = ws.exec(&["up", "-p", "do", "-s", "dev"], &values);
-    run.expect(0);
+    let run = ws.exec(&["up", "-p", "do", "-s", "dev"], &values).expect(0);
+    assert!(
+        run.stderr.contains("used defaults: docean:node_count=3\n"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("wrote config/pulumi/Pulumi.dev.yaml: kubernetes:infra_type, kic-helm:fqdn"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("(encrypted) in projects/services/secrets/Pulumi.dev.yaml"),
+        "{}",
+        run.stderr
+    );
     let config = stack_yaml(&ws);
     assert_eq!(config["docean:region"], "ams3");
-    assert_eq!(config["docean:node_count"], 2);
+    assert_eq!(
+        config["docean:node_count"], 3,
+        "the default is written: the next run is explicit"
+    );
     assert!(
         config.get("digitalocean:token").is_none(),
         "DIGITALOCEAN_TOKEN is used, not copied"
@@ -449,8 +497,18 @@ fn non_interactive_never_asks_even_at_a_terminal() {
     let ws = Ws::reference();
     let mut s = session(&ws, &["validate", "-p", "aws", "-s", "dev", "--non-interactive"], &[]);
     let screen = rest(&mut s);
-    assert!(screen.contains("lacks `aws:region`"), "{screen}");
+    // `aws:region` has a default, which applies without asking (it used to be listed missing);
+    // a secret has none, so it is missing.
+    assert!(
+        screen.contains("the secret `prometheus:adminpass` (Prometheus administrator password) is not stored"),
+        "{screen}"
+    );
+    assert!(!screen.contains("lacks `aws:region`"), "{screen}");
     assert!(!screen.contains("AWS region to use ["), "asked anyway:\n{screen}");
+    assert!(
+        !screen.contains("Prometheus administrator password:"),
+        "asked anyway:\n{screen}"
+    );
 }
 
 #[test]
