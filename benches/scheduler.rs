@@ -113,6 +113,7 @@ fn main() {
                 parallel: 8,
                 keep_going: false,
                 deployed: None,
+                given: std::collections::BTreeMap::new(),
             };
             let consume = async { while rx.recv().await.is_some() {} };
             let (r, ()) = tokio::join!(

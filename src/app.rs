@@ -88,6 +88,7 @@ fn run_plan(s: &Settings, operation: Operation, args: &RunArgs) -> Result<i32, R
     let options = RunOptions {
         operation,
         targets: args.targets.clone(),
+        only: args.only.clone(),
         parallel: args.parallel.map_or(DEFAULT_PARALLEL, usize::from),
         keep_going: args.keep_going,
         fresh: args.fresh,

@@ -134,6 +134,11 @@ pub(crate) struct RunArgs {
     #[arg(short = 't', long = "target", value_name = "PROJECT")]
     pub targets: Vec<String>,
 
+    /// Only this project, alone: what it waits for must already be done (its needs deployed, on
+    /// destroy its dependents gone), which the backend must prove first (one CI job per project)
+    #[arg(long, value_name = "PROJECT", conflicts_with = "targets")]
+    pub only: Option<String>,
+
     /// Run at most N projects at once [default: 8]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub parallel: Option<u16>,

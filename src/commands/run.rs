@@ -34,6 +34,8 @@ pub(crate) struct RunOptions {
     pub(crate) operation: Operation,
     /// Only these projects and what they need (on destroy: what needs them).
     pub(crate) targets: Vec<String>,
+    /// `--only X`: X alone, its needs proven done in the backend first.
+    pub(crate) only: Option<String>,
     pub(crate) parallel: usize,
     pub(crate) keep_going: bool,
     /// Run every project, even those unchanged since their last successful `up`.
@@ -47,7 +49,11 @@ pub(crate) struct RunOptions {
 pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, RunnerError> {
     let started = SystemTime::now();
     let clock = Instant::now();
-    let plan = Plan::new(&t.provider, o.operation, &o.targets).map_err(|e| {
+    let plan = match &o.only {
+        Some(x) => Plan::only(&t.provider, o.operation, x),
+        None => Plan::new(&t.provider, o.operation, &o.targets),
+    }
+    .map_err(|e| {
         let help = match &e.suggestion {
             Some(x) => format!("did you mean `{x}`?"),
             None => format!("see the projects with `runner show-plan -p {}`", e.provider),
@@ -68,11 +74,12 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
         source,
     })?;
     let resume = (o.operation == Operation::Up && !o.fresh).then(|| state.resume(&t.provider, digests));
-    let options = Options {
+    let mut options = Options {
         parallel: o.parallel,
         keep_going: o.keep_going,
         // A preview can only look at projects whose upstream stacks are deployed.
-        deployed: (o.operation == Operation::Preview).then(|| state.deployed()),
+        deployed: (o.operation == Operation::Preview && !plan.only).then(|| state.deployed()),
+        given: std::collections::BTreeMap::new(),
     };
     let engine = Pulumi {
         program: PathBuf::from("pulumi"),
@@ -85,6 +92,9 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
         redactor: Redactor::default(),
         prune_kubeconfig: o.prune_kubeconfig,
     };
+    if plan.only {
+        options.given = super::only::prove(s, &plan, &engine)?;
+    }
     report::debug(
         s.style,
         &format!(

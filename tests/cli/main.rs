@@ -6,6 +6,7 @@ mod environment;
 mod errors;
 mod flags;
 mod kubeconfig;
+mod only;
 mod plan;
 mod programs;
 mod prompts;
