@@ -87,6 +87,7 @@ fn synthetic(n: usize) -> Provider {
         infra_type: None,
         file: "synthetic.toml".into(),
         required_tools: vec![],
+        credentials: vec![],
         projects,
         prompts: vec![],
         checks: vec![],

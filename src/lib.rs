@@ -13,6 +13,7 @@ mod config;
 mod diagnostic;
 mod error;
 pub mod exec;
+mod export;
 mod fs;
 pub mod graph;
 pub mod plan;

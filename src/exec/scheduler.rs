@@ -476,6 +476,7 @@ mod tests {
             infra_type: None,
             file: "t.toml".into(),
             required_tools: vec![],
+            credentials: vec![],
             projects: spec
                 .iter()
                 .map(|(n, _)| Project {
