@@ -118,6 +118,7 @@ fn workflow(
                         "artifacts": [{"name": "source", "path": "/src", "git": git}],
                     },
                     "container": {
+                        "name": "main",
                         "image": input.image,
                         "workingDir": workdir,
                         "command": ["sh", "-c"],

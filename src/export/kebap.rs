@@ -19,6 +19,10 @@ const WAVE_RBAC: i32 = -3;
 const WAVE_SECRETS: i32 = -2;
 const WAVE_PROGRAMS: i32 = -1;
 
+/// The one Secret the bundle does not make: the store's own Pulumi access token (ESO cannot
+/// fetch the credential it signs in with). Put there once, by the cluster's bootstrap.
+pub(crate) const ESC_TOKEN_SECRET: &str = "pulumi-esc-token";
+
 pub(super) fn export(plan: &Plan<'_>, input: &Input) -> Result<Export, ExportError> {
     let repo = input.repo.as_ref().ok_or_else(|| ExportError {
         message: "a KEBAP bundle needs the repository Argo CD syncs it from".into(),
@@ -137,11 +141,11 @@ fn secrets_header(plan: &Plan<'_>, input: &Input) -> Vec<String> {
     for s in config_keys(input) {
         h.push(format!("  {}", config_path(&s)));
     }
-    h.push(
-        "The store signs in with the operator's ServiceAccount token (OIDC): register the cluster's issuer \
-         with Pulumi Cloud."
-            .into(),
-    );
+    h.push(format!(
+        "The store signs in with a Pulumi access token, the one Secret made by the cluster's bootstrap: \
+         {ESC_TOKEN_SECRET} (key accessToken) in {}.",
+        input.namespace
+    ));
     h
 }
 
@@ -170,11 +174,8 @@ fn secrets(input: &Input) -> Vec<Value> {
                     "organization": input.esc.organization,
                     "project": input.esc.project,
                     "environment": input.esc.environment,
-                    "auth": {
-                        "oidcConfig": {
-                            "organization": input.esc.organization,
-                            "serviceAccountRef": {"name": pko::service_account(input), "namespace": input.namespace},
-                        },
+                    "accessToken": {
+                        "secretRef": {"name": ESC_TOKEN_SECRET, "key": "accessToken", "namespace": input.namespace},
                     },
                 },
             },

@@ -4,6 +4,7 @@
 
 mod environment;
 mod errors;
+mod export;
 mod flags;
 mod kubeconfig;
 mod only;
