@@ -717,3 +717,47 @@ fn kubernetes_objects_validate_against_the_crds_in_runner_schemas_dir() {
     }
     assert_eq!(seen.len(), CRDS.len(), "every kind was checked: {seen:?}");
 }
+
+#[test]
+fn standard_output_takes_every_file_and_a_commit_replaces_the_branch() {
+    let ws = Ws::configured("aws");
+    let run = ws
+        .exec(
+            &["export", "gitlab-ci", "-p", "aws", "-s", "dev", "-o", "-"],
+            &[BACKEND],
+        )
+        .expect(0);
+    assert!(
+        run.stdout.starts_with("# ==> runner-up.gitlab-ci.yml <==\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("\n# ==> runner-destroy.gitlab-ci.yml <==\n"));
+    assert!(!ws.path().join("exports").exists(), "nothing written");
+    let sha = "0123456789abcdef0123456789abcdef01234567";
+    let run = ws
+        .exec(
+            &[
+                "export",
+                "pko",
+                "-p",
+                "aws",
+                "-s",
+                "dev",
+                "-o",
+                "-",
+                "--repo",
+                "https://git.example.test/a.git",
+                "--commit",
+                sha,
+            ],
+            &[BACKEND],
+        )
+        .expect(0);
+    let stacks = run.stdout.split("# ==> stacks.yaml <==\n").nth(1).unwrap();
+    let stacks = stacks.split("# ==> teardown.sh <==").next().unwrap();
+    for st in docs(stacks) {
+        assert_eq!(st["spec"]["commit"], sha);
+        assert!(st["spec"].get("branch").is_none());
+    }
+}
