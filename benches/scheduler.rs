@@ -87,6 +87,7 @@ fn synthetic(n: usize) -> Provider {
         infra_type: None,
         file: "synthetic.toml".into(),
         required_tools: vec![],
+        credentials: vec![],
         projects,
         prompts: vec![],
         checks: vec![],
@@ -113,6 +114,7 @@ fn main() {
                 parallel: 8,
                 keep_going: false,
                 deployed: None,
+                given: std::collections::BTreeMap::new(),
             };
             let consume = async { while rx.recv().await.is_some() {} };
             let (r, ()) = tokio::join!(

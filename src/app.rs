@@ -8,8 +8,9 @@ use std::path::Path;
 
 use clap::{CommandFactory as _, Parser as _};
 
-use crate::cli::{Cli, Command, GlobalArgs, RunArgs};
+use crate::cli::{Cli, Command, ExportArgs, GlobalArgs, RunArgs};
 use crate::commands;
+use crate::commands::export::{ExportOptions, Output};
 use crate::commands::plan::PlanOptions;
 use crate::commands::run::{DEFAULT_PARALLEL, RunOptions};
 use crate::error::{RunnerError, exit};
@@ -81,6 +82,11 @@ fn dispatch(cli: &Cli, style: Style, cwd: &Path) -> Result<i32, RunnerError> {
             let target = s.target("validate")?;
             commands::validate::run(&s, &target)
         }
+        Command::Export(args) => {
+            let s = settings()?;
+            let target = s.target("export")?;
+            commands::export::run(&s, &target, &export_options(args, cwd))
+        }
         Command::Version => {
             report::result(&format!("runner {}\n", env!("CARGO_PKG_VERSION"))).map_err(|source| RunnerError::Io {
                 context: "cannot write to standard output".into(),
@@ -131,6 +137,7 @@ fn run_options(operation: Operation, args: &RunArgs) -> RunOptions {
     RunOptions {
         operation,
         targets: args.targets.clone(),
+        only: args.only.clone(),
         parallel: args.parallel.map_or(DEFAULT_PARALLEL, usize::from),
         keep_going: args.keep_going,
         fresh: false,
@@ -139,6 +146,34 @@ fn run_options(operation: Operation, args: &RunArgs) -> RunOptions {
         output: args.output,
         yes: false,
         expect_no_changes: false,
+    }
+}
+
+fn export_options(a: &ExportArgs, cwd: &Path) -> ExportOptions {
+    ExportOptions {
+        format: a.format,
+        output: a.output.as_ref().map(|o| {
+            if o.as_os_str() == "-" {
+                Output::Stdout
+            } else {
+                Output::Dir(cwd.join(o))
+            }
+        }),
+        namespace: a.namespace.clone(),
+        source: a.source,
+        repo: a.repo.clone(),
+        branch: a.branch.clone(),
+        commit: a.commit.clone(),
+        succeeded_within: a.succeeded_within.clone(),
+        destroy_on_finalize: a.destroy_on_finalize,
+        parallel: a.parallel.map_or(DEFAULT_PARALLEL, usize::from),
+        image: a.image.clone(),
+        pulumi_version: a.pulumi_version.clone(),
+        bundle_path: a.bundle_path.clone(),
+        esc_organization: a.esc_organization.clone(),
+        esc_project: a.esc_project.clone(),
+        esc_environment: a.esc_environment.clone(),
+        owner: a.owner.clone(),
     }
 }
 

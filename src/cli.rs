@@ -125,6 +125,11 @@ pub(crate) enum Command {
     /// Print the runner's version (as --version does)
     Version,
 
+    /// Write the plan for another engine: PKO Stacks, CI pipelines, Argo Workflows, a KEBAP
+    /// bundle synced by Argo CD, or a Backstage catalog (every edge of the plan; secrets only as references)
+    #[command(after_help = EXPORT_EXAMPLES)]
+    Export(Box<ExportArgs>),
+
     /// Print a shell completion script
     #[command(
         after_help = "Examples:\n  runner completions bash > ~/.local/share/bash-completion/completions/runner\n  \
@@ -145,6 +150,11 @@ pub(crate) struct RunArgs {
     /// separated by commas
     #[arg(short = 't', long = "target", value_name = "PROJECT", value_delimiter = ',')]
     pub targets: Vec<String>,
+
+    /// Only this project, alone: what it waits for must already be done (its needs deployed, on
+    /// destroy its dependents gone), which the backend must prove first (one CI job per project)
+    #[arg(long, value_name = "PROJECT", conflicts_with = "targets")]
+    pub only: Option<String>,
 
     /// Run at most N projects at once [default: 8]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
@@ -227,6 +237,92 @@ pub(crate) struct ShowPlanArgs {
     pub format: Format,
 }
 
+const EXPORT_EXAMPLES: &str = "\
+Examples:
+  runner export pko -p aws -s dev -o deploy/pko --namespace platform
+  runner export pko -p aws -s dev --source program --destroy-on-finalize
+  runner export github-actions -p do -s prod -o .github
+  runner export gitlab-ci -p linode -s dev -o -
+  runner export argo-workflows -p aws -s dev --parallel 4 --image registry.example/runner:1
+  runner export kebap -p aws -s dev -o deploy/kebap --esc-org acme
+  runner export backstage -p aws -s dev -o catalog
+
+Every export needs a shared state backend: PULUMI_BACKEND_URL (s3://, gs://, azblob://,
+https://), never the workspace's file backend.";
+
+#[derive(Debug, Args)]
+pub(crate) struct ExportArgs {
+    /// The engine to export to
+    #[arg(value_enum)]
+    pub format: ExportFormat,
+
+    /// Directory to write the files to, or `-` for standard output
+    /// [default: exports/<provider>-<stack>/<format> in the workspace]
+    #[arg(short = 'o', long, value_name = "DIR|-")]
+    pub output: Option<PathBuf>,
+
+    /// Kubernetes namespace of the Stacks, Secrets and Workflows [default: runner-<stack>]
+    #[arg(long, value_name = "NAME")]
+    pub namespace: Option<String>,
+
+    /// Where PKO takes the programs from: the repository, or Program objects in the export
+    #[arg(long, value_enum, default_value_t = ExportSource::Git)]
+    pub source: ExportSource,
+
+    /// Repository URL the engine checks out [default: the `origin` remote]
+    #[arg(long, value_name = "URL")]
+    pub repo: Option<String>,
+
+    /// Branch the engine follows [default: HEAD's branch]
+    #[arg(long, value_name = "NAME", conflicts_with = "commit")]
+    pub branch: Option<String>,
+
+    /// Commit the engine checks out [default: HEAD when detached]
+    #[arg(long, value_name = "SHA")]
+    pub commit: Option<String>,
+
+    /// PKO: a prerequisite counts only when it succeeded within this duration (e.g. 1h)
+    #[arg(long, value_name = "DURATION")]
+    pub succeeded_within: Option<String>,
+
+    /// PKO: destroy a Stack's resources when the Stack object is deleted
+    #[arg(long)]
+    pub destroy_on_finalize: bool,
+
+    /// Argo Workflows: at most N projects at once [default: 8]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub parallel: Option<u16>,
+
+    /// GitLab CI, Argo Workflows: the image the jobs run in (it must hold runner and pulumi)
+    #[arg(long, value_name = "IMAGE", default_value = "runner:latest")]
+    pub image: String,
+
+    /// The Pulumi CLI version the jobs install or expect
+    #[arg(long, value_name = "VERSION", default_value = "3.259.0")]
+    pub pulumi_version: String,
+
+    /// KEBAP: the bundle's directory in the repository, which Argo CD syncs
+    /// [default: the output directory]
+    #[arg(long, value_name = "PATH")]
+    pub bundle_path: Option<String>,
+
+    /// KEBAP: the Pulumi ESC organization the secrets come from (required for kebap)
+    #[arg(long = "esc-org", value_name = "ORG")]
+    pub esc_organization: Option<String>,
+
+    /// KEBAP: the Pulumi ESC project
+    #[arg(long, value_name = "PROJECT", default_value = "runner")]
+    pub esc_project: String,
+
+    /// KEBAP: the Pulumi ESC environment [default: the stack]
+    #[arg(long = "esc-env", value_name = "ENV")]
+    pub esc_environment: Option<String>,
+
+    /// Backstage: the owner of the system and its resources
+    #[arg(long, value_name = "OWNER", default_value = "platform")]
+    pub owner: String,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum CompletionShell {
     Bash,
@@ -274,6 +370,22 @@ value_enum!(Format {
     Format::Dot => "dot", "Graphviz DOT (render with `dot -Tsvg`)";
     Format::Mermaid => "mermaid", "Mermaid flowchart";
     Format::Json => "json", "JSON (schema: schemas/plan.schema.json)";
+});
+
+pub(crate) use crate::export::{Format as ExportFormat, Source as ExportSource};
+
+value_enum!(ExportFormat {
+    ExportFormat::Pko => "pko", "Pulumi Kubernetes Operator Stacks, their identity, a teardown script";
+    ExportFormat::GithubActions => "github-actions", "GitHub Actions workflows (up and destroy)";
+    ExportFormat::GitlabCi => "gitlab-ci", "GitLab CI pipelines (up and destroy)";
+    ExportFormat::ArgoWorkflows => "argo-workflows", "Argo Workflows DAGs (up and destroy)";
+    ExportFormat::Kebap => "kebap", "A GitOps bundle: PKO Stacks, an Argo CD Application, External Secrets";
+    ExportFormat::Backstage => "backstage", "A Backstage catalog of the graph";
+});
+
+value_enum!(ExportSource {
+    ExportSource::Git => "git", "The repository (projectRepo, branch or commit, repoDir)";
+    ExportSource::Program => "program", "A Program object per project, embedded";
 });
 
 value_enum!(Banner {

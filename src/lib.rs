@@ -2,7 +2,7 @@
 //! order and in parallel, and tears it down again.
 //!
 //! Each folder is one concern, and every `use` points down this list: `app` (and `cli`) →
-//! `commands` → `settings` → `pulumi` → `config` → `report`, `render` → `runstate` → `exec` →
+//! `commands` → `settings` → `pulumi` → `config` → `report`, `render`, `export` → `runstate` → `exec` →
 //! `programs` → `plan` → `provider` → `graph` (pure) → `workspace` → `diagnostic`, `error`,
 //! `fs`. Providers are data (`provider`); only `report` prints.
 
@@ -13,6 +13,7 @@ mod config;
 mod diagnostic;
 mod error;
 pub mod exec;
+mod export;
 mod fs;
 pub mod graph;
 pub mod plan;

@@ -55,6 +55,9 @@ pub struct Plan<'p> {
     wave_of: Vec<usize>,
     pub critical: CriticalPath,
     on_critical: BTreeSet<usize>,
+    /// `--only`: the plan is one project, run alone; what it waits for is outside the plan and
+    /// must have been done before (see [`Plan::outside`]).
+    pub only: bool,
 }
 
 impl<'p> Plan<'p> {
@@ -98,7 +101,54 @@ impl<'p> Plan<'p> {
             wave_of,
             critical,
             on_critical,
+            only: false,
         })
+    }
+
+    /// A plan of exactly one project, run alone (`--only`): what it waits for is assumed done,
+    /// and [`Plan::outside`] lists it so the caller can prove it.
+    pub fn only(provider: &'p Provider, operation: Operation, target: &str) -> Result<Self, UnknownTarget> {
+        let mut plan = Plan::new(provider, operation, &[])?;
+        let Some(i) = provider.graph.find(target) else {
+            return Err(UnknownTarget {
+                name: target.to_string(),
+                provider: provider.name.clone(),
+                suggestion: provider.graph.suggest(target),
+            });
+        };
+        let subset: BTreeSet<usize> = [i].into();
+        let direction = operation.direction();
+        let (waves, wave_of) = provider.graph.waves(&subset, direction);
+        let critical = provider.graph.critical_path(&subset, direction);
+        plan.on_critical = critical.nodes.iter().copied().collect();
+        plan.targets = vec![i];
+        plan.order = vec![i];
+        plan.subset = subset;
+        plan.waves = waves;
+        plan.wave_of = wave_of;
+        plan.critical = critical;
+        plan.only = true;
+        Ok(plan)
+    }
+
+    /// What the plan's projects wait for that is outside the plan, as (project of the plan,
+    /// what it waits for, kind), in declaration order: on `up`, `refresh` and `preview` its needs
+    /// (which must be deployed), on `destroy` its dependents (which must be gone).
+    pub fn outside(&self) -> Vec<(usize, usize, EdgeKind)> {
+        let graph = &self.provider.graph;
+        self.order
+            .iter()
+            .flat_map(|&i| {
+                let edges = match self.operation.direction() {
+                    Direction::Forward => graph.needs(i),
+                    Direction::Reverse => graph.dependents(i),
+                };
+                edges
+                    .iter()
+                    .filter(|n| !self.subset.contains(&n.node))
+                    .map(move |n| (i, n.node, n.kind))
+            })
+            .collect()
     }
 
     pub fn project(&self, i: usize) -> &'p Project {

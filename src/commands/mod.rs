@@ -1,6 +1,8 @@
 //! One module per command: each takes resolved [`crate::settings::Settings`] and plain options,
 //! does its work through the layers below, and returns the exit code.
 
+pub(crate) mod export;
+mod only;
 pub(crate) mod plan;
 pub(crate) mod providers;
 pub(crate) mod run;

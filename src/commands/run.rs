@@ -37,6 +37,8 @@ pub(crate) struct RunOptions {
     pub(crate) operation: Operation,
     /// Only these projects and what they need (on destroy: what needs them).
     pub(crate) targets: Vec<String>,
+    /// `--only X`: X alone, its needs proven done in the backend first.
+    pub(crate) only: Option<String>,
     pub(crate) parallel: usize,
     pub(crate) keep_going: bool,
     /// Run every project, even those unchanged since their last successful `up`.
@@ -52,7 +54,11 @@ pub(crate) struct RunOptions {
 }
 
 pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, RunnerError> {
-    let plan = Plan::new(&t.provider, o.operation, &o.targets).map_err(|e| {
+    let plan = match &o.only {
+        Some(x) => Plan::only(&t.provider, o.operation, x),
+        None => Plan::new(&t.provider, o.operation, &o.targets),
+    }
+    .map_err(|e| {
         let help = match &e.suggestion {
             Some(x) => format!("did you mean `{x}`?"),
             None => format!("see the projects with `runner show-plan -p {}`", e.provider),
@@ -60,13 +66,7 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
         RunnerError::usage(e.to_string(), help)
     })?;
     if o.operation == Operation::Destroy && !o.yes && !s.interactive {
-        return Err(RunnerError::usage(
-            "`destroy` needs --yes when nobody can confirm it at a terminal",
-            format!(
-                "run it at a terminal to confirm by typing the stack name, or add --yes: `runner destroy -p {} -s {} --yes`",
-                t.provider.name, t.stack
-            ),
-        ));
+        return Err(destroy_needs_yes(t));
     }
     let _lock = WorkspaceLock::take(&s.ws, &t.run_dir)?;
     // From here until the first project starts, Ctrl-C ends the runner at once.
@@ -91,11 +91,12 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
     })?;
     // `--fresh` runs everything but still records the digests, so the next `up` can skip.
     let resume = (o.operation == Operation::Up).then(|| state.resume(&t.provider, digests, o.fresh));
-    let options = Options {
+    let mut options = Options {
         parallel: o.parallel,
         keep_going: o.keep_going,
         // A preview can only look at projects whose upstream stacks are deployed.
-        deployed: (o.operation == Operation::Preview).then(|| state.deployed()),
+        deployed: (o.operation == Operation::Preview && !plan.only).then(|| state.deployed()),
+        given: std::collections::BTreeMap::new(),
     };
     let engine = Pulumi {
         program: PathBuf::from("pulumi"),
@@ -108,6 +109,9 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
         redactor: Redactor::default(),
         prune_kubeconfig: o.prune_kubeconfig,
     };
+    if plan.only {
+        options.given = super::only::prove(s, &plan, &engine)?;
+    }
     report::debug(
         s.style,
         &format!(
@@ -153,6 +157,17 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
     let summary = report::summary::render(&plan, &t.stack, &result, started, code);
     write_summaries(s, t, o, &summary);
     Ok(code)
+}
+
+/// Without a terminal nobody can confirm a destroy: the command line must.
+fn destroy_needs_yes(t: &Target) -> RunnerError {
+    RunnerError::usage(
+        "`destroy` needs --yes when nobody can confirm it at a terminal",
+        format!(
+            "run it at a terminal to confirm by typing the stack name, or add --yes: `runner destroy -p {} -s {} --yes`",
+            t.provider.name, t.stack
+        ),
+    )
 }
 
 /// The configuration, questions, secrets and checks before anything runs.

@@ -21,6 +21,9 @@ pub struct Options {
     pub keep_going: bool,
     /// Preview: the projects deployed before this run (the others cannot be previewed yet).
     pub deployed: Option<BTreeSet<String>>,
+    /// Outputs of projects outside the plan that its projects read, by name (`up --only`: read
+    /// from the backend beforehand), passed to hooks as if they had run in this run.
+    pub given: BTreeMap<String, Outputs>,
 }
 
 /// Project name and its upstream projects' output digests → the digest of its inputs.
@@ -200,7 +203,7 @@ pub async fn execute<E: Engine>(
                 interrupt: interrupt.clone(),
                 kill: kill.clone(),
             };
-            spawn_job(&run, i, engine.clone(), control, &mut running);
+            spawn_job(&run, i, &options.given, engine.clone(), control, &mut running);
         }
         if running.is_empty() {
             break;
@@ -238,15 +241,29 @@ pub async fn execute<E: Engine>(
 }
 
 /// Starts project `i`: announces it and runs it on the engine in its own task.
-fn spawn_job<E: Engine>(run: &Run<'_>, i: usize, engine: Arc<E>, control: Control, running: &mut JoinSet<Joined>) {
+fn spawn_job<E: Engine>(
+    run: &Run<'_>,
+    i: usize,
+    given: &BTreeMap<String, Outputs>,
+    engine: Arc<E>,
+    control: Control,
+    running: &mut JoinSet<Joined>,
+) {
     let plan = run.plan;
+    let mut upstream: BTreeMap<String, Outputs> = run.waits[&i]
+        .iter()
+        .filter_map(|w| run.outputs.get(w).map(|o| (run.name(*w).to_string(), o.clone())))
+        .collect();
+    for need in plan.provider.graph.needs(i) {
+        let name = plan.name(need.node);
+        if let Some(o) = given.get(name) {
+            upstream.entry(name.to_string()).or_insert_with(|| o.clone());
+        }
+    }
     let job = Job {
         project: plan.project(i).clone(),
         operation: plan.operation,
-        upstream: run.waits[&i]
-            .iter()
-            .filter_map(|w| run.outputs.get(w).map(|o| (run.name(*w).to_string(), o.clone())))
-            .collect(),
+        upstream,
     };
     let started = SystemTime::now();
     let _ = control.events.send(Event::Started {
@@ -459,6 +476,7 @@ mod tests {
             infra_type: None,
             file: "t.toml".into(),
             required_tools: vec![],
+            credentials: vec![],
             projects: spec
                 .iter()
                 .map(|(n, _)| Project {
@@ -506,6 +524,7 @@ mod tests {
             parallel,
             keep_going,
             deployed: None,
+            given: BTreeMap::new(),
         }
     }
 
@@ -582,6 +601,7 @@ mod tests {
             parallel: 4,
             keep_going: false,
             deployed: Some(["net".to_string()].into()),
+            given: BTreeMap::new(),
         };
         let (r, _) = go(&p, Operation::Preview, fake(vec![]), options).await;
         assert_eq!(status(&r, "net"), &Status::Succeeded);

@@ -30,6 +30,10 @@ pub(super) struct RawFile {
     pub(super) exclude: Vec<Spanned<String>>,
     #[serde(default)]
     pub(super) required_tools: Vec<String>,
+    /// Environment variables holding the cloud credentials its programs need (exports refer to
+    /// them as secrets of the engine they run on; their values are never read).
+    #[serde(default)]
+    pub(super) credentials: Vec<String>,
     #[serde(default, rename = "project")]
     pub(super) projects: Vec<RawProject>,
     #[serde(default)]

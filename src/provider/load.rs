@@ -105,6 +105,7 @@ struct Draft {
 struct Merged {
     drafts: Vec<Draft>,
     tools: Vec<String>,
+    credentials: Vec<String>,
     prompts: Vec<(usize, Spanned<RawPrompt>)>,
     checks: Vec<Check>,
 }
@@ -200,6 +201,7 @@ impl<'a> Loader<'a> {
             include,
             exclude,
             required_tools,
+            credentials,
             projects,
             rewire,
             prompts,
@@ -214,6 +216,7 @@ impl<'a> Loader<'a> {
         let mut merged = Merged {
             drafts: projects.into_iter().map(|p| draft(file, p)).collect(),
             tools: required_tools,
+            credentials,
             prompts: prompts.into_iter().map(|p| (file, p)).collect(),
             checks,
         };
@@ -255,12 +258,8 @@ impl<'a> Loader<'a> {
             self.rewire(file, d, EdgeKind::Order, rw.after, &rw.add_after, rw.remove_after);
         }
 
-        let mut tools: Vec<String> = Vec::new();
-        for t in merged.tools {
-            if !tools.contains(&t) {
-                tools.push(t);
-            }
-        }
+        let tools = unique(merged.tools);
+        let credentials = unique(merged.credentials);
         let prompts = self.prompts(merged.prompts);
         self.secrets_store(&merged.drafts);
         let mut nodes = Vec::with_capacity(merged.drafts.len());
@@ -294,6 +293,7 @@ impl<'a> Loader<'a> {
             infra_type,
             file: self.files[file].display.clone(),
             required_tools: tools,
+            credentials,
             projects,
             prompts,
             checks: merged.checks,
@@ -385,6 +385,7 @@ impl<'a> Loader<'a> {
         }
         merged.drafts.extend(lraw.projects.into_iter().map(|p| draft(lfile, p)));
         merged.tools.extend(lraw.required_tools);
+        merged.credentials.extend(lraw.credentials);
         merged.prompts.extend(lraw.prompts.into_iter().map(|p| (lfile, p)));
         merged.checks.extend(lraw.checks);
     }
@@ -749,6 +750,17 @@ fn type_name(kind: PromptType) -> &'static str {
         PromptType::List => "list",
         PromptType::Path => "path",
     }
+}
+
+/// The names in their first order, each once.
+fn unique(names: Vec<String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for n in names {
+        if !out.contains(&n) {
+            out.push(n);
+        }
+    }
+    out
 }
 
 #[cfg(test)]

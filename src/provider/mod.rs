@@ -32,6 +32,8 @@ pub struct Provider {
     /// The provider file, as shown to the user.
     pub file: String,
     pub required_tools: Vec<String>,
+    /// Environment variables holding the cloud credentials the programs need (names only).
+    pub credentials: Vec<String>,
     pub projects: Vec<Project>,
     pub prompts: Vec<Prompt>,
     pub checks: Vec<Check>,

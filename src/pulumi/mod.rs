@@ -6,6 +6,7 @@
 // failures are rare enough that their size does not matter.
 #![allow(clippy::result_large_err)]
 
+mod deployed;
 mod hooks;
 mod process;
 mod redact;
@@ -22,6 +23,7 @@ use crate::plan::Operation;
 use crate::provider::Hook;
 use crate::workspace::RunDir;
 
+pub(crate) use deployed::Deployed;
 pub(crate) use hooks::prune_kubeconfig;
 use process::{Ended, Step};
 pub(crate) use redact::Redactor;

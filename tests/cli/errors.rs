@@ -120,9 +120,9 @@ fn every_problem_is_reported_at_once() {
     for needle in [
         "providers/kubernetes.toml:112:9: unknown layer `app`",
         "did you mean `apps`?",
-        "providers/aws.toml:33:10: project `eks` needs `vcp`",
+        "providers/aws.toml:35:10: project `eks` needs `vcp`",
         "did you mean `vpc`?",
-        "providers/aws.toml:34:15: unknown hook `kubeconfig-merg`",
+        "providers/aws.toml:36:15: unknown hook `kubeconfig-merg`",
         "did you mean `kubeconfig-merge`?",
         "3 problems in the workspace files",
     ] {

@@ -5,8 +5,10 @@
 mod confirm;
 mod environment;
 mod errors;
+mod export;
 mod flags;
 mod kubeconfig;
+mod only;
 mod plan;
 mod programs;
 mod prompts;

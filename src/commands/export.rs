@@ -1,0 +1,320 @@
+//! `export`: the plan written for another engine. This conductor does the reading and writing
+//! around the pure exports (`crate::export`): it checks the state backend is one every engine
+//! reaches, reads the stack configuration (plain values travel with the export, secrets only as
+//! references), the repository's remote and revision, the programs (`--source program`), then
+//! writes the files and prints every name it had to change.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{Map, Value};
+
+use super::write_result;
+use crate::config::stackfile::{self, StackFile};
+use crate::config::{SECRET_PREFIX, env_name};
+use crate::error::{RunnerError, exit};
+use crate::export::{self, Esc, Format, Input, Repo, Revision, SecretKey, Source};
+use crate::fs::{NewFile, write_atomic};
+use crate::plan::{Operation, Plan};
+use crate::report;
+use crate::settings::{Settings, Target};
+
+/// Where the files go.
+#[derive(Debug, Clone)]
+pub(crate) enum Output {
+    Dir(PathBuf),
+    Stdout,
+}
+
+/// What `export` was asked for.
+#[derive(Debug, Clone)]
+pub(crate) struct ExportOptions {
+    pub(crate) format: Format,
+    /// `None`: `exports/<provider>-<stack>/<format>` under the workspace.
+    pub(crate) output: Option<Output>,
+    pub(crate) namespace: Option<String>,
+    pub(crate) source: Source,
+    pub(crate) repo: Option<String>,
+    pub(crate) branch: Option<String>,
+    pub(crate) commit: Option<String>,
+    pub(crate) succeeded_within: Option<String>,
+    pub(crate) destroy_on_finalize: bool,
+    pub(crate) parallel: usize,
+    pub(crate) image: String,
+    pub(crate) pulumi_version: String,
+    pub(crate) bundle_path: Option<String>,
+    pub(crate) esc_organization: Option<String>,
+    pub(crate) esc_project: String,
+    pub(crate) esc_environment: Option<String>,
+    pub(crate) owner: String,
+}
+
+pub(crate) fn run(s: &Settings, t: &Target, o: &ExportOptions) -> Result<i32, RunnerError> {
+    let plan = Plan::new(&t.provider, Operation::Up, &[]).map_err(|e| RunnerError::usage(e.to_string(), ""))?;
+    let backend = shared_backend(s, t, o.format)?;
+    let config = read_config(s, t)?;
+    let output = o.output.clone().unwrap_or_else(|| {
+        Output::Dir(
+            s.ws.root
+                .join("exports")
+                .join(format!("{}-{}", t.provider.name, t.stack))
+                .join(o.format.as_str()),
+        )
+    });
+    let repo = if o.format.needs_repo(o.source) {
+        Some(repository(s, o)?)
+    } else {
+        None
+    };
+    let input = Input {
+        stack: t.stack.clone(),
+        backend: backend.clone(),
+        namespace: o.namespace.clone().unwrap_or_else(|| format!("runner-{}", t.stack)),
+        config: config.plain,
+        config_secrets: config.secrets,
+        store_secrets: store_secrets(t),
+        credentials: credentials(t, &backend),
+        source: o.source,
+        succeeded_within: o.succeeded_within.clone(),
+        destroy_on_finalize: o.destroy_on_finalize,
+        parallel: o.parallel,
+        image: o.image.clone(),
+        pulumi_version: o.pulumi_version.clone(),
+        programs: if o.source == Source::Program && matches!(o.format, Format::Pko | Format::Kebap) {
+            programs(s, t)
+        } else {
+            BTreeMap::new()
+        },
+        bundle_path: match (&o.bundle_path, &output) {
+            (Some(p), _) => p.clone(),
+            (None, Output::Dir(dir)) => bundle_path(s, repo.as_ref(), dir),
+            (None, Output::Stdout) => "kebap".into(),
+        },
+        esc: Esc {
+            organization: match (&o.esc_organization, o.format) {
+                (Some(org), _) => org.clone(),
+                (None, Format::Kebap) => {
+                    return Err(RunnerError::usage(
+                        "a KEBAP bundle needs the Pulumi ESC organization its secrets come from",
+                        "pass --esc-org ORGANIZATION (and --esc-project, --esc-env when not `runner` and the stack)",
+                    ));
+                }
+                (None, _) => String::new(),
+            },
+            project: o.esc_project.clone(),
+            environment: o.esc_environment.clone().unwrap_or_else(|| t.stack.clone()),
+        },
+        repo,
+        owner: o.owner.clone(),
+    };
+    let made = export::export(o.format, &plan, &input).map_err(|e| RunnerError::usage(e.message, e.help))?;
+    for (what, names) in &made.names {
+        for (project, name) in names.changed() {
+            report::info(&format!("name: {project} → {name} ({what}: {})", names.rule.describe()));
+        }
+    }
+    match output {
+        Output::Stdout => {
+            let mut text = String::new();
+            for f in &made.files {
+                if made.files.len() > 1 {
+                    let _ = writeln!(text, "# ==> {} <==", f.path);
+                }
+                text.push_str(&f.text);
+            }
+            write_result(&text)?;
+        }
+        Output::Dir(dir) => {
+            for f in &made.files {
+                let path = dir.join(&f.path);
+                write_file(s, &path, &f.text, f.executable)?;
+            }
+            report::info(&format!(
+                "Exported {} ({} projects) to {}: {}",
+                o.format.as_str(),
+                plan.order.len(),
+                s.ws.show(&dir),
+                made.files
+                    .iter()
+                    .map(|f| f.path.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+    }
+    Ok(exit::SUCCESS)
+}
+
+fn write_file(s: &Settings, path: &Path, text: &str, executable: bool) -> Result<(), RunnerError> {
+    let io = |source| RunnerError::Io {
+        context: format!("cannot write {}", s.ws.show(path)),
+        source,
+    };
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(io)?;
+    }
+    write_atomic(path, text.as_bytes(), NewFile::Default).map_err(io)?;
+    if executable {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).map_err(io)?;
+    }
+    Ok(())
+}
+
+/// `PULUMI_BACKEND_URL`, refused when it is a file backend: every engine runs projects on other
+/// machines, which cannot read this one's files.
+fn shared_backend(s: &Settings, t: &Target, format: Format) -> Result<String, RunnerError> {
+    let embedded = format!("file://{}", s.ws.root.join(".pulumi-state").display());
+    let url = t.env.get("PULUMI_BACKEND_URL").unwrap_or_default();
+    let why = if url == embedded {
+        format!("PULUMI_BACKEND_URL is not set, so the runner uses the workspace's own file backend ({url})")
+    } else if url.starts_with("file://") || !url.contains("://") {
+        format!("PULUMI_BACKEND_URL is {url}, a file backend")
+    } else {
+        return Ok(url);
+    };
+    Err(RunnerError::usage(
+        format!(
+            "`export {}` needs a state backend every engine reaches: {why}, which no other machine can read",
+            format.as_str()
+        ),
+        "set PULUMI_BACKEND_URL (in the environment or config/pulumi/environment) to a shared backend — \
+         s3://BUCKET, gs://BUCKET, azblob://CONTAINER or https://api.pulumi.com — and move the stacks there \
+         (`pulumi stack export` / `pulumi stack import`, or `runner up` again)",
+    ))
+}
+
+struct Config {
+    plain: Map<String, Value>,
+    secrets: Vec<SecretKey>,
+}
+
+/// The shared stack configuration: its plain values, and the keys of its secrets.
+fn read_config(s: &Settings, t: &Target) -> Result<Config, RunnerError> {
+    let path = stackfile::path(&s.ws.root, &t.stack);
+    let shown = s.ws.show(&path);
+    let file = StackFile::load(&path, &shown).map_err(|d| RunnerError::Validation(vec![*d]))?;
+    if file.config.is_empty() {
+        return Err(RunnerError::usage(
+            format!("the stack configuration {shown} is missing or empty: an export carries its values"),
+            format!(
+                "create it first with `runner validate -p {} -s {}` (it asks for what is missing)",
+                t.provider.name, t.stack
+            ),
+        ));
+    }
+    let mut plain = Map::new();
+    let mut secrets = Vec::new();
+    for (key, value) in file.config {
+        if value.get("secure").is_some() {
+            secrets.push(SecretKey {
+                env: env_name(SECRET_PREFIX, &key),
+                key,
+            });
+        } else {
+            plain.insert(key, value);
+        }
+    }
+    Ok(Config { plain, secrets })
+}
+
+/// Every project secret of the graph, in graph order (the secrets store keeps them all).
+fn store_secrets(t: &Target) -> Vec<SecretKey> {
+    let mut out: Vec<SecretKey> = Vec::new();
+    for p in &t.provider.projects {
+        for secret in &p.secrets {
+            if !out.iter().any(|s| s.key == secret.key) {
+                out.push(SecretKey {
+                    key: secret.key.clone(),
+                    env: env_name(SECRET_PREFIX, &secret.key),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The backend's credentials (and the passphrase), then the provider's.
+fn credentials(t: &Target, backend: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let all = export::backend_credentials(backend)
+        .into_iter()
+        .map(str::to_string)
+        .chain(t.provider.credentials.iter().cloned());
+    for c in all {
+        if !out.contains(&c) {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Each project's Pulumi YAML program, as data.
+fn programs(s: &Settings, t: &Target) -> BTreeMap<String, Value> {
+    t.provider
+        .projects
+        .iter()
+        .filter_map(|p| {
+            let text = std::fs::read_to_string(s.ws.root.join(&p.path).join("Pulumi.yaml")).ok()?;
+            let doc: Value = serde_saphyr::from_str(&text).ok()?;
+            Some((p.name.clone(), doc))
+        })
+        .collect()
+}
+
+fn git(root: &Path, args: &[&str]) -> Option<String> {
+    let out = Command::new("git").arg("-C").arg(root).args(args).output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// The repository engines check out: `--repo` or the `origin` remote; `--branch`, `--commit`
+/// or HEAD (its branch, else its commit); the workspace's directory in it.
+fn repository(s: &Settings, o: &ExportOptions) -> Result<Repo, RunnerError> {
+    let root = &s.ws.root;
+    let url = match &o.repo {
+        Some(u) => u.clone(),
+        None => git(root, &["remote", "get-url", "origin"]).ok_or_else(|| {
+            RunnerError::usage(
+                format!(
+                    "`export {}` points the engine at the repository, and the workspace has no git remote `origin`",
+                    o.format.as_str()
+                ),
+                "pass --repo URL (and --branch NAME or --commit SHA)",
+            )
+        })?,
+    };
+    let revision = match (&o.branch, &o.commit) {
+        (Some(b), _) => Revision::Branch(b.clone()),
+        (None, Some(c)) => Revision::Commit(c.clone()),
+        (None, None) => match git(root, &["symbolic-ref", "--short", "-q", "HEAD"]) {
+            Some(b) if !b.is_empty() => Revision::Branch(b),
+            _ => Revision::Commit(git(root, &["rev-parse", "HEAD"]).ok_or_else(|| {
+                RunnerError::usage(
+                    "cannot tell which revision the engine should check out: the workspace is not a git checkout",
+                    "pass --branch NAME or --commit SHA",
+                )
+            })?),
+        },
+    };
+    let prefix = git(root, &["rev-parse", "--show-prefix"]).unwrap_or_default();
+    Ok(Repo { url, revision, prefix })
+}
+
+/// Where the bundle will live in the repository: the output directory, relative to the
+/// repository's root.
+fn bundle_path(s: &Settings, repo: Option<&Repo>, dir: &Path) -> String {
+    let prefix = repo.map_or("", |r| r.prefix.as_str());
+    let dir = if dir.is_absolute() {
+        dir.to_path_buf()
+    } else {
+        s.ws.root.join(dir)
+    };
+    match dir.strip_prefix(&s.ws.root) {
+        Ok(rel) => format!("{prefix}{}", rel.display()),
+        Err(_) => format!("{prefix}kebap"),
+    }
+}

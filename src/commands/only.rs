@@ -1,0 +1,113 @@
+//! `up --only X` (and `destroy`, `refresh`, `preview`): X runs alone, assuming what it waits for
+//! is done. Before it runs, the backend must prove it: on `up`, `refresh` and `preview` every
+//! need (data or ordering) has a successful `up` — its stack has outputs, and every output X's
+//! program reads from it; on `destroy` every dependent is gone. The proven needs' outputs reach
+//! X's hooks as in a full run.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use crate::error::RunnerError;
+use crate::exec::Outputs;
+use crate::graph::{Direction, EdgeKind};
+use crate::plan::Plan;
+use crate::programs::Program;
+use crate::pulumi::{Deployed, Pulumi};
+use crate::settings::Settings;
+
+/// Proves what the one project of `plan` waits for; returns the needs' outputs (for hooks), or
+/// one error listing every need not proven, with the fix.
+pub(crate) fn prove(s: &Settings, plan: &Plan<'_>, engine: &Pulumi) -> Result<BTreeMap<String, Outputs>, RunnerError> {
+    let outside = plan.outside();
+    if outside.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|source| RunnerError::Io {
+            context: "cannot start the async runtime".into(),
+            source,
+        })?;
+    let reads = |i: usize| {
+        Program::load(&s.ws.root.join(&plan.project(i).path))
+            .map(|p| p.reads)
+            .unwrap_or_default()
+    };
+    let forward = plan.operation.direction() == Direction::Forward;
+    let mut given = BTreeMap::new();
+    let mut problems = Vec::new();
+    for (i, other, kind) in outside {
+        let (me, them) = (plan.name(i), plan.name(other));
+        let found = runtime.block_on(engine.deployed(plan.project(other))).map_err(|e| {
+            RunnerError::usage(
+                format!("cannot read the stack outputs of {them} from the backend: {e}"),
+                "check PULUMI_BACKEND_URL and the passphrase: `runner up --only` reads each need's \
+                     outputs from the backend the full run uses",
+            )
+        })?;
+        let outputs = match found {
+            Deployed::NoStack => None,
+            Deployed::Outputs(o) if o.values.is_empty() => None,
+            Deployed::Outputs(o) => Some(o),
+        };
+        if forward {
+            let Some(outputs) = outputs else {
+                problems.push(format!(
+                    "{me} needs {them} ({}), which has no successful `up` in the backend: its stack `{}` has no outputs",
+                    describe(kind),
+                    engine.stack
+                ));
+                continue;
+            };
+            let wanted = reads(i).remove(them).unwrap_or_default();
+            let missing: Vec<&str> = wanted
+                .iter()
+                .filter(|k| !outputs.values.contains_key(k.as_str()))
+                .map(String::as_str)
+                .collect();
+            if !missing.is_empty() {
+                problems.push(format!(
+                    "{me} reads {} from {them}, which its stack in the backend lacks: its last successful `up` predates them",
+                    missing.join(", ")
+                ));
+                continue;
+            }
+            given.insert(them.to_string(), outputs);
+        } else if outputs.is_some() {
+            problems.push(format!(
+                "{me} is needed by {them} ({}), which is still deployed: its stack `{}` has outputs",
+                describe(kind),
+                engine.stack
+            ));
+        }
+    }
+    if problems.is_empty() {
+        return Ok(given);
+    }
+    let target = plan.name(plan.order[0]);
+    let op = plan.operation.as_str();
+    let mut message = format!("`{op} --only {target}` cannot run alone:");
+    for p in &problems {
+        let _ = write!(message, "\n  - {p}");
+    }
+    let help = if forward {
+        format!(
+            "run what it needs first (`runner up --only NEED` for each, in plan order), or run it with \
+             its needs: `runner {op} --target {target}`"
+        )
+    } else {
+        format!(
+            "destroy what needs it first (`runner destroy --only DEPENDENT`), or destroy it with its \
+             dependents: `runner destroy --target {target}`"
+        )
+    };
+    Err(RunnerError::usage(message, help))
+}
+
+fn describe(kind: EdgeKind) -> &'static str {
+    match kind {
+        EdgeKind::Data => "reads its outputs",
+        EdgeKind::Order => "runs after it",
+    }
+}

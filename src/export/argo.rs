@@ -1,0 +1,146 @@
+//! Argo Workflows: a `Workflow` whose DAG has one task per project with `dependencies` equal to
+//! the plan's edges, at most `--parallel` at once (`spec.parallelism`); each task checks the
+//! repository out (a git input artifact) and runs `runner up --only X` in the runner's image,
+//! the credentials and secrets from the Kubernetes Secrets the PKO and KEBAP exports use. A
+//! second Workflow destroys, dependents first. Argo's `failFast` default matches the runner's:
+//! after a failure nothing new starts.
+
+use serde_json::{Map, Value, json};
+
+use super::names::{Names, Rule};
+use super::{
+    Export, ExportError, File, Format, Input, Revision, base_name, config_secret, credentials_secret, dependents,
+    header, secret_key, stack_file, waits, yaml,
+};
+use crate::plan::Plan;
+
+const TEMPLATE: &str = "runner";
+
+pub(super) fn export(plan: &Plan<'_>, input: &Input) -> Result<Export, ExportError> {
+    let names = Names::new(
+        Rule::Dns1123(63),
+        plan.order.iter().map(|&i| plan.name(i)),
+        &[TEMPLATE, "up", "destroy"],
+    );
+    let files = vec![
+        File::new("workflow-up.yaml", workflow(plan, input, &names, "up", &waits(plan))?),
+        File::new(
+            "workflow-destroy.yaml",
+            workflow(plan, input, &names, "destroy", &dependents(plan))?,
+        ),
+    ];
+    Ok(Export {
+        files,
+        names: vec![("Argo Workflows task", names)],
+    })
+}
+
+fn env(input: &Input) -> Vec<Value> {
+    let from = |secret: String, key: String| json!({"secretKeyRef": {"name": secret, "key": key}});
+    let mut env = vec![json!({"name": "PULUMI_BACKEND_URL", "value": input.backend})];
+    for c in &input.credentials {
+        env.push(json!({"name": c, "valueFrom": from(credentials_secret(input), c.clone())}));
+    }
+    let mut seen: Vec<&str> = Vec::new();
+    for s in input.config_secrets.iter().chain(&input.store_secrets) {
+        if !seen.contains(&s.env.as_str()) {
+            seen.push(&s.env);
+            env.push(json!({"name": s.env, "valueFrom": from(config_secret(input), secret_key(&s.key))}));
+        }
+    }
+    env.push(json!({"name": "CI", "value": "true"}));
+    env.push(json!({"name": "RUNNER_STACK_CONFIG", "value": stack_file(input)}));
+    env
+}
+
+fn workflow(
+    plan: &Plan<'_>,
+    input: &Input,
+    names: &Names,
+    op: &str,
+    order: &[(usize, Vec<usize>)],
+) -> Result<String, ExportError> {
+    let repo = input.repo.as_ref().ok_or_else(|| ExportError {
+        message: "an Argo Workflows export needs the repository its tasks check out".into(),
+        help: "pass --repo URL and --branch NAME or --commit SHA".into(),
+    })?;
+    let tasks: Vec<Value> = order
+        .iter()
+        .map(|(i, waits_for)| {
+            let mut task = Map::new();
+            task.insert("name".into(), json!(names.get(plan.name(*i))));
+            task.insert("template".into(), json!(TEMPLATE));
+            if !waits_for.is_empty() {
+                task.insert(
+                    "dependencies".into(),
+                    Value::Array(waits_for.iter().map(|&w| json!(names.get(plan.name(w)))).collect()),
+                );
+            }
+            task.insert(
+                "arguments".into(),
+                json!({"parameters": [{"name": "project", "value": plan.name(*i)}]}),
+            );
+            Value::Object(task)
+        })
+        .collect();
+    let mut git = Map::new();
+    git.insert("repo".into(), json!(repo.url));
+    git.insert("revision".into(), json!(repo.revision.as_str()));
+    if matches!(repo.revision, Revision::Branch(_)) {
+        git.insert("singleBranch".into(), json!(true));
+        git.insert("branch".into(), json!(repo.revision.as_str()));
+    }
+    let workdir = format!("/src/{}", repo.prefix).trim_end_matches('/').to_string();
+    let script = format!(
+        "set -eu\nmkdir -p config/pulumi\nprintf '%s' \"$RUNNER_STACK_CONFIG\" > config/pulumi/Pulumi.{}.yaml\n\
+         runner {op} --only \"$PROJECT\" -p {} -s {} --non-interactive --yes\n",
+        input.stack, plan.provider.name, input.stack
+    );
+    let mut env = env(input);
+    env.push(json!({"name": "PROJECT", "value": "{{inputs.parameters.project}}"}));
+    let doc = json!({
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Workflow",
+        "metadata": {
+            "generateName": format!("{}-{op}-", base_name(input)),
+            "namespace": input.namespace,
+        },
+        "spec": {
+            "entrypoint": op,
+            "parallelism": input.parallel,
+            "serviceAccountName": super::pko::service_account(input),
+            "templates": [
+                {"name": op, "dag": {"tasks": tasks}},
+                {
+                    "name": TEMPLATE,
+                    "inputs": {
+                        "parameters": [{"name": "project"}],
+                        "artifacts": [{"name": "source", "path": "/src", "git": git}],
+                    },
+                    "container": {
+                        "name": "main",
+                        "image": input.image,
+                        "workingDir": workdir,
+                        "command": ["sh", "-c"],
+                        "args": [script],
+                        "env": env,
+                    },
+                },
+            ],
+        },
+    });
+    let what = if op == "up" {
+        "Deploys every project, one DAG task each, needs first"
+    } else {
+        "Destroys every project, dependents first"
+    };
+    let mut h = header(plan, input, Format::ArgoWorkflows, what);
+    h.push(format!(
+        "Submit with `argo submit`. The image must hold `runner` and `pulumi` {}; the Secrets {} and {} \
+         (see the kebap export) hold the credentials and the configuration's secrets.",
+        input.pulumi_version,
+        credentials_secret(input),
+        config_secret(input)
+    ));
+    Ok(yaml::document(&h, &doc))
+}

@@ -1,0 +1,218 @@
+//! The KEBAP bundle (Kubernetes, External Secrets, Backstage, Argo CD, PKO): a directory Argo CD
+//! syncs from git. `manifests/` holds the operator's identity, a `ClusterSecretStore` on the
+//! Pulumi ESC environment with one `ExternalSecret` per Kubernetes Secret the Stacks read (the
+//! passphrase and the cloud credentials included, so nothing is created by hand), the Programs
+//! (`--source program`) and the PKO Stacks, each with the sync wave of its plan wave;
+//! `application.yaml` is the Argo CD `Application` that syncs `manifests/`; `teardown.sh`
+//! deletes the Stacks dependents first (neither PKO nor a pruning sync orders deletion).
+
+use serde_json::{Map, Value, json};
+
+use super::{
+    Export, ExportError, File, Format, Input, Revision, base_name, config_secret, credentials_secret, header, pko,
+    secret_key, yaml,
+};
+use crate::plan::Plan;
+
+/// Sync waves before the Stacks' (which start at 1): identity, then secrets, then programs.
+const WAVE_RBAC: i32 = -3;
+const WAVE_SECRETS: i32 = -2;
+const WAVE_PROGRAMS: i32 = -1;
+
+/// The one Secret the bundle does not make: the store's own Pulumi access token (ESO cannot
+/// fetch the credential it signs in with). Put there once, by the cluster's bootstrap.
+pub(crate) const ESC_TOKEN_SECRET: &str = "pulumi-esc-token";
+
+pub(super) fn export(plan: &Plan<'_>, input: &Input) -> Result<Export, ExportError> {
+    let repo = input.repo.as_ref().ok_or_else(|| ExportError {
+        message: "a KEBAP bundle needs the repository Argo CD syncs it from".into(),
+        help: "pass --repo URL and --branch NAME or --commit SHA".into(),
+    })?;
+    let names = pko::stack_names(plan);
+    let mut files = Vec::new();
+    let application = json!({
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Application",
+        "metadata": {"name": base_name(input), "namespace": "argocd"},
+        "spec": {
+            "project": "default",
+            "source": {
+                "repoURL": repo.url,
+                "targetRevision": repo.revision.as_str(),
+                "path": format!("{}/manifests", input.bundle_path.trim_end_matches('/')),
+                "directory": {"recurse": true},
+            },
+            "destination": {"server": "https://kubernetes.default.svc", "namespace": input.namespace},
+            "syncPolicy": {
+                "automated": {"prune": false, "selfHeal": true},
+                "syncOptions": ["CreateNamespace=true"],
+            },
+        },
+    });
+    let mut app_header = header(plan, input, Format::Kebap, "The Argo CD Application of the bundle");
+    app_header.push("Apply it once (kubectl apply -f application.yaml); Argo CD syncs manifests/ from git.".into());
+    if matches!(repo.revision, Revision::Commit(_)) {
+        app_header.push("It follows one commit: export again with --branch to follow a branch.".into());
+    }
+    files.push(File::new("application.yaml", yaml::document(&app_header, &application)));
+
+    let mut rbac = pko::rbac(input);
+    for o in &mut rbac {
+        annotate(o, WAVE_RBAC);
+    }
+    files.push(File::new(
+        "manifests/00-rbac.yaml",
+        yaml::documents(&header(plan, input, Format::Kebap, "The operator's identity"), &rbac),
+    ));
+    files.push(File::new(
+        "manifests/01-secrets.yaml",
+        yaml::documents(&secrets_header(plan, input), &secrets(input)),
+    ));
+    if input.source == super::Source::Program {
+        let mut programs = pko::programs(plan, input)?;
+        for o in &mut programs {
+            annotate(o, WAVE_PROGRAMS);
+        }
+        files.push(File::new(
+            "manifests/02-programs.yaml",
+            yaml::documents(
+                &header(
+                    plan,
+                    input,
+                    Format::Kebap,
+                    "One Program per project, named as its project",
+                ),
+                &programs,
+            ),
+        ));
+    }
+    let stacks = pko::stacks(plan, input, &names, true)?;
+    files.push(File::new(
+        "manifests/03-stacks.yaml",
+        yaml::documents(&pko::stacks_header(plan, input, Format::Kebap), &stacks),
+    ));
+    files.push(pko::teardown(plan, input, &names, "teardown.sh", Format::Kebap));
+    Ok(Export {
+        files,
+        names: vec![("PKO Stack", names)],
+    })
+}
+
+fn annotate(object: &mut Value, wave: i32) {
+    let metadata = object["metadata"].as_object_mut().expect("every object has metadata");
+    let annotations = metadata
+        .entry("annotations")
+        .or_insert_with(|| Value::Object(Map::new()));
+    annotations["argocd.argoproj.io/sync-wave"] = json!(wave.to_string());
+}
+
+fn store_name(input: &Input) -> String {
+    format!("{}-esc", base_name(input))
+}
+
+/// Where each secret lives in the ESC environment: `runner.credentials.<VARIABLE>` and
+/// `runner.config["<key>"]`.
+fn credential_path(name: &str) -> String {
+    format!("runner.credentials.{name}")
+}
+
+fn config_path(key: &str) -> String {
+    format!(
+        "runner.config[{}]",
+        serde_json::to_string(key).expect("a string serializes")
+    )
+}
+
+fn secrets_header(plan: &Plan<'_>, input: &Input) -> Vec<String> {
+    let mut h = header(
+        plan,
+        input,
+        Format::Kebap,
+        "Every Kubernetes Secret the Stacks read, from Pulumi ESC",
+    );
+    h.push(String::new());
+    h.push(format!(
+        "The ESC environment {}/{}/{} holds the values (set them with `esc env set … --secret`):",
+        input.esc.organization, input.esc.project, input.esc.environment
+    ));
+    for c in &input.credentials {
+        h.push(format!("  {}", credential_path(c)));
+    }
+    for s in config_keys(input) {
+        h.push(format!("  {}", config_path(&s)));
+    }
+    h.push(format!(
+        "The store signs in with a Pulumi access token, the one Secret made by the cluster's bootstrap: \
+         {ESC_TOKEN_SECRET} (key accessToken) in {}.",
+        input.namespace
+    ));
+    h
+}
+
+fn config_keys(input: &Input) -> Vec<String> {
+    let mut keys: Vec<String> = Vec::new();
+    for s in input.config_secrets.iter().chain(&input.store_secrets) {
+        if !keys.contains(&s.key) {
+            keys.push(s.key.clone());
+        }
+    }
+    keys
+}
+
+fn secrets(input: &Input) -> Vec<Value> {
+    let store = store_name(input);
+    let mut out = vec![json!({
+        "apiVersion": "external-secrets.io/v1",
+        "kind": "ClusterSecretStore",
+        "metadata": {
+            "name": store,
+            "annotations": {"argocd.argoproj.io/sync-wave": WAVE_SECRETS.to_string()},
+        },
+        "spec": {
+            "provider": {
+                "pulumi": {
+                    "organization": input.esc.organization,
+                    "project": input.esc.project,
+                    "environment": input.esc.environment,
+                    "accessToken": {
+                        "secretRef": {"name": ESC_TOKEN_SECRET, "key": "accessToken", "namespace": input.namespace},
+                    },
+                },
+            },
+        },
+    })];
+    let external = |name: String, data: Vec<Value>| {
+        json!({
+            "apiVersion": "external-secrets.io/v1",
+            "kind": "ExternalSecret",
+            "metadata": {
+                "name": name,
+                "namespace": input.namespace,
+                "annotations": {"argocd.argoproj.io/sync-wave": WAVE_SECRETS.to_string()},
+            },
+            "spec": {
+                "refreshInterval": "1h",
+                "secretStoreRef": {"kind": "ClusterSecretStore", "name": store},
+                "target": {"name": name, "creationPolicy": "Owner"},
+                "data": data,
+            },
+        })
+    };
+    if !input.credentials.is_empty() {
+        let data = input
+            .credentials
+            .iter()
+            .map(|c| json!({"secretKey": c, "remoteRef": {"key": credential_path(c)}}))
+            .collect();
+        out.push(external(credentials_secret(input), data));
+    }
+    let keys = config_keys(input);
+    if !keys.is_empty() {
+        let data = keys
+            .iter()
+            .map(|k| json!({"secretKey": secret_key(k), "remoteRef": {"key": config_path(k)}}))
+            .collect();
+        out.push(external(config_secret(input), data));
+    }
+    out
+}

@@ -1,0 +1,316 @@
+//! Exports: the plan written for another engine, so the same graph runs where a team already
+//! runs things — the Pulumi Kubernetes Operator (`pko`), GitHub Actions, GitLab CI, Argo
+//! Workflows, a KEBAP bundle synced from git (`kebap`: PKO Stacks, an Argo CD Application, External
+//! Secrets) and a Backstage catalog. Each is a pure function of the plan and [`Input`]: files
+//! as text, deterministic (sorted, no random ids), every edge of the plan (`needs` and `after`
+//! alike), secrets only as references to where they live. The caller reads and writes files.
+
+mod argo;
+mod backstage;
+mod github;
+mod gitlab;
+mod kebap;
+pub(crate) mod names;
+mod pko;
+pub(crate) mod yaml;
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value, json};
+
+use crate::plan::Plan;
+use names::{Names, Rule};
+
+/// The engines the runner exports to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Format {
+    Pko,
+    GithubActions,
+    GitlabCi,
+    ArgoWorkflows,
+    Kebap,
+    Backstage,
+}
+
+impl Format {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Format::Pko => "pko",
+            Format::GithubActions => "github-actions",
+            Format::GitlabCi => "gitlab-ci",
+            Format::ArgoWorkflows => "argo-workflows",
+            Format::Kebap => "kebap",
+            Format::Backstage => "backstage",
+        }
+    }
+
+    /// Does the export point an engine at the repository (so it needs its URL and revision)?
+    pub(crate) fn needs_repo(self, source: Source) -> bool {
+        match self {
+            Format::Pko => source == Source::Git,
+            Format::Kebap | Format::ArgoWorkflows => true,
+            Format::GithubActions | Format::GitlabCi | Format::Backstage => false,
+        }
+    }
+}
+
+/// Where PKO takes each project's program from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// The repository: `projectRepo`, `branch` or `commit`, `repoDir`.
+    Git,
+    /// A `pulumi.com/v1` `Program` object per project, embedded in the export.
+    Program,
+}
+
+/// Which revision of the repository an engine checks out: exactly one of them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Revision {
+    Branch(String),
+    Commit(String),
+}
+
+impl Revision {
+    pub(crate) fn as_str(&self) -> &str {
+        match self {
+            Revision::Branch(s) | Revision::Commit(s) => s,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Repo {
+    pub(crate) url: String,
+    pub(crate) revision: Revision,
+    /// The workspace's directory inside the repository (`""` at its root, else ending in `/`).
+    pub(crate) prefix: String,
+}
+
+/// A secret by its configuration key and the environment variable a CI job passes it in.
+#[derive(Debug, Clone)]
+pub(crate) struct SecretKey {
+    pub(crate) key: String,
+    pub(crate) env: String,
+}
+
+/// The Pulumi ESC environment the KEBAP bundle's secrets come from.
+#[derive(Debug, Clone)]
+pub(crate) struct Esc {
+    pub(crate) organization: String,
+    pub(crate) project: String,
+    pub(crate) environment: String,
+}
+
+/// Everything an export takes besides the plan, resolved by the caller.
+#[derive(Debug, Clone)]
+pub(crate) struct Input {
+    pub(crate) stack: String,
+    /// The shared state backend (`PULUMI_BACKEND_URL`), never a file backend.
+    pub(crate) backend: String,
+    pub(crate) namespace: String,
+    /// The plain values of the shared stack configuration, in its order.
+    pub(crate) config: Map<String, Value>,
+    /// The secret keys of the shared stack configuration (their values stay where they are).
+    pub(crate) config_secrets: Vec<SecretKey>,
+    /// Every project secret of the graph, kept by the secrets-store project.
+    pub(crate) store_secrets: Vec<SecretKey>,
+    /// Environment variables of the credentials every project needs: the passphrase, the
+    /// backend's, the cloud's.
+    pub(crate) credentials: Vec<String>,
+    pub(crate) repo: Option<Repo>,
+    pub(crate) source: Source,
+    pub(crate) succeeded_within: Option<String>,
+    pub(crate) destroy_on_finalize: bool,
+    pub(crate) parallel: usize,
+    /// The container image CI jobs and Argo tasks run in (GitLab, Argo Workflows).
+    pub(crate) image: String,
+    pub(crate) pulumi_version: String,
+    /// Each project's Pulumi YAML program (`--source program`), by project name.
+    pub(crate) programs: BTreeMap<String, Value>,
+    /// Where the KEBAP bundle lives in the repository (Argo CD syncs it from there).
+    pub(crate) bundle_path: String,
+    pub(crate) esc: Esc,
+    /// The Backstage owner of the system and its resources.
+    pub(crate) owner: String,
+}
+
+/// A file of an export, its path relative to the output directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct File {
+    pub(crate) path: String,
+    pub(crate) text: String,
+    pub(crate) executable: bool,
+}
+
+impl File {
+    fn new(path: &str, text: String) -> Self {
+        File {
+            path: path.to_string(),
+            text,
+            executable: false,
+        }
+    }
+}
+
+/// What an export produced: its files, and the names it gave projects (to print the mapping).
+#[derive(Debug, Clone)]
+pub(crate) struct Export {
+    pub(crate) files: Vec<File>,
+    pub(crate) names: Vec<(&'static str, Names)>,
+}
+
+/// Why an export cannot be made, and the fix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ExportError {
+    pub(crate) message: String,
+    pub(crate) help: String,
+}
+
+/// The export of `plan` (an `up` plan of the whole graph) in `format`.
+pub(crate) fn export(format: Format, plan: &Plan<'_>, input: &Input) -> Result<Export, ExportError> {
+    match format {
+        Format::Pko => pko::export(plan, input),
+        Format::GithubActions => Ok(github::export(plan, input)),
+        Format::GitlabCi => Ok(gitlab::export(plan, input)),
+        Format::ArgoWorkflows => argo::export(plan, input),
+        Format::Kebap => kebap::export(plan, input),
+        Format::Backstage => Ok(backstage::export(plan, input)),
+    }
+}
+
+/// The credentials a state backend needs, by environment variable, from its URL's scheme;
+/// the passphrase too unless the backend is Pulumi Cloud (which keeps the secrets itself).
+pub(crate) fn backend_credentials(url: &str) -> Vec<&'static str> {
+    let scheme = url.split("://").next().unwrap_or_default();
+    let mut out = match scheme {
+        "https" | "http" => return vec!["PULUMI_ACCESS_TOKEN"],
+        "s3" => vec!["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"],
+        "gs" => vec!["GOOGLE_CREDENTIALS"],
+        "azblob" => vec!["AZURE_STORAGE_ACCOUNT", "AZURE_STORAGE_KEY"],
+        _ => vec![],
+    };
+    out.insert(0, "PULUMI_CONFIG_PASSPHRASE");
+    out
+}
+
+/// The header every file starts with: what made it and that it is made, not written.
+fn header(plan: &Plan<'_>, input: &Input, format: Format, what: &str) -> Vec<String> {
+    vec![
+        format!(
+            "{what}: provider {}, stack {}, {} projects.",
+            plan.provider.name,
+            input.stack,
+            plan.order.len()
+        ),
+        format!(
+            "Made by `runner export {} -p {} -s {}`: export again rather than edit.",
+            format.as_str(),
+            plan.provider.name,
+            input.stack
+        ),
+    ]
+}
+
+/// What each project of the plan waits for (its needs and `after`s), in run order.
+fn waits(plan: &Plan<'_>) -> Vec<(usize, Vec<usize>)> {
+    let position: BTreeMap<usize, usize> = plan.order.iter().enumerate().map(|(p, &i)| (i, p)).collect();
+    plan.order
+        .iter()
+        .map(|&i| {
+            let mut w: Vec<usize> = plan.waits_for(i).into_iter().map(|n| n.node).collect();
+            w.sort_by_key(|n| position[n]);
+            (i, w)
+        })
+        .collect()
+}
+
+/// What each project waits for on destroy: what needs it (reverse run order).
+fn dependents(plan: &Plan<'_>) -> Vec<(usize, Vec<usize>)> {
+    let mut by: BTreeMap<usize, Vec<usize>> = plan.order.iter().map(|&i| (i, Vec::new())).collect();
+    for (first, after, _) in plan.edges() {
+        by.get_mut(&first).expect("an edge of the plan").push(after);
+    }
+    let mut out: Vec<(usize, Vec<usize>)> = plan.order.iter().rev().map(|&i| (i, by[&i].clone())).collect();
+    let position: BTreeMap<usize, usize> = out.iter().enumerate().map(|(p, (i, _))| (*i, p)).collect();
+    for (_, d) in &mut out {
+        d.sort_by_key(|n| position[n]);
+    }
+    out
+}
+
+/// Base of the Kubernetes names of one stack's objects (`runner-dev`).
+fn base_name(input: &Input) -> String {
+    let names = Names::new(Rule::Dns1123(40), [format!("runner-{}", input.stack).as_str()], &[]);
+    names.get(&format!("runner-{}", input.stack)).to_string()
+}
+
+/// The Kubernetes Secret holding the credentials (keys: the variables' names).
+fn credentials_secret(input: &Input) -> String {
+    format!("{}-credentials", base_name(input))
+}
+
+/// The Kubernetes Secret holding the stack configuration's secrets.
+fn config_secret(input: &Input) -> String {
+    format!("{}-config", base_name(input))
+}
+
+/// A configuration key as a Kubernetes Secret key (`prometheus:adminpass` →
+/// `prometheus.adminpass`).
+fn secret_key(key: &str) -> String {
+    key.chars()
+        .map(|c| match c {
+            ':' => '.',
+            c if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') => c,
+            _ => '-',
+        })
+        .collect()
+}
+
+/// The secret configuration keys one project's run needs: the secrets store keeps every project
+/// secret and reads no shared configuration; every other project gets the shared file's.
+fn secrets_of<'a>(plan: &Plan<'_>, i: usize, input: &'a Input) -> &'a [SecretKey] {
+    if plan.project(i).secrets_store {
+        &input.store_secrets
+    } else {
+        &input.config_secrets
+    }
+}
+
+/// Every secret a CI job may need, by environment variable: credentials, then the stack
+/// configuration's secrets, then the projects' (`RUNNER_SECRET_*`), without repeats.
+fn ci_secrets(input: &Input) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let all = input
+        .credentials
+        .iter()
+        .cloned()
+        .chain(input.config_secrets.iter().map(|s| s.env.clone()))
+        .chain(input.store_secrets.iter().map(|s| s.env.clone()));
+    for name in all {
+        if !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    out
+}
+
+/// The shared stack file a CI job writes before it runs (the repository does not hold it):
+/// the plain values; the secrets come from `RUNNER_SECRET_*` variables.
+fn stack_file(input: &Input) -> String {
+    yaml::document(&[], &json!({ "config": input.config }))
+}
+
+/// The path of a project's directory in the repository.
+fn repo_dir(input: &Input, path: &str) -> String {
+    let prefix = input.repo.as_ref().map_or("", |r| r.prefix.as_str());
+    format!("{prefix}{path}")
+}
+
+/// The runner command a CI job or task runs for one project: nobody is at a terminal there, so
+/// it says `--yes` (which `destroy` requires without one).
+fn runner_command(plan: &Plan<'_>, input: &Input, op: &str, project: &str) -> String {
+    format!(
+        "runner {op} --only {project} -p {} -s {} --non-interactive --yes",
+        plan.provider.name, input.stack
+    )
+}

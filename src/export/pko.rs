@@ -1,0 +1,346 @@
+//! The Pulumi Kubernetes Operator: one `pulumi.com/v1` `Stack` per project in one namespace,
+//! `prerequisites` from every edge of the plan, the shared configuration's plain values in
+//! `config`, its secrets and the credentials as references to Kubernetes Secrets (`Secret`
+//! refs only: PKO v2 accepts `Secret` and `Literal`), the `ServiceAccount` with its
+//! `system:auth-delegator` binding, and — since PKO does not order deletion — a teardown
+//! script that deletes the Stacks dependents first. The program comes from git
+//! (`projectRepo`, exactly one of `branch` and `commit`, `repoDir`) or from a `Program` object
+//! per project, named as the project (PKO runs a Program as the project named after it).
+
+use std::fmt::Write as _;
+
+use serde_json::{Map, Value, json};
+
+use super::names::{Names, Rule};
+use super::{
+    Export, ExportError, File, Format, Input, Revision, base_name, config_secret, credentials_secret, header, repo_dir,
+    secret_key, secrets_of, waits, yaml,
+};
+use crate::plan::Plan;
+
+/// The CRD's rule for a Stack's `metadata.name`.
+pub(crate) const STACK_NAME_MAX: usize = 42;
+
+pub(super) fn export(plan: &Plan<'_>, input: &Input) -> Result<Export, ExportError> {
+    let names = stack_names(plan);
+    let mut files = vec![File::new(
+        "rbac.yaml",
+        yaml::documents(
+            &header(plan, input, Format::Pko, "The operator's identity"),
+            &rbac(input),
+        ),
+    )];
+    if input.source == super::Source::Program {
+        files.push(File::new(
+            "programs.yaml",
+            yaml::documents(
+                &header(
+                    plan,
+                    input,
+                    Format::Pko,
+                    "One Program per project, named as its project",
+                ),
+                &programs(plan, input)?,
+            ),
+        ));
+    }
+    files.push(File::new(
+        "stacks.yaml",
+        yaml::documents(
+            &stacks_header(plan, input, Format::Pko),
+            &stacks(plan, input, &names, false)?,
+        ),
+    ));
+    files.push(teardown(plan, input, &names, "teardown.sh", Format::Pko));
+    Ok(Export {
+        files,
+        names: vec![("PKO Stack", names)],
+    })
+}
+
+pub(super) fn stack_names(plan: &Plan<'_>) -> Names {
+    Names::new(
+        Rule::Dns1123(STACK_NAME_MAX),
+        plan.order.iter().map(|&i| plan.name(i)),
+        &[],
+    )
+}
+
+pub(super) fn service_account(input: &Input) -> String {
+    base_name(input)
+}
+
+/// The header of the Stacks file: what it needs that it does not hold.
+pub(super) fn stacks_header(plan: &Plan<'_>, input: &Input, format: Format) -> Vec<String> {
+    let mut h = header(plan, input, format, "One PKO Stack per project");
+    h.push(String::new());
+    h.push("The Kubernetes Secrets they read (values never written here):".into());
+    h.push(format!(
+        "  {}: {}",
+        credentials_secret(input),
+        input.credentials.join(", ")
+    ));
+    let mut keys: Vec<String> = Vec::new();
+    for s in input.config_secrets.iter().chain(&input.store_secrets) {
+        let k = secret_key(&s.key);
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    if !keys.is_empty() {
+        h.push(format!("  {}: {}", config_secret(input), keys.join(", ")));
+    }
+    h.push("PKO does not order deletion: delete them with the teardown script, dependents first.".into());
+    h
+}
+
+/// The `ServiceAccount` the Stacks' workspaces run as, and its `system:auth-delegator` binding.
+pub(super) fn rbac(input: &Input) -> Vec<Value> {
+    let sa = service_account(input);
+    vec![
+        json!({
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": {"name": sa, "namespace": input.namespace},
+        }),
+        json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": format!("{}:{sa}:system:auth-delegator", input.namespace)},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": "system:auth-delegator",
+            },
+            "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": input.namespace}],
+        }),
+    ]
+}
+
+fn secret_ref(name: &str, key: &str) -> Value {
+    json!({"type": "Secret", "secret": {"name": name, "key": key}})
+}
+
+/// The Stacks in run order; with `waves`, each annotated with its Argo CD sync wave.
+pub(super) fn stacks(plan: &Plan<'_>, input: &Input, names: &Names, waves: bool) -> Result<Vec<Value>, ExportError> {
+    let mut out = Vec::new();
+    for (i, waits_for) in waits(plan) {
+        let project = plan.project(i);
+        let mut metadata = Map::new();
+        metadata.insert("name".into(), json!(names.get(&project.name)));
+        metadata.insert("namespace".into(), json!(input.namespace));
+        metadata.insert(
+            "labels".into(),
+            json!({
+                "app.kubernetes.io/managed-by": "runner",
+                "runner/project": Names::new(Rule::Backstage, [project.name.as_str()], &[]).get(&project.name),
+                "runner/layer": project.layer.as_str(),
+            }),
+        );
+        if waves {
+            metadata.insert(
+                "annotations".into(),
+                json!({"argocd.argoproj.io/sync-wave": plan.wave(i).to_string()}),
+            );
+        }
+        let mut spec = Map::new();
+        spec.insert("serviceAccountName".into(), json!(service_account(input)));
+        spec.insert("stack".into(), json!(input.stack));
+        spec.insert("backend".into(), json!(input.backend));
+        match input.source {
+            super::Source::Git => {
+                let repo = input.repo.as_ref().ok_or_else(|| ExportError {
+                    message: "a PKO export from git needs the repository the operator clones".into(),
+                    help: "pass --repo URL and --branch NAME or --commit SHA, or use --source program".into(),
+                })?;
+                spec.insert("projectRepo".into(), json!(repo.url));
+                match &repo.revision {
+                    Revision::Branch(b) => spec.insert("branch".into(), json!(b)),
+                    Revision::Commit(c) => spec.insert("commit".into(), json!(c)),
+                };
+                spec.insert("repoDir".into(), json!(repo_dir(input, &project.path)));
+            }
+            super::Source::Program => {
+                spec.insert("programRef".into(), json!({"name": project.name}));
+            }
+        }
+        if !waits_for.is_empty() {
+            let prerequisites: Vec<Value> = waits_for
+                .iter()
+                .map(|&w| {
+                    let mut p = Map::new();
+                    p.insert("name".into(), json!(names.get(plan.name(w))));
+                    if let Some(d) = &input.succeeded_within {
+                        p.insert("requirement".into(), json!({"succeededWithinDuration": d}));
+                    }
+                    Value::Object(p)
+                })
+                .collect();
+            spec.insert("prerequisites".into(), Value::Array(prerequisites));
+        }
+        if !project.secrets_store && !input.config.is_empty() {
+            spec.insert("config".into(), Value::Object(input.config.clone()));
+        }
+        let secrets = secrets_of(plan, i, input);
+        if !secrets.is_empty() {
+            let refs: Map<String, Value> = secrets
+                .iter()
+                .map(|s| (s.key.clone(), secret_ref(&config_secret(input), &secret_key(&s.key))))
+                .collect();
+            spec.insert("secretsRef".into(), Value::Object(refs));
+        }
+        let env: Map<String, Value> = input
+            .credentials
+            .iter()
+            .map(|c| (c.clone(), secret_ref(&credentials_secret(input), c)))
+            .collect();
+        if !env.is_empty() {
+            spec.insert("envRefs".into(), Value::Object(env));
+        }
+        spec.insert("destroyOnFinalize".into(), json!(input.destroy_on_finalize));
+        out.push(json!({
+            "apiVersion": "pulumi.com/v1",
+            "kind": "Stack",
+            "metadata": metadata,
+            "spec": spec,
+        }));
+    }
+    Ok(out)
+}
+
+/// Is `name` a DNS-1123 subdomain (what a Kubernetes object name must be)?
+fn dns1123_subdomain(name: &str) -> bool {
+    name.len() <= 253
+        && name.split('.').all(|label| {
+            !label.is_empty()
+                && label.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+                && label.ends_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+                && label
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        })
+}
+
+/// One `Program` per project, in run order, named as the project.
+pub(super) fn programs(plan: &Plan<'_>, input: &Input) -> Result<Vec<Value>, ExportError> {
+    let mut out = Vec::new();
+    for &i in &plan.order {
+        let project = plan.project(i);
+        if !dns1123_subdomain(&project.name) {
+            return Err(ExportError {
+                message: format!(
+                    "project `{}` cannot be a PKO Program: PKO runs a Program as the Pulumi project named after the \
+                     object, whose name must be lower-case letters, digits, `-` and `.`, so stack references to `{}` \
+                     would break",
+                    project.name, project.name
+                ),
+                help: format!(
+                    "rename the project in {} and its Pulumi.yaml (for example `{}`), or export with --source git",
+                    project.declared_in,
+                    Names::new(Rule::Dns1123(63), [project.name.as_str()], &[]).get(&project.name)
+                ),
+            });
+        }
+        let program = input.programs.get(&project.name).ok_or_else(|| ExportError {
+            message: format!(
+                "the program of `{}` ({}/Pulumi.yaml) cannot be read",
+                project.name, project.path
+            ),
+            help: "run `runner validate` to see what is wrong with it".into(),
+        })?;
+        let mut body = Map::new();
+        if let Some(config) = program.get("config").and_then(Value::as_object) {
+            body.insert(
+                "configuration".into(),
+                Value::Object(configuration(&project.name, &project.path, config)?),
+            );
+        }
+        for key in ["variables", "resources", "outputs", "packages"] {
+            if let Some(v) = program.get(key) {
+                body.insert(key.into(), v.clone());
+            }
+        }
+        out.push(json!({
+            "apiVersion": "pulumi.com/v1",
+            "kind": "Program",
+            "metadata": {"name": project.name, "namespace": input.namespace},
+            "program": body,
+        }));
+    }
+    Ok(out)
+}
+
+/// A program's `config:` section in the Program CRD's terms: its `configuration` accepts only
+/// `String`, `Number`, `List<String>` and `List<Number>` types; a value of another type keeps
+/// its default alone (Pulumi YAML takes the type from it).
+fn configuration(project: &str, path: &str, config: &Map<String, Value>) -> Result<Map<String, Value>, ExportError> {
+    let mut out = Map::new();
+    for (key, decl) in config {
+        let kind = decl.get("type").and_then(Value::as_str);
+        let items = decl.get("items").and_then(|i| i.get("type")).and_then(Value::as_str);
+        let default = decl.get("default");
+        let translated = match (kind, items) {
+            (Some("string"), _) => Some("String"),
+            (Some("integer" | "number"), _) => Some("Number"),
+            (Some("array" | "List<String>"), Some("string") | None) => Some("List<String>"),
+            (Some("array"), Some("integer" | "number")) => Some("List<Number>"),
+            (Some(t @ ("String" | "Number" | "List<String>" | "List<Number>")), _) => Some(t),
+            _ => None,
+        };
+        let mut entry = Map::new();
+        if let Some(t) = translated {
+            entry.insert("type".into(), json!(t));
+        }
+        if let Some(d) = default {
+            entry.insert("default".into(), d.clone());
+        }
+        if entry.is_empty() {
+            return Err(ExportError {
+                message: format!(
+                    "{path}/Pulumi.yaml: config `{key}` of `{project}` has type `{}` and no default, which a PKO \
+                     Program cannot declare (it accepts String, Number, List<String> and List<Number>)",
+                    kind.unwrap_or("?")
+                ),
+                help: "give it a default in the program, or export with --source git".into(),
+            });
+        }
+        out.insert(key.clone(), Value::Object(entry));
+    }
+    Ok(out)
+}
+
+/// The teardown script: PKO ignores prerequisites on deletion, so the Stacks are deleted one
+/// at a time, dependents first, each waited for (with `destroyOnFinalize` its resources are
+/// destroyed before the object goes).
+pub(super) fn teardown(plan: &Plan<'_>, input: &Input, names: &Names, path: &str, format: Format) -> File {
+    let mut s = String::from("#!/bin/sh\n");
+    for line in header(plan, input, format, "Ordered teardown of the PKO Stacks") {
+        let _ = writeln!(s, "# {line}");
+    }
+    s.push_str(
+        "#\n# PKO does not order deletion (prerequisites are ignored on delete): this deletes the\n\
+         # Stacks one by one, dependents first, waiting for each to be gone.\nset -eu\n",
+    );
+    let _ = writeln!(s, "namespace=\"${{NAMESPACE:-{}}}\"", input.namespace);
+    for &i in plan.order.iter().rev() {
+        let _ = writeln!(
+            s,
+            "kubectl delete stack.pulumi.com {} --namespace \"$namespace\" --ignore-not-found --wait=true",
+            names.get(plan.name(i))
+        );
+    }
+    if input.source == super::Source::Program {
+        for &i in plan.order.iter().rev() {
+            let _ = writeln!(
+                s,
+                "kubectl delete program.pulumi.com {} --namespace \"$namespace\" --ignore-not-found",
+                plan.name(i)
+            );
+        }
+    }
+    File {
+        path: path.to_string(),
+        text: s,
+        executable: true,
+    }
+}

@@ -1,0 +1,763 @@
+//! `runner export` through the binary: every format for every provider (snapshots), each export
+//! read back to the plan's edges (every `needs` and `after`, nothing more), secrets only as
+//! references, a shared backend required, names made legal and the mapping printed, YAML that
+//! YAML 1.1 readers take the same way, and the real consumers: check-jsonschema's GitHub and
+//! GitLab schemas, the published validators of Argo, Argo CD, External Secrets and Backstage,
+//! and (with `RUNNER_SCHEMAS_DIR`) the CRDs' own schemas.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+use crate::support::{Run, SECRETS, Ws, tool_required};
+
+const PROVIDERS: [&str; 4] = ["aws", "do", "kubeconfig", "linode"];
+const FORMATS: [&str; 6] = [
+    "pko",
+    "github-actions",
+    "gitlab-ci",
+    "argo-workflows",
+    "kebap",
+    "backstage",
+];
+const BACKEND: (&str, &str) = ("PULUMI_BACKEND_URL", "s3://runner-state?region=us-east-1");
+const REPO_ARGS: [&str; 6] = [
+    "--repo",
+    "https://git.example.test/acme/platform.git",
+    "--branch",
+    "main",
+    "--esc-org",
+    "acme",
+];
+
+/// Runs `export FORMAT -p PROVIDER -s dev -o out/NAME` with a shared backend; returns the run
+/// and the files written, by path.
+fn export(ws: &Ws, format: &str, provider: &str, extra: &[&str]) -> (Run, BTreeMap<String, String>) {
+    let out = format!("out/{format}-{provider}-{}", extra.len());
+    let mut args = vec!["export", format, "-p", provider, "-s", "dev", "-o", &out];
+    args.extend(REPO_ARGS);
+    args.extend(extra);
+    let run = ws.exec(&args, &[BACKEND]);
+    let mut files = BTreeMap::new();
+    let dir = ws.path().join(&out);
+    let mut paths = Vec::new();
+    walk(&dir, &mut paths);
+    for p in paths {
+        let rel = p.strip_prefix(&dir).unwrap().display().to_string();
+        files.insert(rel, std::fs::read_to_string(&p).unwrap());
+    }
+    (run, files)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            walk(&p, out);
+        } else {
+            out.push(p);
+        }
+    }
+}
+
+fn is_yaml(path: &str) -> bool {
+    Path::new(path)
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"))
+}
+
+/// The YAML documents of a file, as JSON.
+fn docs(text: &str) -> Vec<Value> {
+    text.split("\n---\n")
+        .map(|d| serde_saphyr::from_str::<Value>(d).unwrap_or_else(|e| panic!("not YAML ({e}):\n{d}")))
+        .filter(|v| !v.is_null())
+        .collect()
+}
+
+/// The plan's edges (runs first, runs after), from `show-plan --format json`.
+fn plan_edges(ws: &Ws, provider: &str) -> BTreeSet<(String, String)> {
+    let plan = ws
+        .run(&["show-plan", "-p", provider, "--format", "json"])
+        .expect(0)
+        .json();
+    plan["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (s(&e["from"]), s(&e["to"])))
+        .collect()
+}
+
+fn s(v: &Value) -> String {
+    v.as_str().unwrap_or_else(|| panic!("not a string: {v}")).to_string()
+}
+
+fn reversed(edges: &BTreeSet<(String, String)>) -> BTreeSet<(String, String)> {
+    edges.iter().map(|(a, b)| (b.clone(), a.clone())).collect()
+}
+
+/// Edges of PKO Stacks: (prerequisite, stack), by project (from the `runner/project` label).
+fn stack_edges(stacks: &[Value]) -> BTreeSet<(String, String)> {
+    let project: BTreeMap<String, String> = stacks
+        .iter()
+        .map(|d| (s(&d["metadata"]["name"]), s(&d["metadata"]["labels"]["runner/project"])))
+        .collect();
+    let mut edges = BTreeSet::new();
+    for d in stacks {
+        let me = &project[&s(&d["metadata"]["name"])];
+        for p in d["spec"]["prerequisites"].as_array().into_iter().flatten() {
+            edges.insert((project[&s(&p["name"])].clone(), me.clone()));
+        }
+    }
+    edges
+}
+
+/// What each file of an export says about order, as (runs first, runs after) by project, for
+/// the files that order an `up`, and separately for those that order a `destroy`.
+type Edges = BTreeSet<(String, String)>;
+
+fn read_back(format: &str, files: &BTreeMap<String, String>) -> (Edges, Edges) {
+    let mut up = BTreeSet::new();
+    let mut down = BTreeSet::new();
+    match format {
+        "pko" | "kebap" => {
+            let stacks = if format == "pko" {
+                "stacks.yaml"
+            } else {
+                "manifests/03-stacks.yaml"
+            };
+            up = stack_edges(&docs(&files[stacks]));
+            // The teardown deletes every stack after all that need it.
+            let deleted: Vec<String> = files["teardown.sh"]
+                .lines()
+                .filter(|l| l.starts_with("kubectl delete stack.pulumi.com "))
+                .map(|l| l.split(' ').nth(3).unwrap().to_string())
+                .collect();
+            let position = |n: &str| deleted.iter().position(|d| d == n).unwrap();
+            let stacks = docs(&files[stacks]);
+            let name_of: BTreeMap<String, String> = stacks
+                .iter()
+                .map(|d| (s(&d["metadata"]["labels"]["runner/project"]), s(&d["metadata"]["name"])))
+                .collect();
+            for (a, b) in &up {
+                if position(&name_of[a]) > position(&name_of[b]) {
+                    down.insert((b.clone(), a.clone()));
+                }
+            }
+            assert_eq!(down.len(), up.len(), "the teardown deletes dependents first");
+        }
+        "github-actions" => {
+            for (file, into) in [
+                ("workflows/runner-up.yml", &mut up),
+                ("workflows/runner-destroy.yml", &mut down),
+            ] {
+                let wf = &docs(&files[file])[0];
+                let jobs = wf["jobs"].as_object().unwrap();
+                let project = |id: &str| s(&jobs[id]["name"]);
+                for (id, job) in jobs.iter().filter(|(id, _)| *id != "runner") {
+                    for n in job["needs"].as_array().unwrap() {
+                        if n != "runner" {
+                            into.insert((project(n.as_str().unwrap()), project(id)));
+                        }
+                    }
+                    let run = s(&job["steps"][4]["run"]);
+                    assert!(run.contains(&format!("--only {}", project(id))), "{run}");
+                }
+            }
+        }
+        "gitlab-ci" => {
+            for (file, into) in [
+                ("runner-up.gitlab-ci.yml", &mut up),
+                ("runner-destroy.gitlab-ci.yml", &mut down),
+            ] {
+                let p = &docs(&files[file])[0];
+                for (job, body) in p.as_object().unwrap() {
+                    if ["stages", "variables", "default"].contains(&job.as_str()) {
+                        continue;
+                    }
+                    for n in body["needs"].as_array().unwrap() {
+                        into.insert((s(n), job.clone()));
+                    }
+                }
+            }
+        }
+        "argo-workflows" => {
+            for (file, into) in [("workflow-up.yaml", &mut up), ("workflow-destroy.yaml", &mut down)] {
+                let wf = &docs(&files[file])[0];
+                let tasks = wf["spec"]["templates"][0]["dag"]["tasks"].as_array().unwrap();
+                let project: BTreeMap<String, String> = tasks
+                    .iter()
+                    .map(|t| (s(&t["name"]), s(&t["arguments"]["parameters"][0]["value"])))
+                    .collect();
+                for t in tasks {
+                    for d in t["dependencies"].as_array().into_iter().flatten() {
+                        into.insert((project[&s(d)].clone(), project[&s(&t["name"])].clone()));
+                    }
+                }
+            }
+        }
+        "backstage" => {
+            let entities = docs(&files["catalog-info.yaml"]);
+            let project = |e: &Value| e["metadata"].get("title").map_or_else(|| s(&e["metadata"]["name"]), s);
+            let by_name: BTreeMap<String, String> = entities
+                .iter()
+                .filter(|e| e["kind"] == "Resource")
+                .map(|e| (format!("resource:{}", s(&e["metadata"]["name"])), project(e)))
+                .collect();
+            for e in entities.iter().filter(|e| e["kind"] == "Resource") {
+                for d in e["spec"]["dependsOn"].as_array().into_iter().flatten() {
+                    up.insert((by_name[&s(d)].clone(), project(e)));
+                }
+            }
+            down = reversed(&up);
+        }
+        other => panic!("no reader for {other}"),
+    }
+    (up, down)
+}
+
+#[test]
+fn every_format_of_every_provider_matches_its_snapshot_and_reads_back_to_the_plan() {
+    for provider in PROVIDERS {
+        let ws = Ws::configured(provider);
+        let edges = plan_edges(&ws, provider);
+        assert!(!edges.is_empty());
+        for format in FORMATS {
+            let (run, files) = export(&ws, format, provider, &[]);
+            let run = run.expect(0);
+            assert!(run.stderr.contains(&format!("Exported {format} (")), "{}", run.stderr);
+            let (up, down) = read_back(format, &files);
+            assert_eq!(
+                up, edges,
+                "{format} {provider}: the up order is the plan's, every edge and nothing more"
+            );
+            assert_eq!(
+                down,
+                reversed(&edges),
+                "{format} {provider}: destroy runs dependents first"
+            );
+            let mut all = String::new();
+            for (path, text) in &files {
+                let _ = write!(all, "=== {path} ===\n{text}");
+            }
+            let all = all.replace(&ws.path().display().to_string(), "[WS]");
+            insta::assert_snapshot!(format!("export_{format}_{provider}"), all);
+        }
+    }
+}
+
+#[test]
+fn pko_from_programs_embeds_one_program_per_project_named_as_it() {
+    let ws = Ws::configured("aws");
+    let (run, files) = export(
+        &ws,
+        "pko",
+        "aws",
+        &[
+            "--source",
+            "program",
+            "--succeeded-within",
+            "1h",
+            "--destroy-on-finalize",
+        ],
+    );
+    run.expect(0);
+    let programs = docs(&files["programs.yaml"]);
+    let stacks = docs(&files["stacks.yaml"]);
+    assert_eq!(programs.len(), stacks.len());
+    for (p, st) in programs.iter().zip(&stacks) {
+        assert_eq!(p["kind"], "Program");
+        assert_eq!(st["spec"]["programRef"]["name"], p["metadata"]["name"]);
+        assert!(st["spec"].get("projectRepo").is_none());
+        assert_eq!(st["spec"]["destroyOnFinalize"], true);
+        for pre in st["spec"]["prerequisites"].as_array().into_iter().flatten() {
+            assert_eq!(pre["requirement"]["succeededWithinDuration"], "1h");
+        }
+        for (key, decl) in p["program"]["configuration"].as_object().into_iter().flatten() {
+            let t = decl.get("type").and_then(Value::as_str);
+            assert!(
+                t.is_none_or(|t| ["String", "Number", "List<String>", "List<Number>"].contains(&t)),
+                "{key}: {decl}"
+            );
+        }
+    }
+    let vpc = programs.iter().find(|p| p["metadata"]["name"] == "vpc").unwrap();
+    assert_eq!(vpc["program"]["configuration"]["azs"]["type"], "List<String>");
+    assert!(files["teardown.sh"].contains("kubectl delete program.pulumi.com vpc"));
+    insta::assert_snapshot!("export_pko_aws_program", files["programs.yaml"].clone());
+}
+
+#[test]
+fn a_workspace_file_backend_is_refused_with_the_fix() {
+    let ws = Ws::configured("aws");
+    let run = ws
+        .exec(&["export", "pko", "-p", "aws", "-s", "dev", "-o", "out"], &[])
+        .expect(2);
+    assert!(
+        run.stderr
+            .contains("`export pko` needs a state backend every engine reaches")
+            && run.stderr.contains("PULUMI_BACKEND_URL is not set"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("s3://BUCKET"), "the fix: {}", run.stderr);
+    let run = ws
+        .exec(
+            &["export", "github-actions", "-p", "aws", "-s", "dev", "-o", "out"],
+            &[("PULUMI_BACKEND_URL", "file:///srv/state")],
+        )
+        .expect(2);
+    assert!(
+        run.stderr
+            .contains("PULUMI_BACKEND_URL is file:///srv/state, a file backend"),
+        "{}",
+        run.stderr
+    );
+    assert!(!ws.path().join("out").exists(), "nothing written");
+}
+
+#[test]
+fn secrets_travel_only_as_references_and_plain_configuration_travels_whole() {
+    let ws = Ws::configured("do");
+    ws.edit(
+        "config/pulumi/Pulumi.dev.yaml",
+        "config:\n",
+        "config:\n  digitalocean:token:\n    secure: v1:c2FsdA==:Y2lwaGVydGV4dC1ub3QtdG8tbGVhaw==\n",
+    );
+    for format in FORMATS {
+        let (run, files) = export(&ws, format, "do", &[]);
+        run.expect(0);
+        let all: String = files.values().cloned().collect();
+        assert!(
+            !all.contains("Y2lwaGVydGV4dC1ub3QtdG8tbGVhaw"),
+            "{format}: no ciphertext"
+        );
+        for (_, value) in SECRETS {
+            assert!(!all.contains(value), "{format}: {value} leaked");
+        }
+        if format != "backstage" {
+            assert!(all.contains("mara.example.com"), "{format}: kic-helm:fqdn travels");
+            assert!(
+                all.contains("DIGITALOCEAN_TOKEN"),
+                "{format}: the credential is referenced"
+            );
+        }
+    }
+    let (_, files) = export(&ws, "pko", "do", &[]);
+    let stacks = docs(&files["stacks.yaml"]);
+    let domk8s = stacks.iter().find(|d| d["metadata"]["name"] == "domk8s").unwrap();
+    assert_eq!(domk8s["spec"]["config"]["kic-helm:fqdn"], "mara.example.com");
+    assert_eq!(
+        domk8s["spec"]["secretsRef"]["digitalocean:token"],
+        serde_json::json!({"type": "Secret", "secret": {"name": "runner-dev-config", "key": "digitalocean.token"}})
+    );
+    let store = stacks.iter().find(|d| d["metadata"]["name"] == "secrets").unwrap();
+    assert!(
+        store["spec"].get("config").is_none(),
+        "the store reads only its own stack file"
+    );
+    assert!(store["spec"]["secretsRef"].get("sirius:ledger_pwd").is_some());
+    for st in &stacks {
+        for r in st["spec"]["envRefs"].as_object().unwrap().values() {
+            assert_eq!(r["type"], "Secret", "PKO v2 takes only Secret and Literal refs");
+        }
+        let spec = st["spec"].as_object().unwrap();
+        assert!(
+            spec.contains_key("branch") ^ spec.contains_key("commit"),
+            "exactly one of branch, commit"
+        );
+        assert_eq!(st["spec"]["backend"], BACKEND.1);
+    }
+}
+
+#[test]
+fn names_are_made_legal_shortened_deterministically_and_printed() {
+    let ws = Ws::configured("kubeconfig");
+    let long = "Sirius_Ledger.Reporting-Service-With-A-Name-Far-Too-Long";
+    ws.project("projects/apps/reporting", long);
+    let text = std::fs::read_to_string(ws.path().join("providers/kubeconfig.toml")).unwrap();
+    ws.write(
+        "providers/kubeconfig.toml",
+        &format!(
+            "{text}\n[[project]]\nname = \"{long}\"\npath = \"projects/apps/reporting\"\nlayer = \"apps\"\nafter = [\"sirius\"]\n"
+        ),
+    );
+    let (run, files) = export(&ws, "pko", "kubeconfig", &[]);
+    let run = run.expect(0);
+    let stacks = docs(&files["stacks.yaml"]);
+    let mine = stacks
+        .iter()
+        .find(|d| d["metadata"]["labels"]["runner/project"] == long)
+        .unwrap();
+    let name = s(&mine["metadata"]["name"]);
+    assert!(
+        name.len() <= 42 && name.starts_with("sirius-ledger-reporting-service"),
+        "{name}"
+    );
+    assert!(
+        name.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'),
+        "{name}"
+    );
+    assert!(
+        run.stderr.contains(&format!(
+            "name: {long} → {name} (PKO Stack: a DNS-1123 name of at most 42 characters)"
+        )),
+        "{}",
+        run.stderr
+    );
+    let (again, files_again) = export(&ws, "pko", "kubeconfig", &["--namespace", "runner-dev"]);
+    again.expect(0);
+    assert_eq!(
+        files_again["stacks.yaml"], files["stacks.yaml"],
+        "the same names every time"
+    );
+    let (run, files) = export(&ws, "backstage", "kubeconfig", &[]);
+    run.expect(0);
+    // Backstage takes the name as it is (63 characters, `_` and `.` allowed).
+    assert!(files["catalog-info.yaml"].contains(&format!("name: {long}\n")));
+
+    // A Program is the project: its name cannot be changed, so such a project is refused.
+    let (run, _) = export(&ws, "pko", "kubeconfig", &["--source", "program"]);
+    let run = run.expect(2);
+    assert!(
+        run.stderr
+            .contains(&format!("project `{long}` cannot be a PKO Program")),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("--source git"), "{}", run.stderr);
+}
+
+#[test]
+fn every_file_reads_the_same_as_yaml_1_1() {
+    let ws = Ws::configured("linode");
+    for format in FORMATS {
+        let (run, files) = export(&ws, format, "linode", &[]);
+        run.expect(0);
+        for (path, text) in &files {
+            if !is_yaml(path) {
+                continue;
+            }
+            let mut in_block: Option<usize> = None;
+            for line in text.lines() {
+                let indent = line.len() - line.trim_start().len();
+                if let Some(b) = in_block {
+                    if line.trim().is_empty() || indent > b {
+                        continue;
+                    }
+                    in_block = None;
+                }
+                let t = line.trim_start().trim_start_matches("- ");
+                if t.starts_with('#') {
+                    continue;
+                }
+                let (key, value) = t
+                    .split_once(": ")
+                    .map_or((t.trim_end_matches(':'), ""), |(k, v)| (k, v));
+                for word in [key, value, t] {
+                    assert!(
+                        !["y", "yes", "n", "no", "on", "off"].contains(&word.to_ascii_lowercase().as_str()),
+                        "{format} {path}: `{line}` is a boolean to YAML 1.1"
+                    );
+                }
+                if value == "|" || value == "|-" {
+                    in_block = Some(indent);
+                }
+            }
+        }
+        if format == "github-actions" {
+            assert!(files["workflows/runner-up.yml"].contains("\n\"on\":\n"));
+        }
+    }
+}
+
+#[test]
+fn kebap_needs_the_esc_organization_and_a_repository() {
+    let ws = Ws::configured("aws");
+    let run = ws
+        .exec(
+            &[
+                "export",
+                "kebap",
+                "-p",
+                "aws",
+                "-s",
+                "dev",
+                "-o",
+                "out",
+                "--repo",
+                "https://git.example.test/a.git",
+                "--branch",
+                "main",
+            ],
+            &[BACKEND],
+        )
+        .expect(2);
+    assert!(run.stderr.contains("--esc-org"), "{}", run.stderr);
+    let run = ws
+        .exec(
+            &["export", "argo-workflows", "-p", "aws", "-s", "dev", "-o", "out"],
+            &[BACKEND],
+        )
+        .expect(2);
+    assert!(run.stderr.contains("no git remote `origin`"), "{}", run.stderr);
+    assert!(run.stderr.contains("--repo URL"), "{}", run.stderr);
+}
+
+/// The directory of the test tools from `PyPI` and npm (scripts/install-test-tools).
+fn tools_dir() -> PathBuf {
+    std::env::var_os("RUNNER_TEST_TOOLS").map_or_else(
+        || PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/runner-test-tools"),
+        PathBuf::from,
+    )
+}
+
+/// `Some(path)` of a test tool, `None` (a skip) when it is missing and not required.
+fn tool(path: PathBuf, what: &str) -> Option<PathBuf> {
+    if path.exists() {
+        return Some(path);
+    }
+    assert!(
+        !tool_required(),
+        "{what} is missing at {}: run scripts/install-test-tools",
+        path.display()
+    );
+    eprintln!("skipped: {what} is not installed (scripts/install-test-tools installs it)");
+    None
+}
+
+#[test]
+fn github_and_gitlab_files_validate_with_check_jsonschema() {
+    let Some(check) = tool(tools_dir().join("venv/bin/check-jsonschema"), "check-jsonschema") else {
+        return;
+    };
+    for provider in PROVIDERS {
+        let ws = Ws::configured(provider);
+        for (format, schema) in [
+            ("github-actions", "vendor.github-workflows"),
+            ("gitlab-ci", "vendor.gitlab-ci"),
+        ] {
+            let (run, files) = export(&ws, format, provider, &[]);
+            run.expect(0);
+            let dir = ws.path().join(format!("out/{format}-{provider}-0"));
+            let paths: Vec<PathBuf> = files.keys().map(|p| dir.join(p)).collect();
+            let out = Command::new(&check)
+                .args(["--builtin-schema", schema])
+                .args(&paths)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{format} {provider}:\n{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+}
+
+#[test]
+fn argo_argo_cd_external_secrets_and_backstage_objects_pass_their_published_validators() {
+    let Some(modules) = tool(
+        tools_dir().join("node/node_modules/@kubernetes-models"),
+        "the npm validators",
+    ) else {
+        return;
+    };
+    let _ = modules;
+    for provider in PROVIDERS {
+        let ws = Ws::configured(provider);
+        let mut objects = Vec::new();
+        for format in ["argo-workflows", "kebap", "backstage"] {
+            let (run, files) = export(&ws, format, provider, &[]);
+            run.expect(0);
+            for (path, text) in &files {
+                if is_yaml(path) {
+                    objects.extend(docs(text).into_iter().filter(|d| {
+                        let api = d["apiVersion"].as_str().unwrap_or_default();
+                        api.starts_with("argoproj.io/")
+                            || api.starts_with("external-secrets.io/")
+                            || api.starts_with("backstage.io/")
+                    }));
+                }
+            }
+        }
+        let kinds: BTreeSet<String> = objects.iter().map(|o| s(&o["kind"])).collect();
+        assert_eq!(
+            kinds.into_iter().collect::<Vec<_>>(),
+            [
+                "Application",
+                "ClusterSecretStore",
+                "ExternalSecret",
+                "Resource",
+                "System",
+                "Workflow"
+            ]
+        );
+        let mut child = Command::new("node")
+            .arg(Path::new(crate::support::REPO).join("tests/cli/consumers.mjs"))
+            .env("RUNNER_TEST_TOOLS", tools_dir())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("node runs the validators");
+        std::io::Write::write_all(
+            &mut child.stdin.take().unwrap(),
+            serde_json::to_string(&objects).unwrap().as_bytes(),
+        )
+        .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{provider}:\n{stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            stdout.lines().filter(|l| l.starts_with("ok ")).count(),
+            objects.len(),
+            "{stdout}"
+        );
+    }
+}
+
+/// The published CRD that serves `apiVersion`/`kind`, by file name in `RUNNER_SCHEMAS_DIR`.
+const CRDS: [(&str, &str, &str); 6] = [
+    ("pulumi.com/v1", "Stack", "pko-pulumi.com_stacks.yaml"),
+    ("pulumi.com/v1", "Program", "pko-pulumi.com_programs.yaml"),
+    ("argoproj.io/v1alpha1", "Workflow", "argo-workflows_workflows.yaml"),
+    ("argoproj.io/v1alpha1", "Application", "argocd_application-crd.yaml"),
+    ("external-secrets.io/v1", "ExternalSecret", "eso_externalsecrets.yaml"),
+    (
+        "external-secrets.io/v1",
+        "ClusterSecretStore",
+        "eso_clustersecretstores.yaml",
+    ),
+];
+
+/// The `openAPIV3Schema` of the served version of a CRD, after checking it serves this group,
+/// version and kind.
+fn crd_schema(dir: &Path, api_version: &str, kind: &str, file: &str) -> Value {
+    let crd: Value = serde_saphyr::from_str(&std::fs::read_to_string(dir.join(file)).unwrap()).unwrap();
+    let (group, version) = api_version.split_once('/').unwrap();
+    assert_eq!(crd["spec"]["group"], group, "{file}");
+    assert_eq!(crd["spec"]["names"]["kind"], kind, "{file}");
+    let served = crd["spec"]["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == version && v["served"] == true)
+        .unwrap_or_else(|| panic!("{file} serves no {version}"));
+    served["schema"]["openAPIV3Schema"].clone()
+}
+
+#[test]
+fn kubernetes_objects_validate_against_the_crds_in_runner_schemas_dir() {
+    // The CRDs of PKO, Argo Workflows, Argo CD and External Secrets as published upstream: no
+    // package registry ships them, so they are read from a directory holding those files
+    // (RUNNER_SCHEMAS_DIR); without it this check is skipped.
+    let Some(dir) = std::env::var_os("RUNNER_SCHEMAS_DIR").map(PathBuf::from) else {
+        eprintln!("skipped: RUNNER_SCHEMAS_DIR is not set (a directory holding the published CRDs)");
+        return;
+    };
+    let validators: BTreeMap<(String, String), jsonschema::Validator> = CRDS
+        .iter()
+        .map(|(api, kind, file)| {
+            let schema = crd_schema(&dir, api, kind, file);
+            let v = jsonschema::options()
+                .with_draft(jsonschema::Draft::Draft4)
+                .build(&schema)
+                .unwrap_or_else(|e| panic!("{file}: {e}"));
+            (((*api).to_string(), (*kind).to_string()), v)
+        })
+        .collect();
+    let mut seen = BTreeSet::new();
+    for provider in PROVIDERS {
+        let ws = Ws::configured(provider);
+        for (format, extra) in [
+            ("pko", &[][..]),
+            ("pko", &["--source", "program", "--succeeded-within", "30m"][..]),
+            ("kebap", &[][..]),
+            ("kebap", &["--source", "program"][..]),
+            ("argo-workflows", &[][..]),
+        ] {
+            let (run, files) = export(&ws, format, provider, extra);
+            run.expect(0);
+            for (path, text) in files.iter().filter(|(p, _)| is_yaml(p)) {
+                for object in docs(text) {
+                    let key = (s(&object["apiVersion"]), s(&object["kind"]));
+                    let Some(v) = validators.get(&key) else { continue };
+                    seen.insert(key.1.clone());
+                    let errors: Vec<String> = v
+                        .iter_errors(&object)
+                        .map(|e| format!("{e} at {}", e.instance_path()))
+                        .collect();
+                    assert!(errors.is_empty(), "{format} {provider} {path}: {errors:#?}");
+                    // The CRDs' CEL rules, which a JSON-schema validator does not run.
+                    if key.1 == "Stack" {
+                        assert!(s(&object["metadata"]["name"]).len() <= 42);
+                        let spec = object["spec"].as_object().unwrap();
+                        if spec.contains_key("projectRepo") {
+                            assert!(spec.contains_key("branch") ^ spec.contains_key("commit"));
+                        }
+                    }
+                    if key.1 == "ClusterSecretStore" {
+                        let p = &object["spec"]["provider"]["pulumi"];
+                        assert!(p.get("auth").is_some() ^ p.get("accessToken").is_some());
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(seen.len(), CRDS.len(), "every kind was checked: {seen:?}");
+}
+
+#[test]
+fn standard_output_takes_every_file_and_a_commit_replaces_the_branch() {
+    let ws = Ws::configured("aws");
+    let run = ws
+        .exec(
+            &["export", "gitlab-ci", "-p", "aws", "-s", "dev", "-o", "-"],
+            &[BACKEND],
+        )
+        .expect(0);
+    assert!(
+        run.stdout.starts_with("# ==> runner-up.gitlab-ci.yml <==\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("\n# ==> runner-destroy.gitlab-ci.yml <==\n"));
+    assert!(!ws.path().join("exports").exists(), "nothing written");
+    let sha = "0123456789abcdef0123456789abcdef01234567";
+    let run = ws
+        .exec(
+            &[
+                "export",
+                "pko",
+                "-p",
+                "aws",
+                "-s",
+                "dev",
+                "-o",
+                "-",
+                "--repo",
+                "https://git.example.test/a.git",
+                "--commit",
+                sha,
+            ],
+            &[BACKEND],
+        )
+        .expect(0);
+    let stacks = run.stdout.split("# ==> stacks.yaml <==\n").nth(1).unwrap();
+    let stacks = stacks.split("# ==> teardown.sh <==").next().unwrap();
+    for st in docs(stacks) {
+        assert_eq!(st["spec"]["commit"], sha);
+        assert!(st["spec"].get("branch").is_none());
+    }
+}

@@ -1,0 +1,170 @@
+//! `up --only X` (and `destroy --only X`) through the binary: X runs alone, what it waits for is
+//! proven done in the backend first (refused with every unproven need otherwise), and it runs
+//! with the same environment, configuration, outputs passing and hooks as a full run.
+
+use serde_json::Value;
+
+use crate::support::Ws;
+
+/// The projects whose `op` command ran, in order.
+fn ran(ws: &Ws, op: &str) -> Vec<String> {
+    ws.invocations()
+        .into_iter()
+        .filter(|i| i["argv"][0] == op)
+        .map(|i| {
+            let dir = std::path::PathBuf::from(i["cwd"].as_str().unwrap());
+            let text = std::fs::read_to_string(dir.join("Pulumi.yaml")).unwrap();
+            let doc: Value = serde_saphyr::from_str(&text).unwrap();
+            doc["name"].as_str().unwrap().to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn only_refuses_until_its_needs_are_deployed_then_runs_alone_with_their_outputs() {
+    let ws = Ws::configured("aws");
+    // A hook that records what it got, as in a full run.
+    ws.write(
+        "scripts/record.sh",
+        "#!/bin/sh\nset -e\nout=\"$RUNNER_WORKSPACE/hook-record.txt\"\n\
+         echo \"project=$RUNNER_PROJECT cluster_name=$RUNNER_OUTPUT_CLUSTER_NAME\" > \"$out\"\n\
+         cat >> \"$out\"\n",
+    );
+    let script = ws.path().join("scripts/record.sh");
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    ws.edit(
+        "providers/aws.toml",
+        r#"on_success = ["kubeconfig-merge"]"#,
+        r#"on_success = ["kubeconfig-merge", "scripts/record.sh"]"#,
+    );
+
+    // Nothing deployed: eks needs vpc and iam; both are named, and nothing runs.
+    let run = ws
+        .exec(&["up", "-p", "aws", "-s", "dev", "--only", "eks"], &[])
+        .expect(2);
+    assert!(
+        run.stderr.contains("`up --only eks` cannot run alone"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("eks needs vpc (reads its outputs), which has no successful `up` in the backend"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("eks needs iam"), "{}", run.stderr);
+    assert!(run.stderr.contains("runner up --target eks"), "the fix: {}", run.stderr);
+    assert!(ran(&ws, "up").is_empty(), "nothing ran: {:?}", ran(&ws, "up"));
+
+    // Ordering-only needs count too: sirius runs after logagent, certmgr, prometheus, observability.
+    let run = ws
+        .exec(&["up", "-p", "aws", "-s", "dev", "--only", "sirius"], &[])
+        .expect(2);
+    for need in ["logagent", "certmgr", "prometheus", "observability"] {
+        assert!(
+            run.stderr.contains(&format!("sirius needs {need} (runs after it)")),
+            "{need}: {}",
+            run.stderr
+        );
+    }
+
+    // Its needs alone, one job each (they need nothing), then eks alone.
+    ws.exec(&["up", "-p", "aws", "-s", "dev", "--only", "vpc"], &[])
+        .expect(0);
+    ws.exec(&["up", "-p", "aws", "-s", "dev", "--only", "iam"], &[])
+        .expect(0);
+    assert_eq!(ran(&ws, "up"), ["vpc", "iam"]);
+    ws.clear_invocations();
+    let run = ws
+        .exec(&["up", "-p", "aws", "-s", "dev", "--only", "eks"], &[])
+        .expect(0);
+    assert_eq!(ran(&ws, "up"), ["eks"], "{}", run.stderr);
+
+    // The same configuration and environment as a full run: the shared stack file, the backend.
+    let up = ws.invocations().into_iter().find(|i| i["argv"][0] == "up").unwrap();
+    let argv: Vec<&str> = up["argv"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    let config = ws.path().join("config/pulumi/Pulumi.dev.yaml");
+    assert!(
+        argv.windows(2)
+            .any(|w| w == ["--config-file", config.to_str().unwrap()]),
+        "{argv:?}"
+    );
+    let backend = format!("file://{}", ws.path().join(".pulumi-state").display());
+    assert_eq!(up["env"]["PULUMI_BACKEND_URL"], backend.as_str());
+
+    // Its hooks ran with its outputs and its needs' outputs, read from the backend.
+    let record = std::fs::read_to_string(ws.path().join("hook-record.txt")).unwrap();
+    assert!(record.starts_with("project=eks cluster_name=eks-dev\n"), "{record}");
+    let stdin: Value = serde_json::from_str(record.lines().skip(1).collect::<Vec<_>>().join("\n").as_str()).unwrap();
+    let upstream = stdin["upstream"].as_object().unwrap();
+    assert_eq!(
+        upstream.keys().map(String::as_str).collect::<Vec<_>>(),
+        ["iam", "vpc"],
+        "{stdin}"
+    );
+    assert!(upstream["vpc"].get("vpc").is_some(), "{stdin}");
+    assert!(
+        run.stdout.contains("Added new context") || run.stderr.contains("context"),
+        "kubeconfig-merge ran"
+    );
+
+    // The summary and the closing table name it alone.
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(ws.path().join(".runner/last-run.json")).unwrap()).unwrap();
+    let names: Vec<&str> = summary["projects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["eks"]);
+}
+
+#[test]
+fn destroy_only_refuses_while_a_dependent_is_deployed() {
+    let ws = Ws::configured("aws");
+    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "kubeconfig"], &[])
+        .expect(0);
+    let run = ws
+        .exec(&["destroy", "-p", "aws", "-s", "dev", "--only", "eks", "--yes"], &[])
+        .expect(2);
+    assert!(
+        run.stderr
+            .contains("eks is needed by kubeconfig (reads its outputs), which is still deployed"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("runner destroy --target eks"), "{}", run.stderr);
+    ws.clear_invocations();
+    ws.exec(
+        &["destroy", "-p", "aws", "-s", "dev", "--only", "kubeconfig", "--yes"],
+        &[],
+    )
+    .expect(0);
+    ws.exec(&["destroy", "-p", "aws", "-s", "dev", "--only", "eks", "--yes"], &[])
+        .expect(0);
+    assert_eq!(ran(&ws, "destroy"), ["kubeconfig", "eks"]);
+}
+
+#[test]
+fn only_takes_one_known_project_and_not_with_target() {
+    let ws = Ws::configured("aws");
+    let run = ws
+        .exec(&["up", "-p", "aws", "-s", "dev", "--only", "ekz"], &[])
+        .expect(2);
+    assert!(run.stderr.contains("unknown target `ekz`"), "{}", run.stderr);
+    assert!(run.stderr.contains("did you mean `eks`?"), "{}", run.stderr);
+    let run = ws
+        .exec(
+            &["up", "-p", "aws", "-s", "dev", "--only", "eks", "--target", "vpc"],
+            &[],
+        )
+        .expect(2);
+    assert!(run.stderr.contains("cannot be used with"), "{}", run.stderr);
+}
