@@ -184,5 +184,6 @@ fn flags(g: &GlobalArgs) -> Flags {
         stack: g.stack.clone(),
         banner: g.banner_type,
         non_interactive: g.non_interactive,
+        switch_stack: g.switch_stack,
     }
 }

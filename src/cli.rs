@@ -68,6 +68,11 @@ pub(crate) struct GlobalArgs {
     #[arg(long, global = true)]
     pub non_interactive: bool,
 
+    /// Make the stack given with -s the workspace's stack when the environment file names
+    /// another (rewrites `PULUMI_STACK` in config/pulumi/environment)
+    #[arg(long, global = true)]
+    pub switch_stack: bool,
+
     /// When to use colours (`NO_COLOR` in the environment means never, unless `always`)
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use crate::config::env::Env;
 use crate::config::environment::{self, ENVIRONMENT_FILE, EnvironmentFile};
+use crate::config::stackfile::{self, StackFile};
 use crate::error::RunnerError;
 use crate::graph;
 use crate::provider::{self, FileKind, LoadError, Provider};
@@ -23,6 +24,8 @@ pub(crate) struct Flags {
     pub(crate) stack: Option<String>,
     pub(crate) banner: Banner,
     pub(crate) non_interactive: bool,
+    /// `--switch-stack`: a `-s` that differs from the environment file's `PULUMI_STACK` replaces it.
+    pub(crate) switch_stack: bool,
 }
 
 /// What every command that works in a workspace shares.
@@ -37,6 +40,7 @@ pub(crate) struct Settings {
     pub(crate) live: bool,
     provider: Option<String>,
     stack: Option<String>,
+    switch_stack: bool,
 }
 
 /// The provider and stack a command works on, and the environment its children see.
@@ -64,6 +68,7 @@ impl Settings {
             live: !ci && terminal && !dumb,
             provider: flags.provider,
             stack: flags.stack,
+            switch_stack: flags.switch_stack,
         })
     }
 
@@ -76,12 +81,29 @@ impl Settings {
     }
 
     /// The provider, then the stack (MARA's order of checks) and the environment; the
-    /// environment file is read once for both.
+    /// environment file is read once for both. Without `-p`, the provider is the one the stack
+    /// file was written for (`kubernetes:infra_type`), said in a note.
     pub(crate) fn target(&self, command: &str) -> Result<Target, RunnerError> {
-        let provider = self.provider(command)?;
         let path = self.ws.root.join(ENVIRONMENT_FILE);
-        let file = EnvironmentFile::load(&path, &self.ws.show(&path)).map_err(RunnerError::Validation)?;
-        let stack = stack(&self.ws, &file, self.stack.as_deref(), command)?;
+        // Read once; a problem in it is reported after the provider's (MARA's order).
+        let file = EnvironmentFile::load(&path, &self.ws.show(&path));
+        // Only a stack already known and configured can name its provider; anything else is the
+        // usual missing-provider error, before anything is written.
+        let named = || {
+            let file = file.as_ref().ok()?;
+            let (stack, _) = stack(&self.ws, file, self.stack.as_deref(), self.switch_stack, command).ok()?;
+            recorded_provider(&self.ws, &stack)
+        };
+        let provider = match (&self.provider, self.provider.is_none().then(named).flatten()) {
+            (None, Some((name, note))) => {
+                crate::report::info(&note);
+                load_provider(&self.ws, Some(&name), command)?
+            }
+            _ => self.provider(command)?,
+        };
+        let file = file.map_err(RunnerError::Validation)?;
+        let (stack, source) = stack(&self.ws, &file, self.stack.as_deref(), self.switch_stack, command)?;
+        record_stack(&self.ws, &stack, &source)?;
         let env = Env::new(overlay(&self.ws, file.vars)?);
         let run_dir = self.ws.run_dir(&stack);
         Ok(Target {
@@ -117,14 +139,19 @@ fn overlay(ws: &Workspace, mut vars: BTreeMap<String, String>) -> Result<BTreeMa
     Ok(vars)
 }
 
-/// The stack every project uses, and MARA's rules for `PULUMI_STACK` in the environment file:
-/// `--stack`, else `PULUMI_STACK` from the file, else from the process environment. A stack in
-/// the file or the process environment that differs from `--stack` is refused (exit 2, naming
-/// both); the file is created with `PULUMI_STACK=<stack>` when missing, and the line appended
-/// (on a line of its own) when the file lacks it.
-fn stack(ws: &Workspace, file: &EnvironmentFile, given: Option<&str>, command: &str) -> Result<String, RunnerError> {
-    let path = ws.root.join(ENVIRONMENT_FILE);
-    let display = ws.show(&path);
+/// The stack every project uses, and where it came from, by MARA's rules for `PULUMI_STACK` in
+/// the environment file: `--stack`, else `PULUMI_STACK` from the file, else from the process
+/// environment. A stack in the file or the process environment that differs from `--stack` is
+/// refused (exit 2, naming both), unless `--switch-stack` makes the given one the file's.
+/// Nothing is written here: see [`record_stack`].
+fn stack(
+    ws: &Workspace,
+    file: &EnvironmentFile,
+    given: Option<&str>,
+    switch: bool,
+    command: &str,
+) -> Result<(String, StackSource), RunnerError> {
+    let display = ws.show(&ws.root.join(ENVIRONMENT_FILE));
     let from_file = file.vars.get("PULUMI_STACK").filter(|s| !s.is_empty()).cloned();
     let from_process = std::env::var("PULUMI_STACK").ok().filter(|s| !s.is_empty());
     let stack = match (given, &from_file, &from_process) {
@@ -138,26 +165,94 @@ fn stack(ws: &Workspace, file: &EnvironmentFile, given: Option<&str>, command: &
             ));
         }
     };
-    for (other, source) in [
-        (&from_file, display.as_str()),
-        (&from_process, "the process environment"),
-    ] {
-        if let Some(o) = other
-            && !o.eq_ignore_ascii_case(&stack)
-        {
+    if let Some(p) = &from_process
+        && !p.eq_ignore_ascii_case(&stack)
+    {
+        return Err(RunnerError::usage(
+            format!("the stack `{stack}` differs from PULUMI_STACK=`{p}` in the process environment"),
+            format!("use `-s {p}`, or unset PULUMI_STACK (`unset PULUMI_STACK`) to use `{stack}`"),
+        ));
+    }
+    let source = match &from_file {
+        None => StackSource::Missing,
+        Some(f) if f.eq_ignore_ascii_case(&stack) => StackSource::Recorded,
+        Some(f) if switch => StackSource::Switched(f.clone()),
+        Some(f) => {
             return Err(RunnerError::usage(
-                format!("the stack `{stack}` differs from PULUMI_STACK=`{o}` in {source}"),
-                format!("use -s {o}, or change PULUMI_STACK in {source} to {stack} (every project shares one stack)"),
+                format!("the stack `{stack}` differs from PULUMI_STACK=`{f}` in {display}"),
+                format!(
+                    "use `-s {f}`, or add `--switch-stack` to make `{stack}` the workspace's stack \
+                     (every project shares one stack; the other stays as it is)"
+                ),
+            ));
+        }
+    };
+    Ok((stack, source))
+}
+
+/// What the environment file says about the stack.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum StackSource {
+    /// It names this stack.
+    Recorded,
+    /// It names none (or does not exist): the stack is written into it.
+    Missing,
+    /// It names this other stack, and `--switch-stack` replaces it.
+    Switched(String),
+}
+
+/// Records the stack in the environment file as [`stack`] decided, and says so (MARA does too).
+fn record_stack(ws: &Workspace, stack: &str, source: &StackSource) -> Result<(), RunnerError> {
+    let path = ws.root.join(ENVIRONMENT_FILE);
+    let display = ws.show(&path);
+    let io = |source| RunnerError::Io {
+        context: format!("cannot write PULUMI_STACK to {display}"),
+        source,
+    };
+    match source {
+        StackSource::Recorded => {}
+        StackSource::Missing => {
+            let existed = path.exists();
+            environment::add_stack(&path, stack).map_err(io)?;
+            crate::report::info(&if existed {
+                format!("Added PULUMI_STACK={stack} to {display}")
+            } else {
+                format!("Created {display} with PULUMI_STACK={stack}")
+            });
+        }
+        StackSource::Switched(old) => {
+            environment::set_stack(&path, stack).map_err(io)?;
+            crate::report::info(&format!(
+                "Switched the workspace from stack {old} to {stack}: PULUMI_STACK={stack} in {display}"
             ));
         }
     }
-    if from_file.is_none() {
-        environment::add_stack(&path, &stack).map_err(|source| RunnerError::Io {
-            context: format!("cannot write PULUMI_STACK to {display}"),
-            source,
-        })?;
+    Ok(())
+}
+
+/// The provider a stack's configuration was written for: the provider file whose `infra_type`
+/// is the stack file's `kubernetes:infra_type`, with the note that says so.
+fn recorded_provider(ws: &Workspace, stack: &str) -> Option<(String, String)> {
+    let path = stackfile::path(&ws.root, stack);
+    let file = StackFile::load(&path, &ws.show(&path)).ok()?;
+    let recorded = file.config.get("kubernetes:infra_type")?.as_str()?.to_string();
+    let (entries, _) = provider::entries(&ws.root, &|p| ws.show(p)).ok()?;
+    let mut matching = entries.into_iter().filter(|e| {
+        e.kind == FileKind::Provider
+            && e.infra_type
+                .as_deref()
+                .is_some_and(|t| t.eq_ignore_ascii_case(&recorded))
+    });
+    let entry = matching.next()?;
+    // Two providers for one infra type: the stack file does not say which.
+    if matching.next().is_some() {
+        return None;
     }
-    Ok(stack)
+    let note = format!(
+        "provider {}: the stack file {} was written for it (kubernetes:infra_type: {recorded}); -p chooses another",
+        entry.name, file.shown
+    );
+    Some((entry.name, note))
 }
 
 /// The provider `name`, loaded and checked.

@@ -1,6 +1,8 @@
 //! `config/pulumi/environment`: `KEY=VALUE` lines (MARA also accepts `KEY: VALUE`), `#` and `;`
-//! comment lines and blank lines ignored, whitespace around the delimiter trimmed. Its values
-//! overlay the process environment of every `pulumi` run. Parsed into a map, never `set_var`.
+//! comment lines and blank lines ignored, whitespace around the delimiter trimmed; as in shell
+//! and dotenv files, `export KEY=value`, quoted values taken literally and a ` # comment` after
+//! an unquoted value. Its values overlay the process environment of every `pulumi` run. Parsed
+//! into a map, never `set_var`.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -57,8 +59,7 @@ pub(crate) fn parse(file: &SourceFile) -> Result<EnvironmentFile, Vec<FileDiagno
             ));
             continue;
         };
-        let key = content[..at].trim();
-        let value = content[at + 1..].trim();
+        let key = bare_key(&content[..at]);
         if key.is_empty()
             || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
             || key.starts_with(|c: char| c.is_ascii_digit())
@@ -72,7 +73,18 @@ pub(crate) fn parse(file: &SourceFile) -> Result<EnvironmentFile, Vec<FileDiagno
             ));
             continue;
         }
-        vars.insert(key.to_string(), unquote(value).to_string());
+        match value(&content[at + 1..]) {
+            Ok(v) => {
+                vars.insert(key.to_string(), v.to_string());
+            }
+            Err(why) => problems.push(FileDiagnostic::new(
+                file,
+                start + at + 1..start + content.len(),
+                format!("the value of `{key}` {why}"),
+                "value",
+                Some("write KEY=\"a value\" or KEY=value # a comment".into()),
+            )),
+        }
     }
     if problems.is_empty() {
         Ok(EnvironmentFile { vars })
@@ -97,14 +109,53 @@ pub(crate) fn add_stack(path: &Path, stack: &str) -> std::io::Result<()> {
     write_atomic(path, &text, NewFile::Default)
 }
 
-/// `"x"` and `'x'` around a whole value are quotes, not part of it.
-fn unquote(v: &str) -> &str {
-    for q in ['"', '\''] {
-        if v.len() >= 2 && v.starts_with(q) && v.ends_with(q) {
-            return &v[1..v.len() - 1];
+/// Makes `stack` the workspace's stack: every `PULUMI_STACK` line of the file (with or without
+/// `export`) becomes `PULUMI_STACK=<stack>`; every other line is kept as it was.
+pub(crate) fn set_stack(path: &Path, stack: &str) -> std::io::Result<()> {
+    let text = std::fs::read_to_string(path)?;
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let content = line.trim_end_matches(['\n', '\r']);
+        if bare_key(content.split(['=', ':']).next().unwrap_or("")) == "PULUMI_STACK" {
+            out.push_str("PULUMI_STACK=");
+            out.push_str(stack);
+            out.push_str(&line[content.len()..]);
+        } else {
+            out.push_str(line);
         }
     }
-    v
+    write_atomic(path, out.as_bytes(), NewFile::Default)
+}
+
+/// The name before the delimiter, trimmed, without a shell's `export `.
+fn bare_key(raw: &str) -> &str {
+    let key = raw.trim();
+    key.strip_prefix("export")
+        .filter(|k| k.starts_with([' ', '\t']))
+        .map_or(key, str::trim_start)
+}
+
+/// A value as written after the delimiter: `"…"` or `'…'` taken literally between the quotes,
+/// or unquoted up to a ` # comment` (a `#` with no blank before it is part of the value).
+fn value(raw: &str) -> Result<&str, &'static str> {
+    let v = raw.trim();
+    for q in ['"', '\''] {
+        if let Some(inner) = v.strip_prefix(q) {
+            let Some(end) = inner.find(q) else {
+                return Err("has no closing quote");
+            };
+            let rest = inner[end + 1..].trim_start();
+            if !rest.is_empty() && !rest.starts_with('#') {
+                return Err("goes on after its closing quote");
+            }
+            return Ok(&inner[..end]);
+        }
+    }
+    let comment = raw
+        .char_indices()
+        .find(|&(i, c)| c == '#' && raw[..i].ends_with([' ', '\t']))
+        .map_or(raw.len(), |(i, _)| i);
+    Ok(raw[..comment].trim())
 }
 
 #[cfg(test)]
@@ -122,6 +173,26 @@ mod tests {
         assert_eq!(e.vars["AWS_PROFILE"], "admin");
         assert_eq!(e.vars["URL"], "http://x:80/a=b");
         assert_eq!(e.vars["QUOTED"], "a b");
+    }
+
+    #[test]
+    fn export_quotes_and_trailing_comments_as_shells_and_dotenv_files_have_them() {
+        let f = SourceFile::new(
+            "env",
+            "export AWS_PROFILE=admin\nexport\tA=1\nURL=http://x/#anchor # where it lives\n\
+             PASS='p # not a comment' # a comment\nEMPTY= # nothing\nexporter=2\n",
+        );
+        let e = parse(&f).unwrap();
+        assert_eq!(e.vars["AWS_PROFILE"], "admin");
+        assert_eq!(e.vars["A"], "1");
+        assert_eq!(e.vars["URL"], "http://x/#anchor");
+        assert_eq!(e.vars["PASS"], "p # not a comment");
+        assert_eq!(e.vars["EMPTY"], "");
+        assert_eq!(e.vars["exporter"], "2");
+        let errs = parse(&SourceFile::new("env", "A=\"open\nB='x' y\n")).unwrap_err();
+        assert_eq!(errs.len(), 2);
+        assert_eq!(errs[0].message, "the value of `A` has no closing quote");
+        assert_eq!(errs[1].message, "the value of `B` goes on after its closing quote");
     }
 
     #[test]

@@ -44,6 +44,7 @@ pub fn entries(root: &Path, show: &dyn Fn(&Path) -> String) -> std::io::Result<(
                 name,
                 kind: raw.kind,
                 description: raw.description,
+                infra_type: raw.infra_type,
             });
         }
         problems.append(&mut loader.problems);

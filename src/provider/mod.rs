@@ -21,6 +21,8 @@ pub struct Entry {
     pub name: String,
     pub kind: FileKind,
     pub description: String,
+    /// The `kubernetes:infra_type` its stacks are marked with.
+    pub infra_type: Option<String>,
 }
 
 /// A provider, merged with its layers and checked: its projects index its graph's nodes.

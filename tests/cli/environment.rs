@@ -41,7 +41,8 @@ fn a_different_stack_is_refused_naming_both() {
     ws.exec(&["up", "-p", "aws", "-s", "dev"], &[])
         .expect(2)
         .stderr_has("the stack `dev` differs from PULUMI_STACK=`prod` in config/pulumi/environment")
-        .stderr_has("use -s prod");
+        // Names are quoted in the commands a message suggests.
+        .stderr_has("use `-s prod`, or add `--switch-stack`");
     assert_eq!(read(&ws).as_deref(), Some("PULUMI_STACK=prod\n"));
 
     let ws = Ws::configured("aws");
@@ -67,4 +68,73 @@ fn show_plan_and_list_providers_never_write_it() {
     ws.run(&["show-plan", "-p", "aws", "-s", "dev"]).expect(0);
     ws.run(&["list-providers", "-s", "dev"]).expect(0);
     assert_eq!(read(&ws), None);
+}
+
+#[test]
+fn creating_the_file_and_adding_the_stack_are_said() {
+    let ws = Ws::configured("aws");
+    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam"], &[])
+        .expect(0)
+        .stderr_has("Created config/pulumi/environment with PULUMI_STACK=dev\n");
+    let ws = Ws::configured("aws");
+    ws.write(FILE, "AWS_PROFILE=admin\n");
+    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam"], &[])
+        .expect(0)
+        .stderr_has("Added PULUMI_STACK=dev to config/pulumi/environment\n");
+}
+
+#[test]
+fn switch_stack_makes_the_given_stack_the_workspaces_without_editing_files() {
+    let ws = Ws::configured("aws");
+    ws.write(
+        FILE,
+        "# ours\nexport PULUMI_STACK=dev # the team's\nAWS_PROFILE=admin\n",
+    );
+    let prod = std::fs::read_to_string(ws.path().join("config/pulumi/Pulumi.dev.yaml")).unwrap();
+    ws.write("config/pulumi/Pulumi.prod.yaml", &prod);
+    ws.exec(&["up", "-p", "aws", "-s", "prod", "--target", "iam"], &[])
+        .expect(2)
+        .stderr_has("the stack `prod` differs from PULUMI_STACK=`dev` in config/pulumi/environment");
+    ws.exec(
+        &["up", "-p", "aws", "-s", "prod", "--target", "iam", "--switch-stack"],
+        &[],
+    )
+    .expect(0)
+    .stderr_has("Switched the workspace from stack dev to prod: PULUMI_STACK=prod in config/pulumi/environment");
+    assert_eq!(
+        read(&ws).as_deref(),
+        Some("# ours\nPULUMI_STACK=prod\nAWS_PROFILE=admin\n")
+    );
+    // From now on prod is the stack: -s may be left out.
+    ws.exec(&["up", "-p", "aws", "--target", "iam"], &[]).expect(0);
+    assert!(ws.path().join(".runner/prod/state.json").is_file());
+}
+
+#[test]
+fn export_lines_quotes_and_trailing_comments_are_read_as_a_shell_reads_them() {
+    let ws = Ws::configured("aws");
+    ws.write(
+        FILE,
+        "export PULUMI_STACK=dev   # the stack every project shares\nAWS_PROFILE='admin # not a comment'\n",
+    );
+    ws.exec(&["up", "-p", "aws", "--target", "iam"], &[]).expect(0);
+    assert!(ws.path().join(".runner/dev/state.json").is_file());
+    ws.write(FILE, "PULUMI_STACK=\"dev\n");
+    ws.exec(&["up", "-p", "aws", "--target", "iam"], &[])
+        .expect(3)
+        .stderr_has("config/pulumi/environment:1:14: the value of `PULUMI_STACK` has no closing quote");
+}
+
+#[test]
+fn without_p_the_provider_is_the_one_the_stack_file_was_written_for() {
+    let ws = Ws::configured("aws");
+    ws.exec(&["up", "-s", "dev", "--target", "iam"], &[])
+        .expect(0)
+        .stderr_has(
+            "provider aws: the stack file config/pulumi/Pulumi.dev.yaml was written for it (kubernetes:infra_type: AWS); -p chooses another",
+        );
+    // A stack without configuration names no provider: -p is still needed.
+    ws.exec(&["up", "-s", "other", "--switch-stack"], &[])
+        .expect(2)
+        .stderr_has("`up` needs a provider: pass -p/--provider NAME");
 }
