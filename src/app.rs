@@ -77,10 +77,14 @@ fn dispatch(cli: &Cli, style: Style, cwd: &Path) -> Result<i32, RunnerError> {
             };
             commands::plan::show(&s, &provider, &options)
         }
-        Command::Validate => {
+        Command::Validate { check } => {
             let s = settings()?;
-            let target = s.target("validate")?;
-            commands::validate::run(&s, &target)
+            let target = if *check {
+                s.target_unchanged("validate")?
+            } else {
+                s.target("validate")?
+            };
+            commands::validate::run(&s, &target, *check)
         }
         Command::Export(args) => {
             let s = settings()?;

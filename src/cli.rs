@@ -109,9 +109,17 @@ pub(crate) enum Command {
                             runner preview -p aws -s prod --expect-no-changes   # exit 6 when anything would change")]
     Preview(PreviewArgs),
 
-    /// Check everything a run needs, reporting every problem at once with its fix
-    #[command(after_help = "Examples:\n  runner validate -p aws -s dev\n  CI=true runner validate -p do -s ci")]
-    Validate,
+    /// Prepare the configuration as a run would (asking for what is missing, saying which files
+    /// it wrote), then check everything a run needs, reporting every problem at once with its fix
+    #[command(
+        after_help = "Examples:\n  runner validate -p aws -s dev\n  CI=true runner validate -p do -s ci\n  \
+                      runner validate -p aws -s dev --check   # asks nothing, changes no file"
+    )]
+    Validate {
+        /// Ask nothing and change no file: report what a run would still ask as problems too
+        #[arg(long)]
+        check: bool,
+    },
 
     /// List the providers of this workspace, with a line about each
     #[command(after_help = "Example:\n  runner list-providers")]

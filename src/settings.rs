@@ -84,6 +84,16 @@ impl Settings {
     /// environment file is read once for both. Without `-p`, the provider is the one the stack
     /// file was written for (`kubernetes:infra_type`), said in a note.
     pub(crate) fn target(&self, command: &str) -> Result<Target, RunnerError> {
+        self.resolve_target(command, false)
+    }
+
+    /// As [`Self::target`], writing nothing: neither `PULUMI_STACK` into the environment file
+    /// nor the embedded backend's directory (`validate --check`).
+    pub(crate) fn target_unchanged(&self, command: &str) -> Result<Target, RunnerError> {
+        self.resolve_target(command, true)
+    }
+
+    fn resolve_target(&self, command: &str, read_only: bool) -> Result<Target, RunnerError> {
         let path = self.ws.root.join(ENVIRONMENT_FILE);
         // Read once; a problem in it is reported after the provider's (MARA's order).
         let file = EnvironmentFile::load(&path, &self.ws.show(&path));
@@ -103,8 +113,10 @@ impl Settings {
         };
         let file = file.map_err(RunnerError::Validation)?;
         let (stack, source) = stack(&self.ws, &file, self.stack.as_deref(), self.switch_stack, command)?;
-        record_stack(&self.ws, &stack, &source)?;
-        let env = Env::new(overlay(&self.ws, file.vars)?);
+        if !read_only {
+            record_stack(&self.ws, &stack, &source)?;
+        }
+        let env = Env::new(overlay(&self.ws, file.vars, read_only)?);
         let run_dir = self.ws.run_dir(&stack);
         Ok(Target {
             provider,
@@ -122,18 +134,24 @@ fn in_ci() -> bool {
 
 /// The variables every child gets on top of the process environment: the environment file's,
 /// `PULUMI_SKIP_UPDATE_CHECK=true` unless set, and the embedded file backend (created on first
-/// use) unless a backend is chosen.
-fn overlay(ws: &Workspace, mut vars: BTreeMap<String, String>) -> Result<BTreeMap<String, String>, RunnerError> {
+/// use, unless `read_only`) unless a backend is chosen.
+fn overlay(
+    ws: &Workspace,
+    mut vars: BTreeMap<String, String>,
+    read_only: bool,
+) -> Result<BTreeMap<String, String>, RunnerError> {
     let set = |vars: &BTreeMap<String, String>, k: &str| vars.contains_key(k) || std::env::var_os(k).is_some();
     if !set(&vars, "PULUMI_SKIP_UPDATE_CHECK") {
         vars.insert("PULUMI_SKIP_UPDATE_CHECK".into(), "true".into());
     }
     if !set(&vars, "PULUMI_BACKEND_URL") {
         let state = ws.root.join(".pulumi-state");
-        std::fs::create_dir_all(&state).map_err(|source| RunnerError::Io {
-            context: format!("cannot create the state directory {}", ws.show(&state)),
-            source,
-        })?;
+        if !read_only {
+            std::fs::create_dir_all(&state).map_err(|source| RunnerError::Io {
+                context: format!("cannot create the state directory {}", ws.show(&state)),
+                source,
+            })?;
+        }
         vars.insert("PULUMI_BACKEND_URL".into(), format!("file://{}", state.display()));
     }
     Ok(vars)

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
-use crate::config::prepare::{self, Ready, Request};
+use crate::config::prepare::{self, Mode, Ready, Request};
 use crate::config::questions::Ask as _;
 use crate::config::terminal::Terminal;
 use crate::error::{RunnerError, exit};
@@ -189,6 +189,7 @@ fn prepare(s: &Settings, t: &Target, plan: &Plan<'_>) -> Result<Ready, RunnerErr
         env: t.env.clone(),
         secrets_for,
         interactive: s.interactive,
+        mode: Mode::Run,
     };
     let store = Store {
         program: PathBuf::from("pulumi"),

@@ -1,24 +1,27 @@
 //! `validate`: MARA's first-run configuration step. It prepares the configuration as a run
-//! would — asking for what is missing and writing the answers — then reports every problem the
-//! checks find at once (exit 3), or that all is well.
+//! would — asking for what is missing and writing the answers, each file written said — then
+//! checks everything a run needs (and the `pulumi` CLI and the passphrase against the stack
+//! files) and reports every problem at once (exit 3), or that all is well. `--check` asks
+//! nothing and changes no file: it reports what a run would still ask as problems too.
 
 use std::path::PathBuf;
 
-use crate::config::prepare::{self, Request};
+use crate::config::prepare::{self, Mode, Request};
 use crate::config::terminal::Terminal;
 use crate::error::{RunnerError, exit};
 use crate::pulumi::Store;
 use crate::report;
 use crate::settings::{Settings, Target};
 
-pub(crate) fn run(s: &Settings, t: &Target) -> Result<i32, RunnerError> {
+pub(crate) fn run(s: &Settings, t: &Target, check: bool) -> Result<i32, RunnerError> {
     let request = Request {
         ws: &s.ws,
         provider: &t.provider,
         stack: &t.stack,
         env: t.env.clone(),
         secrets_for: t.provider.projects.iter().collect(),
-        interactive: s.interactive,
+        interactive: s.interactive && !check,
+        mode: if check { Mode::Check } else { Mode::Validate },
     };
     let store = Store {
         program: PathBuf::from("pulumi"),

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use super::env::Env;
 use crate::diagnostic::Problem;
 use crate::programs;
-use crate::provider::{Check, Provider};
+use crate::provider::{Check, KubeconfigCheck, Provider};
 use crate::workspace::Workspace;
 
 pub(crate) struct Inputs<'a> {
@@ -35,9 +35,106 @@ pub(crate) fn checks(i: &Inputs<'_>, config: &Map<String, Value>) -> Vec<Problem
     project_names(i, &mut problems);
     problems.extend(programs::check(i.provider, &programs::read_all(i.ws, i.provider)));
     for check in &i.provider.checks {
-        credentials(i, check, Some(config), &mut problems);
+        let applies =
+            check.when_projects.is_empty() || check.when_projects.iter().any(|p| i.provider.graph.find(p).is_some());
+        if applies {
+            credentials(i, check, Some(config), &mut problems);
+            if let Some(k) = &check.kubeconfig {
+                problems.extend(kubeconfig(check, k, config));
+            }
+        }
     }
     problems
+}
+
+/// The oldest `pulumi` CLI the programs work with: every pinned SDK needs `@pulumi/pulumi`
+/// ^3.142.0 (README, "Provider versions").
+pub(crate) const MIN_PULUMI: (u64, u64, u64) = (3, 142, 0);
+
+/// `pulumi version` is at least [`MIN_PULUMI`]. (A `pulumi` missing from PATH is reported with
+/// the other tools.)
+pub(crate) fn pulumi_cli(i: &Inputs<'_>) -> Option<Problem> {
+    let exe = which("pulumi", i.var("PATH").as_deref())?;
+    let (min_major, min_minor, min_patch) = MIN_PULUMI;
+    let fix = format!("install pulumi v{min_major}.{min_minor}.{min_patch} or newer (`pulumi version` prints it)");
+    let mut cmd = Command::new(&exe);
+    i.env.apply_for_tool(&mut cmd);
+    let out = match cmd.arg("version").stdin(Stdio::null()).output() {
+        Ok(out) if out.status.success() => out,
+        Ok(out) => {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let last = stderr
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("")
+                .trim()
+                .to_string();
+            return Some(Problem::new(format!("`{} version` failed: {last}", exe.display()), fix));
+        }
+        Err(e) => return Some(Problem::new(format!("cannot run `{}`: {e}", exe.display()), fix)),
+    };
+    let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    match parse_version(&text) {
+        Some(v) if v >= MIN_PULUMI => None,
+        Some(_) => Some(Problem::new(
+            format!("`{}` is pulumi {text}, older than the programs need", exe.display()),
+            fix,
+        )),
+        None => Some(Problem::new(
+            format!("`{} version` printed `{text}`, which is not a version", exe.display()),
+            fix,
+        )),
+    }
+}
+
+/// `v3.259.0` (or `3.259.0-dev.0`) as numbers.
+fn parse_version(text: &str) -> Option<(u64, u64, u64)> {
+    let core = text.trim().trim_start_matches('v');
+    let core = core.split(['-', '+']).next()?;
+    let mut parts = core.split('.').map(|p| p.parse::<u64>().ok());
+    Some((parts.next()??, parts.next()??, parts.next()??))
+}
+
+/// The kubeconfig file a configuration key names exists, is a kubeconfig, and holds the
+/// context another key names.
+fn kubeconfig(check: &Check, k: &KubeconfigCheck, config: &Map<String, Value>) -> Option<Problem> {
+    let path = config.get(&k.file)?.as_str()?;
+    let problem = |what: String| {
+        Some(Problem::new(
+            format!("{}: {what}", check.description),
+            check.fix.clone(),
+        ))
+    };
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return problem(format!("{path} (`{}`) does not exist", k.file));
+        }
+        Err(e) => return problem(format!("cannot read {path} (`{}`): {e}", k.file)),
+    };
+    let Ok(doc) = serde_saphyr::from_str::<Value>(&text) else {
+        return problem(format!("{path} (`{}`) is not YAML", k.file));
+    };
+    let contexts: Vec<&str> = doc["contexts"]
+        .as_array()
+        .map(|c| c.iter().filter_map(|e| e["name"].as_str()).collect())
+        .unwrap_or_default();
+    let wanted = k
+        .context
+        .as_ref()
+        .and_then(|key| config.get(key)?.as_str().map(|c| (key, c)));
+    match wanted {
+        Some((key, context)) if !contexts.contains(&context) => problem(format!(
+            "{path} has no context `{context}` (`{key}`); it has: {}",
+            if contexts.is_empty() {
+                "none".to_string()
+            } else {
+                contexts.join(", ")
+            }
+        )),
+        _ => None,
+    }
 }
 
 /// The path of `tool` on `PATH`, if it is there.

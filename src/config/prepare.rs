@@ -40,6 +40,10 @@ pub(crate) trait SecretStore {
         value: &str,
         config_file: Option<&Path>,
     ) -> Result<(), String>;
+
+    /// Whether the passphrase opens the salt of `config_file` (else the project's own stack
+    /// file), changing no file; `None` when that cannot be told (no such stack yet).
+    fn passphrase_opens(&self, dir: &Path, env: &Env, config_file: Option<&Path>) -> Option<bool>;
 }
 
 pub(crate) struct Request<'a> {
@@ -52,6 +56,18 @@ pub(crate) struct Request<'a> {
     pub(crate) secrets_for: Vec<&'a Project>,
     /// A person can be asked (a terminal, not CI, not `--non-interactive`).
     pub(crate) interactive: bool,
+    pub(crate) mode: Mode,
+}
+
+/// What the preparation is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// A run: ask, write the answers, check.
+    Run,
+    /// `validate`: as a run, and also the `pulumi` CLI and the passphrase against the stack files.
+    Validate,
+    /// `validate --check`: ask nothing and write nothing; report what a run would still ask.
+    Check,
 }
 
 /// Ready to run: the environment every `pulumi` gets (with the passphrase when one was asked).
@@ -102,7 +118,8 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
         var: &var,
         example: &example,
         file_shown: &file.shown,
-        interactive: r.interactive && problems.is_empty(),
+        interactive: r.interactive && problems.is_empty() && r.mode != Mode::Check,
+        defaults: r.mode != Mode::Check,
     };
     let mut answers = Answers::default();
     let io = |source| RunnerError::Io {
@@ -132,7 +149,7 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
     // Everything answered: write it. Anything missing or wrong: write nothing, but still run
     // the checks, so one report holds every problem.
     ask.finished();
-    if problems.is_empty() {
+    if problems.is_empty() && r.mode != Mode::Check {
         save(
             r,
             &file,
@@ -148,10 +165,54 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
         config.insert(k.clone(), Value::from("[secret]"));
     }
     problems.extend(checks::checks(&inputs, &config));
+    if r.mode != Mode::Run {
+        problems.extend(checks::pulumi_cli(&inputs));
+        if uses_passphrase(&env, &file) && env.passphrase().is_some() {
+            problems.extend(passphrase_opens(r, store, &env, store_dir.as_deref(), &path));
+        }
+    }
     if !problems.is_empty() {
         return Err(RunnerError::Problems(problems));
     }
     Ok(Ready { env, config_file: path })
+}
+
+/// The passphrase opens the stack files that hold a salt: the shared one, and the secrets
+/// store's own (a wrong passphrase would only show when `pulumi` runs, project by project).
+fn passphrase_opens(
+    r: &Request<'_>,
+    store: &dyn SecretStore,
+    env: &Env,
+    store_dir: Option<&Path>,
+    shared: &Path,
+) -> Vec<Problem> {
+    let mut files: Vec<(PathBuf, Option<&Path>, PathBuf)> = Vec::new();
+    // Any project serves to read the shared file: the store if there is one, as when it was made.
+    let first = r.provider.projects.first().map(|p| r.ws.root.join(&p.path));
+    if let Some(dir) = store_dir.map(Path::to_path_buf).or(first) {
+        files.push((dir, Some(shared), shared.to_path_buf()));
+    }
+    if let Some(store_dir) = store_dir {
+        let own = store_dir.join(format!("Pulumi.{}.yaml", r.stack));
+        files.push((store_dir.to_path_buf(), None, own));
+    }
+    let mut problems = Vec::new();
+    for (dir, config_file, file) in files {
+        let salted = std::fs::read_to_string(&file).is_ok_and(|t| t.lines().any(|l| l.starts_with("encryptionsalt:")));
+        if !salted {
+            continue;
+        }
+        if store.passphrase_opens(&dir, env, config_file) == Some(false) {
+            problems.push(Problem::new(
+                format!(
+                    "the passphrase does not open {} (its `encryptionsalt` was made with another)",
+                    r.ws.show(&file)
+                ),
+                "give the passphrase this stack was created with (PULUMI_CONFIG_PASSPHRASE or PULUMI_CONFIG_PASSPHRASE_FILE)",
+            ));
+        }
+    }
+    problems
 }
 
 /// The line before the questions: how many, and where the answers go.

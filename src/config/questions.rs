@@ -40,6 +40,9 @@ pub(crate) struct Context<'a> {
     pub example: &'a Map<String, Value>,
     pub file_shown: &'a str,
     pub interactive: bool,
+    /// Nobody to ask: a question's default answers it (a run), or it is missing (`validate
+    /// --check`, which reports what a run would still ask).
+    pub defaults: bool,
 }
 
 /// The answers: plain values for the stack file, secrets for `pulumi config set --secret`.
@@ -83,6 +86,76 @@ fn source(cx: &Context<'_>, p: &Prompt, config: &Map<String, Value>, new_file: b
     }
 }
 
+/// What a question can offer beyond its default: the contexts of the kubeconfig chosen for a
+/// `context` prompt.
+#[derive(Default)]
+struct Offer {
+    contexts: Vec<String>,
+    /// The kubeconfig's `current-context`, the default for a context prompt.
+    current: Option<String>,
+    file: String,
+}
+
+impl Offer {
+    fn of(p: &Prompt, known: &BTreeMap<String, Value>) -> Self {
+        let Some(file) = p
+            .kubeconfig
+            .as_ref()
+            .filter(|_| p.kind == PromptType::Context)
+            .and_then(|k| known.get(k)?.as_str().map(str::to_string))
+        else {
+            return Offer::default();
+        };
+        let doc: Value = std::fs::read_to_string(&file)
+            .ok()
+            .and_then(|t| serde_saphyr::from_str(&t).ok())
+            .unwrap_or_default();
+        let contexts = doc["contexts"]
+            .as_array()
+            .map(|c| {
+                c.iter()
+                    .filter_map(|e| e["name"].as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let current = doc["current-context"]
+            .as_str()
+            .filter(|c| !c.is_empty())
+            .map(str::to_string);
+        Offer {
+            contexts,
+            current,
+            file,
+        }
+    }
+
+    fn question(&self, question: &str) -> String {
+        if self.contexts.is_empty() {
+            question.to_string()
+        } else {
+            format!("{question} ({})", self.contexts.join(", "))
+        }
+    }
+
+    /// A path must exist; a context must be one of the file's (when it could be read).
+    fn accepts(&self, p: &Prompt, value: Option<&Value>) -> Result<(), String> {
+        let Some(text) = value.and_then(Value::as_str) else {
+            return Ok(());
+        };
+        match p.kind {
+            PromptType::Path if !std::path::Path::new(text).exists() => Err(format!("{text} does not exist")),
+            PromptType::Context if !self.contexts.is_empty() && !self.contexts.iter().any(|c| c == text) => {
+                Err(format!(
+                    "{} has no context `{text}`: one of {}",
+                    self.file,
+                    self.contexts.join(", ")
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
 /// How many of `prompts` a person will be asked.
 pub(crate) fn pending(cx: &Context<'_>, prompts: &[Prompt], config: &Map<String, Value>, new_file: bool) -> usize {
     prompts
@@ -117,17 +190,25 @@ pub(crate) fn prompts(
                 }
             },
             Source::Person => {
-                let default = default_text(cx, p, &known);
+                let offer = Offer::of(p, &known);
+                // A kubeconfig's own current-context comes before any written default.
+                let default = offer.current.clone().or_else(|| default_text(cx, p, &known));
                 let v = if p.secret {
                     ask.hidden(&p.question, default.as_deref(), true)?
                 } else {
-                    ask.text(&p.question, default.as_deref(), &|a: &str| parse(p, a).map(|_| ()))?
+                    let check = |a: &str| parse(p, a).and_then(|v| offer.accepts(p, v.as_ref()));
+                    ask.text(&offer.question(&p.question), default.as_deref(), &check)?
                 };
                 parse(p, &v).ok().flatten()
             }
             // Optional and nobody to ask: nothing to write, nothing missing (the tool's own
             // environment, e.g. AWS_PROFILE, still applies).
             Source::Nobody if p.none_value.is_some() => None,
+            Source::Nobody if !cx.defaults => {
+                let var = env_name(if p.secret { SECRET_PREFIX } else { CONFIG_PREFIX }, &p.key);
+                answers.problems.push(missing(cx, p, &var));
+                continue;
+            }
             Source::Nobody => {
                 // A default a person would most likely accept is used, said and written, so
                 // the next run is explicit; a default that still refers to an unanswered key is
@@ -239,6 +320,7 @@ fn expected(p: &Prompt) -> &'static str {
         PromptType::Bool => "yes or no",
         PromptType::List => "values separated by commas",
         PromptType::Path => "a file path",
+        PromptType::Context => "a context of the kubeconfig",
     }
 }
 
@@ -252,7 +334,7 @@ pub(crate) fn parse(p: &Prompt, answer: &str) -> Result<Option<Value>, String> {
         return Err("an answer is needed".into());
     }
     match p.kind {
-        PromptType::String => Ok(Some(Value::from(if p.secret { answer } else { a }))),
+        PromptType::String | PromptType::Context => Ok(Some(Value::from(if p.secret { answer } else { a }))),
         PromptType::Path => Ok(Some(Value::from(expand_home(a)))),
         PromptType::Int => a
             .parse::<i64>()
@@ -292,7 +374,21 @@ fn expand_home(path: &str) -> String {
 pub(crate) fn default_text(cx: &Context<'_>, p: &Prompt, known: &BTreeMap<String, Value>) -> Option<String> {
     let refers = matches!(&p.default, Some(PromptDefault::Text(t)) if t.contains("${"))
         || matches!(&p.default, Some(PromptDefault::List(l)) if l.iter().any(|t| t.contains("${")));
-    let from_env = || p.default_env.as_deref().and_then(|e| (cx.var)(e));
+    // A path variable may hold a list (`KUBECONFIG=a:b`): the first file that exists is the
+    // default, else the first path.
+    let from_env = || {
+        let value = p.default_env.as_deref().and_then(|e| (cx.var)(e))?;
+        if p.kind != PromptType::Path || !value.contains(':') {
+            return Some(value);
+        }
+        let paths: Vec<&str> = value.split(':').filter(|s| !s.is_empty()).collect();
+        let first = paths.first().map(|s| (*s).to_string());
+        paths
+            .iter()
+            .find(|s| std::path::Path::new(&expand_home(s)).exists())
+            .map(|s| (*s).to_string())
+            .or(first)
+    };
     let from_example = || {
         (!p.secret && p.none_value.is_none())
             .then(|| cx.example.get(&p.key).map(display))
@@ -357,6 +453,7 @@ mod tests {
             secret: false,
             skip_if_env: None,
             none_value: None,
+            kubeconfig: None,
         }
     }
 
@@ -426,6 +523,7 @@ mod tests {
             example: &example,
             file_shown: "f",
             interactive: true,
+            defaults: true,
         };
         let mut config = Map::new();
         config.insert("aws:region".into(), Value::from("eu-west-1"));
@@ -475,6 +573,7 @@ mod tests {
             example: &Map::new(),
             file_shown: "Pulumi.dev.yaml",
             interactive: false,
+            defaults: true,
         };
         let mut answers = Answers::default();
         prompts(&cx, &ps, &Map::new(), true, &mut Script(vec![], vec![]), &mut answers).unwrap();
@@ -504,6 +603,7 @@ mod tests {
             example: &Map::new(),
             file_shown: "f",
             interactive: true,
+            defaults: true,
         };
         let mut answers = Answers::default();
         prompts(&cx, &ps, &Map::new(), true, &mut Script(vec![], vec![]), &mut answers).unwrap();

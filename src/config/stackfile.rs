@@ -138,7 +138,7 @@ impl StackFile {
             PromptType::Bool => value.is_boolean() || value.as_str().is_some_and(|s| parse_bool(s).is_some()),
             PromptType::List => value.is_array(),
             PromptType::String => value.is_string() || value.is_number() || value.is_boolean(),
-            PromptType::Path => value.is_string(),
+            PromptType::Path | PromptType::Context => value.is_string(),
         };
         (!ok).then(|| {
             format!(
@@ -152,6 +152,7 @@ impl StackFile {
                     PromptType::List => "a list",
                     PromptType::String => "a text value",
                     PromptType::Path => "a file path",
+                    PromptType::Context => "a context name",
                 }
             )
         })
@@ -398,6 +399,7 @@ mod tests {
             secret: false,
             skip_if_env: None,
             none_value: None,
+            kubeconfig: None,
         };
         assert_eq!(
             f.type_problem(&prompt("eks:min_size", PromptType::Int)).unwrap(),

@@ -105,6 +105,7 @@ pub(super) struct RawPrompt {
     pub(super) secret: bool,
     pub(super) skip_if_env: Option<String>,
     pub(super) none_value: Option<String>,
+    pub(super) kubeconfig: Option<String>,
 }
 
 fn yes() -> bool {

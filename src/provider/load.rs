@@ -616,6 +616,16 @@ impl<'a> Loader<'a> {
                 );
                 continue;
             }
+            if p.kind == PromptType::Context && p.kubeconfig.is_none() {
+                self.problem(
+                    file,
+                    &p.key,
+                    format!("the context prompt `{key}` does not say which kubeconfig it is a context of"),
+                    "context",
+                    "add `kubeconfig = \"ns:key\"`, the key of the prompt that names the kubeconfig file".to_string(),
+                );
+                continue;
+            }
             out.push(Prompt {
                 key,
                 question: p.question,
@@ -625,6 +635,7 @@ impl<'a> Loader<'a> {
                 secret: p.secret,
                 skip_if_env: p.skip_if_env,
                 none_value: p.none_value,
+                kubeconfig: p.kubeconfig,
             });
         }
         out
@@ -738,7 +749,7 @@ fn default_fits(kind: PromptType, d: &PromptDefault) -> bool {
         (PromptType::Int, PromptDefault::Int(_))
         | (PromptType::Bool, PromptDefault::Bool(_))
         | (PromptType::List, PromptDefault::List(_) | PromptDefault::Text(_))
-        | (PromptType::Path | PromptType::String, PromptDefault::Text(_)) => true,
+        | (PromptType::Path | PromptType::String | PromptType::Context, PromptDefault::Text(_)) => true,
         _ => refers,
     }
 }
@@ -750,6 +761,7 @@ fn type_name(kind: PromptType) -> &'static str {
         PromptType::Bool => "bool",
         PromptType::List => "list",
         PromptType::Path => "path",
+        PromptType::Context => "context",
     }
 }
 

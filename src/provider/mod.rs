@@ -137,8 +137,12 @@ pub enum PromptType {
     #[serde(alias = "boolean")]
     Bool,
     List,
-    /// A file path: `~` is expanded, so programs (`fn::readFile`) get an absolute path.
+    /// A file path: `~` is expanded, so programs (`fn::readFile`) get an absolute path; asked
+    /// again until the file exists.
     Path,
+    /// A context of the kubeconfig file another prompt names (`kubeconfig = "ns:key"`): its
+    /// contexts are offered, its `current-context` is the default.
+    Context,
 }
 
 /// A prompt's default as written; strings may refer to earlier answers as `${ns:key}`.
@@ -151,9 +155,11 @@ pub enum PromptDefault {
     List(Vec<String>),
 }
 
-/// A credential check `validate` runs: one of `any_of` must be set (`env:NAME` in the
+/// A check `validate` (and every run) makes: one of `any_of` must be set (`env:NAME` in the
 /// environment or `config:ns:key` in the stack configuration), and/or `command` must succeed
-/// (run with `env_from_config` variables taken from the stack configuration).
+/// (run with `env_from_config` variables taken from the stack configuration), and/or the
+/// `kubeconfig` file a configuration key names must exist and hold the context another names.
+/// With `when_projects`, only for graphs that hold one of those projects.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Check {
@@ -164,7 +170,20 @@ pub struct Check {
     pub command: Vec<String>,
     #[serde(default)]
     pub env_from_config: BTreeMap<String, String>,
+    pub kubeconfig: Option<KubeconfigCheck>,
+    #[serde(default)]
+    pub when_projects: Vec<String>,
     pub fix: String,
+}
+
+/// The configuration keys that name a kubeconfig file and a context in it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KubeconfigCheck {
+    /// The key holding the file's path, e.g. `kubernetes:kubeconfig`.
+    pub file: String,
+    /// The key holding the context's name, e.g. `kubernetes:context_name`.
+    pub context: Option<String>,
 }
 
 /// A stack-configuration value the provider asks for when the stack file lacks it.
@@ -173,6 +192,8 @@ pub struct Prompt {
     pub key: String,
     pub question: String,
     pub kind: PromptType,
+    /// `type = "context"`: the key of the prompt that names the kubeconfig file.
+    pub kubeconfig: Option<String>,
     pub default: Option<PromptDefault>,
     pub default_env: Option<String>,
     pub secret: bool,

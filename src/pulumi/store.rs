@@ -59,6 +59,48 @@ impl SecretStore for Store {
         c.stdin(Stdio::piped());
         finish(c, Some(value), &format!("pulumi config set --secret {key}"))
     }
+
+    /// Encrypting a value needs the secrets manager, which checks the passphrase against the
+    /// salt: `config set --secret` into a copy of the file tells, and the file stays as it was.
+    fn passphrase_opens(&self, dir: &Path, env: &Env, config_file: Option<&Path>) -> Option<bool> {
+        let own = dir.join(format!("Pulumi.{}.yaml", self.stack));
+        let original = config_file.unwrap_or(&own);
+        let copy = Scratch(std::env::temp_dir().join(format!(
+            "runner-passphrase-check-{}-{}.yaml",
+            std::process::id(),
+            self.stack
+        )));
+        std::fs::copy(original, &copy.0).ok()?;
+        let file = copy.0.display().to_string();
+        let args = [
+            "config",
+            "set",
+            "--secret",
+            "--stack",
+            &self.stack,
+            "--non-interactive",
+            "--config-file",
+            &file,
+            "--",
+            "runner:passphrase-check",
+        ];
+        let mut c = self.command(dir, env, &args);
+        c.stdin(Stdio::piped());
+        match finish(c, Some("check"), "pulumi config set --secret") {
+            Ok(()) => Some(true),
+            Err(e) if e.contains("incorrect passphrase") => Some(false),
+            Err(_) => None,
+        }
+    }
+}
+
+/// A copy of a stack file, removed when dropped: what `pulumi` may write goes there.
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
 }
 
 fn finish(mut c: std::process::Command, input: Option<&str>, what: &str) -> Result<(), String> {

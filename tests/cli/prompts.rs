@@ -316,7 +316,10 @@ fn kubeconfig_asks_for_the_file_context_and_cluster() {
         "Path to the kubeconfig file of the cluster [~/.kube/config]: ",
         "",
     );
-    answer(&mut s, "Context to use in that kubeconfig: ", "k3s-default");
+    // The file's contexts are offered, its current-context is the default, and a context it
+    // does not hold is asked again.
+    answer(&mut s, "Context to use in that kubeconfig (k3s) [k3s]: ", "k3s-default");
+    answer(&mut s, "has no context `k3s-default`: one of k3s", "");
     answer(&mut s, "Name of the cluster: ", "k3s");
     let screen = rest(&mut s);
     assert!(screen.contains("1 succeeded"), "{screen}");
@@ -325,7 +328,7 @@ fn kubeconfig_asks_for_the_file_context_and_cluster() {
     // `~` is expanded: programs read the file by its absolute path.
     let expected = ws.path().join("home/.kube/config");
     assert_eq!(config["kubernetes:kubeconfig"], expected.to_str().unwrap());
-    assert_eq!(config["kubernetes:context_name"], "k3s-default");
+    assert_eq!(config["kubernetes:context_name"], "k3s");
 }
 
 #[test]

@@ -566,7 +566,9 @@ fn a_stack_is_required() {
     ws.exec(&["up", "-p", "aws"], &[])
         .expect(2)
         .stderr_has("`up` needs a stack: pass -s/--stack NAME");
-    ws.exec(&["up", "-s", "dev"], &[])
+    // Without -p a configured stack names its provider (its stack file's infra_type); a stack
+    // without configuration does not.
+    ws.exec(&["up", "-s", "qa"], &[])
         .expect(2)
         .stderr_has("`up` needs a provider");
 }

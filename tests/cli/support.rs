@@ -159,6 +159,8 @@ pub fn fake_clis() -> &'static Path {
         for (name, body) in [
             ("aws", "#!/bin/sh\necho '{\"Account\": \"123456789012\"}'\n"),
             ("kubectl", "#!/bin/sh\nexit 0\n"),
+            // `docker buildx version` for the graphs that build an image.
+            ("docker", "#!/bin/sh\necho 'github.com/docker/buildx v0.19.3'\n"),
         ] {
             let p = dir.join(name);
             std::fs::write(&p, body).unwrap();

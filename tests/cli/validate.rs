@@ -9,7 +9,13 @@ use crate::support::{Ws, standin_dir};
 fn fake_tools(ws: &Ws, aws: bool, aws_fails: bool) -> String {
     let dir = ws.path().join("fake-bin");
     std::fs::create_dir_all(&dir).unwrap();
-    let mut tools = vec![("kubectl", "#!/bin/sh\nexit 0\n".to_string())];
+    let mut tools = vec![
+        ("kubectl", "#!/bin/sh\nexit 0\n".to_string()),
+        (
+            "docker",
+            "#!/bin/sh\necho 'github.com/docker/buildx v0.19.3'\n".to_string(),
+        ),
+    ];
     if aws {
         let body = if aws_fails {
             "#!/bin/sh\necho 'Unable to locate credentials. You can configure credentials by running \"aws configure\".' >&2\nexit 253\n"
@@ -144,4 +150,161 @@ fn another_providers_stack_and_broken_yaml() {
         text, "config:\n  aws:region: [unclosed\n",
         "a broken stack file is left as it was"
     );
+}
+
+/// Every file under `dir` with its bytes and mode.
+fn snapshot(dir: &std::path::Path) -> std::collections::BTreeMap<std::path::PathBuf, (Vec<u8>, u32)> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            let meta = std::fs::symlink_metadata(&p).unwrap();
+            if meta.is_dir() {
+                stack.push(p);
+            } else {
+                out.insert(
+                    p.clone(),
+                    (std::fs::read(&p).unwrap_or_default(), meta.permissions().mode()),
+                );
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn check_asks_nothing_changes_no_file_and_lists_what_a_run_would_ask() {
+    let ws = Ws::reference();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let home = elsewhere.path().join("pulumi-home");
+    let log = elsewhere.path().join("invocations.jsonl");
+    let env = [
+        ("PULUMI_HOME", home.to_str().unwrap()),
+        ("PULUMI_STANDIN_LOG", log.to_str().unwrap()),
+    ];
+    let before = snapshot(ws.path());
+    let run = ws
+        .exec(&["validate", "-p", "aws", "-s", "dev", "--check"], &env)
+        .expect(3);
+    // Keys with a default too: a run at a terminal would ask for them.
+    for needle in [
+        "config/pulumi/Pulumi.dev.yaml lacks `aws:region`",
+        "config/pulumi/Pulumi.dev.yaml lacks `eks:min_size`",
+    ] {
+        assert!(run.stderr.contains(needle), "{needle}:\n{}", run.stderr);
+    }
+    assert_eq!(snapshot(ws.path()), before, "validate --check changed a file");
+
+    // At a terminal too: nothing is asked.
+    let mut c = ws.command(&["validate", "-p", "aws", "-s", "dev", "--check"], &env);
+    c.env_remove("CI");
+    for (k, _) in crate::support::SECRETS {
+        c.env_remove(k);
+    }
+    let mut s = expectrl::Session::spawn(c).unwrap();
+    let mut screen = String::new();
+    let _ = std::io::Read::read_to_string(&mut s, &mut screen);
+    assert!(!screen.contains("AWS region to use ["), "asked:\n{screen}");
+    assert!(screen.contains("lacks `aws:region`"), "{screen}");
+    assert!(
+        screen.contains("the secret `prometheus:adminpass` (Prometheus administrator password) is not stored"),
+        "{screen}"
+    );
+    assert_eq!(
+        snapshot(ws.path()),
+        before,
+        "validate --check at a terminal changed a file"
+    );
+
+    // Once everything is there, it passes, still changing nothing.
+    ws.write("config/pulumi/Pulumi.dev.yaml", GOOD_AWS);
+    let path = fake_tools(&ws, true, false);
+    ws.exec(
+        &["up", "-p", "aws", "-s", "dev", "--target", "secrets"],
+        &[("PATH", &path)],
+    )
+    .expect(0);
+    let before = snapshot(ws.path());
+    let mut env = env.to_vec();
+    env.push(("PATH", &path));
+    ws.exec(&["validate", "-p", "aws", "-s", "dev", "--check"], &env)
+        .expect(0)
+        .stderr_has("All configuration is OK");
+    assert_eq!(snapshot(ws.path()), before, "a passing validate --check changed a file");
+}
+
+#[test]
+fn a_wrong_passphrase_is_found_before_any_project_runs() {
+    let ws = Ws::reference();
+    ws.write("config/pulumi/Pulumi.dev.yaml", GOOD_AWS);
+    let path = fake_tools(&ws, true, false);
+    ws.exec(
+        &["up", "-p", "aws", "-s", "dev", "--target", "secrets"],
+        &[("PATH", &path)],
+    )
+    .expect(0);
+    ws.exec(&["validate", "-p", "aws", "-s", "dev"], &[("PATH", &path)])
+        .expect(0);
+    for args in [
+        &["validate", "-p", "aws", "-s", "dev"][..],
+        &["validate", "-p", "aws", "-s", "dev", "--check"],
+    ] {
+        ws.exec(args, &[("PATH", &path), ("PULUMI_CONFIG_PASSPHRASE", "not the one")])
+            .expect(3)
+            .stderr_has("the passphrase does not open config/pulumi/Pulumi.dev.yaml")
+            .stderr_has("the passphrase does not open projects/services/secrets/Pulumi.dev.yaml");
+    }
+}
+
+#[test]
+fn the_kubeconfig_file_and_context_docker_buildx_and_the_pulumi_version_are_checked() {
+    let ws = Ws::configured("kubeconfig");
+    let path = fake_tools(&ws, false, false);
+    ws.exec(&["validate", "-p", "kubeconfig", "-s", "dev"], &[("PATH", &path)])
+        .expect(0);
+    ws.edit(
+        "config/pulumi/Pulumi.dev.yaml",
+        "kubernetes:context_name: k3s",
+        "kubernetes:context_name: k3d",
+    );
+    ws.exec(&["validate", "-p", "kubeconfig", "-s", "dev"], &[("PATH", &path)])
+        .expect(3)
+        .stderr_has("has no context `k3d` (`kubernetes:context_name`); it has: k3s");
+    std::fs::remove_file(ws.path().join("cluster/kubeconfig.yaml")).unwrap();
+    ws.exec(&["validate", "-p", "kubeconfig", "-s", "dev"], &[("PATH", &path)])
+        .expect(3)
+        .stderr_has("cluster/kubeconfig.yaml (`kubernetes:kubeconfig`) does not exist");
+
+    // The graphs that build an image need docker buildx.
+    let ws = Ws::reference();
+    ws.write("config/pulumi/Pulumi.dev.yaml", GOOD_AWS);
+    let path = fake_tools(&ws, true, false);
+    std::fs::write(
+        ws.path().join("fake-bin/docker"),
+        "#!/bin/sh\necho \"docker: unknown command: docker buildx\" >&2\nexit 1\n",
+    )
+    .unwrap();
+    ws.exec(&["validate", "-p", "aws", "-s", "dev"], &[("PATH", &path)])
+        .expect(3)
+        .stderr_has("Docker with buildx (kic-image-build builds the ingress controller's image): `docker buildx version` failed: docker: unknown command: docker buildx");
+
+    // An old pulumi.
+    let old = ws.path().join("old-pulumi");
+    std::fs::create_dir_all(&old).unwrap();
+    let shim = old.join("pulumi");
+    std::fs::write(
+        &shim,
+        format!(
+            "#!/bin/sh\n[ \"$1\" = version ] && {{ echo v3.100.0; exit 0; }}\nexec {}/pulumi \"$@\"\n",
+            crate::support::standin_dir().display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{path}", old.display());
+    ws.exec(&["validate", "-p", "aws", "-s", "dev"], &[("PATH", &path)])
+        .expect(3)
+        .stderr_has("is pulumi v3.100.0, older than the programs need")
+        .stderr_has("install pulumi v3.142.0 or newer");
 }
