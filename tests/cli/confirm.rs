@@ -157,3 +157,16 @@ fn an_unchanged_run_says_so_in_one_line_and_a_preview_says_what_would_change() {
         .stderr_has("(resources: + created, ~ updated, ± replaced, - deleted, = unchanged)");
     ws.exec(&["preview", "-p", "aws", "-s", "dev"], &[]).expect(0);
 }
+
+#[test]
+fn ctrl_c_after_the_questions_and_before_the_first_project_exits_130() {
+    let ws = Ws::configured("aws");
+    let mut s = at_terminal(&ws, &["up", "-p", "aws", "-s", "dev"]);
+    s.expect("Go ahead?").unwrap();
+    s.send(expectrl::ControlCode::EndOfText).unwrap();
+    assert_eq!(exit_code(&mut s), 130);
+    assert!(
+        !ws.invocations().iter().any(|i| i["argv"][0] == "up"),
+        "a project started"
+    );
+}

@@ -594,3 +594,24 @@ fn a_key_the_existing_file_lacks_is_asked_and_added_keeping_the_rest() {
     );
     assert_eq!(stack_yaml(&ws)["eks:max_size"], 9);
 }
+
+#[test]
+fn ctrl_c_at_a_visible_question_exits_130_every_time() {
+    // The terminal library sees Ctrl-C as an interrupted read while the signal arrives too:
+    // whichever comes first, the runner ends the same way.
+    for _ in 0..10 {
+        let ws = Ws::reference();
+        let mut s = session(
+            &ws,
+            &["up", "-p", "aws", "-s", "dev"],
+            &["AWS_DEFAULT_REGION", "AWS_REGION", "AWS_PROFILE"],
+        );
+        s.expect("AWS region to use [us-east-1]: ").unwrap();
+        s.send(expectrl::ControlCode::EndOfText).unwrap();
+        let screen = rest(&mut s);
+        assert!(screen.contains("interrupted: nothing was written"), "{screen}");
+        let status = format!("{:?}", s.get_process().wait().unwrap());
+        assert!(status.starts_with("Exited(") && status.ends_with(", 130)"), "{status}\n{screen}");
+        assert!(!ws.path().join("config/pulumi/Pulumi.dev.yaml").exists());
+    }
+}
