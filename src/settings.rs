@@ -116,7 +116,10 @@ impl Settings {
         if !read_only {
             record_stack(&self.ws, &stack, &source)?;
         }
-        let env = Env::new(overlay(&self.ws, file.vars, read_only)?);
+        // The file as the run leaves it: the same variables on the first run as on the next.
+        let mut vars = file.vars;
+        vars.insert("PULUMI_STACK".into(), stack.clone());
+        let env = Env::new(overlay(&self.ws, vars, read_only)?);
         let run_dir = self.ws.run_dir(&stack);
         Ok(Target {
             provider,

@@ -5,23 +5,27 @@
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
+
+use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
+use crate::config::env::Env;
 use crate::config::prepare::{self, Mode, Ready, Request};
 use crate::config::questions::Ask as _;
+use crate::config::stackfile::{self, StackFile};
 use crate::config::terminal::Terminal;
 use crate::error::{RunnerError, exit};
 use crate::exec::{self, Event, Options, Resume, RunResult, Status};
 use crate::fs::{NewFile, write_atomic};
 use crate::plan::{Operation, Plan};
-use crate::provider::Project;
+use crate::provider::{Project, PromptType};
 use crate::pulumi::{self, Pulumi, Redactor, Store};
 use crate::report::live::Live;
 use crate::report::logs::Logs;
 use crate::report::plain::{Plain, would_change};
 use crate::report::{self, OutputMode};
-use crate::runstate::{Digests, RunState};
+use crate::runstate::{Digests, Outside, RunState};
 use crate::settings::{Settings, Target};
 use crate::workspace::WorkspaceLock;
 
@@ -71,7 +75,7 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
     let _lock = WorkspaceLock::take(&s.ws, &t.run_dir)?;
     // From here until the first project starts, Ctrl-C ends the runner at once.
     let _interrupt = exec::signals::hub().on_interrupt(|| report::info("\ninterrupted: no project was started"));
-    let ready = prepare(s, t, &plan)?;
+    let ready = prepare(s, t, &plan, o.fresh)?;
     if s.interactive && !o.yes {
         confirm(t, &plan, &ready)?;
     }
@@ -85,10 +89,12 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
             format!("the run state lives under {}", s.ws.show(&t.run_dir.stack_dir())),
         )
     })?;
-    let digests = Digests::open(&s.ws.root, &t.run_dir, &ready.config_file).map_err(|source| RunnerError::Io {
-        context: format!("cannot write under {}", s.ws.show(t.run_dir.base())),
-        source,
-    })?;
+    let digests = Digests::open(&s.ws.root, &t.run_dir, &ready.config_file)
+        .map_err(|source| RunnerError::Io {
+            context: format!("cannot write under {}", s.ws.show(t.run_dir.base())),
+            source,
+        })?
+        .with_outside(outside(t, &ready.env, &ready.config));
     // `--fresh` runs everything but still records the digests, so the next `up` can skip.
     let resume = (o.operation == Operation::Up).then(|| state.resume(&t.provider, digests, o.fresh));
     let mut options = Options {
@@ -98,26 +104,20 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
         deployed: (o.operation == Operation::Preview && !plan.only).then(|| state.deployed()),
         given: std::collections::BTreeMap::new(),
     };
-    let engine = Pulumi {
-        program: PathBuf::from("pulumi"),
-        root: s.ws.root.clone(),
-        provider: t.provider.name.clone(),
-        stack: t.stack.clone(),
-        config_file: ready.config_file,
-        env: ready.env,
-        run_dir: t.run_dir.clone(),
-        redactor: Redactor::default(),
-        prune_kubeconfig: o.prune_kubeconfig,
-    };
+    let engine = engine(s, t, o, ready);
     if plan.only {
         options.given = super::only::prove(s, &plan, &engine)?;
     }
     report::debug(
         s.style,
         &format!(
-            "running {} projects, at most {} at once",
+            "running {} projects, at most {} at once; backend {}",
             plan.order.len(),
-            options.parallel
+            options.parallel,
+            engine
+                .env
+                .get("PULUMI_BACKEND_URL")
+                .unwrap_or_else(|| "Pulumi Cloud (pulumi login)".into())
         ),
     );
 
@@ -159,6 +159,56 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
     Ok(code)
 }
 
+/// The `pulumi` engine for this run.
+fn engine(s: &Settings, t: &Target, o: &RunOptions, ready: Ready) -> Pulumi {
+    Pulumi {
+        program: PathBuf::from("pulumi"),
+        root: s.ws.root.clone(),
+        provider: t.provider.name.clone(),
+        stack: t.stack.clone(),
+        config_file: ready.config_file,
+        env: ready.env,
+        run_dir: t.run_dir.clone(),
+        redactor: Redactor::default(),
+        prune_kubeconfig: o.prune_kubeconfig,
+    }
+}
+
+/// What projects depend on beyond their directories and the stack file: the files `path`
+/// questions named, and the environment every `pulumi` gets.
+fn outside(t: &Target, env: &Env, config: &Map<String, Value>) -> Outside {
+    let files = t
+        .provider
+        .prompts
+        .iter()
+        .filter(|p| p.kind == PromptType::Path)
+        .filter_map(|p| Some((p.key.clone(), PathBuf::from(config.get(&p.key)?.as_str()?))))
+        .collect();
+    Outside {
+        files,
+        env: env.overlay().clone(),
+    }
+}
+
+/// Whether an `up` would find every project unchanged, told from what the last runs left
+/// (nothing is written: a workspace without digests is not up to date).
+fn up_to_date(s: &Settings, t: &Target, plan: &Plan<'_>) -> bool {
+    let Ok(state) = RunState::load(&t.run_dir) else {
+        return false;
+    };
+    let config_file = stackfile::path(&s.ws.root, &t.stack);
+    let Ok(file) = StackFile::load(&config_file, &s.ws.show(&config_file)) else {
+        return false;
+    };
+    if !t.run_dir.digest_key().is_file() {
+        return false;
+    }
+    let Ok(digests) = Digests::open(&s.ws.root, &t.run_dir, &config_file) else {
+        return false;
+    };
+    state.up_to_date(plan, &digests.with_outside(outside(t, &t.env, &file.config)))
+}
+
 /// Without a terminal nobody can confirm a destroy: the command line must.
 fn destroy_needs_yes(t: &Target) -> RunnerError {
     RunnerError::usage(
@@ -171,7 +221,7 @@ fn destroy_needs_yes(t: &Target) -> RunnerError {
 }
 
 /// The configuration, questions, secrets and checks before anything runs.
-fn prepare(s: &Settings, t: &Target, plan: &Plan<'_>) -> Result<Ready, RunnerError> {
+fn prepare(s: &Settings, t: &Target, plan: &Plan<'_>, fresh: bool) -> Result<Ready, RunnerError> {
     // Secrets are asked only by runs that deploy or read the projects that use them; the store
     // itself loads every secret of the graph into the cluster, so running it needs them all.
     let planned: Vec<&Project> = plan.order.iter().map(|&i| plan.project(i)).collect();
@@ -190,6 +240,7 @@ fn prepare(s: &Settings, t: &Target, plan: &Plan<'_>) -> Result<Ready, RunnerErr
         secrets_for,
         interactive: s.interactive,
         mode: Mode::Run,
+        idle: plan.operation == Operation::Up && !fresh && up_to_date(s, t, plan),
     };
     let store = Store {
         program: PathBuf::from("pulumi"),

@@ -22,6 +22,7 @@ pub(crate) fn run(s: &Settings, t: &Target, check: bool) -> Result<i32, RunnerEr
         secrets_for: t.provider.projects.iter().collect(),
         interactive: s.interactive && !check,
         mode: if check { Mode::Check } else { Mode::Validate },
+        idle: false,
     };
     let store = Store {
         program: PathBuf::from("pulumi"),

@@ -59,6 +59,11 @@ impl Env {
             .filter(|v| !v.is_empty())
     }
 
+    /// The variables set on every child, the passphrase not among them.
+    pub(crate) fn overlay(&self) -> &BTreeMap<String, String> {
+        &self.overlay
+    }
+
     pub(crate) fn passphrase(&self) -> Option<&Passphrase> {
         self.passphrase.as_ref()
     }

@@ -57,6 +57,9 @@ pub(crate) struct Request<'a> {
     /// A person can be asked (a terminal, not CI, not `--non-interactive`).
     pub(crate) interactive: bool,
     pub(crate) mode: Mode,
+    /// Nothing would run unless an answer changes something (an `up` with every project
+    /// unchanged): the passphrase is not asked then.
+    pub(crate) idle: bool,
 }
 
 /// What the preparation is for.
@@ -75,6 +78,8 @@ pub(crate) enum Mode {
 pub(crate) struct Ready {
     pub(crate) env: Env,
     pub(crate) config_file: PathBuf,
+    /// The stack configuration with the answers (secret values as `[secret]`).
+    pub(crate) config: Map<String, Value>,
 }
 
 pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStore) -> Result<Ready, RunnerError> {
@@ -137,7 +142,10 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
     questions::prompts(&cx, &r.provider.prompts, &file.config, file.is_new(), ask, &mut answers).map_err(io)?;
     questions::secrets(&cx, needed(), &stored, (&store_shown, r.stack), ask, &mut answers).map_err(io)?;
     problems.append(&mut answers.problems);
-    if let Some(p) = passphrase(&cx, &file, &mut env, ask).map_err(io)? {
+    let changes = !(answers.config.is_empty() && answers.secrets.is_empty() && answers.shared_secrets.is_empty());
+    if (changes || !r.idle)
+        && let Some(p) = passphrase(&cx, &file, &mut env, ask).map_err(io)?
+    {
         problems.push(p);
     }
     let inputs = Inputs {
@@ -174,7 +182,11 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
     if !problems.is_empty() {
         return Err(RunnerError::Problems(problems));
     }
-    Ok(Ready { env, config_file: path })
+    Ok(Ready {
+        env,
+        config_file: path,
+        config,
+    })
 }
 
 /// The passphrase opens the stack files that hold a salt: the shared one, and the secrets

@@ -15,6 +15,8 @@ pub enum Stream {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Level {
+    /// Shown with `-d` only: what the runner does and why.
+    Debug,
     Info,
     Warning,
 }

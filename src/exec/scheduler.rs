@@ -395,9 +395,32 @@ fn decide_without_running(run: &mut Run<'_>, i: usize, options: &Options, resume
     if plan.operation != Operation::Up || plan.operation.direction() != Direction::Forward {
         return None;
     }
-    let (previous_inputs, previous_outputs) = resume.previous.get(plan.name(i))?;
+    let why_it_runs = |why: &str| {
+        let _ = run.events.send(Event::Note {
+            project: Some(plan.name(i).to_string()),
+            level: Level::Debug,
+            message: format!("runs: {why}"),
+        });
+    };
+    let Some((previous_inputs, previous_outputs)) = resume.previous.get(plan.name(i)) else {
+        why_it_runs("no successful up of it is recorded (or --fresh)");
+        return None;
+    };
     let now = (resume.inputs)(plan.name(i), &upstream_digests(run, i));
     if &now != previous_inputs {
+        let changed: Vec<&str> = run.waits[&i]
+            .iter()
+            .filter(|w| !matches!(run.done.get(w).map(|f| &f.status), Some(Status::Unchanged { .. })))
+            .map(|w| plan.name(*w))
+            .collect();
+        let upstream = if changed.is_empty() {
+            String::new()
+        } else {
+            format!(", or the outputs of {}, which ran before it", changed.join(", "))
+        };
+        why_it_runs(&format!(
+            "its inputs changed since its last successful up: its files, the stack configuration, the environment{upstream}"
+        ));
         return None;
     }
     run.output_digests.insert(i, previous_outputs.clone());

@@ -74,6 +74,7 @@ impl Pulumi {
             args.push("--create");
         }
         let cmd = self.command(job, &args);
+        say(job, control, &cmd);
         let end = self
             .step(job, control)
             .run(cmd, true, None)
@@ -101,7 +102,9 @@ impl Pulumi {
             if show {
                 args.push("--show-secrets");
             }
-            self.command(job, &args)
+            let cmd = self.command(job, &args);
+            say(job, control, &cmd);
+            cmd
         };
         // Both reads at once: they only read the stack's state.
         let step = self.step(job, control);
@@ -170,6 +173,7 @@ impl Pulumi {
         let mut cmd = self.command(job, &args);
         // `--event-log` exists only with PULUMI_DEBUG_COMMANDS (Automation API sets it too).
         cmd.env("PULUMI_DEBUG_COMMANDS", "true");
+        say(job, control, &cmd);
         let _ = std::fs::create_dir_all(&scratch);
         let end = match self.step(job, control).run(cmd, false, None).await {
             Ok(end) => end,
@@ -288,6 +292,21 @@ impl Engine for Pulumi {
     async fn run(&self, job: Job, control: Control) -> JobEnd {
         self.operation(&job, &control).await
     }
+}
+
+/// Says (with `-d`) which command runs where; values never travel on the command line.
+fn say(job: &Job, control: &Control, cmd: &std::process::Command) {
+    let args: Vec<String> = cmd.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
+    let _ = control.events.send(Event::Note {
+        project: Some(job.project.name.clone()),
+        level: Level::Debug,
+        message: format!(
+            "{} {} (in {})",
+            cmd.get_program().to_string_lossy(),
+            args.join(" "),
+            job.project.path
+        ),
+    });
 }
 
 /// A step that failed, with what it printed as the cause.

@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 use console::style;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::exec::{Event, Status};
+use crate::exec::{Event, Level, Status};
 use crate::plan::Plan;
 use crate::report::plain::duration;
 
@@ -73,9 +73,11 @@ impl Live {
                 level,
                 message,
             } => {
-                let _ = self
-                    .multi
-                    .println(super::note_line(project.as_deref(), *level, message));
+                if *level != Level::Debug || self.debug {
+                    let _ = self
+                        .multi
+                        .println(super::note_line(project.as_deref(), *level, message));
+                }
             }
             Event::Finished {
                 project,

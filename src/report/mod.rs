@@ -94,6 +94,10 @@ pub(crate) fn note_line(project: Option<&str>, level: crate::exec::Level, messag
             format!("{prefix} {who}{message}")
         }
         crate::exec::Level::Info => format!("{who}{message}"),
+        crate::exec::Level::Debug => {
+            let prefix = console::Style::new().dim().for_stderr().apply_to("debug:");
+            format!("{prefix} {who}{message}")
+        }
     }
 }
 

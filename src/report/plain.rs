@@ -10,7 +10,7 @@ use std::time::SystemTime;
 use console::style;
 
 use super::Banner;
-use crate::exec::{Event, RunResult, Status, Stream};
+use crate::exec::{Event, Level, RunResult, Status, Stream};
 use crate::plan::{Operation, Plan};
 
 pub(crate) struct Plain {
@@ -65,7 +65,9 @@ impl Plain {
                 level,
                 message,
             } => {
-                eprintln!("{}", super::note_line(project.as_deref(), *level, message));
+                if *level != Level::Debug || self.debug {
+                    eprintln!("{}", super::note_line(project.as_deref(), *level, message));
+                }
             }
             Event::Finished {
                 project,

@@ -17,6 +17,18 @@ pub(crate) struct Digests {
     key: Vec<u8>,
     root: PathBuf,
     config_file: PathBuf,
+    /// Inputs from outside the projects: see [`Digests::with_outside`].
+    outside: Outside,
+}
+
+/// What a project depends on beyond its directory and the stack file.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Outside {
+    /// Files a configuration key names (a `path` question's answer, such as the kubeconfig of
+    /// an existing cluster), by key: part of the inputs of the projects whose program uses it.
+    pub(crate) files: Vec<(String, PathBuf)>,
+    /// The environment file's variables (and the runner's defaults), which every `pulumi` sees.
+    pub(crate) env: BTreeMap<String, String>,
 }
 
 impl Digests {
@@ -36,7 +48,15 @@ impl Digests {
             key,
             root: root.to_path_buf(),
             config_file: config_file.to_path_buf(),
+            outside: Outside::default(),
         })
+    }
+
+    /// The inputs from outside the projects: a rotated token in a kubeconfig the stack file
+    /// names, or a changed variable of the environment file, makes the projects run again.
+    pub(crate) fn with_outside(mut self, outside: Outside) -> Self {
+        self.outside = outside;
+        self
     }
 
     fn hasher(&self) -> Sha256 {
@@ -53,10 +73,31 @@ impl Digests {
         let mut files = Vec::new();
         collect_files(&dir, &dir, &mut files);
         files.sort();
+        let mut program = String::new();
         for rel in files {
+            let bytes = std::fs::read(dir.join(&rel)).unwrap_or_default();
+            if rel == "Pulumi.yaml" {
+                program = String::from_utf8_lossy(&bytes).into_owned();
+            }
             h.update(rel.as_bytes());
             h.update([0]);
-            h.update(std::fs::read(dir.join(&rel)).unwrap_or_default());
+            h.update(&bytes);
+            h.update([0]);
+        }
+        for (key, path) in &self.outside.files {
+            if program.contains(key.as_str()) {
+                h.update(b"file\0");
+                h.update(key.as_bytes());
+                h.update([0]);
+                h.update(std::fs::read(path).unwrap_or_default());
+                h.update([0]);
+            }
+        }
+        h.update(b"env\0");
+        for (k, v) in &self.outside.env {
+            h.update(k.as_bytes());
+            h.update(b"=");
+            h.update(v.as_bytes());
             h.update([0]);
         }
         h.update(b"config\0");
@@ -138,8 +179,40 @@ mod tests {
         assert_ne!(b, d.inputs("p", &none));
         let up = BTreeMap::from([("x".to_string(), "1".to_string())]);
         assert_ne!(d.inputs("p", &none), d.inputs("p", &up));
+        // A file the configuration names counts for the programs that use its key, and the
+        // environment file's variables for every project.
+        let kubeconfig = dir.path().join("kubeconfig");
+        std::fs::write(&kubeconfig, "token: a").unwrap();
+        std::fs::write(
+            dir.path().join("p/Pulumi.yaml"),
+            "name: p\nconfig:\n  kubernetes:kubeconfig: {}\n",
+        )
+        .unwrap();
+        let outside = |env: &[(&str, &str)]| Outside {
+            files: vec![("kubernetes:kubeconfig".into(), kubeconfig.clone())],
+            env: env.iter().map(|(k, v)| ((*k).to_string(), (*v).to_string())).collect(),
+        };
+        let d = Digests::open(dir.path(), &run_dir, &cfg)
+            .unwrap()
+            .with_outside(outside(&[]));
+        let before = d.inputs("p", &none);
+        std::fs::write(&kubeconfig, "token: b").unwrap();
+        let rotated = d.inputs("p", &none);
+        assert_ne!(before, rotated, "the rotated token is an input");
+        let d = d.with_outside(outside(&[("AWS_PROFILE", "ops")]));
+        assert_ne!(rotated, d.inputs("p", &none), "the environment file is an input");
+        std::fs::write(dir.path().join("p/Pulumi.yaml"), "name: p\n").unwrap();
+        let unused = d.inputs("p", &none);
+        std::fs::write(&kubeconfig, "token: c").unwrap();
+        assert_eq!(
+            unused,
+            d.inputs("p", &none),
+            "a program that does not use the key ignores its file"
+        );
         // The key is kept: a second open gives the same digests.
-        let again = Digests::open(dir.path(), &run_dir, &cfg).unwrap();
+        let again = Digests::open(dir.path(), &run_dir, &cfg)
+            .unwrap()
+            .with_outside(outside(&[("AWS_PROFILE", "ops")]));
         assert_eq!(again.inputs("p", &up), d.inputs("p", &up));
     }
 }

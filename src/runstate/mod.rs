@@ -13,11 +13,11 @@ use serde_json::{Map, Value};
 
 use crate::exec::{Event, Outputs, Resume, Status};
 use crate::fs::{NewFile, write_atomic};
-use crate::plan::Operation;
+use crate::plan::{Operation, Plan};
 use crate::provider::Provider;
 use crate::workspace::RunDir;
 
-pub(crate) use digests::Digests;
+pub(crate) use digests::{Digests, Outside};
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub(crate) struct RunState {
@@ -104,6 +104,35 @@ impl RunState {
             inputs: Box::new(move |name, upstream| digests.inputs(&paths[name], upstream)),
             outputs: Box::new(move |o| for_outputs.outputs(o)),
         }
+    }
+
+    /// Whether an `up` of `plan` would find every project unchanged since its last successful
+    /// `up` (the scheduler's own test, made before anything runs).
+    pub(crate) fn up_to_date(&self, plan: &Plan<'_>, digests: &Digests) -> bool {
+        let mut outputs: BTreeMap<&str, &str> = BTreeMap::new();
+        for &i in &plan.order {
+            let name = plan.name(i);
+            let Some(p) = self.projects.get(name) else { return false };
+            let (Some(inputs), Some(out)) = (&p.inputs_digest, &p.outputs_digest) else {
+                return false;
+            };
+            if !p.deployed || p.operation != "up" || p.status == "failed" {
+                return false;
+            }
+            let upstream = plan
+                .waits_for(i)
+                .iter()
+                .map(|n| {
+                    let up = plan.name(n.node);
+                    (up.to_string(), outputs.get(up).copied().unwrap_or_default().to_string())
+                })
+                .collect();
+            if &digests.inputs(&plan.project(i).path, &upstream) != inputs {
+                return false;
+            }
+            outputs.insert(name, out);
+        }
+        true
     }
 
     /// Keeps the state in step with an event; `true` when it changed in a way worth saving at

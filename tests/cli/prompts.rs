@@ -611,7 +611,23 @@ fn ctrl_c_at_a_visible_question_exits_130_every_time() {
         let screen = rest(&mut s);
         assert!(screen.contains("interrupted: nothing was written"), "{screen}");
         let status = format!("{:?}", s.get_process().wait().unwrap());
-        assert!(status.starts_with("Exited(") && status.ends_with(", 130)"), "{status}\n{screen}");
+        assert!(
+            status.starts_with("Exited(") && status.ends_with(", 130)"),
+            "{status}\n{screen}"
+        );
         assert!(!ws.path().join("config/pulumi/Pulumi.dev.yaml").exists());
     }
+}
+
+#[test]
+fn the_passphrase_is_not_asked_when_nothing_will_run() {
+    let ws = Ws::configured("aws");
+    ws.exec(&["up", "-p", "aws", "-s", "dev"], &[]).expect(0);
+    let mut c = ws.command(&["up", "-p", "aws", "-s", "dev", "--yes"], &[("TERM", "dumb")]);
+    c.env_remove("PULUMI_CONFIG_PASSPHRASE").env_remove("CI");
+    let mut s = expectrl::Session::spawn(c).unwrap();
+    s.set_expect_timeout(Some(Duration::from_secs(60)));
+    let screen = rest(&mut s);
+    assert!(!screen.contains("Passphrase"), "asked:\n{screen}");
+    assert!(screen.contains("16 unchanged"), "{screen}");
 }

@@ -765,3 +765,52 @@ fn a_hook_that_fails_shows_what_it_printed_on_standard_output() {
         run.stderr
     );
 }
+
+#[test]
+fn a_file_the_configuration_names_and_the_environment_file_are_inputs_too() {
+    let ws = Ws::configured("kubeconfig");
+    ws.exec(&["up", "-p", "kubeconfig", "-s", "dev"], &[]).expect(0);
+    ws.clear_invocations();
+    ws.exec(&["up", "-p", "kubeconfig", "-s", "dev"], &[]).expect(0);
+    assert!(intervals(&ws, "up").is_empty(), "ran again: {:?}", intervals(&ws, "up"));
+
+    // A rotated token in the cluster's kubeconfig: the project that reads the file runs again.
+    ws.edit("cluster/kubeconfig.yaml", "placeholder-token-dev", "rotated-token-dev");
+    ws.exec(&["up", "-p", "kubeconfig", "-s", "dev"], &[]).expect(0);
+    assert!(
+        intervals(&ws, "up").contains_key("kubeconfig"),
+        "the rotated token went unnoticed: {:?}",
+        intervals(&ws, "up")
+    );
+
+    // A changed environment file: every project sees it.
+    ws.clear_invocations();
+    ws.write("config/pulumi/environment", "PULUMI_STACK=dev\nHELM_DEBUG=1\n");
+    ws.exec(&["up", "-p", "kubeconfig", "-s", "dev"], &[]).expect(0);
+    assert_eq!(intervals(&ws, "up").len(), 10, "{:?}", intervals(&ws, "up"));
+}
+
+#[test]
+fn debug_says_the_backend_each_pulumi_command_and_why_a_project_runs() {
+    let ws = Ws::configured("aws");
+    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam"], &[])
+        .expect(0);
+    ws.edit("projects/identity/iam/Pulumi.yaml", "name: iam", "name: iam\n# edited");
+    let run = ws
+        .exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam", "-d"], &[])
+        .expect(0);
+    for needle in [
+        "debug: running 1 projects, at most 8 at once; backend file://",
+        "debug: [iam] runs: its inputs changed since its last successful up",
+        "debug: [iam] pulumi up --stack dev --non-interactive --config-file ",
+        "(in projects/identity/iam)",
+    ] {
+        assert!(run.stderr.contains(needle), "{needle}:\n{}", run.stderr);
+    }
+    // Without -d, none of it.
+    let quiet = ws
+        .exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam", "--fresh"], &[])
+        .expect(0);
+    assert!(!quiet.stderr.contains("debug:"), "{}", quiet.stderr);
+    assert_no_secret(&ws, &[&run.stdout, &run.stderr]);
+}
