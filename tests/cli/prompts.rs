@@ -631,3 +631,51 @@ fn the_passphrase_is_not_asked_when_nothing_will_run() {
     assert!(!screen.contains("Passphrase"), "asked:\n{screen}");
     assert!(screen.contains("16 unchanged"), "{screen}");
 }
+
+#[test]
+fn a_dumb_terminal_gets_plain_lines_and_the_time_answering_is_not_the_runs() {
+    let ws = Ws::configured("aws");
+    let mut s = session(
+        &ws,
+        &["up", "-p", "aws", "-s", "dev", "--target", "iam", "--yes"],
+        &["PULUMI_CONFIG_PASSPHRASE"],
+    );
+    s.expect("Passphrase to protect this stack's secrets").unwrap();
+    // A person who takes their time: it is not the run's.
+    std::thread::sleep(Duration::from_secs(3));
+    s.send_line("a passphrase").unwrap();
+    answer(&mut s, "(again): ", "a passphrase");
+    let screen = rest(&mut s);
+    // TERM=dumb: no live view, lines as they come, no escape codes.
+    let run = &screen[screen.find("▶ [iam] up started").unwrap_or_else(|| panic!("{screen}"))..];
+    assert!(!run.contains('\u{1b}'), "escape codes on a dumb terminal:\n{run:?}");
+    assert!(run.contains("Summary: up"), "{run}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(ws.path().join(".runner/last-run.json")).unwrap()).unwrap();
+    let took = summary["duration_seconds"].as_f64().unwrap();
+    assert!(took < 2.5, "the run's duration counts the answering: {took}s");
+}
+
+#[test]
+fn a_kubeconfig_list_offers_one_path() {
+    let ws = Ws::reference();
+    ws.write("home/.kube/config", crate::support::CLUSTER_KUBECONFIG);
+    let mut c = ws.command(
+        &["validate", "-p", "kubeconfig", "-s", "dev"],
+        &[("TERM", "dumb"), ("KUBECONFIG", "/nowhere/config:~/.kube/config")],
+    );
+    c.env_remove("CI");
+    let mut s = expectrl::Session::spawn(c).unwrap();
+    s.set_expect_timeout(Some(Duration::from_secs(60)));
+    // The first file of the list that exists, not the list.
+    answer(
+        &mut s,
+        "Path to the kubeconfig file of the cluster [~/.kube/config]: ",
+        "",
+    );
+    answer(&mut s, "[k3s]: ", "");
+    answer(&mut s, "Name of the cluster: ", "k3s");
+    let _ = rest(&mut s);
+    let expected = ws.path().join("home/.kube/config");
+    assert_eq!(stack_yaml(&ws)["kubernetes:kubeconfig"], expected.to_str().unwrap());
+}

@@ -400,6 +400,10 @@ fn a_second_up_runs_nothing_and_a_change_reruns_only_what_reads_it() {
     ws.clear_invocations();
     ws.exec(&["up", "-p", "aws", "-s", "dev", "--fresh"], &[]).expect(0);
     assert_eq!(intervals(&ws, "up").len(), 16);
+    // ... and records what it ran with: the next up has nothing to do.
+    ws.clear_invocations();
+    ws.exec(&["up", "-p", "aws", "-s", "dev"], &[]).expect(0);
+    assert!(intervals(&ws, "up").is_empty(), "ran again: {:?}", intervals(&ws, "up"));
 }
 
 #[test]
