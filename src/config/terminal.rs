@@ -49,6 +49,10 @@ impl Terminal {
     }
 }
 
+fn dumb_terminal() -> bool {
+    std::env::var("TERM").is_ok_and(|t| t == "dumb")
+}
+
 /// The terminal as it was before the questions (echo back on), and what was left undone.
 #[cfg(unix)]
 fn leave(saved: Option<&nix::sys::termios::Termios>) {
@@ -78,6 +82,9 @@ impl Ask for Terminal {
     ) -> std::io::Result<String> {
         let mut input = Input::<String>::with_theme(&SimpleTheme)
             .with_prompt(question)
+            // A dumb terminal cannot redraw the question with its answer: it would look asked
+            // twice, so the answer stays as typed.
+            .report(!dumb_terminal())
             .validate_with(|a: &String| check(a));
         if let Some(d) = default {
             input = input.default(d.to_string());
