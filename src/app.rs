@@ -11,6 +11,7 @@ use clap::{CommandFactory as _, Parser as _};
 use crate::cli::{Cli, Command, ExportArgs, GlobalArgs, RunArgs};
 use crate::commands;
 use crate::commands::export::{ExportOptions, Output};
+use crate::commands::logs::LogsOptions;
 use crate::commands::plan::PlanOptions;
 use crate::commands::run::{DEFAULT_PARALLEL, RunOptions};
 use crate::error::{RunnerError, exit};
@@ -90,6 +91,15 @@ fn dispatch(cli: &Cli, style: Style, cwd: &Path) -> Result<i32, RunnerError> {
             let s = settings()?;
             let target = s.target("export")?;
             commands::export::run(&s, &target, &export_options(args, cwd))
+        }
+        Command::Logs(a) => {
+            let s = settings()?;
+            let options = LogsOptions {
+                project: a.project.clone(),
+                operation: a.operation,
+                follow: a.follow,
+            };
+            commands::logs::run(&s, &s.target_unchanged("logs")?, &options)
         }
         Command::Version => {
             report::result(&format!("runner {}\n", env!("CARGO_PKG_VERSION"))).map_err(|source| RunnerError::Io {

@@ -135,6 +135,13 @@ pub(crate) enum Command {
     )]
     ShowPlan(ShowPlanArgs),
 
+    /// Print a project's last log of an operation (the most recent one unless --operation
+    /// says), and with --follow what is written to it until the operation ends
+    #[command(after_help = "Reads only: no lock, so it works while a run is going.\n\n\
+                            Examples:\n  runner logs eks -s dev\n  runner logs eks -s dev --operation destroy\n  \
+                            runner logs ingress-controller -s dev --follow")]
+    Logs(LogsArgs),
+
     /// Print the runner's version (as --version does)
     Version,
 
@@ -232,6 +239,22 @@ pub(crate) struct PreviewArgs {
     /// Exit with code 6 when any project would change (a drift check for CI)
     #[arg(long)]
     pub expect_no_changes: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct LogsArgs {
+    /// The project
+    #[arg(value_name = "PROJECT")]
+    pub project: String,
+
+    /// The operation whose log to print [default: the project's most recent]
+    #[arg(long, value_enum, value_name = "OPERATION")]
+    pub operation: Option<Operation>,
+
+    /// Go on printing what is written to the log until the operation ends (waits for the
+    /// project to start when it has no log yet)
+    #[arg(short = 'f', long)]
+    pub follow: bool,
 }
 
 #[derive(Debug, Args)]

@@ -12,7 +12,8 @@ pub(crate) mod exit {
     pub(crate) const BUSY: i32 = 4;
     /// The operation was not confirmed at the terminal: nothing was changed.
     pub(crate) const DECLINED: i32 = 5;
-    /// `preview --expect-no-changes` found changes.
+    /// `preview --expect-no-changes` or `drift` found changes: the deployed stacks differ from
+    /// their programs and configuration.
     pub(crate) const CHANGES: i32 = 6;
     pub(crate) const INTERRUPTED: i32 = 130;
 }
@@ -37,6 +38,9 @@ pub(crate) enum RunnerError {
     /// The operation was not confirmed at the terminal (exit 5).
     #[error("not confirmed: nothing was changed")]
     Declined,
+    /// What the command needed failed, said with the fix (exit 1).
+    #[error("{message}")]
+    Failed { message: String, help: String },
     /// Reading or writing a file failed.
     #[error("{context}: {source}")]
     Io {
@@ -54,13 +58,20 @@ impl RunnerError {
         }
     }
 
+    pub(crate) fn failed(message: impl Into<String>, help: impl Into<String>) -> Self {
+        RunnerError::Failed {
+            message: message.into(),
+            help: help.into(),
+        }
+    }
+
     pub(crate) fn exit_code(&self) -> i32 {
         match self {
             RunnerError::Usage { .. } | RunnerError::Files(_) => exit::USAGE,
             RunnerError::Validation(_) | RunnerError::Problems(_) => exit::VALIDATION,
             RunnerError::Busy { .. } => exit::BUSY,
             RunnerError::Declined => exit::DECLINED,
-            RunnerError::Io { .. } => exit::FAILED,
+            RunnerError::Io { .. } | RunnerError::Failed { .. } => exit::FAILED,
         }
     }
 }

@@ -2,6 +2,7 @@
 //! does its work through the layers below, and returns the exit code.
 
 pub(crate) mod export;
+pub(crate) mod logs;
 mod only;
 pub(crate) mod plan;
 pub(crate) mod providers;
@@ -9,7 +10,9 @@ pub(crate) mod run;
 pub(crate) mod validate;
 
 use crate::error::RunnerError;
+use crate::provider::Project;
 use crate::report;
+use crate::settings::Target;
 
 /// Writes a command's result to standard output.
 fn write_result(text: &str) -> Result<(), RunnerError> {
@@ -17,4 +20,20 @@ fn write_result(text: &str) -> Result<(), RunnerError> {
         context: "cannot write to standard output".into(),
         source,
     })
+}
+
+/// The project `name` of the target's provider, or a usage error with the closest name.
+fn project_of<'t>(t: &'t Target, name: &str, command: &str) -> Result<&'t Project, RunnerError> {
+    let graph = &t.provider.graph;
+    let i = graph.find(name).ok_or_else(|| {
+        let list = format!("see the projects with `runner show-plan -p {}`", t.provider.name);
+        RunnerError::usage(
+            format!("`{command}`: provider {} has no project `{name}`", t.provider.name),
+            match graph.suggest(name) {
+                Some(x) => format!("did you mean `{x}`? {list}"),
+                None => list,
+            },
+        )
+    })?;
+    Ok(&t.provider.projects[i])
 }

@@ -123,7 +123,7 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
 
     let mut view = Plain::new(&plan, s.banner, s.style.debug);
     let mut live = (o.output == OutputMode::Auto && s.live).then(|| Live::new(&plan, s.style.debug));
-    let mut logs = Logs::new(&t.run_dir.logs());
+    let mut logs = Logs::new(&t.run_dir);
     let result = execute(&plan, engine, &options, resume.as_ref(), |ev| {
         match &mut live {
             Some(l) => l.event(ev),
@@ -149,7 +149,7 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
     if let Some(l) = &live {
         l.finish();
     }
-    let log = |name: &str| s.ws.show(&t.run_dir.log(name));
+    let log = |name: &str| s.ws.show(&t.run_dir.log(name, o.operation.as_str()));
     view.finish(&plan, &result, clock.elapsed().as_secs_f64(), &t.stack, &log);
     if o.operation == Operation::Destroy && !o.prune_kubeconfig && s.interactive {
         offer_kubeconfig_prune(t, &result);

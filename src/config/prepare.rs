@@ -86,7 +86,9 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
     let ws = r.ws;
     let mut env = r.env.clone();
     let var_env = env.clone();
-    let var = move |name: &str| var_env.get(name);
+    // `MARA_CONFIG_…`/`MARA_SECRET_…`, or their old `RUNNER_…` names for one more release.
+    let var = move |name: &str| super::given(&|n: &str| var_env.get(n), name);
+    super::warn_old_names(&env);
     let path = stackfile::path(&ws.root, r.stack);
     let file = StackFile::load(&path, &ws.show(&path)).map_err(|d| RunnerError::Validation(vec![*d]))?;
     let example = example(ws)?;

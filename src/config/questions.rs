@@ -1,6 +1,6 @@
 //! The values a run needs and the stack configuration lacks: the provider's prompts (declared in
 //! its file) and the secrets of the planned projects. Each comes from the environment
-//! (`RUNNER_CONFIG_<KEY>`, `RUNNER_SECRET_<KEY>`), from a person at a terminal, or is reported
+//! (`MARA_CONFIG_<KEY>`, `MARA_SECRET_<KEY>`), from a person at a terminal, or is reported
 //! missing with how to supply it: a CI job can run the whole `up` with no file edited.
 
 use std::collections::BTreeMap;
@@ -62,7 +62,7 @@ pub(crate) struct Answers {
 enum Source {
     /// The configuration has it, or its tool's own variable stands in (`DIGITALOCEAN_TOKEN`).
     Known,
-    /// `RUNNER_CONFIG_<KEY>` / `RUNNER_SECRET_<KEY>`: the variable and its value.
+    /// `MARA_CONFIG_<KEY>` / `MARA_SECRET_<KEY>`: the variable and its value.
     Variable(String, String),
     /// A person at the terminal.
     Person,
@@ -566,7 +566,7 @@ mod tests {
             prompt("docean:node_count", PromptType::Int, Some(PromptDefault::Int(3))),
             profile,
         ];
-        let env: BTreeMap<&str, &str> = [("RUNNER_CONFIG_DOCEAN_NODE_COUNT", "5")].into();
+        let env: BTreeMap<&str, &str> = [("MARA_CONFIG_DOCEAN_NODE_COUNT", "5")].into();
         let var = |k: &str| env.get(k).map(|v| (*v).to_string());
         let cx = Context {
             var: &var,
@@ -588,16 +588,16 @@ mod tests {
         assert!(
             answers.problems[0]
                 .fix
-                .contains("RUNNER_SECRET_DIGITALOCEAN_TOKEN or DIGITALOCEAN_TOKEN")
+                .contains("MARA_SECRET_DIGITALOCEAN_TOKEN or DIGITALOCEAN_TOKEN")
         );
-        assert!(answers.problems[1].fix.contains("RUNNER_CONFIG_KIC_HELM_FQDN"));
+        assert!(answers.problems[1].fix.contains("MARA_CONFIG_KIC_HELM_FQDN"));
         assert_eq!(answers.config, [("docean:node_count".to_string(), Value::from(5))]);
     }
 
     #[test]
     fn a_bad_value_from_the_environment_names_the_variable() {
         let ps = vec![prompt("linode:k8s_ha", PromptType::Bool, None)];
-        let var = |k: &str| (k == "RUNNER_CONFIG_LINODE_K8S_HA").then(|| "maybe".to_string());
+        let var = |k: &str| (k == "MARA_CONFIG_LINODE_K8S_HA").then(|| "maybe".to_string());
         let cx = Context {
             var: &var,
             example: &Map::new(),
@@ -609,7 +609,7 @@ mod tests {
         prompts(&cx, &ps, &Map::new(), true, &mut Script(vec![], vec![]), &mut answers).unwrap();
         assert_eq!(
             answers.problems[0].what,
-            "RUNNER_CONFIG_LINODE_K8S_HA: `maybe` is not yes or no"
+            "MARA_CONFIG_LINODE_K8S_HA: `maybe` is not yes or no"
         );
     }
 }

@@ -49,7 +49,7 @@ fn env(input: &Input) -> Vec<Value> {
         }
     }
     env.push(json!({"name": "CI", "value": "true"}));
-    env.push(json!({"name": "RUNNER_STACK_CONFIG", "value": stack_file(input)}));
+    env.push(json!({"name": "MARA_STACK_CONFIG", "value": stack_file(input)}));
     env
 }
 
@@ -92,7 +92,7 @@ fn workflow(
     }
     let workdir = format!("/src/{}", repo.prefix).trim_end_matches('/').to_string();
     let script = format!(
-        "set -eu\nmkdir -p config/pulumi\nprintf '%s' \"$RUNNER_STACK_CONFIG\" > config/pulumi/Pulumi.{}.yaml\n\
+        "set -eu\nmkdir -p config/pulumi\nprintf '%s' \"$MARA_STACK_CONFIG\" > config/pulumi/Pulumi.{}.yaml\n\
          runner {op} --only \"$PROJECT\" -p {} -s {} --non-interactive --yes\n",
         input.stack, plan.provider.name, input.stack
     );

@@ -39,7 +39,7 @@ fn workflow(plan: &Plan<'_>, input: &Input, names: &Names, op: &str, order: &[(u
     for name in ci_secrets(input) {
         env.insert(name.clone(), json!(format!("${{{{ secrets.{name} }}}}")));
     }
-    env.insert("RUNNER_STACK_CONFIG".into(), json!(stack_file(input)));
+    env.insert("MARA_STACK_CONFIG".into(), json!(stack_file(input)));
 
     let mut jobs = Map::new();
     jobs.insert(
@@ -73,7 +73,7 @@ fn workflow(plan: &Plan<'_>, input: &Input, names: &Names, op: &str, order: &[(u
                     {
                         "name": "stack configuration",
                         "run": format!(
-                            "mkdir -p config/pulumi\nprintf '%s' \"$RUNNER_STACK_CONFIG\" > {config}\n\
+                            "mkdir -p config/pulumi\nprintf '%s' \"$MARA_STACK_CONFIG\" > {config}\n\
                              chmod +x {BIN_DIR}/runner\necho \"$PWD/{BIN_DIR}\" >> \"$GITHUB_PATH\"\n"
                         ),
                     },

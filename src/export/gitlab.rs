@@ -55,14 +55,14 @@ fn pipeline(
         "stages".into(),
         Value::Array(layers.iter().map(|l| json!(l.as_str())).collect()),
     );
-    doc.insert("variables".into(), json!({"RUNNER_STACK_CONFIG": stack_file(input)}));
+    doc.insert("variables".into(), json!({"MARA_STACK_CONFIG": stack_file(input)}));
     doc.insert(
         "default".into(),
         json!({
             "image": input.image,
             "before_script": [
                 "mkdir -p config/pulumi",
-                format!("printf '%s' \"$RUNNER_STACK_CONFIG\" > config/pulumi/Pulumi.{}.yaml", input.stack),
+                format!("printf '%s' \"$MARA_STACK_CONFIG\" > config/pulumi/Pulumi.{}.yaml", input.stack),
             ],
         }),
     );

@@ -277,7 +277,7 @@ fn secrets_of<'a>(plan: &Plan<'_>, i: usize, input: &'a Input) -> &'a [SecretKey
 }
 
 /// Every secret a CI job may need, by environment variable: credentials, then the stack
-/// configuration's secrets, then the projects' (`RUNNER_SECRET_*`), without repeats.
+/// configuration's secrets, then the projects' (`MARA_SECRET_*`), without repeats.
 fn ci_secrets(input: &Input) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let all = input
@@ -295,7 +295,7 @@ fn ci_secrets(input: &Input) -> Vec<String> {
 }
 
 /// The shared stack file a CI job writes before it runs (the repository does not hold it):
-/// the plain values; the secrets come from `RUNNER_SECRET_*` variables.
+/// the plain values; the secrets come from `MARA_SECRET_*` variables.
 fn stack_file(input: &Input) -> String {
     yaml::document(&[], &json!({ "config": input.config }))
 }

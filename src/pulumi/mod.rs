@@ -268,6 +268,13 @@ impl Pulumi {
                 Hook::Script(path) => {
                     let prepared =
                         hooks::script(path, &ctx).map_err(|e| JobEnd::failed(format!("hook {path}: {e}")))?;
+                    for message in &prepared.warnings {
+                        let _ = control.events.send(Event::Note {
+                            project: Some(job.project.name.clone()),
+                            level: Level::Warning,
+                            message: message.clone(),
+                        });
+                    }
                     let mut cmd = process::command(&prepared.program, &self.root);
                     self.env.apply_for_tool(&mut cmd);
                     cmd.envs(&prepared.env);

@@ -1,36 +1,36 @@
-//! Every project's full output in `.runner/<stack>/logs/<project>.log` (already scrubbed of
-//! secrets), so the live view can show only the last line without losing anything.
+//! Every project's full output, one log per project and operation (`RunDir::log`, already
+//! scrubbed of secrets), so the live view can show only the last line without losing anything
+//! and a destroy keeps the up's log. `runner logs` reads them, `--follow` until the end line.
 
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
 
 use crate::exec::{Event, Stream};
 use crate::runstate::timestamp;
+use crate::workspace::RunDir;
+
+/// The first word of a log's last line once its operation ended (`== succeeded …`).
+pub(crate) const END_MARK: &str = "== ";
 
 pub(crate) struct Logs {
-    dir: PathBuf,
+    run_dir: RunDir,
     files: HashMap<String, File>,
 }
 
 impl Logs {
-    pub(crate) fn new(dir: &Path) -> Self {
-        let _ = std::fs::create_dir_all(dir);
+    pub(crate) fn new(run_dir: &RunDir) -> Self {
+        let _ = std::fs::create_dir_all(run_dir.logs());
         Logs {
-            dir: dir.to_path_buf(),
+            run_dir: run_dir.clone(),
             files: HashMap::new(),
         }
-    }
-
-    pub(crate) fn path(&self, project: &str) -> PathBuf {
-        self.dir.join(format!("{project}.log"))
     }
 
     pub(crate) fn event(&mut self, ev: &Event) {
         match ev {
             Event::Started { project, operation, at } => {
-                if let Ok(mut f) = File::create(self.path(project)) {
+                if let Ok(mut f) = File::create(self.run_dir.log(project, operation.as_str())) {
                     let _ = writeln!(f, "== {} {project} started {}", operation.as_str(), timestamp(*at));
                     self.files.insert(project.clone(), f);
                 }
@@ -49,4 +49,9 @@ impl Logs {
             Event::Note { .. } => {}
         }
     }
+}
+
+/// Whether a log's operation has ended: its last line is the end line (`== succeeded …`).
+pub(crate) fn ended(text: &str) -> bool {
+    text.ends_with('\n') && text.lines().count() > 1 && text.lines().last().is_some_and(|l| l.starts_with(END_MARK))
 }

@@ -131,7 +131,9 @@ pub(crate) fn error(style: Style, err: &RunnerError) {
                 eprintln!("  help: {help}");
             }
         }
-        RunnerError::Busy { message, help } => eprintln!("{prefix} {message}\n  help: {help}"),
+        RunnerError::Busy { message, help } | RunnerError::Failed { message, help } => {
+            eprintln!("{prefix} {message}\n  help: {help}");
+        }
         RunnerError::Declined => eprintln!("{err}"),
         RunnerError::Files(diagnostics) | RunnerError::Validation(diagnostics) => {
             let theme = if style.color_stderr {

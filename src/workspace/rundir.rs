@@ -5,7 +5,7 @@
 //! .runner/last-run.json               the JSON summary of the last run
 //! .runner/digest-key                  the key of the input and output digests
 //! .runner/<stack>/state.json          the run state (resume)
-//! .runner/<stack>/logs/<project>.log  each project's last output
+//! .runner/<stack>/logs/<project>.<operation>.log   each project's last output per operation
 //! .runner/<stack>/tmp/                scratch: event logs, hook inputs (removed after use)
 //! .runner/<stack>/kubeconfig/<project>.json   what kubeconfig-merge added (for pruning)
 //! ```
@@ -65,9 +65,10 @@ impl RunDir {
         self.stack_dir().join("logs")
     }
 
-    /// The log of a project's last operation.
-    pub(crate) fn log(&self, project: &str) -> PathBuf {
-        self.logs().join(format!("{project}.log"))
+    /// The log of a project's last `operation` (`up`, `destroy`, …): one per operation, so a
+    /// destroy keeps the up's.
+    pub(crate) fn log(&self, project: &str, operation: &str) -> PathBuf {
+        self.logs().join(format!("{project}.{operation}.log"))
     }
 
     pub(crate) fn scratch(&self) -> PathBuf {

@@ -2,7 +2,9 @@
 
 #![allow(unreachable_pub, clippy::print_stderr)]
 
+mod ci;
 mod confirm;
+mod day2;
 mod environment;
 mod errors;
 mod export;

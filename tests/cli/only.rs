@@ -26,8 +26,8 @@ fn only_refuses_until_its_needs_are_deployed_then_runs_alone_with_their_outputs(
     // A hook that records what it got, as in a full run.
     ws.write(
         "scripts/record.sh",
-        "#!/bin/sh\nset -e\nout=\"$RUNNER_WORKSPACE/hook-record.txt\"\n\
-         echo \"project=$RUNNER_PROJECT cluster_name=$RUNNER_OUTPUT_CLUSTER_NAME\" > \"$out\"\n\
+        "#!/bin/sh\nset -e\nout=\"$MARA_WORKSPACE/hook-record.txt\"\n\
+         echo \"project=$MARA_PROJECT cluster_name=$MARA_OUTPUT_CLUSTER_NAME\" > \"$out\"\n\
          cat >> \"$out\"\n",
     );
     let script = ws.path().join("scripts/record.sh");

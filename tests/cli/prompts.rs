@@ -369,11 +369,11 @@ fn ci_lists_everything_missing_at_once_and_takes_values_from_the_environment() {
     assert_eq!(out.status.code(), Some(3), "{stderr}");
     for needle in [
         "lacks `digitalocean:token` (DigitalOcean API token)",
-        "fix: set RUNNER_SECRET_DIGITALOCEAN_TOKEN or DIGITALOCEAN_TOKEN in the environment",
+        "fix: set MARA_SECRET_DIGITALOCEAN_TOKEN or DIGITALOCEAN_TOKEN in the environment",
         "lacks `kic-helm:fqdn`",
-        "fix: set RUNNER_CONFIG_KIC_HELM_FQDN in the environment",
+        "fix: set MARA_CONFIG_KIC_HELM_FQDN in the environment",
         "the secret `prometheus:adminpass` (Prometheus administrator password) is not stored",
-        "fix: set RUNNER_SECRET_PROMETHEUS_ADMINPASS in the environment",
+        "fix: set MARA_SECRET_PROMETHEUS_ADMINPASS in the environment",
         "the secret `sirius:demo_login_pwd`",
         "needs a passphrase to encrypt secrets",
     ] {
@@ -397,10 +397,10 @@ fn ci_lists_everything_missing_at_once_and_takes_values_from_the_environment() {
     let values = [
         ("CI", "true"),
         ("DIGITALOCEAN_TOKEN", "dop_v1_from-env"),
-        ("RUNNER_CONFIG_KIC_HELM_FQDN", "ci.example.com"),
-        ("RUNNER_CONFIG_DOCEAN_K8S_VERSION", "1.31.1-do.5"),
-        ("RUNNER_CONFIG_DOCEAN_REGION", "ams3"),
-        ("RUNNER_CONFIG_DOCEAN_INSTANCE_SIZE", "s-2vcpu-4gb"),
+        ("MARA_CONFIG_KIC_HELM_FQDN", "ci.example.com"),
+        ("MARA_CONFIG_DOCEAN_K8S_VERSION", "1.31.1-do.5"),
+        ("MARA_CONFIG_DOCEAN_REGION", "ams3"),
+        ("MARA_CONFIG_DOCEAN_INSTANCE_SIZE", "s-2vcpu-4gb"),
     ];
     let run = ws.exec(&["up", "-p", "do", "-s", "dev"], &values).expect(0);
     assert!(

@@ -411,11 +411,11 @@ fn outputs_reach_hooks_and_secrets_only_through_the_environment() {
     let ws = Ws::configured("aws");
     ws.write(
         "scripts/record.sh",
-        "#!/bin/sh\nset -e\nout=\"$RUNNER_WORKSPACE/hook-record.txt\"\n\
-         echo \"project=$RUNNER_PROJECT stack=$RUNNER_STACK provider=$RUNNER_PROVIDER\" > \"$out\"\n\
-         echo \"cluster_name=$RUNNER_OUTPUT_CLUSTER_NAME\" >> \"$out\"\n\
-         echo \"kubeconfig_length=${#RUNNER_OUTPUT_KUBECONFIG}\" >> \"$out\"\n\
-         cat \"$RUNNER_OUTPUTS_FILE\" >> \"$out\"\n\
+        "#!/bin/sh\nset -e\nout=\"$MARA_WORKSPACE/hook-record.txt\"\n\
+         echo \"project=$MARA_PROJECT stack=$MARA_STACK provider=$MARA_PROVIDER\" > \"$out\"\n\
+         echo \"cluster_name=$MARA_OUTPUT_CLUSTER_NAME\" >> \"$out\"\n\
+         echo \"kubeconfig_length=${#MARA_OUTPUT_KUBECONFIG}\" >> \"$out\"\n\
+         cat \"$MARA_OUTPUTS_FILE\" >> \"$out\"\n\
          echo \"stdin_bytes=$(wc -c)\" >> \"$out\"\n\
          echo hook ran\n",
     );
@@ -624,7 +624,7 @@ fn a_terminal_gets_the_live_view_and_logs_keep_every_line() {
         !screen.contains("[eks] Updating"),
         "a terminal gets the live view, not prefixed lines"
     );
-    let log = std::fs::read_to_string(ws.path().join(".runner/dev/logs/eks.log")).unwrap();
+    let log = std::fs::read_to_string(ws.path().join(".runner/dev/logs/eks.up.log")).unwrap();
     assert!(log.contains("Updating (dev):") && log.contains("== succeeded"), "{log}");
     assert!(!log.contains(SECRET_MARK));
 }
@@ -747,7 +747,7 @@ fn a_hook_that_fails_shows_what_it_printed_on_standard_output() {
     let ws = Ws::configured("aws");
     ws.write(
         "scripts/check.sh",
-        "#!/bin/sh\necho \"cluster $RUNNER_OUTPUT_CLUSTER_NAME is not reachable\"\nexit 4\n",
+        "#!/bin/sh\necho \"cluster $MARA_OUTPUT_CLUSTER_NAME is not reachable\"\nexit 4\n",
     );
     std::fs::set_permissions(
         ws.path().join("scripts/check.sh"),

@@ -137,14 +137,14 @@ pub fn stack_config(provider: &str) -> String {
 
 /// Secrets every test run finds in its environment, as a CI job gives them.
 pub const SECRETS: &[(&str, &str)] = &[
-    ("RUNNER_SECRET_PROMETHEUS_ADMINPASS", "prom-admin-S3cret"),
-    ("RUNNER_SECRET_SIRIUS_ACCOUNTS_PWD", "accounts-S3cret"),
-    ("RUNNER_SECRET_SIRIUS_LEDGER_PWD", "ledger-S3cret"),
-    ("RUNNER_SECRET_SIRIUS_DEMO_LOGIN_USER", "testuser"),
-    ("RUNNER_SECRET_SIRIUS_DEMO_LOGIN_PWD", "demo-S3cret"),
-    ("RUNNER_SECRET_LINODE_HARBOR_PASSWORD", "harbor-S3cret"),
-    ("RUNNER_SECRET_LINODE_HARBOR_DB_PASSWORD", "harbor-db-S3cret"),
-    ("RUNNER_SECRET_LINODE_HARBOR_SUDO_USER_PASSWORD", "harbor-sudo-S3cret"),
+    ("MARA_SECRET_PROMETHEUS_ADMINPASS", "prom-admin-S3cret"),
+    ("MARA_SECRET_SIRIUS_ACCOUNTS_PWD", "accounts-S3cret"),
+    ("MARA_SECRET_SIRIUS_LEDGER_PWD", "ledger-S3cret"),
+    ("MARA_SECRET_SIRIUS_DEMO_LOGIN_USER", "testuser"),
+    ("MARA_SECRET_SIRIUS_DEMO_LOGIN_PWD", "demo-S3cret"),
+    ("MARA_SECRET_LINODE_HARBOR_PASSWORD", "harbor-S3cret"),
+    ("MARA_SECRET_LINODE_HARBOR_DB_PASSWORD", "harbor-db-S3cret"),
+    ("MARA_SECRET_LINODE_HARBOR_SUDO_USER_PASSWORD", "harbor-sudo-S3cret"),
 ];
 
 /// A directory of stand-ins for the CLIs the checks look for: `aws sts get-caller-identity`
@@ -285,7 +285,7 @@ pub fn standin_dir() -> &'static Path {
 
 impl Ws {
     /// The runner with the stand-in first on PATH (fake cloud CLIs last), a passphrase, the
-    /// secrets in `RUNNER_SECRET_*` variables, and the invocation log.
+    /// secrets in `MARA_SECRET_*` variables, and the invocation log.
     pub fn command(&self, args: &[&str], env: &[(&str, &str)]) -> Command {
         let path = format!(
             "{}:{}:{}",
@@ -308,6 +308,10 @@ impl Ws {
             .env_remove("PULUMI_STACK")
             .env_remove("NO_COLOR")
             .env_remove("CI")
+            // The CI the tests run in must not change what the runner prints (tests set them).
+            .env_remove("GITHUB_ACTIONS")
+            .env_remove("GITHUB_STEP_SUMMARY")
+            .env_remove("GITLAB_CI")
             .env("TERM", "dumb");
         c.envs(SECRETS.iter().copied());
         // The stand-in refuses what the engine refuses, from the SDKs' types (when installed).

@@ -32,7 +32,7 @@ fn a_private_stack_file_behind_a_symlink_stays_private_and_linked() {
 
     ws.exec(
         &["validate", "-p", "aws", "-s", "dev"],
-        &[("RUNNER_CONFIG_EKS_MAX_SIZE", "7")],
+        &[("MARA_CONFIG_EKS_MAX_SIZE", "7")],
     )
     .expect(0);
     assert!(
@@ -89,7 +89,7 @@ fn the_passphrase_reaches_pulumi_but_no_hook_and_no_credential_check() {
     // when it does.
     ws.write(
         "scripts/record.sh",
-        "#!/bin/sh\necho \"passphrase=${PULUMI_CONFIG_PASSPHRASE-unset}\" > \"$RUNNER_WORKSPACE/hook-env.txt\"\n",
+        "#!/bin/sh\necho \"passphrase=${PULUMI_CONFIG_PASSPHRASE-unset}\" > \"$MARA_WORKSPACE/hook-env.txt\"\n",
     );
     chmod(&ws.path().join("scripts/record.sh"), 0o755);
     ws.edit(

@@ -1,8 +1,10 @@
 //! Hooks that run after a project's `up` succeeded: built-in ones (Rust code) and scripts under
 //! `scripts/`. A script gets the project's outputs three ways: a JSON file with secret values
-//! redacted (`RUNNER_OUTPUTS_FILE`), the full JSON on standard input, and one environment
-//! variable per output (`RUNNER_OUTPUT_<NAME>`); secrets only ever travel through the pipe and
-//! the environment, never through a file.
+//! redacted (`MARA_OUTPUTS_FILE`), the full JSON on standard input, and one environment
+//! variable per output (`MARA_OUTPUT_<NAME>`); secrets only ever travel through the pipe and
+//! the environment, never through a file. The variables' old names (`RUNNER_…`) are set too for
+//! one more release, but never over a variable the environment has (GitHub Actions sets
+//! `RUNNER_WORKSPACE`, `RUNNER_TEMP`… for every step: a hook sees the CI's own unchanged).
 
 mod kubeconfig;
 
@@ -12,7 +14,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::config::env::Env;
-use crate::config::{OUTPUT_PREFIX, env_name};
+use crate::config::{OUTPUT_PREFIX, env_name, old_name};
 use crate::exec::{Level, Outputs};
 use crate::fs::{NewFile, write_atomic};
 use crate::provider::{Builtin, Project};
@@ -104,6 +106,8 @@ pub(crate) struct Prepared {
     pub(crate) stdin: String,
     /// The redacted outputs file, to remove once the hook ended.
     pub(crate) outputs_file: PathBuf,
+    /// What the user should hear before it runs (the script reads a variable's old name).
+    pub(crate) warnings: Vec<String>,
 }
 
 pub(crate) fn script(path: &str, ctx: &Context<'_>) -> Result<Prepared, String> {
@@ -134,21 +138,98 @@ pub(crate) fn script(path: &str, ctx: &Context<'_>) -> Result<Prepared, String> 
         "upstream": ctx.upstream.iter().map(|(k, o)| (k.clone(), Value::Object(o.values.clone()))).collect::<serde_json::Map<_, _>>(),
     });
     let mut env = BTreeMap::from([
-        ("RUNNER_PROJECT".to_string(), ctx.project.name.clone()),
-        ("RUNNER_PROJECT_PATH".to_string(), ctx.project.path.clone()),
-        ("RUNNER_PROVIDER".to_string(), ctx.provider.to_string()),
-        ("RUNNER_STACK".to_string(), ctx.stack.to_string()),
-        ("RUNNER_WORKSPACE".to_string(), ctx.root.display().to_string()),
-        ("RUNNER_OUTPUTS_FILE".to_string(), outputs_file.display().to_string()),
+        ("MARA_PROJECT".to_string(), ctx.project.name.clone()),
+        ("MARA_PROJECT_PATH".to_string(), ctx.project.path.clone()),
+        ("MARA_PROVIDER".to_string(), ctx.provider.to_string()),
+        ("MARA_STACK".to_string(), ctx.stack.to_string()),
+        ("MARA_WORKSPACE".to_string(), ctx.root.display().to_string()),
+        ("MARA_OUTPUTS_FILE".to_string(), outputs_file.display().to_string()),
     ]);
     for (k, v) in &ctx.outputs.values {
         let text = v.as_str().map_or_else(|| v.to_string(), str::to_string);
         env.insert(env_name(OUTPUT_PREFIX, k), text);
     }
+    let text = std::fs::read_to_string(&program).unwrap_or_default();
+    let (old, warnings) = old_names(&env, &text, path, &|n| {
+        ctx.env.overlay().contains_key(n) || std::env::var_os(n).is_some()
+    });
+    env.extend(old);
     Ok(Prepared {
         program,
         env,
         stdin: serde_json::to_string(&full).expect("JSON"),
         outputs_file,
+        warnings,
     })
+}
+
+/// The hook variables under their old names (`RUNNER_…`), for one more release: each only where
+/// the environment has none of that name (`is_set`), so the CI's own variables reach the hook
+/// unchanged; and a warning naming those of them the script's text reads.
+fn old_names(
+    env: &BTreeMap<String, String>,
+    script: &str,
+    path: &str,
+    is_set: &dyn Fn(&str) -> bool,
+) -> (BTreeMap<String, String>, Vec<String>) {
+    let mut old = BTreeMap::new();
+    let mut read = Vec::new();
+    for (name, value) in env {
+        let Some(was) = old_name(name) else { continue };
+        // The environment's own variable of that name (the CI's) is what the hook reads.
+        if is_set(&was) {
+            continue;
+        }
+        if mentions(script, &was) {
+            read.push(format!("{was} → {name}"));
+        }
+        old.insert(was, value.clone());
+    }
+    let warnings = if read.is_empty() {
+        Vec::new()
+    } else {
+        vec![format!(
+            "hook {path} reads variables by their old names, set for this release only where the environment has none of that name (RUNNER_* belongs to the CI): rename {}",
+            read.join(", ")
+        )]
+    };
+    (old, warnings)
+}
+
+/// Whether `text` names the variable `name` (not merely a longer name starting with it).
+fn mentions(text: &str, name: &str) -> bool {
+    text.match_indices(name).any(|(at, _)| {
+        text[at + name.len()..]
+            .chars()
+            .next()
+            .is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_'))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn old_names_never_replace_the_environments_and_reading_them_is_warned() {
+        let env = BTreeMap::from([
+            ("MARA_STACK".to_string(), "dev".to_string()),
+            ("MARA_WORKSPACE".to_string(), "/ws".to_string()),
+            ("MARA_OUTPUT_CLUSTER".to_string(), "k3s".to_string()),
+        ]);
+        let script = "echo $RUNNER_STACK ${RUNNER_OUTPUT_CLUSTER} $RUNNER_STACKS";
+        let (old, warnings) = old_names(&env, script, "scripts/x.sh", &|n| n == "RUNNER_WORKSPACE");
+        assert_eq!(
+            old,
+            BTreeMap::from([
+                ("RUNNER_OUTPUT_CLUSTER".to_string(), "k3s".to_string()),
+                ("RUNNER_STACK".to_string(), "dev".to_string()),
+            ])
+        );
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].contains("RUNNER_OUTPUT_CLUSTER → MARA_OUTPUT_CLUSTER, RUNNER_STACK → MARA_STACK"));
+        assert!(!warnings[0].contains("WORKSPACE"));
+        let (_, none) = old_names(&env, "echo $MARA_STACK", "scripts/x.sh", &|_| false);
+        assert!(none.is_empty());
+    }
 }
