@@ -92,6 +92,10 @@ fn dispatch(cli: &Cli, style: Style, cwd: &Path) -> Result<i32, RunnerError> {
             let target = s.target("export")?;
             commands::export::run(&s, &target, &export_options(args, cwd))
         }
+        Command::Status { format } => {
+            let s = settings()?;
+            commands::status::run(&s, &s.target_unchanged("status")?, *format)
+        }
         Command::Logs(a) => {
             let s = settings()?;
             let options = LogsOptions {

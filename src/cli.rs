@@ -7,6 +7,7 @@ use clap::builder::PossibleValue;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use clap_complete::Shell;
 
+use crate::commands::status::StatusFormat;
 use crate::plan::Operation;
 use crate::render::Format;
 use crate::report::{Banner, ColorChoice, OutputMode};
@@ -134,6 +135,18 @@ pub(crate) enum Command {
                       runner show-plan -p kubeconfig --format mermaid > plan.mmd"
     )]
     ShowPlan(ShowPlanArgs),
+
+    /// Every project of the graph: its last operation, result, when, how long, the resources
+    /// its stack holds, and what an `up` would run and why
+    #[command(
+        after_help = "Reads only what runs leave in the workspace: no lock and no pulumi, so it works while a run is going.\n\n\
+                            Examples:\n  runner status -p aws -s dev\n  runner status -s dev --format json | jq '.up_would_run'"
+    )]
+    Status {
+        /// Output format
+        #[arg(short = 'f', long, value_enum, default_value_t = StatusFormat::Text)]
+        format: StatusFormat,
+    },
 
     /// Print a project's last log of an operation (the most recent one unless --operation
     /// says), and with --follow what is written to it until the operation ends
@@ -422,6 +435,11 @@ value_enum!(ExportFormat {
 value_enum!(ExportSource {
     ExportSource::Git => "git", "The repository (projectRepo, branch or commit, repoDir)";
     ExportSource::Program => "program", "A Program object per project, embedded";
+});
+
+value_enum!(StatusFormat {
+    StatusFormat::Text => "text", "A table";
+    StatusFormat::Json => "json", "JSON (schema: schemas/status.schema.json)";
 });
 
 value_enum!(Banner {

@@ -80,6 +80,28 @@ impl Settings {
         Ok(provider)
     }
 
+    /// The stack `-s` names, else `PULUMI_STACK` of the environment file or the process
+    /// environment, when any: nothing checked, nothing written (for what only reads what past
+    /// runs left, such as `show-plan`'s learned estimates).
+    pub(crate) fn known_stack(&self) -> Option<String> {
+        let path = self.ws.root.join(ENVIRONMENT_FILE);
+        let from_file = || {
+            EnvironmentFile::load(&path, &self.ws.show(&path))
+                .ok()?
+                .vars
+                .get("PULUMI_STACK")
+                .filter(|s| !s.is_empty())
+                .map(|s| s.to_lowercase())
+        };
+        let from_process = || {
+            std::env::var("PULUMI_STACK")
+                .ok()
+                .filter(|s| !s.is_empty())
+                .map(|s| s.to_lowercase())
+        };
+        self.stack.clone().or_else(from_file).or_else(from_process)
+    }
+
     /// The provider, then the stack (MARA's order of checks) and the environment; the
     /// environment file is read once for both. Without `-p`, the provider is the one the stack
     /// file was written for (`kubernetes:infra_type`), said in a note.

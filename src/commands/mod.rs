@@ -5,8 +5,10 @@ pub(crate) mod export;
 pub(crate) mod logs;
 mod only;
 pub(crate) mod plan;
+mod predict;
 pub(crate) mod providers;
 pub(crate) mod run;
+pub(crate) mod status;
 pub(crate) mod validate;
 
 use crate::error::RunnerError;

@@ -9,6 +9,7 @@ use crate::programs::{self, Programs};
 use crate::provider::Provider;
 use crate::render::{self, EdgeLabels, Format};
 use crate::report;
+use crate::runstate::History;
 use crate::settings::Settings;
 
 /// What `show-plan` was asked for.
@@ -20,6 +21,7 @@ pub(crate) struct PlanOptions {
 }
 
 pub(crate) fn show(s: &Settings, provider: &Provider, o: &PlanOptions) -> Result<i32, RunnerError> {
+    let provider = &learned(s, provider, o.operation);
     let plan = Plan::new(provider, o.operation, &o.targets).map_err(|e| {
         let help = match &e.suggestion {
             Some(x) => format!(
@@ -43,6 +45,29 @@ pub(crate) fn show(s: &Settings, provider: &Provider, o: &PlanOptions) -> Result
         report::warning(&format!("{}\n  fix: {}", p.what, p.fix));
     }
     Ok(exit::SUCCESS)
+}
+
+/// The provider with the durations past runs of the stack (when one is known) took as its
+/// projects' estimates, said in a note.
+fn learned(s: &Settings, provider: &Provider, operation: Operation) -> Provider {
+    let mut provider = provider.clone();
+    if let Some(stack) = s.known_stack() {
+        let learned = History::load(&s.ws.run_dir(&stack)).estimates(operation);
+        let known = provider
+            .projects
+            .iter()
+            .filter(|p| learned.contains_key(&p.name))
+            .count();
+        if known > 0 {
+            provider.learn_estimates(&learned);
+            report::info(&format!(
+                "estimates: {known} of {} projects' {} durations learned from past runs of stack {stack}",
+                provider.projects.len(),
+                operation.as_str()
+            ));
+        }
+    }
+    provider
 }
 
 /// The outputs each project of the plan reads from the others, from its program's

@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
+use super::predict::{Prediction, Settled, predict};
 use crate::config::env::Env;
 use crate::config::prepare::{self, Mode, Ready, Request};
 use crate::config::questions::Ask as _;
@@ -19,13 +20,14 @@ use crate::error::{RunnerError, exit};
 use crate::exec::{self, Event, Options, Resume, RunResult, Status};
 use crate::fs::{NewFile, write_atomic};
 use crate::plan::{Operation, Plan};
-use crate::provider::{Project, PromptType};
+use crate::provider::{Project, PromptType, Provider};
 use crate::pulumi::{self, Pulumi, Redactor, Store};
 use crate::report::live::Live;
 use crate::report::logs::Logs;
 use crate::report::plain::{Plain, would_change};
+use crate::report::summary::Predicted;
 use crate::report::{self, OutputMode};
-use crate::runstate::{Digests, Outside, RunState};
+use crate::runstate::{Digests, History, Outside, RunState};
 use crate::settings::{Settings, Target};
 use crate::workspace::WorkspaceLock;
 
@@ -58,17 +60,11 @@ pub(crate) struct RunOptions {
 }
 
 pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, RunnerError> {
-    let plan = match &o.only {
-        Some(x) => Plan::only(&t.provider, o.operation, x),
-        None => Plan::new(&t.provider, o.operation, &o.targets),
-    }
-    .map_err(|e| {
-        let help = match &e.suggestion {
-            Some(x) => format!("did you mean `{x}`?"),
-            None => format!("see the projects with `runner show-plan -p {}`", e.provider),
-        };
-        RunnerError::usage(e.to_string(), help)
-    })?;
+    // Past runs weigh the plan: the critical path and the order of ready projects.
+    let history = History::load(&t.run_dir);
+    let mut provider = t.provider.clone();
+    provider.learn_estimates(&history.estimates(o.operation));
+    let plan = plan(&provider, o)?;
     if o.operation == Operation::Destroy && !o.yes && !s.interactive {
         return Err(destroy_needs_yes(t));
     }
@@ -95,6 +91,7 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
             source,
         })?
         .with_outside(outside(t, &ready.env, &ready.config));
+    let prediction = prediction(&plan, &state, &digests, &history, o);
     // `--fresh` runs everything but still records the digests, so the next `up` can skip.
     let resume = (o.operation == Operation::Up).then(|| state.resume(&t.provider, digests, o.fresh));
     let mut options = Options {
@@ -120,9 +117,13 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
                 .unwrap_or_else(|| "Pulumi Cloud (pulumi login)".into())
         ),
     );
+    if let Some(line) = prediction.line(&plan) {
+        report::info(&line);
+    }
 
     let mut view = Plain::new(&plan, s.banner, s.style.debug);
-    let mut live = (o.output == OutputMode::Auto && s.live).then(|| Live::new(&plan, s.style.debug));
+    let mut live = (o.output == OutputMode::Auto && s.live)
+        .then(|| Live::new(&plan, s.style.debug, prediction.estimates.clone(), o.parallel));
     let mut logs = Logs::new(&t.run_dir);
     let result = execute(&plan, engine, &options, resume.as_ref(), |ev| {
         match &mut live {
@@ -137,15 +138,7 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
         }
     })?;
 
-    let code = if result.interrupted {
-        exit::INTERRUPTED
-    } else if result.failed() {
-        exit::FAILED
-    } else if o.expect_no_changes && result.results.iter().any(|(_, f)| would_change(&f.changes)) {
-        exit::CHANGES
-    } else {
-        exit::SUCCESS
-    };
+    let code = exit_code(o, &result);
     if let Some(l) = &live {
         l.finish();
     }
@@ -154,9 +147,67 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
     if o.operation == Operation::Destroy && !o.prune_kubeconfig && s.interactive {
         offer_kubeconfig_prune(t, &result);
     }
-    let summary = report::summary::render(&plan, &t.stack, &result, started, code);
+    learn(t, history, o.operation, &result);
+    let predicted = Predicted {
+        estimates: &prediction.estimates,
+        makespan: prediction.makespan,
+    };
+    let summary = report::summary::render(&plan, &t.stack, &result, started, code, predicted);
     write_summaries(s, t, o, &summary);
     Ok(code)
+}
+
+/// The plan the options ask for.
+fn plan<'p>(provider: &'p Provider, o: &RunOptions) -> Result<Plan<'p>, RunnerError> {
+    match &o.only {
+        Some(x) => Plan::only(provider, o.operation, x),
+        None => Plan::new(provider, o.operation, &o.targets),
+    }
+    .map_err(|e| {
+        let help = match &e.suggestion {
+            Some(x) => format!("did you mean `{x}`?"),
+            None => format!("see the projects with `runner show-plan -p {}`", e.provider),
+        };
+        RunnerError::usage(e.to_string(), help)
+    })
+}
+
+/// How the run ended, as an exit code.
+fn exit_code(o: &RunOptions, result: &RunResult) -> i32 {
+    if result.interrupted {
+        exit::INTERRUPTED
+    } else if result.failed() {
+        exit::FAILED
+    } else if o.expect_no_changes && result.results.iter().any(|(_, f)| would_change(&f.changes)) {
+        exit::CHANGES
+    } else {
+        exit::SUCCESS
+    }
+}
+
+/// How long the run should take: each project's estimate, and nothing for what the run will
+/// settle without running (what an `up` finds unchanged, unless `--fresh`).
+fn prediction(plan: &Plan<'_>, state: &RunState, digests: &Digests, history: &History, o: &RunOptions) -> Prediction {
+    let skipped_by_up: BTreeSet<String> = if o.operation == Operation::Up && !o.fresh {
+        state
+            .pending(plan, Some(digests))
+            .into_iter()
+            .filter(|(_, p)| !p.runs)
+            .map(|(name, _)| name)
+            .collect()
+    } else {
+        BTreeSet::new()
+    };
+    let settled = Settled::new(plan, &skipped_by_up, &state.deployed());
+    predict(plan, history, &settled, o.parallel)
+}
+
+/// Remembers how long each project that succeeded took, for the next run's estimates.
+fn learn(t: &Target, mut history: History, operation: Operation, result: &RunResult) {
+    history.record(operation, result);
+    if let Err(e) = history.save(&t.run_dir) {
+        report::warning(&format!("cannot write what this run took: {e}"));
+    }
 }
 
 /// The `pulumi` engine for this run.
@@ -196,17 +247,19 @@ fn up_to_date(s: &Settings, t: &Target, plan: &Plan<'_>) -> bool {
     let Ok(state) = RunState::load(&t.run_dir) else {
         return false;
     };
+    digests_now(s, t).is_some_and(|d| state.up_to_date(plan, &d))
+}
+
+/// The digests as an `up` would take them now, when past runs made a digest key (nothing is
+/// written).
+pub(super) fn digests_now(s: &Settings, t: &Target) -> Option<Digests> {
     let config_file = stackfile::path(&s.ws.root, &t.stack);
-    let Ok(file) = StackFile::load(&config_file, &s.ws.show(&config_file)) else {
-        return false;
-    };
+    let file = StackFile::load(&config_file, &s.ws.show(&config_file)).ok()?;
     if !t.run_dir.digest_key().is_file() {
-        return false;
+        return None;
     }
-    let Ok(digests) = Digests::open(&s.ws.root, &t.run_dir, &config_file) else {
-        return false;
-    };
-    state.up_to_date(plan, &digests.with_outside(outside(t, &t.env, &file.config)))
+    let digests = Digests::open(&s.ws.root, &t.run_dir, &config_file).ok()?;
+    Some(digests.with_outside(outside(t, &t.env, &file.config)))
 }
 
 /// Without a terminal nobody can confirm a destroy: the command line must.

@@ -12,9 +12,11 @@ use petgraph::graph::{DiGraph, NodeIndex};
 
 mod layer;
 mod names;
+mod simulate;
 
 pub use layer::Layer;
 pub use names::{closest, edit_distance};
+pub use simulate::Prediction;
 
 /// Where a name was written, as the caller understands it (file index and byte range).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -219,6 +221,11 @@ impl ProjectGraph {
 
     pub fn is_empty(&self) -> bool {
         self.nodes.is_empty()
+    }
+
+    /// Replaces a project's estimate (seconds), e.g. by one learned from past runs.
+    pub fn set_estimate(&mut self, i: usize, seconds: Option<u64>) {
+        self.nodes[i].estimate = seconds;
     }
 
     pub fn node(&self, i: usize) -> &NodeSpec {

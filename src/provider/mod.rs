@@ -51,6 +51,20 @@ impl Provider {
             .get(origin.file)
             .map_or_else(|| self.file.clone(), |f| f.location(origin.start))
     }
+
+    /// Uses durations learned from past runs (seconds, by project) as the estimates of the
+    /// projects they name, in place of the declared ones.
+    pub fn learn_estimates(&mut self, learned: &std::collections::BTreeMap<String, f64>) {
+        for (i, p) in self.projects.iter_mut().enumerate() {
+            if let Some(secs) = learned.get(&p.name) {
+                // Whole seconds, at least one: what the critical path weighs.
+                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                let whole = secs.round().max(1.0) as u64;
+                p.estimate = Some(whole);
+                self.graph.set_estimate(i, Some(whole));
+            }
+        }
+    }
 }
 
 #[derive(Debug, Clone)]

@@ -26,6 +26,9 @@ struct Summary<'a> {
     /// `succeeded`, `failed` or `interrupted`.
     result: &'a str,
     exit_code: i32,
+    /// The makespan predicted before the run (seconds), when every project that ran had an
+    /// estimate.
+    predicted_makespan_s: Option<f64>,
     projects: Vec<ProjectSummary<'a>>,
 }
 
@@ -38,12 +41,29 @@ struct ProjectSummary<'a> {
     started: Option<String>,
     ended: Option<String>,
     duration_seconds: Option<f64>,
+    /// The estimate it ran with (learned from past runs, else declared; 0 when the run was to
+    /// settle it without running), beside `duration_seconds`.
+    estimate_s: Option<f64>,
     outputs: Option<Map<String, Value>>,
     changes: &'a BTreeMap<String, u64>,
     error: Option<&'a str>,
 }
 
-pub(crate) fn render(plan: &Plan<'_>, stack: &str, result: &RunResult, started: SystemTime, exit_code: i32) -> String {
+/// What was predicted before the run: each project's estimate (seconds, by name), the makespan.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Predicted<'a> {
+    pub(crate) estimates: &'a BTreeMap<String, f64>,
+    pub(crate) makespan: Option<f64>,
+}
+
+pub(crate) fn render(
+    plan: &Plan<'_>,
+    stack: &str,
+    result: &RunResult,
+    started: SystemTime,
+    exit_code: i32,
+    predicted: Predicted<'_>,
+) -> String {
     let ended = SystemTime::now();
     let outcome = if result.interrupted {
         "interrupted"
@@ -63,6 +83,7 @@ pub(crate) fn render(plan: &Plan<'_>, stack: &str, result: &RunResult, started: 
         duration_seconds: secs(ended.duration_since(started).unwrap_or_default()),
         result: outcome,
         exit_code,
+        predicted_makespan_s: predicted.makespan.map(round),
         projects: result
             .results
             .iter()
@@ -74,6 +95,7 @@ pub(crate) fn render(plan: &Plan<'_>, stack: &str, result: &RunResult, started: 
                 started: f.started.map(timestamp),
                 ended: f.started.map(|_| timestamp(f.ended)),
                 duration_seconds: f.started.and_then(|s| f.ended.duration_since(s).ok()).map(secs),
+                estimate_s: predicted.estimates.get(name.as_str()).copied().map(round),
                 outputs: f.outputs.as_ref().map(crate::exec::Outputs::redacted),
                 changes: &f.changes,
                 error: f.error.as_deref(),
@@ -84,5 +106,10 @@ pub(crate) fn render(plan: &Plan<'_>, stack: &str, result: &RunResult, started: 
 }
 
 fn secs(d: std::time::Duration) -> f64 {
-    (d.as_secs_f64() * 1000.0).round() / 1000.0
+    round(d.as_secs_f64())
+}
+
+/// Milliseconds are enough.
+fn round(seconds: f64) -> f64 {
+    (seconds * 1000.0).round() / 1000.0
 }

@@ -4,6 +4,8 @@
 //! values: outputs are redacted and digests are keyed.
 
 mod digests;
+mod history;
+mod pending;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -18,6 +20,8 @@ use crate::provider::Provider;
 use crate::workspace::RunDir;
 
 pub(crate) use digests::{Digests, Outside};
+pub(crate) use history::History;
+pub(crate) use pending::Pending;
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub(crate) struct RunState {

@@ -5,6 +5,7 @@
 //! .runner/last-run.json               the JSON summary of the last run
 //! .runner/digest-key                  the key of the input and output digests
 //! .runner/<stack>/state.json          the run state (resume)
+//! .runner/<stack>/durations.json      what past runs took, per project and operation
 //! .runner/<stack>/logs/<project>.<operation>.log   each project's last output per operation
 //! .runner/<stack>/tmp/                scratch: event logs, hook inputs (removed after use)
 //! .runner/<stack>/kubeconfig/<project>.json   what kubeconfig-merge added (for pruning)
@@ -69,6 +70,11 @@ impl RunDir {
     /// destroy keeps the up's.
     pub(crate) fn log(&self, project: &str, operation: &str) -> PathBuf {
         self.logs().join(format!("{project}.{operation}.log"))
+    }
+
+    /// How long the past successful runs of each project took, per operation.
+    pub(crate) fn durations(&self) -> PathBuf {
+        self.stack_dir().join("durations.json")
     }
 
     pub(crate) fn scratch(&self) -> PathBuf {

@@ -68,3 +68,155 @@ fn logs_keeps_one_log_per_operation_and_follows_a_running_project() {
         .stderr_has("provider aws has no project `ekss`")
         .stderr_has("did you mean `eks`?");
 }
+
+fn validate(doc: &serde_json::Value, schema: &str) {
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(format!("{}/schemas/{schema}", crate::support::REPO)).unwrap())
+            .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(doc)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}\n{doc}");
+}
+
+fn project<'a>(status: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    status["projects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {status}"))
+}
+
+#[test]
+fn status_says_what_ran_how_it_ended_and_what_an_up_would_run_and_why() {
+    let ws = Ws::configured("aws");
+    let json = |ws: &Ws| {
+        let run = ws
+            .exec(&["status", "-p", "aws", "-s", "dev", "--format", "json"], &[])
+            .expect(0);
+        let doc = run.json();
+        validate(&doc, "status.schema.json");
+        doc
+    };
+    let before = json(&ws);
+    assert_eq!(before["projects"].as_array().unwrap().len(), 16);
+    assert_eq!(before["up_would_run"].as_array().unwrap().len(), 16);
+    assert_eq!(project(&before, "eks")["last"], serde_json::Value::Null);
+    assert_eq!(project(&before, "eks")["up"]["why"], "never run");
+
+    ws.exec(
+        &["up", "-p", "aws", "-s", "dev", "--target", "eks"],
+        &[("PULUMI_STANDIN_FAIL", "eks")],
+    )
+    .expect(1);
+    // A project's program changes after its successful up.
+    ws.edit("projects/infra/vpc/Pulumi.yaml", "name: vpc", "# a comment\nname: vpc");
+    let after = json(&ws);
+    let iam = project(&after, "iam");
+    assert_eq!(iam["last"]["operation"], "up");
+    assert_eq!(iam["last"]["status"], "succeeded");
+    assert!(iam["last"]["duration_seconds"].as_f64().unwrap() > 0.0);
+    assert_eq!(iam["resources"], 9, "the stack and the eight IAM resources");
+    assert!(iam["estimate_s"].as_f64().unwrap() > 0.0, "learned from the run");
+    assert_eq!(iam["deployed"], true);
+    assert_eq!(
+        iam["up"],
+        serde_json::json!({"runs": false, "why": "unchanged since its last up"})
+    );
+    let vpc = project(&after, "vpc");
+    assert_eq!(vpc["up"]["runs"], true);
+    assert!(
+        vpc["up"]["why"]
+            .as_str()
+            .unwrap()
+            .starts_with("its inputs changed since its last up"),
+        "{vpc}"
+    );
+    let eks = project(&after, "eks");
+    assert_eq!(eks["last"]["status"], "failed");
+    assert_eq!(eks["up"]["why"], "its last up failed");
+    assert_eq!(project(&after, "kubeconfig")["up"]["why"], "never run");
+    assert!(
+        !after["up_would_run"]
+            .as_array()
+            .unwrap()
+            .contains(&serde_json::json!("iam"))
+    );
+
+    // The table for people, without -p (the stack file names its provider).
+    let table = ws.exec(&["status", "-s", "dev"], &[]).expect(0);
+    let line = |name: &str| {
+        table
+            .stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no {name} row:\n{}", table.stdout))
+            .to_string()
+    };
+    assert!(
+        table
+            .stdout
+            .starts_with("Status: provider aws · stack dev (from .runner/dev/state.json)"),
+        "{}",
+        table.stdout
+    );
+    assert!(
+        line("iam").contains("  up        succeeded  ") && line("iam").ends_with("skip: unchanged since its last up"),
+        "{}",
+        line("iam")
+    );
+    assert!(
+        line("eks").contains("failed") && line("eks").ends_with("run: its last up failed"),
+        "{}",
+        line("eks")
+    );
+    assert!(line("sirius").contains("never run"), "{}", line("sirius"));
+    assert!(
+        table
+            .stdout
+            .contains("\nAn up would run 15 of 16 projects: vpc, ecr, eks, "),
+        "{}",
+        table.stdout
+    );
+}
+
+#[test]
+fn status_and_logs_work_while_a_run_holds_the_workspace() {
+    let ws = Ws::configured("aws");
+    let mut up = ws
+        .command(
+            &["up", "-p", "aws", "-s", "dev", "--target", "eks"],
+            &[("PULUMI_STANDIN_HANG", "eks")],
+        )
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let status = loop {
+        let run = ws.exec(&["status", "-s", "dev", "--format", "json"], &[]);
+        if run.code == 0 && project(&run.json(), "eks")["last"]["status"] == "running" {
+            break run.json();
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "eks never showed as running");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(status["running"], true);
+    assert_eq!(project(&status, "eks")["up"]["why"], "running now (up)");
+    // The run holds the workspace: another run is refused, the readers are not.
+    ws.exec(&["up", "-p", "aws", "-s", "dev"], &[]).expect(4);
+    let log = ws.exec(&["logs", "eks", "-s", "dev"], &[]).expect(0);
+    assert!(log.stdout.starts_with("== up eks started"), "{}", log.stdout);
+    nix_interrupt(&up);
+    let _ = up.wait();
+}
+
+/// Ctrl-C to the runner (it stops the hanging project and ends).
+fn nix_interrupt(child: &std::process::Child) {
+    let _ = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+}

@@ -7,6 +7,7 @@ mod confirm;
 mod day2;
 mod environment;
 mod errors;
+mod estimates;
 mod export;
 mod flags;
 mod kubeconfig;

@@ -630,7 +630,7 @@ fn a_terminal_gets_the_live_view_and_logs_keep_every_line() {
 }
 
 /// The text of a terminal recording without its escape sequences.
-fn strip_escapes(s: &str) -> String {
+pub(crate) fn strip_escapes(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut chars = s.chars().peekable();
     while let Some(c) = chars.next() {

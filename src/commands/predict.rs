@@ -1,0 +1,128 @@
+//! How long a run will take, before it starts: each project's estimate (learned from its past
+//! successful runs, else the `estimate` its provider file declares), nothing for a project the
+//! run will settle without running (unchanged on `up`, waiting in a preview, never deployed on
+//! `destroy` and `refresh`), and the makespan of the scheduler's rules played over them.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::plan::{Operation, Plan};
+use crate::runstate::History;
+
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Prediction {
+    /// Seconds each project of the plan should take, by name, when it has an estimate (0 for
+    /// one the run will settle without running).
+    pub(crate) estimates: BTreeMap<String, f64>,
+    /// The predicted makespan in seconds, when every project that runs has an estimate.
+    pub(crate) makespan: Option<f64>,
+    /// How many of the estimates were learned from past runs.
+    pub(crate) learned: usize,
+}
+
+/// What the run will not run: a project whose `up` would find it unchanged, a preview of a
+/// project waiting for something not deployed, a destroy or refresh of a stack never deployed.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Settled {
+    pub(crate) names: BTreeSet<String>,
+}
+
+impl Settled {
+    /// From the projects an `up` would skip, or (other operations) from the projects deployed.
+    pub(crate) fn new(plan: &Plan<'_>, skipped_by_up: &BTreeSet<String>, deployed: &BTreeSet<String>) -> Self {
+        let names = plan
+            .order
+            .iter()
+            .map(|&i| (i, plan.name(i)))
+            .filter(|&(i, name)| match plan.operation {
+                Operation::Up => skipped_by_up.contains(name),
+                Operation::Preview => {
+                    !plan.only
+                        && plan
+                            .provider
+                            .graph
+                            .needs(i)
+                            .iter()
+                            .any(|n| !deployed.contains(plan.name(n.node)))
+                }
+                Operation::Destroy | Operation::Refresh => !deployed.contains(name),
+            })
+            .map(|(_, name)| name.to_string())
+            .collect();
+        Settled { names }
+    }
+}
+
+pub(crate) fn predict(plan: &Plan<'_>, history: &History, settled: &Settled, parallel: usize) -> Prediction {
+    let mut estimates = BTreeMap::new();
+    let mut learned = 0;
+    let mut unknown = false;
+    for &i in &plan.order {
+        let name = plan.name(i);
+        let estimate = if settled.names.contains(name) {
+            Some(0.0)
+        } else if let Some(secs) = history.estimate(name, plan.operation) {
+            learned += 1;
+            Some(secs)
+        } else {
+            #[allow(clippy::cast_precision_loss)]
+            plan.project(i).estimate.map(|s| s as f64)
+        };
+        match estimate {
+            Some(secs) => {
+                estimates.insert(name.to_string(), secs);
+            }
+            None => unknown = true,
+        }
+    }
+    let makespan = (!unknown && !plan.order.is_empty()).then(|| {
+        let by_node: BTreeMap<usize, f64> = plan.order.iter().map(|&i| (i, estimates[plan.name(i)])).collect();
+        plan.provider
+            .graph
+            .simulate(
+                &plan.subset,
+                plan.operation.direction(),
+                parallel,
+                plan.operation != Operation::Preview,
+                &|i| by_node.get(&i).copied().unwrap_or(0.0),
+            )
+            .makespan
+    });
+    Prediction {
+        estimates,
+        makespan,
+        learned,
+    }
+}
+
+impl Prediction {
+    /// The line said before the run starts, when there is a prediction.
+    pub(crate) fn line(&self, plan: &Plan<'_>) -> Option<String> {
+        let makespan = self.makespan?;
+        let running = self.estimates.values().filter(|&&e| e > 0.0).count();
+        let from = match self.learned {
+            0 => "from the provider's estimates".to_string(),
+            n if n == running => "learned from past runs".to_string(),
+            n => format!("{n} learned from past runs, the others from the provider's estimates"),
+        };
+        Some(format!(
+            "Predicted: about {} for {running} of {} projects ({from})",
+            about(makespan),
+            plan.order.len()
+        ))
+    }
+}
+
+/// `4.2s`, `3m 20s`, `1h 05m`.
+pub(crate) fn about(seconds: f64) -> String {
+    if seconds < 60.0 {
+        format!("{seconds:.1}s")
+    } else {
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let s = seconds.round() as u64;
+        if s < 3600 {
+            format!("{}m {:02}s", s / 60, s % 60)
+        } else {
+            format!("{}h {:02}m", s / 3600, s % 3600 / 60)
+        }
+    }
+}

@@ -1,0 +1,229 @@
+//! `status`: every project of the graph with its last operation, its result, when it ended, how
+//! long it took, the resources its stack holds, and what an `up` would do with it and why. It
+//! reads only what runs leave under `.runner/` (the run state, the durations, the digests): no
+//! lock and no `pulumi`, so it answers at once, even while a run is going.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::write_result;
+use crate::error::{RunnerError, exit};
+use crate::plan::{Operation, Plan};
+use crate::runstate::{History, Pending, RunState};
+use crate::settings::{Settings, Target};
+
+/// How `status` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StatusFormat {
+    /// A table for people.
+    Text,
+    /// JSON (schema: `schemas/status.schema.json`).
+    Json,
+}
+
+pub(crate) const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Serialize)]
+struct Status<'a> {
+    schema_version: u32,
+    provider: &'a str,
+    stack: &'a str,
+    /// A run is going: some project's last operation has not ended.
+    running: bool,
+    projects: Vec<Row<'a>>,
+    /// What an `up` would run, in run order.
+    up_would_run: Vec<&'a str>,
+}
+
+#[derive(Serialize)]
+struct Row<'a> {
+    name: &'a str,
+    layer: &'a str,
+    /// The stack holds a deployment the runner made (an `up` succeeded, no destroy since).
+    deployed: bool,
+    /// The last operation on it, `null` when the runner never ran it with this stack.
+    last: Option<Last<'a>>,
+    /// Resources in its stack after its last successful operation, when known.
+    resources: Option<u64>,
+    /// What its `up` takes, in seconds: learned from past runs, else declared.
+    estimate_s: Option<f64>,
+    up: Up,
+}
+
+#[derive(Serialize)]
+struct Last<'a> {
+    operation: &'a str,
+    /// `running`, `succeeded`, `failed`, `skipped`, `unchanged`, `not started`, `waits`.
+    status: &'a str,
+    started: Option<&'a str>,
+    ended: Option<&'a str>,
+    duration_seconds: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct Up {
+    runs: bool,
+    why: String,
+}
+
+pub(crate) fn run(s: &Settings, t: &Target, format: StatusFormat) -> Result<i32, RunnerError> {
+    let plan = Plan::new(&t.provider, Operation::Up, &[]).expect("the whole graph has no unknown target");
+    let state = RunState::load(&t.run_dir).map_err(|m| {
+        RunnerError::usage(
+            m,
+            format!("the run state lives under {}", s.ws.show(&t.run_dir.stack_dir())),
+        )
+    })?;
+    let history = History::load(&t.run_dir);
+    let digests = super::run::digests_now(s, t);
+    let pending = state.pending(&plan, digests.as_ref());
+    let projects: Vec<Row<'_>> = plan
+        .order
+        .iter()
+        .zip(&pending)
+        .map(|(&i, (_, p))| row(&plan, i, &state, &history, p))
+        .collect();
+    let doc = Status {
+        schema_version: SCHEMA_VERSION,
+        provider: &t.provider.name,
+        stack: &t.stack,
+        running: projects
+            .iter()
+            .any(|r| r.last.as_ref().is_some_and(|l| l.status == "running")),
+        up_would_run: projects.iter().filter(|r| r.up.runs).map(|r| r.name).collect(),
+        projects,
+    };
+    let text = match format {
+        StatusFormat::Json => serde_json::to_string_pretty(&doc).expect("status serializes") + "\n",
+        StatusFormat::Text => table(&doc, &s.ws.show(&t.run_dir.state())),
+    };
+    write_result(&text)?;
+    Ok(exit::SUCCESS)
+}
+
+fn row<'a>(plan: &Plan<'a>, i: usize, state: &'a RunState, history: &History, pending: &Pending) -> Row<'a> {
+    let name = plan.name(i);
+    let p = state.projects.get(name);
+    #[allow(clippy::cast_precision_loss)]
+    let declared = plan.project(i).estimate.map(|e| e as f64);
+    Row {
+        name,
+        layer: plan.project(i).layer.as_str(),
+        deployed: p.is_some_and(|p| p.deployed),
+        last: p.filter(|p| !p.operation.is_empty()).map(|p| Last {
+            operation: &p.operation,
+            status: &p.status,
+            started: p.started.as_deref(),
+            ended: p.ended.as_deref(),
+            duration_seconds: p
+                .started
+                .as_deref()
+                .zip(p.ended.as_deref())
+                .and_then(|(a, b)| Some((seconds_of(b)? - seconds_of(a)?).max(0.0)))
+                .map(|d| (d * 1000.0).round() / 1000.0),
+        }),
+        resources: history.resources(name),
+        estimate_s: history.estimate(name, Operation::Up).or(declared),
+        up: Up {
+            runs: pending.runs,
+            why: pending.why.clone(),
+        },
+    }
+}
+
+/// Seconds since the epoch of a timestamp the runner wrote (`2026-11-22T14:06:03.881Z`).
+fn seconds_of(text: &str) -> Option<f64> {
+    let (date, time) = text.strip_suffix('Z')?.split_once('T')?;
+    let mut ymd = date.split('-').map(str::parse::<i64>);
+    let (year, month, day) = (ymd.next()?.ok()?, ymd.next()?.ok()?, ymd.next()?.ok()?);
+    let mut hms = time.split(':');
+    let (hour, minute) = (hms.next()?.parse::<i64>().ok()?, hms.next()?.parse::<i64>().ok()?);
+    let second: f64 = hms.next()?.parse().ok()?;
+    // Howard Hinnant's days-from-civil.
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let yoe = year - era * 400;
+    let doy = (153 * (if month > 2 { month - 3 } else { month + 9 }) + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    #[allow(clippy::cast_precision_loss)]
+    Some((days * 86_400 + hour * 3600 + minute * 60) as f64 + second)
+}
+
+/// The table for people, and what an `up` would run.
+fn table(doc: &Status<'_>, state_file: &str) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Status: provider {} · stack {}{} (from {state_file})",
+        doc.provider,
+        doc.stack,
+        if doc.running { " · a run is going" } else { "" }
+    );
+    let width = doc.projects.iter().map(|r| r.name.len()).max().unwrap_or(0).max(7);
+    let _ = writeln!(
+        out,
+        "  {:<width$}  {:<8}  {:<11}  {:<20}  {:>7}  {:>9}  up would",
+        "project", "last op", "result", "ended (UTC)", "took", "resources"
+    );
+    for r in &doc.projects {
+        let (op, status, ended, took) = match &r.last {
+            Some(l) => (
+                l.operation,
+                l.status,
+                l.ended.map(shown_time).unwrap_or_default(),
+                l.duration_seconds
+                    .map(crate::report::plain::duration)
+                    .unwrap_or_default(),
+            ),
+            None => ("-", "never run", String::new(), String::new()),
+        };
+        let resources = r.resources.map_or_else(|| "-".to_string(), |n| n.to_string());
+        let up = if r.up.runs {
+            format!("run: {}", r.up.why)
+        } else {
+            format!("skip: {}", r.up.why)
+        };
+        let _ = writeln!(
+            out,
+            "  {:<width$}  {op:<8}  {status:<11}  {ended:<20}  {took:>7}  {resources:>9}  {up}",
+            r.name
+        );
+    }
+    let total = doc.projects.len();
+    if doc.up_would_run.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nAn up would run nothing: every project is unchanged since its last up."
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "\nAn up would run {} of {total} projects: {}",
+            doc.up_would_run.len(),
+            doc.up_would_run.join(", ")
+        );
+    }
+    out
+}
+
+/// `2026-11-22 14:06:03` from `2026-11-22T14:06:03.881Z`.
+fn shown_time(t: &str) -> String {
+    t.get(..19).unwrap_or(t).replace('T', " ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_read_back_to_the_seconds_they_were_written_from() {
+        let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis(1_787_339_880_123);
+        let written = crate::runstate::timestamp(t);
+        assert!((seconds_of(&written).unwrap() - 1_787_339_880.123).abs() < 1e-6);
+        assert_eq!(seconds_of("2000-03-01T00:00:00.000Z"), Some(951_868_800.0));
+        assert_eq!(seconds_of("yesterday"), None);
+        assert_eq!(shown_time(&written), "2026-08-21 19:18:00");
+    }
+}

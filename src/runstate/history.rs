@@ -1,0 +1,184 @@
+//! What past runs teach (`RunDir::durations`): per project and operation, how long its last
+//! successful runs took (the last [`KEPT`]), and how many resources its stack held after its
+//! last operation. The learned durations weigh `show-plan`'s critical path, the live view's ETA
+//! and the summary's prediction; `status` shows the resources. Holds no secret.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::exec::{RunResult, Status};
+use crate::fs::{NewFile, write_atomic};
+use crate::plan::Operation;
+use crate::workspace::RunDir;
+
+/// Durations kept per project and operation: the estimate is their median.
+const KEPT: usize = 5;
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub(crate) struct History {
+    #[serde(default)]
+    schema_version: u32,
+    #[serde(default)]
+    projects: BTreeMap<String, Learned>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+struct Learned {
+    /// Seconds of the last successful runs, oldest first, by operation.
+    #[serde(default)]
+    durations: BTreeMap<String, Vec<f64>>,
+    /// Resources in the stack after the last successful operation that changes or reads them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    resources: Option<u64>,
+}
+
+/// Operations whose steps leave a resource in the stack (a read resource is kept too).
+const KEEPS: [&str; 8] = [
+    "create",
+    "update",
+    "same",
+    "replace",
+    "read",
+    "import",
+    "import-replacement",
+    "read-replacement",
+];
+
+impl History {
+    /// What past runs of `run_dir`'s stack left; nothing learned when none (or an unreadable
+    /// file: it is only a guide, and the next run rewrites it).
+    pub(crate) fn load(run_dir: &RunDir) -> Self {
+        std::fs::read_to_string(run_dir.durations())
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default()
+    }
+
+    pub(crate) fn save(&self, run_dir: &RunDir) -> std::io::Result<()> {
+        let doc = History {
+            schema_version: 1,
+            projects: self.projects.clone(),
+        };
+        let text = serde_json::to_string_pretty(&doc).expect("history serializes") + "\n";
+        write_atomic(&run_dir.durations(), text.as_bytes(), NewFile::Default)
+    }
+
+    /// Learns from a finished run: the duration of every project that succeeded, and what its
+    /// stack holds now.
+    pub(crate) fn record(&mut self, operation: Operation, result: &RunResult) {
+        for (name, f) in &result.results {
+            if f.status != Status::Succeeded {
+                continue;
+            }
+            let Some(took) = f.started.and_then(|s| f.ended.duration_since(s).ok()) else {
+                continue;
+            };
+            let learned = self.projects.entry(name.clone()).or_default();
+            let kept = learned.durations.entry(operation.as_str().to_string()).or_default();
+            kept.push((took.as_secs_f64() * 1000.0).round() / 1000.0);
+            if kept.len() > KEPT {
+                kept.drain(..kept.len() - KEPT);
+            }
+            match operation {
+                Operation::Destroy => learned.resources = Some(0),
+                Operation::Up | Operation::Refresh => {
+                    learned.resources = Some(
+                        f.changes
+                            .iter()
+                            .filter(|(op, _)| KEEPS.contains(&op.as_str()))
+                            .map(|(_, n)| n)
+                            .sum(),
+                    );
+                }
+                Operation::Preview => {}
+            }
+        }
+    }
+
+    /// The learned duration of `project`'s `operation` in seconds: the median of the last runs.
+    pub(crate) fn estimate(&self, project: &str, operation: Operation) -> Option<f64> {
+        let mut kept = self.projects.get(project)?.durations.get(operation.as_str())?.clone();
+        if kept.is_empty() {
+            return None;
+        }
+        kept.sort_by(f64::total_cmp);
+        let mid = kept.len() / 2;
+        Some(if kept.len() % 2 == 1 {
+            kept[mid]
+        } else {
+            f64::midpoint(kept[mid - 1], kept[mid])
+        })
+    }
+
+    /// Every project's learned duration of `operation`.
+    pub(crate) fn estimates(&self, operation: Operation) -> BTreeMap<String, f64> {
+        self.projects
+            .keys()
+            .filter_map(|p| Some((p.clone(), self.estimate(p, operation)?)))
+            .collect()
+    }
+
+    /// Resources in `project`'s stack after its last successful operation, when known.
+    pub(crate) fn resources(&self, project: &str) -> Option<u64> {
+        self.projects.get(project)?.resources
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, SystemTime};
+
+    use super::*;
+    use crate::exec::Finished;
+
+    fn finished(status: Status, secs: u64, changes: &[(&str, u64)]) -> Finished {
+        let started = SystemTime::UNIX_EPOCH;
+        Finished {
+            status,
+            started: Some(started),
+            ended: started + Duration::from_secs(secs),
+            outputs: None,
+            changes: changes.iter().map(|(k, n)| ((*k).to_string(), *n)).collect(),
+            error: None,
+            inputs_digest: None,
+            outputs_digest: None,
+        }
+    }
+
+    #[test]
+    fn the_estimate_is_the_median_of_the_last_successful_runs() {
+        let mut h = History::default();
+        for secs in [10, 100, 12, 11, 13, 14, 90] {
+            let result = RunResult {
+                results: vec![
+                    (
+                        "eks".into(),
+                        finished(Status::Succeeded, secs, &[("create", 2), ("read", 3)]),
+                    ),
+                    ("vpc".into(), finished(Status::Failed, 1, &[])),
+                ],
+                interrupted: false,
+            };
+            h.record(Operation::Up, &result);
+        }
+        // The last five: 12, 11, 13, 14, 90.
+        assert_eq!(h.estimate("eks", Operation::Up), Some(13.0));
+        assert_eq!(h.estimate("eks", Operation::Destroy), None);
+        assert_eq!(h.estimate("vpc", Operation::Up), None, "failures teach nothing");
+        assert_eq!(h.resources("eks"), Some(5));
+        let result = RunResult {
+            results: vec![(
+                "eks".into(),
+                finished(Status::Succeeded, 4, &[("delete", 2), ("discard", 3)]),
+            )],
+            interrupted: false,
+        };
+        h.record(Operation::Destroy, &result);
+        assert_eq!(h.resources("eks"), Some(0));
+        assert_eq!(
+            h.estimates(Operation::Destroy),
+            BTreeMap::from([("eks".to_string(), 4.0)])
+        );
+    }
+}

@@ -1,0 +1,77 @@
+//! What an `up` would run now, and why, told from the run state and the digests before anything
+//! runs (nothing is written): `status` shows it, and the prediction of a run leaves out what it
+//! would skip.
+
+use std::collections::BTreeMap;
+
+use super::{Digests, RunState};
+use crate::plan::Plan;
+
+/// Whether an `up` would run a project, and why (or why not).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Pending {
+    pub(crate) runs: bool,
+    pub(crate) why: String,
+}
+
+impl Pending {
+    fn runs(why: impl Into<String>) -> Self {
+        Pending {
+            runs: true,
+            why: why.into(),
+        }
+    }
+}
+
+impl RunState {
+    /// For each project of `plan` (an `up`), in run order, what an `up` would do with it:
+    /// run it (never deployed by the runner, its last `up` failed, its inputs changed since,
+    /// something it waits for runs first) or skip it (unchanged since its last successful `up`).
+    /// `digests`: as an `up` would take them now (`None`: none kept yet, so everything runs).
+    pub(crate) fn pending(&self, plan: &Plan<'_>, digests: Option<&Digests>) -> Vec<(String, Pending)> {
+        let mut outputs: BTreeMap<&str, &str> = BTreeMap::new();
+        let mut running: BTreeMap<&str, bool> = BTreeMap::new();
+        let mut out = Vec::new();
+        for &i in &plan.order {
+            let name = plan.name(i);
+            let upstream: Vec<&str> = plan.waits_for(i).iter().map(|n| plan.name(n.node)).collect();
+            let first_running = upstream.iter().find(|u| running.get(*u).copied().unwrap_or(false));
+            let p = self.projects.get(name);
+            let pending = match p {
+                None => Pending::runs("never run"),
+                Some(p) if p.status == "running" => Pending::runs(format!("running now ({})", p.operation)),
+                Some(p) if p.operation == "up" && p.status == "failed" => Pending::runs("its last up failed"),
+                Some(p) if !p.deployed => Pending::runs("not deployed"),
+                Some(p) => match (&p.inputs_digest, &p.outputs_digest, digests, first_running) {
+                    (_, _, _, Some(u)) => Pending::runs(format!("after {u}, which runs (its outputs may change)")),
+                    (Some(inputs), Some(out), Some(d), None) => {
+                        let upstream = upstream
+                            .iter()
+                            .map(|u| {
+                                (
+                                    (*u).to_string(),
+                                    outputs.get(u).copied().unwrap_or_default().to_string(),
+                                )
+                            })
+                            .collect();
+                        if &d.inputs(&plan.project(i).path, &upstream) == inputs {
+                            outputs.insert(name, out);
+                            Pending {
+                                runs: false,
+                                why: "unchanged since its last up".into(),
+                            }
+                        } else {
+                            Pending::runs(
+                                "its inputs changed since its last up (program, stack configuration, environment file or a file it reads)",
+                            )
+                        }
+                    }
+                    _ => Pending::runs("no record of its inputs"),
+                },
+            };
+            running.insert(name, pending.runs);
+            out.push((name.to_string(), pending));
+        }
+        out
+    }
+}

@@ -1,0 +1,149 @@
+//! Time, learned: each project's past durations weigh the next plan (`show-plan`'s critical
+//! path), the live view's ETA and the summary's prediction, recorded beside what happened.
+
+use serde_json::Value;
+
+use crate::support::Ws;
+
+fn summary(ws: &Ws) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(ws.path().join(".runner/last-run.json")).unwrap()).unwrap()
+}
+
+fn schema_valid(doc: &Value) {
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(format!("{}/schemas/summary.schema.json", crate::support::REPO)).unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+}
+
+#[test]
+fn the_second_runs_predicted_makespan_is_within_20_percent_of_its_real_one() {
+    let ws = Ws::configured("kubeconfig");
+    // A second or more per project, so the runner's own overhead does not decide.
+    let delay = [("PULUMI_STANDIN_DELAY_MS", "*=1000")];
+    let first = ws
+        .exec(&["up", "-p", "kubeconfig", "-s", "dev", "--parallel", "4"], &delay)
+        .expect(0);
+    // Before any run the provider file's estimates (minutes each) are all there is.
+    let s = summary(&ws);
+    schema_valid(&s);
+    let declared = s["predicted_makespan_s"].as_f64().unwrap();
+    assert!(declared > 60.0, "{declared}");
+    assert!(
+        first
+            .stderr
+            .contains("for 10 of 10 projects (from the provider's estimates)"),
+        "{}",
+        first.stderr
+    );
+    let took: Vec<(String, f64)> = s["projects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["name"].as_str().unwrap().to_string(),
+                p["duration_seconds"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+
+    // The second run of every project: each estimate is what the first took, and the whole
+    // run's prediction holds within 20 %.
+    let second = ws
+        .exec(
+            &["up", "-p", "kubeconfig", "-s", "dev", "--parallel", "4", "--fresh"],
+            &delay,
+        )
+        .expect(0);
+    assert!(
+        second.stderr.contains("for 10 of 10 projects (learned from past runs)"),
+        "{}",
+        second.stderr
+    );
+    let s = summary(&ws);
+    schema_valid(&s);
+    for (name, secs) in &took {
+        let p = s["projects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == *name)
+            .unwrap();
+        assert!((p["estimate_s"].as_f64().unwrap() - secs).abs() < 1e-6, "{name}: {p}");
+    }
+    let predicted = s["predicted_makespan_s"].as_f64().unwrap();
+    let real = s["duration_seconds"].as_f64().unwrap();
+    assert!(
+        (predicted - real).abs() <= 0.2 * real,
+        "predicted {predicted}s, took {real}s"
+    );
+
+    // An up with nothing changed predicts nothing to wait for.
+    ws.exec(&["up", "-p", "kubeconfig", "-s", "dev"], &[]).expect(0);
+    let s = summary(&ws);
+    assert_eq!(s["predicted_makespan_s"], 0.0, "{s}");
+    assert!(s["projects"].as_array().unwrap().iter().all(|p| p["estimate_s"] == 0.0));
+
+    // show-plan weighs the critical path by what the runs took, and says so.
+    let plan = ws.exec(&["show-plan", "-p", "kubeconfig", "-s", "dev"], &[]).expect(0);
+    assert!(
+        plan.stderr
+            .contains("estimates: 10 of 10 projects' up durations learned from past runs of stack dev"),
+        "{}",
+        plan.stderr
+    );
+    let critical = plan.stdout.lines().find(|l| l.starts_with("Critical path")).unwrap();
+    assert!(critical.contains("about ") && critical.contains(" s)"), "{critical}");
+    let other = ws.exec(&["show-plan", "-p", "kubeconfig", "-s", "qa"], &[]).expect(0);
+    assert!(
+        other.stdout.contains("min)"),
+        "a stack never run: the declared estimates\n{}",
+        other.stdout
+    );
+}
+
+#[test]
+fn the_live_view_shows_the_eta_and_what_waits_on_what() {
+    if std::process::Command::new("script").arg("--version").output().is_err() {
+        assert!(!crate::support::tool_required(), "`script` (util-linux) is missing");
+        return;
+    }
+    let ws = Ws::configured("aws");
+    let delay = ("PULUMI_STANDIN_DELAY_MS", "*=1000");
+    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "eks"], &[delay])
+        .expect(0);
+    let typescript = ws.path().join("typescript");
+    let c = ws.command(&[], &[delay, ("TERM", "xterm-256color")]);
+    let mut script = std::process::Command::new("script");
+    script.current_dir(ws.path()).env_remove("CI");
+    for (k, v) in c.get_envs() {
+        match v {
+            Some(v) => script.env(k, v),
+            None => script.env_remove(k),
+        };
+    }
+    let command = format!(
+        "{} up -p aws -s dev --target eks --fresh --yes",
+        env!("CARGO_BIN_EXE_runner")
+    );
+    let out = script
+        .args(["-q", "-e", "-c", &command, typescript.to_str().unwrap()])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let screen = crate::run::strip_escapes(&String::from_utf8_lossy(&std::fs::read(&typescript).unwrap()));
+    assert!(screen.contains("waiting: eks waits for vpc, iam"), "{screen}");
+    assert!(screen.contains(" · ETA "), "the whole run's ETA:\n{screen}");
+    // The running projects have their own ETA beside their elapsed time.
+    assert!(
+        screen
+            .lines()
+            .any(|l| (l.contains(" vpc ") || l.contains(" iam ")) && l.contains(" ETA ")),
+        "{screen}"
+    );
+}
