@@ -8,10 +8,11 @@ use std::path::Path;
 
 use clap::{CommandFactory as _, Parser as _};
 
-use crate::cli::{Cli, Command, ExportArgs, GlobalArgs, RunArgs};
+use crate::cli::{Cli, Command, DayTwo, ExportArgs, GlobalArgs, RunArgs};
 use crate::commands;
 use crate::commands::export::{ExportOptions, Output};
 use crate::commands::logs::LogsOptions;
+use crate::commands::output::OutputOptions;
 use crate::commands::plan::PlanOptions;
 use crate::commands::run::{DEFAULT_PARALLEL, RunOptions};
 use crate::error::{RunnerError, exit};
@@ -92,19 +93,7 @@ fn dispatch(cli: &Cli, style: Style, cwd: &Path) -> Result<i32, RunnerError> {
             let target = s.target("export")?;
             commands::export::run(&s, &target, &export_options(args, cwd))
         }
-        Command::Status { format } => {
-            let s = settings()?;
-            commands::status::run(&s, &s.target_unchanged("status")?, *format)
-        }
-        Command::Logs(a) => {
-            let s = settings()?;
-            let options = LogsOptions {
-                project: a.project.clone(),
-                operation: a.operation,
-                follow: a.follow,
-            };
-            commands::logs::run(&s, &s.target_unchanged("logs")?, &options)
-        }
+        Command::DayTwo(c) => day_two(c, &settings()?),
         Command::Version => {
             report::result(&format!("runner {}\n", env!("CARGO_PKG_VERSION"))).map_err(|source| RunnerError::Io {
                 context: "cannot write to standard output".into(),
@@ -141,6 +130,32 @@ fn dispatch(cli: &Cli, style: Style, cwd: &Path) -> Result<i32, RunnerError> {
                 ..run_options(Operation::Preview, &a.run)
             };
             run_plan(&settings()?, &o)
+        }
+    }
+}
+
+/// The commands that look at a stack without running the graph: `status`, `output`, `logs`
+/// (which only read), `pulumi`.
+fn day_two(command: &DayTwo, s: &Settings) -> Result<i32, RunnerError> {
+    match command {
+        DayTwo::Status { format } => commands::status::run(s, &s.target_unchanged("status")?, *format),
+        DayTwo::Output(a) => {
+            let options = OutputOptions {
+                project: a.project.clone(),
+                name: a.name.clone(),
+                show_secrets: a.show_secrets,
+                json: a.json,
+            };
+            commands::output::run(s, &s.target_unchanged("output")?, &options)
+        }
+        DayTwo::Pulumi(a) => commands::passthrough::run(s, &s.target("pulumi")?, &a.project, &a.args),
+        DayTwo::Logs(a) => {
+            let options = LogsOptions {
+                project: a.project.clone(),
+                operation: a.operation,
+                follow: a.follow,
+            };
+            commands::logs::run(s, &s.target_unchanged("logs")?, &options)
         }
     }
 }

@@ -136,24 +136,9 @@ pub(crate) enum Command {
     )]
     ShowPlan(ShowPlanArgs),
 
-    /// Every project of the graph: its last operation, result, when, how long, the resources
-    /// its stack holds, and what an `up` would run and why
-    #[command(
-        after_help = "Reads only what runs leave in the workspace: no lock and no pulumi, so it works while a run is going.\n\n\
-                            Examples:\n  runner status -p aws -s dev\n  runner status -s dev --format json | jq '.up_would_run'"
-    )]
-    Status {
-        /// Output format
-        #[arg(short = 'f', long, value_enum, default_value_t = StatusFormat::Text)]
-        format: StatusFormat,
-    },
-
-    /// Print a project's last log of an operation (the most recent one unless --operation
-    /// says), and with --follow what is written to it until the operation ends
-    #[command(after_help = "Reads only: no lock, so it works while a run is going.\n\n\
-                            Examples:\n  runner logs eks -s dev\n  runner logs eks -s dev --operation destroy\n  \
-                            runner logs ingress-controller -s dev --follow")]
-    Logs(LogsArgs),
+    /// status, output, logs, pulumi: a look at a stack without running the graph
+    #[command(flatten)]
+    DayTwo(DayTwo),
 
     /// Print the runner's version (as --version does)
     Version,
@@ -174,6 +159,44 @@ pub(crate) enum Command {
         #[arg(value_enum)]
         shell: CompletionShell,
     },
+}
+
+/// The commands that look at a stack without running the graph (top-level commands).
+#[derive(Debug, Subcommand)]
+pub(crate) enum DayTwo {
+    /// Every project of the graph: its last operation, result, when, how long, the resources
+    /// its stack holds, and what an `up` would run and why
+    #[command(
+        after_help = "Reads only what runs leave in the workspace: no lock and no pulumi, so it works while a run is going.\n\n\
+                            Examples:\n  runner status -p aws -s dev\n  runner status -s dev --format json | jq '.up_would_run'"
+    )]
+    Status {
+        /// Output format
+        #[arg(short = 'f', long, value_enum, default_value_t = StatusFormat::Text)]
+        format: StatusFormat,
+    },
+
+    /// Print a project's stack outputs, read from the backend (secrets as [secret] unless
+    /// --show-secrets); with NAME its value alone, raw
+    #[command(after_help = "The same backend and passphrase as a run; takes no lock.\n\n\
+                            Examples:\n  runner output eks -s dev\n  runner output eks cluster_name -s dev\n  \
+                            runner output eks kubeconfig -s dev --show-secrets > kubeconfig.yaml\n  \
+                            runner output ingress-controller -s dev --json | jq -r .lb_ingress_hostname")]
+    Output(OutputArgs),
+
+    /// Run any pulumi command in a project with the run's environment: the backend, the
+    /// passphrase, --stack, and --config-file where the command reads the configuration
+    #[command(after_help = "Its exit code is pulumi's.\n\n\
+                            Examples:\n  runner pulumi eks -s dev -- stack history\n  runner pulumi eks -s dev -- cancel --yes\n  \
+                            runner pulumi logstore -s dev -- refresh --preview-only --diff")]
+    Pulumi(PulumiArgs),
+
+    /// Print a project's last log of an operation (the most recent one unless --operation
+    /// says), and with --follow what is written to it until the operation ends
+    #[command(after_help = "Reads only: no lock, so it works while a run is going.\n\n\
+                            Examples:\n  runner logs eks -s dev\n  runner logs eks -s dev --operation destroy\n  \
+                            runner logs ingress-controller -s dev --follow")]
+    Logs(LogsArgs),
 }
 
 /// What every run takes.
@@ -252,6 +275,36 @@ pub(crate) struct PreviewArgs {
     /// Exit with code 6 when any project would change (a drift check for CI)
     #[arg(long)]
     pub expect_no_changes: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct OutputArgs {
+    /// The project
+    #[arg(value_name = "PROJECT")]
+    pub project: String,
+
+    /// One output: its value alone, raw (a string as it is, anything else as JSON)
+    #[arg(value_name = "NAME")]
+    pub name: Option<String>,
+
+    /// Print secret values instead of [secret]
+    #[arg(long)]
+    pub show_secrets: bool,
+
+    /// Print JSON: the outputs as an object, or NAME's value
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct PulumiArgs {
+    /// The project whose directory pulumi runs in
+    #[arg(value_name = "PROJECT")]
+    pub project: String,
+
+    /// The pulumi command and its arguments, after `--`
+    #[arg(last = true, required = true, value_name = "ARGS")]
+    pub args: Vec<String>,
 }
 
 #[derive(Debug, Args)]

@@ -4,6 +4,8 @@
 pub(crate) mod export;
 pub(crate) mod logs;
 mod only;
+pub(crate) mod output;
+pub(crate) mod passthrough;
 pub(crate) mod plan;
 mod predict;
 pub(crate) mod providers;

@@ -213,15 +213,24 @@ fn learn(t: &Target, mut history: History, operation: Operation, result: &RunRes
 /// The `pulumi` engine for this run.
 fn engine(s: &Settings, t: &Target, o: &RunOptions, ready: Ready) -> Pulumi {
     Pulumi {
+        config_file: ready.config_file,
+        prune_kubeconfig: o.prune_kubeconfig,
+        ..pulumi_for(s, t, ready.env)
+    }
+}
+
+/// The `pulumi` engine of the target's stack with this environment, as a run has it.
+pub(super) fn pulumi_for(s: &Settings, t: &Target, env: Env) -> Pulumi {
+    Pulumi {
         program: PathBuf::from("pulumi"),
         root: s.ws.root.clone(),
         provider: t.provider.name.clone(),
         stack: t.stack.clone(),
-        config_file: ready.config_file,
-        env: ready.env,
+        config_file: stackfile::path(&s.ws.root, &t.stack),
+        env,
         run_dir: t.run_dir.clone(),
         redactor: Redactor::default(),
-        prune_kubeconfig: o.prune_kubeconfig,
+        prune_kubeconfig: false,
     }
 }
 

@@ -283,6 +283,40 @@ fn provider_lock(provider: &Provider, file: &StackFile) -> Option<Problem> {
     })
 }
 
+/// For a command that hands one project's stack to `pulumi` without running the graph (`output`,
+/// `pulumi`): the environment with the passphrase a file backend needs, from the environment or
+/// asked once at a terminal. Without one and nobody to ask: the problem, with its fix (exit 3).
+pub(crate) fn with_passphrase(
+    ws: &Workspace,
+    stack: &str,
+    env: Env,
+    interactive: bool,
+    ask: &mut dyn Ask,
+) -> Result<Env, RunnerError> {
+    let path = stackfile::path(&ws.root, stack);
+    let file = StackFile::load(&path, &ws.show(&path)).map_err(|d| RunnerError::Validation(vec![*d]))?;
+    let mut env = env;
+    let var_env = env.clone();
+    let var = move |name: &str| var_env.get(name);
+    let example = Map::new();
+    let cx = Context {
+        var: &var,
+        example: &example,
+        file_shown: &file.shown,
+        interactive,
+        defaults: false,
+    };
+    let problem = passphrase(&cx, &file, &mut env, ask).map_err(|source| RunnerError::Io {
+        context: "cannot read the answer from the terminal".into(),
+        source,
+    })?;
+    ask.finished();
+    match problem {
+        Some(p) => Err(RunnerError::Problems(vec![p])),
+        None => Ok(env),
+    }
+}
+
 /// A backend that keeps secrets with a passphrase (a file or cloud-storage backend) and a
 /// stack file without a KMS secrets provider.
 fn uses_passphrase(env: &Env, file: &StackFile) -> bool {

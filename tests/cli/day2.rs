@@ -220,3 +220,131 @@ fn nix_interrupt(child: &std::process::Child) {
         .args(["-INT", &child.id().to_string()])
         .status();
 }
+
+#[test]
+fn output_reads_the_backend_and_shows_secrets_only_when_asked() {
+    let ws = Ws::configured("aws");
+    ws.exec(&["output", "eks", "-p", "aws", "-s", "dev"], &[])
+        .expect(1)
+        .stderr_has("eks has no stack `dev` in the backend file://")
+        .stderr_has("runner up -p aws -s dev --target eks");
+    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "eks"], &[])
+        .expect(0);
+    // The runner's own record is not where outputs come from: the backend is.
+    std::fs::remove_dir_all(ws.path().join(".runner")).unwrap();
+
+    let table = ws.exec(&["output", "eks", "-s", "dev"], &[]).expect(0);
+    assert!(table.stdout.contains("cluster_name  eks-dev\n"), "{}", table.stdout);
+    assert!(
+        table
+            .stdout
+            .contains("kubeconfig    [secret] (--show-secrets shows it)\n"),
+        "{}",
+        table.stdout
+    );
+    let json = ws.exec(&["output", "eks", "-s", "dev", "--json"], &[]).expect(0).json();
+    assert_eq!(json["cluster_name"], "eks-dev");
+    assert_eq!(json["kubeconfig"], "[secret]");
+
+    // One value, raw: what `> file` needs.
+    let name = ws.exec(&["output", "eks", "cluster_name", "-s", "dev"], &[]).expect(0);
+    assert_eq!(name.stdout, "eks-dev\n");
+    ws.exec(&["output", "eks", "kubeconfig", "-s", "dev"], &[])
+        .expect(1)
+        .stderr_has("the output `kubeconfig` of eks is a secret")
+        .stderr_has("runner output eks kubeconfig --show-secrets > file");
+    let kubeconfig = ws
+        .exec(&["output", "eks", "kubeconfig", "-s", "dev", "--show-secrets"], &[])
+        .expect(0);
+    assert!(
+        kubeconfig.stdout.contains("placeholder-token-dev"),
+        "{}",
+        kubeconfig.stdout
+    );
+    assert!(
+        serde_saphyr::from_str::<serde_json::Value>(&kubeconfig.stdout).unwrap()["clusters"].is_array(),
+        "the kubeconfig as it is, ready for a file:\n{}",
+        kubeconfig.stdout
+    );
+    ws.exec(&["output", "eks", "cluster", "-s", "dev"], &[])
+        .expect(1)
+        .stderr_has("eks has no output `cluster`")
+        .stderr_has("its outputs: cluster_name, kubeconfig");
+    // The same passphrase as a run: without it, nothing is decrypted.
+    ws.exec(
+        &["output", "eks", "-s", "dev"],
+        &[("PULUMI_CONFIG_PASSPHRASE", "wrong passphrase")],
+    )
+    .expect(1)
+    .stderr_has("cannot read the outputs of eks from the backend");
+}
+
+#[test]
+fn pulumi_runs_in_the_project_with_the_runs_backend_stack_and_configuration() {
+    let ws = Ws::configured("aws");
+    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "vpc"], &[])
+        .expect(0);
+    ws.clear_invocations();
+    let out = ws
+        .exec(&["pulumi", "vpc", "-s", "dev", "--", "stack", "output", "--json"], &[])
+        .expect(0);
+    assert!(
+        out.json()["vpc"].is_object() || out.json()["vpc"].is_string(),
+        "{}",
+        out.stdout
+    );
+    // The shared stack file is where `config get` finds the key (the project has none).
+    let region = ws
+        .exec(
+            &["pulumi", "vpc", "-s", "dev", "--", "config", "get", "aws:region"],
+            &[],
+        )
+        .expect(0);
+    assert_eq!(region.stdout.trim(), "us-east-1");
+    let calls = ws.invocations();
+    let argv: Vec<Vec<String>> = calls
+        .iter()
+        .map(|i| {
+            i["argv"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a.as_str().unwrap().to_string())
+                .collect()
+        })
+        .collect();
+    assert_eq!(argv[0], ["stack", "output", "--json", "--stack", "dev"]);
+    assert_eq!(
+        argv[1],
+        [
+            "config",
+            "get",
+            "aws:region",
+            "--stack",
+            "dev",
+            "--config-file",
+            &ws.path().join("config/pulumi/Pulumi.dev.yaml").display().to_string()
+        ]
+    );
+    for i in &calls {
+        assert!(i["cwd"].as_str().unwrap().ends_with("projects/infra/vpc"), "{i}");
+        assert!(
+            i["env"]["PULUMI_BACKEND_URL"].as_str().unwrap().starts_with("file://"),
+            "{i}"
+        );
+        assert_eq!(i["env"]["PULUMI_CONFIG_PASSPHRASE"], "<set>");
+    }
+    // pulumi's exit code and its words.
+    let missing = ws.exec(&["pulumi", "vpc", "-s", "dev", "--", "stack", "output", "nosuch"], &[]);
+    assert_eq!(missing.code, 1, "{}", missing.stderr);
+    assert!(
+        missing
+            .stderr
+            .contains("current stack does not have output property 'nosuch'"),
+        "{}",
+        missing.stderr
+    );
+    ws.exec(&["pulumi", "vpcc", "-s", "dev", "--", "version"], &[])
+        .expect(2)
+        .stderr_has("did you mean `vpc`?");
+}

@@ -1,0 +1,144 @@
+//! `pulumi PROJECT -- ARGS…`: any `pulumi` command in a project's directory with the run's
+//! environment — the environment file's variables, the backend, the passphrase, the stack — for
+//! what the runner does not cover (`pulumi cancel`, `pulumi stack history`, `pulumi state …`).
+//! `--stack` is added where the command takes it and `--config-file` (the shared stack file)
+//! where it reads the configuration, unless given; the terminal is `pulumi`'s, and so is the
+//! exit code.
+
+use super::run::pulumi_for;
+use crate::config::prepare;
+use crate::config::terminal::Terminal;
+use crate::error::RunnerError;
+use crate::exec;
+use crate::report;
+use crate::settings::{Settings, Target};
+
+/// Commands (and their aliases) that take `--stack` (`pkg/cmd/pulumi`: a persistent `stack`
+/// flag on each).
+const TAKE_STACK: [&str; 17] = [
+    "up", "update", "preview", "pre", "refresh", "destroy", "down", "dn", "config", "stack", "cancel", "import",
+    "state", "watch", "logs", "console", "about",
+];
+
+/// Commands that read the stack configuration and take `--config-file`.
+const TAKE_CONFIG_FILE: [&str; 9] = [
+    "up", "update", "preview", "pre", "refresh", "destroy", "down", "dn", "config",
+];
+
+/// Root flags of `pulumi` that take a value (`pkg/cmd/pulumi/pulumi.go`), to find the command
+/// after them.
+const ROOT_VALUES: [&str; 10] = [
+    "-C",
+    "--cwd",
+    "--color",
+    "-v",
+    "--verbose",
+    "--tracing",
+    "--tracing-header",
+    "--profiling",
+    "--memprofilerate",
+    "--otel-traces",
+];
+
+pub(crate) fn run(s: &Settings, t: &Target, project: &str, args: &[String]) -> Result<i32, RunnerError> {
+    let project = super::project_of(t, project, "pulumi")?.clone();
+    let env = prepare::with_passphrase(&s.ws, &t.stack, t.env.clone(), s.interactive, &mut Terminal::new())?;
+    let engine = pulumi_for(s, t, env);
+    let config_file = (!project.secrets_store).then(|| engine.config_file.display().to_string());
+    let args = with_run_flags(args, &t.stack, config_file.as_deref());
+    let dir = s.ws.root.join(&project.path);
+    report::debug(s.style, &format!("pulumi {} (in {})", args.join(" "), project.path));
+    let mut cmd = std::process::Command::new(&engine.program);
+    cmd.current_dir(&dir).args(&args);
+    engine.env.apply_for_pulumi(&mut cmd);
+    // Ctrl-C at the terminal reaches `pulumi` itself, which cancels cleanly; the runner waits
+    // for it and ends with its exit code.
+    let (tx, _held) = tokio::sync::mpsc::unbounded_channel();
+    let _swallowed = exec::signals::hub().forward_to(tx);
+    let status = cmd.status().map_err(|e| {
+        RunnerError::failed(
+            format!("cannot start `pulumi` in {}: {e}", s.ws.show(&dir)),
+            "install the pulumi CLI (v3.142.0 or newer) and put it on PATH",
+        )
+    })?;
+    Ok(status.code().unwrap_or_else(|| {
+        #[cfg(unix)]
+        {
+            std::os::unix::process::ExitStatusExt::signal(&status).map_or(1, |sig| 128 + sig)
+        }
+        #[cfg(not(unix))]
+        {
+            1
+        }
+    }))
+}
+
+/// `args` with `--stack STACK` where the command takes it and `--config-file FILE` where it
+/// reads the configuration (`None`: a project with its own stack file), unless given, placed
+/// before a `--` so they stay flags.
+fn with_run_flags(args: &[String], stack: &str, config_file: Option<&str>) -> Vec<String> {
+    let before: &[String] = match args.iter().position(|a| a == "--") {
+        Some(end) => &args[..end],
+        None => args,
+    };
+    let mut words = before.iter();
+    let mut command = None;
+    while let Some(a) = words.next() {
+        if ROOT_VALUES.contains(&a.as_str()) {
+            words.next();
+        } else if !a.starts_with('-') {
+            command = Some(a.as_str());
+            break;
+        }
+    }
+    let given = |long: &str, short: Option<&str>| {
+        before
+            .iter()
+            .any(|a| a == long || a.starts_with(&format!("{long}=")) || short.is_some_and(|s| a == s))
+    };
+    let mut extra = Vec::new();
+    if let Some(command) = command {
+        if TAKE_STACK.contains(&command) && !given("--stack", Some("-s")) {
+            extra.extend(["--stack".to_string(), stack.to_string()]);
+        }
+        if let Some(file) = config_file
+            && TAKE_CONFIG_FILE.contains(&command)
+            && !given("--config-file", None)
+        {
+            extra.extend(["--config-file".to_string(), file.to_string()]);
+        }
+    }
+    let mut out = before.to_vec();
+    out.extend(extra);
+    out.extend(args[before.len()..].iter().cloned());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(line: &str) -> Vec<String> {
+        line.split_whitespace().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn the_stack_and_the_config_file_go_where_the_command_takes_them() {
+        let f = Some("/ws/config/pulumi/Pulumi.dev.yaml");
+        assert_eq!(
+            with_run_flags(&args("stack output --json"), "dev", f).join(" "),
+            "stack output --json --stack dev"
+        );
+        assert_eq!(
+            with_run_flags(&args("--color never config set k -- -v"), "dev", f).join(" "),
+            "--color never config set k --stack dev --config-file /ws/config/pulumi/Pulumi.dev.yaml -- -v"
+        );
+        assert_eq!(
+            with_run_flags(&args("up -s prod --config-file x.yaml"), "dev", f).join(" "),
+            "up -s prod --config-file x.yaml"
+        );
+        assert_eq!(with_run_flags(&args("up"), "dev", None).join(" "), "up --stack dev");
+        assert_eq!(with_run_flags(&args("version"), "dev", f).join(" "), "version");
+        assert_eq!(with_run_flags(&args("whoami -v 9"), "dev", f).join(" "), "whoami -v 9");
+    }
+}
