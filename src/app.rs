@@ -17,6 +17,7 @@ use crate::commands::plan::PlanOptions;
 use crate::commands::run::{DEFAULT_PARALLEL, RunOptions};
 use crate::error::{RunnerError, exit};
 use crate::plan::Operation;
+use crate::pulumi::Drift;
 use crate::report::{self, Style};
 use crate::settings::{Flags, Settings};
 
@@ -131,6 +132,14 @@ fn dispatch(cli: &Cli, style: Style, cwd: &Path) -> Result<i32, RunnerError> {
             };
             run_plan(&settings()?, &o)
         }
+        Command::Drift(a) => {
+            let o = RunOptions {
+                expect_no_changes: true,
+                drift: Some(Drift { refresh: a.refresh }),
+                ..run_options(Operation::Preview, &a.run)
+            };
+            run_plan(&settings()?, &o)
+        }
     }
 }
 
@@ -179,6 +188,7 @@ fn run_options(operation: Operation, args: &RunArgs) -> RunOptions {
         output: args.output,
         yes: false,
         expect_no_changes: false,
+        drift: None,
     }
 }
 

@@ -17,6 +17,9 @@ Examples:
   runner up -p aws -s dev
   runner -p aws -s dev destroy
   runner preview -p do -s dev
+  runner drift -p aws -s prod
+  runner status -p aws -s dev
+  runner logs eks -s dev --follow
   runner up -p aws -s dev --target ingress-controller --parallel 2
   runner list-providers
   runner show-plan -p aws
@@ -28,8 +31,8 @@ Global flags go before or after the command: `runner -p aws show-plan` and
 `runner show-plan -p aws` are the same.
 
 Exit codes: 0 success, 1 a project or hook failed, 2 usage error, 3 validation failed,
-4 another runner holds the workspace, 5 not confirmed, 6 a preview found changes
-(--expect-no-changes), 130 interrupted.";
+4 another runner holds the workspace, 5 not confirmed, 6 drift: `drift` or
+`preview --expect-no-changes` found changes, 130 interrupted.";
 
 /// Stands up a whole Kubernetes platform from many small Pulumi projects, in dependency
 /// order and in parallel, and tears it down again.
@@ -109,6 +112,15 @@ pub(crate) enum Command {
     #[command(after_help = "Examples:\n  runner preview -p aws -s dev\n  \
                             runner preview -p aws -s prod --expect-no-changes   # exit 6 when anything would change")]
     Preview(PreviewArgs),
+
+    /// Check every deployed project for drift: `pulumi preview --expect-no-changes` across the
+    /// graph in parallel, one report of what differs from its program and configuration
+    #[command(
+        after_help = "Exit 6 when anything drifted (0 when nothing did, 1 when a check failed). \
+                            Only stacks the backend holds are checked; none is created.\n\n\
+                            Examples:\n  runner drift -p aws -s prod\n  runner drift -p aws -s prod --refresh --junit drift.xml"
+    )]
+    Drift(DriftArgs),
 
     /// Prepare the configuration as a run would (asking for what is missing, saying which files
     /// it wrote), then check everything a run needs, reporting every problem at once with its fix
@@ -321,6 +333,17 @@ pub(crate) struct LogsArgs {
     /// project to start when it has no log yet)
     #[arg(short = 'f', long)]
     pub follow: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct DriftArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+
+    /// Read each stack's resources from the cloud first (`pulumi preview --refresh`), so
+    /// changes made outside Pulumi show too
+    #[arg(long)]
+    pub refresh: bool,
 }
 
 #[derive(Debug, Args)]

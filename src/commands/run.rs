@@ -21,10 +21,10 @@ use crate::exec::{self, Event, Options, Resume, RunResult, Status};
 use crate::fs::{NewFile, write_atomic};
 use crate::plan::{Operation, Plan};
 use crate::provider::{Project, PromptType, Provider};
-use crate::pulumi::{self, Pulumi, Redactor, Store};
+use crate::pulumi::{self, Drift, Pulumi, Redactor, Store};
 use crate::report::live::Live;
 use crate::report::logs::Logs;
-use crate::report::plain::{Plain, would_change};
+use crate::report::plain::{Plain, drift_verdict, would_change};
 use crate::report::summary::Predicted;
 use crate::report::{self, OutputMode};
 use crate::runstate::{Digests, History, Outside, RunState};
@@ -57,6 +57,9 @@ pub(crate) struct RunOptions {
     pub(crate) yes: bool,
     /// Preview: exit with [`exit::CHANGES`] when any project would change.
     pub(crate) expect_no_changes: bool,
+    /// `drift`: the previews are drift checks of what the backend holds (this implies
+    /// `expect_no_changes`).
+    pub(crate) drift: Option<Drift>,
 }
 
 pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, RunnerError> {
@@ -97,8 +100,9 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
     let mut options = Options {
         parallel: o.parallel,
         keep_going: o.keep_going,
-        // A preview can only look at projects whose upstream stacks are deployed.
-        deployed: (o.operation == Operation::Preview && !plan.only).then(|| state.deployed()),
+        // A preview can only look at projects whose upstream stacks are deployed; a drift check
+        // asks the backend, not what this workspace's runs recorded (a CI job has none).
+        deployed: (o.operation == Operation::Preview && !plan.only && o.drift.is_none()).then(|| state.deployed()),
         given: std::collections::BTreeMap::new(),
     };
     let engine = engine(s, t, o, ready);
@@ -144,6 +148,9 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
     }
     let log = |name: &str| s.ws.show(&t.run_dir.log(name, o.operation.as_str()));
     view.finish(&plan, &result, clock.elapsed().as_secs_f64(), &t.stack, &log);
+    if o.drift.is_some() && !result.interrupted {
+        report::info(&format!("\n{}", drift_verdict(&result)));
+    }
     if o.operation == Operation::Destroy && !o.prune_kubeconfig && s.interactive {
         offer_kubeconfig_prune(t, &result);
     }
@@ -198,7 +205,13 @@ fn prediction(plan: &Plan<'_>, state: &RunState, digests: &Digests, history: &Hi
     } else {
         BTreeSet::new()
     };
-    let settled = Settled::new(plan, &skipped_by_up, &state.deployed());
+    // A drift check previews whatever the backend holds.
+    let deployed = if o.drift.is_some() {
+        plan.order.iter().map(|&i| plan.name(i).to_string()).collect()
+    } else {
+        state.deployed()
+    };
+    let settled = Settled::new(plan, &skipped_by_up, &deployed);
     predict(plan, history, &settled, o.parallel)
 }
 
@@ -215,6 +228,7 @@ fn engine(s: &Settings, t: &Target, o: &RunOptions, ready: Ready) -> Pulumi {
     Pulumi {
         config_file: ready.config_file,
         prune_kubeconfig: o.prune_kubeconfig,
+        drift: o.drift,
         ..pulumi_for(s, t, ready.env)
     }
 }
@@ -231,6 +245,7 @@ pub(super) fn pulumi_for(s: &Settings, t: &Target, env: Env) -> Pulumi {
         run_dir: t.run_dir.clone(),
         redactor: Redactor::default(),
         prune_kubeconfig: false,
+        drift: None,
     }
 }
 

@@ -7,6 +7,7 @@
 #![allow(clippy::result_large_err)]
 
 mod deployed;
+mod drift;
 mod hooks;
 mod process;
 mod redact;
@@ -24,6 +25,7 @@ use crate::provider::Hook;
 use crate::workspace::RunDir;
 
 pub(crate) use deployed::Deployed;
+pub(crate) use drift::Drift;
 pub(crate) use hooks::prune_kubeconfig;
 use process::{Ended, Step};
 pub(crate) use redact::Redactor;
@@ -44,6 +46,8 @@ pub(crate) struct Pulumi {
     pub(crate) redactor: Redactor,
     /// `destroy --prune-kubeconfig`: remove what `kubeconfig-merge` added.
     pub(crate) prune_kubeconfig: bool,
+    /// `drift`: previews are drift checks (see [`Drift`]).
+    pub(crate) drift: Option<Drift>,
 }
 
 impl Pulumi {
@@ -126,10 +130,16 @@ impl Pulumi {
         Ok(outputs)
     }
 
+    // The steps of one operation, in the order they run.
+    #[allow(clippy::too_many_lines)]
     async fn operation(&self, job: &Job, control: &Control) -> JobEnd {
         let name = &job.project.name;
         let op = job.operation;
+        if let Some(end) = self.select_deployed(job, control).await {
+            return end;
+        }
         match op {
+            Operation::Preview if self.drift.is_some() => {}
             Operation::Up | Operation::Preview => {
                 if let Err(e) = self.select(job, control, true).await {
                     return e;
@@ -169,6 +179,7 @@ impl Pulumi {
         if op != Operation::Preview {
             args.extend(["--yes", "--skip-preview"]);
         }
+        args.extend(drift::flags(self.drift));
         args.extend(["--event-log", event_log_arg.as_str()]);
         let mut cmd = self.command(job, &args);
         // `--event-log` exists only with PULUMI_DEBUG_COMMANDS (Automation API sets it too).
@@ -188,7 +199,7 @@ impl Pulumi {
                 ..JobEnd::failed(format!("pulumi {} was interrupted", op.as_str()))
             };
         }
-        if end.code != Some(0) {
+        if end.code != Some(0) && !drift::found(self.drift, &end, &changes) {
             let what = format!("pulumi {}", op.as_str());
             return JobEnd {
                 changes,

@@ -212,6 +212,43 @@ fn preview_verdict(err: &mut impl std::io::Write, result: &RunResult) {
     }
 }
 
+/// After a drift check: what differs from its program and configuration, or that nothing does.
+pub(crate) fn drift_verdict(result: &RunResult) -> String {
+    let checked: Vec<&(String, crate::exec::Finished)> = result
+        .results
+        .iter()
+        .filter(|(_, f)| f.status == Status::Succeeded)
+        .collect();
+    let drifted: Vec<String> = checked
+        .iter()
+        .filter(|(_, f)| would_change(&f.changes))
+        .map(|(name, f)| format!("{name} ({})", spelled(&f.changes)))
+        .collect();
+    let absent = result
+        .results
+        .iter()
+        .filter(|(_, f)| matches!(f.status, Status::Unchanged { .. }))
+        .count();
+    let absent = if absent == 0 {
+        String::new()
+    } else {
+        format!(" ({absent} not deployed: not checked)")
+    };
+    if drifted.is_empty() {
+        format!(
+            "No drift: the {} deployed projects checked match their programs and configuration{absent}.",
+            checked.len()
+        )
+    } else {
+        format!(
+            "Drift: {} of {} deployed projects differ from their programs and configuration{absent}: {}",
+            drifted.len(),
+            checked.len(),
+            drifted.join(", ")
+        )
+    }
+}
+
 /// Whether the engine's counts hold a change: anything but keeping or reading a resource, as
 /// Pulumi's own `--expect-no-changes` counts (`ResourceChanges.HasChanges`).
 pub(crate) fn would_change(c: &BTreeMap<String, u64>) -> bool {

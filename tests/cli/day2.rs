@@ -348,3 +348,84 @@ fn pulumi_runs_in_the_project_with_the_runs_backend_stack_and_configuration() {
         .expect(2)
         .stderr_has("did you mean `vpc`?");
 }
+
+#[test]
+fn drift_previews_what_the_backend_holds_and_exits_6_when_anything_differs() {
+    let ws = Ws::configured("aws");
+    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "eks"], &[])
+        .expect(0);
+    // A scheduled CI job has a fresh checkout: nothing recorded, the backend says what is there.
+    std::fs::remove_dir_all(ws.path().join(".runner")).unwrap();
+    ws.clear_invocations();
+    let clean = ws.exec(&["drift", "-p", "aws", "-s", "dev"], &[]).expect(0);
+    assert!(
+        clean.stderr.contains(
+            "No drift: the 3 deployed projects checked match their programs and configuration (13 not deployed: not checked)."
+        ),
+        "{}",
+        clean.stderr
+    );
+    let calls = ws.invocations();
+    let previews: Vec<&serde_json::Value> = calls.iter().filter(|i| i["argv"][0] == "preview").collect();
+    assert_eq!(previews.len(), 3, "only the stacks the backend holds are previewed");
+    for p in &previews {
+        assert!(
+            p["argv"]
+                .as_array()
+                .unwrap()
+                .contains(&serde_json::json!("--expect-no-changes")),
+            "{p}"
+        );
+    }
+    // The checks (after the secrets are stored, as for any preview) create no stack.
+    let setup = calls
+        .iter()
+        .rposition(|i| i["argv"][0] == "config")
+        .map_or(0, |k| k + 1);
+    let selects: Vec<&serde_json::Value> = calls[setup..]
+        .iter()
+        .filter(|i| i["argv"][0] == "stack" && i["argv"][1] == "select")
+        .collect();
+    assert_eq!(selects.len(), 16, "{selects:?}");
+    assert!(
+        selects
+            .iter()
+            .all(|i| !i["argv"].as_array().unwrap().contains(&serde_json::json!("--create"))),
+        "a drift check creates no stack: {selects:?}"
+    );
+
+    // The configuration moves away from what is deployed.
+    ws.edit(
+        "config/pulumi/Pulumi.dev.yaml",
+        "eks:instance_type: t3.large",
+        "eks:instance_type: t3.xlarge",
+    );
+    let drifted = ws
+        .exec(&["drift", "-p", "aws", "-s", "dev", "--summary", "drift.json"], &[])
+        .expect(6);
+    assert!(
+        drifted.stderr.contains(
+            "Drift: 1 of 3 deployed projects differ from their programs and configuration (13 not deployed: not checked): eks (~1 update)"
+        ),
+        "{}",
+        drifted.stderr
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(ws.path().join("drift.json")).unwrap()).unwrap();
+    validate(&summary, "summary.schema.json");
+    assert_eq!(summary["exit_code"], 6);
+    assert_eq!(project(&summary, "eks")["changes"]["update"], 1);
+    assert_eq!(project(&summary, "eks")["status"], "succeeded");
+    // Nothing was deployed by looking.
+    ws.exec(&["output", "eks", "-s", "dev", "--json"], &[]).expect(0);
+    let state = ws.path().join(".pulumi-state/.pulumi/stacks/eks/dev.json");
+    assert!(std::fs::read_to_string(state).unwrap().contains("t3.large"));
+
+    // A check that fails is a failure, not drift.
+    ws.exec(
+        &["drift", "-p", "aws", "-s", "dev"],
+        &[("PULUMI_STANDIN_FAIL", "vpc:preview")],
+    )
+    .expect(1)
+    .stderr_has("Failed: vpc (preview)");
+}

@@ -46,6 +46,15 @@ pub fn cancelled(operation: &str) -> Failure {
     }
 }
 
+/// `NoChangesExpectedError` (`--expect-no-changes` and the operation had changes): exit 7.
+pub fn no_changes_expected(operation: &str) -> Failure {
+    Failure {
+        message: format!("no changes were expected for {operation} but changes were proposed"),
+        code: 7,
+        diagnostics: Vec::new(),
+    }
+}
+
 /// A program the language host refused: its diagnostics were shown, nothing more is said; exit 1.
 pub fn bail(diagnostics: Vec<String>) -> Failure {
     Failure {

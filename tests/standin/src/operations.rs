@@ -14,7 +14,7 @@ use crate::args::Args;
 use crate::backend::Backend;
 use crate::commands::{Scope, scope};
 use crate::crypto::Crypter;
-use crate::fail::{Failure, cancelled, config_error, fail};
+use crate::fail::{Failure, cancelled, config_error, fail, no_changes_expected};
 use crate::program::{self, Context, Evaluator, SIG_KEY, SIG_SECRET, deep_reveal, is_secret, reveal};
 use crate::stackconfig::StackConfig;
 use crate::{switches, time};
@@ -382,7 +382,22 @@ pub fn run(args: &Args, op: Op) -> Result<i32, Failure> {
             &warnings,
         );
     }
+    // Checked once the operation is done and shown (`pkg/cmd/pulumi/operations/{up,preview,
+    // refresh}.go`); destroy has no such flag.
+    if args.flag("expect-no-changes") && op != Op::Destroy && has_changes(&changes) {
+        return Err(no_changes_expected(match op {
+            Op::Up => "update",
+            _ => op.name(),
+        }));
+    }
     Ok(0)
+}
+
+/// `engine.HasChanges`: any step but keeping, reading or discarding a read resource.
+fn has_changes(changes: &BTreeMap<String, u64>) -> bool {
+    changes
+        .iter()
+        .any(|(op, n)| *n > 0 && !matches!(op.as_str(), "same" | "read" | "discard" | "read-replacement"))
 }
 
 fn root_urn(scope: &Scope) -> String {

@@ -615,6 +615,62 @@ fn preview_json_digest_and_event_log() {
 }
 
 #[test]
+fn expect_no_changes_fails_with_exit_7_once_the_operation_had_changes() {
+    let e = Env::new();
+    e.init("vpc");
+    e.set_secret("vpc");
+    let cfg = e.shared_config();
+    let preview = |extra: &[&str]| {
+        let mut args = vec!["preview", "--expect-no-changes", "-s", "dev", "--config-file", &cfg];
+        args.extend(extra);
+        e.run("vpc", &args)
+    };
+    // Nothing deployed: the preview would create; it is shown, then refused.
+    let first = preview(&[]).code(7);
+    assert!(first.stdout.contains("+ 2 to create"), "{}", first.stdout);
+    assert!(
+        first
+            .stderr
+            .contains("error: no changes were expected for preview but changes were proposed"),
+        "{}",
+        first.stderr
+    );
+    // The same flag on up: the update is applied, then refused.
+    let up = e
+        .run(
+            "vpc",
+            &["up", "--yes", "--expect-no-changes", "-s", "dev", "--config-file", &cfg],
+        )
+        .code(7);
+    assert!(
+        up.stderr
+            .contains("error: no changes were expected for update but changes were proposed"),
+        "{}",
+        up.stderr
+    );
+    // Deployed and unchanged: fine.
+    preview(&[]).ok();
+    e.run(
+        "vpc",
+        &["up", "--yes", "--expect-no-changes", "-s", "dev", "--config-file", &cfg],
+    )
+    .ok();
+    e.run(
+        "vpc",
+        &[
+            "refresh",
+            "--yes",
+            "--expect-no-changes",
+            "-s",
+            "dev",
+            "--config-file",
+            &cfg,
+        ],
+    )
+    .ok();
+}
+
+#[test]
 fn refresh_and_destroy() {
     let e = Env::new();
     e.init("vpc");
