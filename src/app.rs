@@ -76,6 +76,7 @@ fn dispatch(cli: &Cli, style: Style, cwd: &Path) -> Result<i32, RunnerError> {
             let options = PlanOptions {
                 operation: args.operation,
                 targets: args.targets.clone(),
+                excludes: args.excludes.clone(),
                 format: args.format,
             };
             commands::plan::show(&s, &provider, &options)
@@ -179,6 +180,7 @@ fn run_options(operation: Operation, args: &RunArgs) -> RunOptions {
     RunOptions {
         operation,
         targets: args.targets.clone(),
+        excludes: args.excludes.clone(),
         only: args.only.clone(),
         parallel: args.parallel.map_or(DEFAULT_PARALLEL, usize::from),
         keep_going: args.keep_going,

@@ -219,9 +219,15 @@ pub(crate) struct RunArgs {
     #[arg(short = 't', long = "target", value_name = "PROJECT", value_delimiter = ',')]
     pub targets: Vec<String>,
 
+    /// Leave out this project and everything that cannot run without it: on up (refresh,
+    /// preview) what needs it or runs after it, on destroy what it needs (kept); repeatable, or
+    /// separated by commas
+    #[arg(short = 'x', long = "exclude", value_name = "PROJECT", value_delimiter = ',')]
+    pub excludes: Vec<String>,
+
     /// Only this project, alone: what it waits for must already be done (its needs deployed, on
     /// destroy its dependents gone), which the backend must prove first (one CI job per project)
-    #[arg(long, value_name = "PROJECT", conflicts_with = "targets")]
+    #[arg(long, value_name = "PROJECT", conflicts_with_all = ["targets", "excludes"])]
     pub only: Option<String>,
 
     /// Run at most N projects at once [default: 8]
@@ -356,6 +362,11 @@ pub(crate) struct ShowPlanArgs {
     /// separated by commas
     #[arg(short = 't', long = "target", value_name = "PROJECT", value_delimiter = ',')]
     pub targets: Vec<String>,
+
+    /// Plan without this project and what cannot run without it (on destroy: what it needs is
+    /// kept); repeatable, or separated by commas
+    #[arg(short = 'x', long = "exclude", value_name = "PROJECT", value_delimiter = ',')]
+    pub excludes: Vec<String>,
 
     /// Output format
     #[arg(short = 'f', long, value_enum, default_value_t = Format::Tree)]

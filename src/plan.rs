@@ -131,6 +131,45 @@ impl<'p> Plan<'p> {
         Ok(plan)
     }
 
+    /// The plan without `names` and what cannot run without them: on `up`, `refresh` and
+    /// `preview` every project that needs one or runs after one (its dependents, transitively);
+    /// on `destroy` every project one of them needs, which must outlive it. Returns the plan
+    /// and what was left out, in run order.
+    pub fn excluding(mut self, names: &[String]) -> Result<(Self, Vec<usize>), UnknownTarget> {
+        let graph = &self.provider.graph;
+        let mut ids = Vec::new();
+        for n in names {
+            let Some(i) = graph.find(n) else {
+                return Err(UnknownTarget {
+                    name: n.clone(),
+                    provider: self.provider.name.clone(),
+                    suggestion: graph.suggest(n),
+                });
+            };
+            ids.push(i);
+        }
+        if ids.is_empty() {
+            return Ok((self, Vec::new()));
+        }
+        let direction = self.operation.direction();
+        let out = match direction {
+            Direction::Forward => graph.with_dependents(&ids),
+            Direction::Reverse => graph.with_needs(&ids),
+        };
+        let left_out: Vec<usize> = self.order.iter().copied().filter(|i| out.contains(i)).collect();
+        let subset: BTreeSet<usize> = self.subset.difference(&out).copied().collect();
+        let (waves, wave_of) = graph.waves(&subset, direction);
+        let critical = graph.critical_path(&subset, direction);
+        self.on_critical = critical.nodes.iter().copied().collect();
+        self.order = graph.run_order(&subset, direction);
+        self.targets.retain(|t| subset.contains(t));
+        self.subset = subset;
+        self.waves = waves;
+        self.wave_of = wave_of;
+        self.critical = critical;
+        Ok((self, left_out))
+    }
+
     /// What the plan's projects wait for that is outside the plan, as (project of the plan,
     /// what it waits for, kind), in declaration order: on `up`, `refresh` and `preview` its needs
     /// (which must be deployed), on `destroy` its dependents (which must be gone).

@@ -17,21 +17,25 @@ use crate::settings::Settings;
 pub(crate) struct PlanOptions {
     pub(crate) operation: Operation,
     pub(crate) targets: Vec<String>,
+    pub(crate) excludes: Vec<String>,
     pub(crate) format: Format,
 }
 
 pub(crate) fn show(s: &Settings, provider: &Provider, o: &PlanOptions) -> Result<i32, RunnerError> {
     let provider = &learned(s, provider, o.operation);
-    let plan = Plan::new(provider, o.operation, &o.targets).map_err(|e| {
-        let help = match &e.suggestion {
-            Some(x) => format!(
-                "did you mean `{x}`? See the projects with `runner show-plan -p {}`",
-                e.provider
-            ),
-            None => format!("see the projects with `runner show-plan -p {}`", e.provider),
-        };
-        RunnerError::usage(e.to_string(), help)
-    })?;
+    let plan = Plan::new(provider, o.operation, &o.targets)
+        .and_then(|p| p.excluding(&o.excludes))
+        .map(|(p, _)| p)
+        .map_err(|e| {
+            let help = match &e.suggestion {
+                Some(x) => format!(
+                    "did you mean `{x}`? See the projects with `runner show-plan -p {}`",
+                    e.provider
+                ),
+                None => format!("see the projects with `runner show-plan -p {}`", e.provider),
+            };
+            RunnerError::usage(e.to_string(), help)
+        })?;
     let programs = programs::read_all(&s.ws, provider);
     let text = match o.format {
         Format::Tree => render::tree(&plan),

@@ -429,3 +429,88 @@ fn drift_previews_what_the_backend_holds_and_exits_6_when_anything_differs() {
     .expect(1)
     .stderr_has("Failed: vpc (preview)");
 }
+
+/// The projects whose `op` command ran, from the invocation log.
+fn ran(ws: &Ws, op: &str) -> std::collections::BTreeSet<String> {
+    ws.invocations()
+        .iter()
+        .filter(|i| i["argv"][0] == op)
+        .map(|i| {
+            let dir = std::path::Path::new(i["cwd"].as_str().unwrap());
+            let text = std::fs::read_to_string(dir.join("Pulumi.yaml")).unwrap();
+            let doc: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
+            doc["name"].as_str().unwrap().to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn exclude_leaves_out_what_cannot_run_without_the_project_and_says_so() {
+    let ws = Ws::configured("aws");
+    let up = ws
+        .exec(&["up", "-p", "aws", "-s", "dev", "--exclude", "logstore"], &[])
+        .expect(0);
+    assert!(
+        up.stderr
+            .contains("excluded: logstore, and what needs it or runs after it: logagent, sirius\n"),
+        "{}",
+        up.stderr
+    );
+    let ups = ran(&ws, "up");
+    assert_eq!(ups.len(), 13, "{ups:?}");
+    for out in ["logstore", "logagent", "sirius"] {
+        assert!(!ups.contains(out), "{out} ran");
+    }
+    assert!(up.stderr.contains("13 succeeded"), "{}", up.stderr);
+
+    // On destroy the excluded project stays, and so does what it needs.
+    ws.clear_invocations();
+    let destroy = ws
+        .exec(
+            &["destroy", "-p", "aws", "-s", "dev", "--exclude", "kubeconfig", "--yes"],
+            &[],
+        )
+        .expect(0);
+    let line = destroy
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("kept: "))
+        .unwrap_or_else(|| panic!("{}", destroy.stderr));
+    assert!(line.starts_with("kept: kubeconfig, and what it needs: "), "{line}");
+    for kept in ["eks", "vpc", "iam"] {
+        assert!(line.contains(kept), "{line}");
+    }
+    let destroyed = ran(&ws, "destroy");
+    for kept in ["kubeconfig", "eks", "vpc", "iam"] {
+        assert!(!destroyed.contains(kept), "{kept} was destroyed");
+    }
+    assert!(
+        destroyed.contains("ingress-controller") && destroyed.contains("ecr"),
+        "{destroyed:?}"
+    );
+
+    ws.exec(
+        &["up", "-p", "aws", "-s", "dev", "--target", "vpc", "--exclude", "vpc"],
+        &[],
+    )
+    .expect(2)
+    .stderr_has("nothing left to up: --exclude leaves out every project of the plan");
+    ws.exec(&["up", "-p", "aws", "-s", "dev", "--exclude", "logstor"], &[])
+        .expect(2)
+        .stderr_has("did you mean `logstore`?");
+    let plan = ws
+        .exec(
+            &["show-plan", "-p", "aws", "--exclude", "logstore", "--format", "json"],
+            &[],
+        )
+        .expect(0)
+        .json();
+    let names: Vec<&str> = plan["projects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 13);
+    assert!(!names.contains(&"logagent"));
+}
