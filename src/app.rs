@@ -186,6 +186,7 @@ fn run_options(operation: Operation, args: &RunArgs) -> RunOptions {
         keep_going: args.keep_going,
         fresh: false,
         summary: args.summary.clone(),
+        junit: args.junit.clone(),
         prune_kubeconfig: false,
         output: args.output,
         yes: false,

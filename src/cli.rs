@@ -242,6 +242,10 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub summary: Option<PathBuf>,
 
+    /// Also write the run as a `JUnit` XML report to FILE (one test case per planned project)
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+
     /// How progress is shown: `plain` prefixes every line with its project
     #[arg(long, value_enum, default_value_t = OutputMode::Auto)]
     pub output: OutputMode,

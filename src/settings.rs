@@ -13,6 +13,7 @@ use crate::config::stackfile::{self, StackFile};
 use crate::error::RunnerError;
 use crate::graph;
 use crate::provider::{self, FileKind, LoadError, Provider};
+use crate::report::ci::CiSystem;
 use crate::report::{Banner, Style};
 use crate::workspace::{PROVIDERS_DIR, RunDir, Workspace};
 
@@ -38,6 +39,9 @@ pub(crate) struct Settings {
     pub(crate) interactive: bool,
     /// Progress can be drawn live: standard error is a terminal that can redraw, not in CI.
     pub(crate) live: bool,
+    /// The CI job that runs the runner (`CI` is set), and whose own output the runner speaks
+    /// where it knows it (groups, annotations, the job summary); `None` outside CI.
+    pub(crate) ci: Option<CiSystem>,
     provider: Option<String>,
     stack: Option<String>,
     switch_stack: bool,
@@ -50,6 +54,8 @@ pub(crate) struct Target {
     pub(crate) stack: String,
     pub(crate) env: Env,
     pub(crate) run_dir: RunDir,
+    /// The backend is the file backend inside the workspace (no `PULUMI_BACKEND_URL` given).
+    pub(crate) default_backend: bool,
 }
 
 impl Settings {
@@ -66,6 +72,7 @@ impl Settings {
             banner: flags.banner,
             interactive: !flags.non_interactive && !ci && std::io::stdin().is_terminal() && terminal,
             live: !ci && terminal && !dumb,
+            ci: CiSystem::detect(&|k| std::env::var(k).ok()),
             provider: flags.provider,
             stack: flags.stack,
             switch_stack: flags.switch_stack,
@@ -141,6 +148,7 @@ impl Settings {
         // The file as the run leaves it: the same variables on the first run as on the next.
         let mut vars = file.vars;
         vars.insert("PULUMI_STACK".into(), stack.clone());
+        let given_backend = vars.contains_key("PULUMI_BACKEND_URL") || std::env::var_os("PULUMI_BACKEND_URL").is_some();
         let env = Env::new(overlay(&self.ws, vars, read_only)?);
         let run_dir = self.ws.run_dir(&stack);
         Ok(Target {
@@ -148,6 +156,7 @@ impl Settings {
             stack,
             env,
             run_dir,
+            default_backend: !given_backend,
         })
     }
 }

@@ -53,6 +53,8 @@ pub(crate) struct RunOptions {
     pub(crate) fresh: bool,
     /// Also write the JSON summary there.
     pub(crate) summary: Option<PathBuf>,
+    /// Write the run as a `JUnit` report there.
+    pub(crate) junit: Option<PathBuf>,
     pub(crate) prune_kubeconfig: bool,
     pub(crate) output: OutputMode,
     /// Run without asking at the terminal (and, for destroy, allowed without one).
@@ -69,6 +71,7 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
     let history = History::load(&t.run_dir);
     let mut provider = t.provider.clone();
     provider.learn_estimates(&history.estimates(o.operation));
+    super::ci::warn_lost_backend(s, t);
     let plan = plan(&provider, o)?;
     if o.operation == Operation::Destroy && !o.yes && !s.interactive {
         return Err(destroy_needs_yes(t));
@@ -127,7 +130,7 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
         report::info(&line);
     }
 
-    let mut view = Plain::new(&plan, s.banner, s.style.debug);
+    let mut view = Plain::new(&plan, s.banner, s.style.debug).grouped(s.ci);
     let mut live = (o.output == OutputMode::Auto && s.live)
         .then(|| Live::new(&plan, s.style.debug, prediction.estimates.clone(), o.parallel));
     let mut logs = Logs::new(&t.run_dir);
@@ -149,13 +152,21 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
         l.finish();
     }
     let log = |name: &str| s.ws.show(&t.run_dir.log(name, o.operation.as_str()));
-    view.finish(&plan, &result, clock.elapsed().as_secs_f64(), &t.stack, &log);
-    if o.drift.is_some() && !result.interrupted {
-        report::info(&format!("\n{}", drift_verdict(&result)));
+    let total = clock.elapsed().as_secs_f64();
+    view.finish(&plan, &result, total, &t.stack, &log);
+    let verdict = (o.drift.is_some() && !result.interrupted).then(|| drift_verdict(&result));
+    if let Some(v) = &verdict {
+        report::info(&format!("\n{v}"));
     }
     if o.operation == Operation::Destroy && !o.prune_kubeconfig && s.interactive {
         offer_kubeconfig_prune(t, &result);
     }
+    let asked = super::ci::Asked {
+        junit: o.junit.as_deref(),
+        drift: o.drift.is_some(),
+        verdict: verdict.as_deref(),
+    };
+    super::ci::reports(s, t, asked, (&plan, &result), (started, total));
     learn(t, history, o.operation, &result);
     let predicted = Predicted {
         estimates: &prediction.estimates,

@@ -2,6 +2,8 @@
 //! errors on standard error (MARA's split). No other module prints.
 #![allow(clippy::print_stderr)]
 
+pub(crate) mod ci;
+pub(crate) mod junit;
 pub(crate) mod live;
 pub(crate) mod logs;
 pub(crate) mod plain;
@@ -74,6 +76,16 @@ pub(crate) fn result(text: &str) -> io::Result<()> {
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
         other => other,
+    }
+}
+
+/// `0.4s`, `12.3s`, `2m 05s`
+pub(crate) fn duration(seconds: f64) -> String {
+    if seconds < 60.0 {
+        format!("{seconds:.1}s")
+    } else {
+        let s = std::time::Duration::from_secs_f64(seconds.max(0.0)).as_secs();
+        format!("{}m {:02}s", s / 60, s % 60)
     }
 }
 

@@ -1,6 +1,8 @@
 //! The plain view (CI, no terminal, `--output plain`): every line of every project's output
 //! prefixed with `[project]` on standard output, the runner's own lines (starts, ends,
-//! warnings, the closing table) on standard error, no escape codes unless colour is on.
+//! warnings, the closing table) on standard error, no escape codes unless colour is on. In a CI
+//! that folds output (`super::ci`), each project's lines are kept until it ends and printed as
+//! one group, and a failure is annotated.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::collections::{BTreeMap, HashMap};
@@ -10,6 +12,8 @@ use std::time::SystemTime;
 use console::style;
 
 use super::Banner;
+use super::ci::{self, CiSystem};
+pub(crate) use super::duration;
 use crate::exec::{Event, Level, RunResult, Status, Stream};
 use crate::plan::{Operation, Plan};
 
@@ -20,6 +24,10 @@ pub(crate) struct Plain {
     started: HashMap<String, SystemTime>,
     descriptions: HashMap<String, String>,
     width: usize,
+    /// The CI whose groups each project's output goes in.
+    ci: Option<CiSystem>,
+    /// Each running project's lines, until it ends (in a CI that groups them).
+    kept: HashMap<String, Vec<String>>,
 }
 
 impl Plain {
@@ -38,7 +46,16 @@ impl Plain {
             started: HashMap::new(),
             descriptions,
             width: plan.order.iter().map(|&i| plan.name(i).len()).max().unwrap_or(0),
+            ci: None,
+            kept: HashMap::new(),
         }
+    }
+
+    /// Each project's output in one group of `ci`'s, printed when the project ends (in a CI
+    /// that folds output).
+    pub(crate) fn grouped(mut self, ci: Option<CiSystem>) -> Self {
+        self.ci = ci.filter(|c| c.groups());
+        self
     }
 
     pub(crate) fn event(&mut self, ev: &Event) {
@@ -52,6 +69,13 @@ impl Plain {
                     Banner::Fabulous => format!("▶ [{project}] {} started ({description})", operation.as_str()),
                 };
                 eprintln!("{}", style(line).for_stderr().bold());
+            }
+            Event::Line { project, text, .. } if self.ci.is_some() => {
+                let prefix = style(format!("[{project}]")).for_stdout().cyan();
+                self.kept
+                    .entry(project.clone())
+                    .or_default()
+                    .push(format!("{prefix} {text}"));
             }
             Event::Line { project, stream, text } => {
                 let prefix = style(format!("[{project}]")).for_stdout().cyan();
@@ -80,6 +104,22 @@ impl Plain {
                     .and_then(|s| result.ended.duration_since(*s).ok())
                     .map(|d| format!(" in {}", duration(d.as_secs_f64())))
                     .unwrap_or_default();
+                if let Some(ci) = self.ci {
+                    let lines = self.kept.remove(project).unwrap_or_default();
+                    let title = format!("{project}: {} {}{took}", operation.as_str(), result.status.name());
+                    if !lines.is_empty() {
+                        ci::print(&ci.group(project, &title, &lines));
+                    }
+                    if result.status == Status::Failed
+                        && let Some(a) = ci.annotation(
+                            "error",
+                            &format!("{project}: {} failed", operation.as_str()),
+                            result.error.as_deref().unwrap_or("failed"),
+                        )
+                    {
+                        ci::print(&a);
+                    }
+                }
                 // Projects that had nothing to do are counted in the closing table instead.
                 if matches!(result.status, Status::Unchanged { .. }) && !self.debug {
                     return;
@@ -289,14 +329,4 @@ fn changes(c: &BTreeMap<String, u64>) -> String {
         }
     }
     parts.join(" ")
-}
-
-/// `0.4s`, `12.3s`, `2m 05s`
-pub(crate) fn duration(seconds: f64) -> String {
-    if seconds < 60.0 {
-        format!("{seconds:.1}s")
-    } else {
-        let s = std::time::Duration::from_secs_f64(seconds.max(0.0)).as_secs();
-        format!("{}m {:02}s", s / 60, s % 60)
-    }
 }

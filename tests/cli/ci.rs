@@ -101,3 +101,290 @@ fn the_old_runner_names_still_work_for_one_release_with_a_warning() {
         "{stderr}"
     );
 }
+
+/// The lines of standard output between each `::group::` and its `::endgroup::`, by title.
+fn github_groups(stdout: &str) -> Vec<(String, Vec<String>)> {
+    let mut groups = Vec::new();
+    let mut open: Option<(String, Vec<String>)> = None;
+    for line in stdout.lines() {
+        if let Some(title) = line.strip_prefix("::group::") {
+            assert!(open.is_none(), "a group inside a group:\n{stdout}");
+            open = Some((title.to_string(), Vec::new()));
+        } else if line == "::endgroup::" {
+            groups.push(open.take().expect("an end without a start"));
+        } else if let Some((_, lines)) = &mut open {
+            lines.push(line.to_string());
+        }
+    }
+    assert!(open.is_none(), "a group never ended:\n{stdout}");
+    groups
+}
+
+#[test]
+fn in_github_actions_each_project_is_a_group_a_failure_an_annotation_and_the_run_a_summary() {
+    let ws = Ws::configured("aws");
+    let summary = ws.path().join("step-summary.md");
+    std::fs::write(&summary, "earlier step\n").unwrap();
+    let run = ws
+        .exec(
+            &["up", "-p", "aws", "-s", "dev", "--target", "eks"],
+            &[
+                ("CI", "true"),
+                ("GITHUB_ACTIONS", "true"),
+                ("GITHUB_STEP_SUMMARY", summary.to_str().unwrap()),
+                ("PULUMI_STANDIN_FAIL", "eks"),
+                ("PULUMI_STANDIN_DELAY_MS", "*=200"),
+            ],
+        )
+        .expect(1);
+    let groups = github_groups(&run.stdout);
+    let titles: Vec<&str> = groups.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(groups.len(), 3, "{titles:?}");
+    for (title, lines) in &groups {
+        let project = title.split(':').next().unwrap();
+        assert!(
+            lines.iter().all(|l| l.starts_with(&format!("[{project}] "))),
+            "{title}: another project's lines inside:\n{lines:#?}"
+        );
+        assert!(
+            lines.iter().any(|l| l.ends_with("Updating (dev):")),
+            "{title}: {lines:#?}"
+        );
+    }
+    assert!(
+        titles.iter().any(|t| t.starts_with("iam: up succeeded in ")),
+        "{titles:?}"
+    );
+    assert!(titles.iter().any(|t| t.starts_with("eks: up failed in ")), "{titles:?}");
+    // Outside the groups, only workflow commands.
+    let annotation = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("::error "))
+        .unwrap_or_else(|| panic!("no annotation:\n{}", run.stdout));
+    assert!(
+        annotation.starts_with("::error title=eks%3A up failed::pulumi up exited with code 1")
+            && annotation.contains("injected failure for eks (up) by PULUMI_STANDIN_FAIL"),
+        "{annotation}"
+    );
+    let table = std::fs::read_to_string(&summary).unwrap();
+    assert!(
+        table.starts_with("earlier step\n### runner up · provider aws · stack dev\n\n2 succeeded, 1 failed in "),
+        "appended:\n{table}"
+    );
+    assert!(
+        table.contains("| project | result | duration | changes | detail |"),
+        "{table}"
+    );
+    assert!(table.contains("| eks | ❌ failed | "), "{table}");
+    assert!(table.contains("| iam | ✅ succeeded | "), "{table}");
+    // In CI with the workspace's own backend, the warning comes first (after the note on the
+    // environment file, which says which stack), once.
+    let first = run
+        .stderr
+        .lines()
+        .find(|l| !l.starts_with("Created config/pulumi/environment"))
+        .unwrap_or_default();
+    assert!(
+        first.starts_with("warning: this CI job keeps the Pulumi state in the workspace's own file backend"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(
+            "fix: set PULUMI_BACKEND_URL in the job's environment to a backend that outlives it: s3://BUCKET"
+        )
+    );
+    assert_eq!(run.stderr.matches("lost when the job ends").count(), 1);
+}
+
+#[test]
+fn in_gitlab_ci_each_project_is_a_collapsed_section_and_a_backend_that_outlives_the_job_is_not_warned_about() {
+    let ws = Ws::configured("aws");
+    let state = ws.path().join("shared-state");
+    std::fs::create_dir_all(&state).unwrap();
+    let backend = format!("file://{}", state.display());
+    let run = ws
+        .exec(
+            &["up", "-p", "aws", "-s", "dev", "--target", "vpc"],
+            &[("CI", "true"), ("GITLAB_CI", "true"), ("PULUMI_BACKEND_URL", &backend)],
+        )
+        .expect(0);
+    let start = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("\u{1b}[0Ksection_start:"))
+        .unwrap_or_else(|| panic!("{:?}", run.stdout));
+    assert!(
+        start.ends_with(":runner_vpc[collapsed=true]\r\u{1b}[0Kvpc: up succeeded in ")
+            || start.contains(":runner_vpc[collapsed=true]\r\u{1b}[0Kvpc: up succeeded in "),
+        "{start:?}"
+    );
+    let after: Vec<&str> = run
+        .stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("\u{1b}[0Ksection_start:"))
+        .collect();
+    let end = after
+        .iter()
+        .position(|l| l.starts_with("\u{1b}[0Ksection_end:"))
+        .unwrap();
+    assert!(after[end].ends_with(":runner_vpc\r\u{1b}[0K"), "{:?}", after[end]);
+    assert!(after[1..end].iter().all(|l| l.starts_with("[vpc] ")), "{after:?}");
+    assert!(!run.stdout.contains("::group::"));
+    assert!(!run.stderr.contains("lost when the job ends"), "{}", run.stderr);
+}
+
+/// The rules of the strict Apache Ant schema a report must keep, checked whatever the machine
+/// has: one `testsuite` with every required attribute, a timestamp without a time zone, and
+/// `properties`, the test cases, `system-out`, `system-err` in that order. Returns the cases.
+pub fn ant_rules<'a>(doc: &'a roxmltree::Document<'a>) -> Vec<roxmltree::Node<'a, 'a>> {
+    let suite = doc.root_element();
+    assert_eq!(suite.tag_name().name(), "testsuite");
+    for attribute in ["name", "tests", "failures", "errors", "time", "timestamp", "hostname"] {
+        assert!(
+            suite.attribute(attribute).is_some_and(|v| !v.trim().is_empty()),
+            "{attribute} is missing"
+        );
+    }
+    let stamp = suite.attribute("timestamp").unwrap();
+    assert!(
+        stamp.len() == 19 && stamp.as_bytes()[10] == b'T' && stamp.chars().filter(char::is_ascii_digit).count() == 14,
+        "a timestamp without a time zone or fraction: {stamp}"
+    );
+    let children: Vec<&str> = suite
+        .children()
+        .filter(roxmltree::Node::is_element)
+        .map(|n| n.tag_name().name())
+        .collect();
+    assert_eq!(children.first(), Some(&"properties"), "{children:?}");
+    assert_eq!(
+        &children[children.len() - 2..],
+        ["system-out", "system-err"],
+        "{children:?}"
+    );
+    assert!(
+        children[1..children.len() - 2].iter().all(|c| *c == "testcase"),
+        "{children:?}"
+    );
+    let cases: Vec<roxmltree::Node<'a, 'a>> = suite.children().filter(|n| n.has_tag_name("testcase")).collect();
+    assert_eq!(suite.attribute("tests").unwrap(), cases.len().to_string());
+    for case in &cases {
+        for attribute in ["name", "classname", "time"] {
+            assert!(case.attribute(attribute).is_some(), "{attribute}");
+        }
+        assert!(case.attribute("time").unwrap().parse::<f64>().is_ok());
+        let kids: Vec<_> = case.children().filter(roxmltree::Node::is_element).collect();
+        assert!(kids.len() <= 1, "at most one of skipped, error, failure");
+        if let Some(k) = kids.first()
+            && k.tag_name().name() != "skipped"
+        {
+            assert!(k.attribute("type").is_some(), "failure and error carry a type");
+        }
+    }
+    let count = |tag: &str| {
+        cases
+            .iter()
+            .filter(|c| c.children().any(|n| n.has_tag_name(tag)))
+            .count()
+    };
+    assert_eq!(suite.attribute("failures").unwrap(), count("failure").to_string());
+    assert_eq!(suite.attribute("errors").unwrap(), count("error").to_string());
+    assert_eq!(suite.attribute("skipped").unwrap_or("0"), count("skipped").to_string());
+    cases
+}
+
+/// The report against the strict Ant schema itself, when `RUNNER_SCHEMAS_DIR` holds
+/// `junit.xsd` (no registry ships it); skipped otherwise.
+pub fn ant_schema(path: &std::path::Path) {
+    let Some(dir) = std::env::var_os("RUNNER_SCHEMAS_DIR").map(std::path::PathBuf::from) else {
+        eprintln!(
+            "skipped: RUNNER_SCHEMAS_DIR is not set (a directory holding junit.xsd); the Ant rules were checked in the test"
+        );
+        return;
+    };
+    if !crate::support::have("xmllint") {
+        assert!(
+            !crate::support::tool_required(),
+            "xmllint is missing: run scripts/install-test-tools"
+        );
+        eprintln!("skipped: xmllint is not installed (scripts/install-test-tools installs it)");
+        return;
+    }
+    let check = std::process::Command::new("xmllint")
+        .args(["--noout", "--schema"])
+        .arg(dir.join("junit.xsd"))
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(
+        check.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&check.stdout),
+        String::from_utf8_lossy(&check.stderr)
+    );
+}
+
+#[test]
+fn junit_has_a_test_case_per_planned_project_and_keeps_the_strict_ant_rules() {
+    let ws = Ws::configured("aws");
+    let run = ws
+        .exec(
+            &["up", "-p", "aws", "-s", "dev", "--junit", "report.xml"],
+            &[("PULUMI_STANDIN_FAIL", "eks"), ("PULUMI_STANDIN_DELAY_MS", "eks=300")],
+        )
+        .expect(1);
+    assert!(run.stderr.contains("Failed: eks (up)"));
+    let path = ws.path().join("report.xml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(!text.contains(crate::support::SECRETS[0].1));
+    let doc = roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let cases = ant_rules(&doc);
+    assert_eq!(cases.len(), 16, "one test case per planned project:\n{text}");
+    let suite = doc.root_element();
+    assert_eq!(suite.attribute("failures"), Some("1"), "{text}");
+    assert!(
+        cases
+            .iter()
+            .all(|c| c.attribute("classname") == Some("runner.aws.dev.up"))
+    );
+    let case = |name: &str| *cases.iter().find(|c| c.attribute("name") == Some(name)).unwrap();
+    let failure = case("eks")
+        .children()
+        .find(|n| n.has_tag_name("failure"))
+        .expect("eks failed");
+    assert!(
+        failure
+            .attribute("message")
+            .unwrap()
+            .contains("pulumi up exited with code 1"),
+        "{text}"
+    );
+    assert!(
+        failure.text().unwrap_or_default().contains("injected failure for eks"),
+        "{text}"
+    );
+    let kubeconfig = case("kubeconfig")
+        .children()
+        .find(|n| n.has_tag_name("skipped"))
+        .expect("not started: skipped");
+    assert!(
+        kubeconfig
+            .attribute("message")
+            .unwrap()
+            .contains("needs eks, which failed"),
+        "{text}"
+    );
+    assert!(
+        case("vpc").children().all(|n| !n.is_element()),
+        "a success has no child"
+    );
+    let out = suite.children().find(|n| n.has_tag_name("system-out")).unwrap();
+    assert!(
+        out.text()
+            .unwrap_or_default()
+            .contains("eks: up failed; its log: .runner/dev/logs/eks.up.log"),
+        "{text}"
+    );
+    ant_schema(&path);
+}

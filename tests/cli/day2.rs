@@ -401,8 +401,34 @@ fn drift_previews_what_the_backend_holds_and_exits_6_when_anything_differs() {
         "eks:instance_type: t3.xlarge",
     );
     let drifted = ws
-        .exec(&["drift", "-p", "aws", "-s", "dev", "--summary", "drift.json"], &[])
+        .exec(
+            &[
+                "drift",
+                "-p",
+                "aws",
+                "-s",
+                "dev",
+                "--summary",
+                "drift.json",
+                "--junit",
+                "drift.xml",
+            ],
+            &[],
+        )
         .expect(6);
+    // For a scheduled job's test report, what drifted fails.
+    let xml = std::fs::read_to_string(ws.path().join("drift.xml")).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let cases = crate::ci::ant_rules(&doc);
+    let failed: Vec<(&str, &str)> = cases
+        .iter()
+        .filter_map(|c| {
+            let f = c.children().find(|n| n.has_tag_name("failure"))?;
+            Some((c.attribute("name")?, f.attribute("message")?))
+        })
+        .collect();
+    assert_eq!(failed, [("eks", "drifted: 1 update")], "{xml}");
+    crate::ci::ant_schema(&ws.path().join("drift.xml"));
     assert!(
         drifted.stderr.contains(
             "Drift: 1 of 3 deployed projects differ from their programs and configuration (13 not deployed: not checked): eks (~1 update)"

@@ -1,0 +1,94 @@
+//! What a run leaves for the CI around it: first, the warning about a state backend the job
+//! loses when it ends; at the end, the `JUnit` report (`--junit FILE`), and in GitHub Actions the
+//! job summary and an annotation per drifted project.
+
+use std::path::Path;
+
+use crate::exec::{RunResult, Status};
+use crate::fs::{NewFile, write_atomic};
+use crate::plan::Plan;
+use crate::report::ci::{self, CiSystem};
+use crate::report::junit::{self, Suite};
+use crate::report::{self, plain};
+use crate::settings::{Settings, Target};
+
+/// In CI, the file backend inside the workspace goes when the job's checkout does: said once,
+/// before anything runs, with the fix.
+pub(super) fn warn_lost_backend(s: &Settings, t: &Target) {
+    if s.ci.is_some() && t.default_backend {
+        report::warning(
+            "this CI job keeps the Pulumi state in the workspace's own file backend (.pulumi-state), \
+             which is lost when the job ends: the next job will not know what this one deployed\n  \
+             fix: set PULUMI_BACKEND_URL in the job's environment to a backend that outlives it: \
+             s3://BUCKET, gs://BUCKET, azblob://CONTAINER (with PULUMI_CONFIG_PASSPHRASE), or \
+             https://api.pulumi.com for Pulumi Cloud (with PULUMI_ACCESS_TOKEN)",
+        );
+    }
+}
+
+/// What the run asked for its CI.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Asked<'a> {
+    /// `--junit FILE`.
+    pub(super) junit: Option<&'a Path>,
+    /// A drift check: a project whose preview has changes drifted.
+    pub(super) drift: bool,
+    /// A drift check's one line.
+    pub(super) verdict: Option<&'a str>,
+}
+
+/// What the run was, for the CI: the `JUnit` report when asked, GitHub's job summary and
+/// annotations.
+pub(super) fn reports(
+    s: &Settings,
+    t: &Target,
+    asked: Asked<'_>,
+    (plan, result): (&Plan<'_>, &RunResult),
+    (started, total): (std::time::SystemTime, f64),
+) {
+    let log = |name: &str| s.ws.show(&t.run_dir.log(name, plan.operation.as_str()));
+    if let Some(path) = asked.junit {
+        let suite = Suite {
+            stack: &t.stack,
+            started,
+            total,
+            drift: asked.drift,
+            log: &log,
+        };
+        if let Err(e) = write_atomic(path, junit::render(plan, result, &suite).as_bytes(), NewFile::Default) {
+            report::warning(&format!("cannot write the JUnit report to {}: {e}", s.ws.show(path)));
+        }
+    }
+    if s.ci != Some(CiSystem::GitHub) {
+        return;
+    }
+    if asked.drift {
+        for (name, f) in &result.results {
+            if f.status == Status::Succeeded
+                && plain::would_change(&f.changes)
+                && let Some(a) = CiSystem::GitHub.annotation(
+                    "warning",
+                    &format!("{name} drifted"),
+                    &format!("{name} differs from its program and configuration; see `runner logs {name} --operation preview`"),
+                )
+            {
+                ci::print(&a);
+            }
+        }
+    }
+    if let Some(file) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|f| !f.is_empty()) {
+        let text = ci::step_summary(plan, &t.stack, result, total, asked.verdict);
+        if let Err(e) = append(Path::new(&file), &text) {
+            report::warning(&format!("cannot append the run to GITHUB_STEP_SUMMARY: {e}"));
+        }
+    }
+}
+
+fn append(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?
+        .write_all(text.as_bytes())
+}

@@ -1,0 +1,225 @@
+//! A run as a CI step, in the CI's own terms. GitHub Actions (`GITHUB_ACTIONS=true`): each
+//! project's output folded in a `::group::`, a failure as an `::error title=…::` annotation with
+//! its cause, a Markdown table of the run appended to `$GITHUB_STEP_SUMMARY`. GitLab CI
+//! (`GITLAB_CI`): each project's output in a collapsible section. Projects run side by side, so
+//! their lines are kept until the project ends and printed together, as one group.
+//!
+//! Formats: GitHub's workflow commands (`::group::`, `::endgroup::`, `::error title=…::`, their
+//! `%25` `%0D` `%0A` escapes, and `%3A` `%2C` in properties) and job summaries; GitLab's
+//! `section_start:<unix time>:<name>[collapsed=true]` / `section_end` lines.
+#![allow(clippy::print_stdout)]
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::time::SystemTime;
+
+use crate::exec::{RunResult, Status};
+use crate::plan::Plan;
+
+/// The CI a run is a step of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CiSystem {
+    GitHub,
+    GitLab,
+    /// Another CI (`CI` is set): plain lines.
+    Other,
+}
+
+impl CiSystem {
+    /// From the variables each CI sets on every job; `None` outside CI.
+    pub(crate) fn detect(var: &dyn Fn(&str) -> Option<String>) -> Option<Self> {
+        let set = |k: &str| var(k).is_some_and(|v| !v.is_empty() && v != "false" && v != "0");
+        if var("GITHUB_ACTIONS").as_deref() == Some("true") {
+            Some(CiSystem::GitHub)
+        } else if set("GITLAB_CI") {
+            Some(CiSystem::GitLab)
+        } else if set("CI") {
+            Some(CiSystem::Other)
+        } else {
+            None
+        }
+    }
+
+    /// It folds output into groups (and so each project's lines are kept until it ends).
+    pub(crate) fn groups(self) -> bool {
+        self != CiSystem::Other
+    }
+
+    /// One project's output as a group, folded under `title`.
+    pub(crate) fn group(self, project: &str, title: &str, lines: &[String]) -> String {
+        let mut out = String::new();
+        match self {
+            CiSystem::GitHub => {
+                let _ = writeln!(out, "::group::{}", data(title));
+                for l in lines {
+                    // A line of the project's own that reads as a workflow command stays text.
+                    if l.starts_with("::") {
+                        let _ = writeln!(out, " {l}");
+                    } else {
+                        let _ = writeln!(out, "{l}");
+                    }
+                }
+                let _ = writeln!(out, "::endgroup::");
+            }
+            CiSystem::GitLab | CiSystem::Other => {
+                let now = unix_now();
+                let id = section_id(project);
+                let _ = writeln!(out, "\x1b[0Ksection_start:{now}:{id}[collapsed=true]\r\x1b[0K{title}");
+                for l in lines {
+                    let _ = writeln!(out, "{l}");
+                }
+                let _ = writeln!(out, "\x1b[0Ksection_end:{}:{id}\r\x1b[0K", unix_now());
+            }
+        }
+        out
+    }
+
+    /// An annotation on the run's page: `::error title=…::message` (GitHub only).
+    pub(crate) fn annotation(self, level: &str, title: &str, message: &str) -> Option<String> {
+        match self {
+            CiSystem::GitHub => Some(format!("::{level} title={}::{}\n", property(title), data(message))),
+            CiSystem::GitLab | CiSystem::Other => None,
+        }
+    }
+}
+
+/// Prints to standard output, where the CI reads its commands.
+pub(crate) fn print(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+/// A workflow command's message: `%`, CR and LF escaped.
+fn data(text: &str) -> String {
+    text.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+}
+
+/// A workflow command's property value: as [`data`], and `:` and `,` too.
+fn property(text: &str) -> String {
+    data(text).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// A GitLab section name: letters, digits, `_`, `.`, `-`.
+fn section_id(project: &str) -> String {
+    let name: String = project
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("runner_{name}")
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// The run as a Markdown table, for GitHub's job summary (`$GITHUB_STEP_SUMMARY`).
+pub(crate) fn step_summary(
+    plan: &Plan<'_>,
+    stack: &str,
+    result: &RunResult,
+    total: f64,
+    verdict: Option<&str>,
+) -> String {
+    let mut counts: Vec<String> = Vec::new();
+    for name in ["succeeded", "unchanged", "failed", "skipped", "waits", "not started"] {
+        let n = result.results.iter().filter(|(_, f)| f.status.name() == name).count();
+        if n > 0 {
+            counts.push(format!("{n} {name}"));
+        }
+    }
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "### runner {} · provider {} · stack {stack}\n\n{} in {}{}\n",
+        plan.operation.as_str(),
+        plan.provider.name,
+        counts.join(", "),
+        super::duration(total),
+        if result.interrupted { " (interrupted)" } else { "" }
+    );
+    if let Some(v) = verdict {
+        let _ = writeln!(out, "{}\n", cell(v));
+    }
+    let _ = writeln!(
+        out,
+        "| project | result | duration | changes | detail |\n| --- | --- | --- | --- | --- |"
+    );
+    for (name, f) in &result.results {
+        let mark = match f.status {
+            Status::Succeeded => "✅",
+            Status::Failed => "❌",
+            _ => "⏭️",
+        };
+        let took = f
+            .started
+            .and_then(|s| f.ended.duration_since(s).ok())
+            .map(|d| super::duration(d.as_secs_f64()))
+            .unwrap_or_default();
+        let changes: Vec<String> = f
+            .changes
+            .iter()
+            .filter(|(_, n)| **n > 0)
+            .map(|(op, n)| format!("{n} {op}"))
+            .collect();
+        let detail = match &f.status {
+            Status::Failed => f.error.as_deref().and_then(|e| e.lines().next()).unwrap_or(""),
+            other => other.reason().unwrap_or(""),
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {mark} {} | {took} | {} | {} |",
+            cell(name),
+            f.status.name(),
+            changes.join(", "),
+            cell(detail)
+        );
+    }
+    out.push('\n');
+    out
+}
+
+/// Text for a Markdown table cell: no line breaks, `|` escaped.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\r', "").replace('\n', "<br>")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_ci_is_told_apart_and_its_escapes_are_kept() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| (*v).to_string())
+        };
+        assert_eq!(
+            CiSystem::detect(&env(&[("GITHUB_ACTIONS", "true")])),
+            Some(CiSystem::GitHub)
+        );
+        assert_eq!(CiSystem::detect(&env(&[("GITLAB_CI", "true")])), Some(CiSystem::GitLab));
+        assert_eq!(CiSystem::detect(&env(&[("CI", "true")])), Some(CiSystem::Other));
+        assert_eq!(CiSystem::detect(&env(&[("CI", "false")])), None);
+        let a = CiSystem::GitHub
+            .annotation("error", "eks: up failed, 50%", "quota\nexceeded")
+            .unwrap();
+        assert_eq!(a, "::error title=eks%3A up failed%2C 50%25::quota%0Aexceeded\n");
+        let g = CiSystem::GitHub.group("eks", "eks: up", &["a".into(), "::set-output x".into()]);
+        assert_eq!(g, "::group::eks: up\na\n ::set-output x\n::endgroup::\n");
+        let g = CiSystem::GitLab.group("my app", "my app: up", &["a".into()]);
+        assert!(
+            g.starts_with("\x1b[0Ksection_start:")
+                && g.contains(":runner_my_app[collapsed=true]\r\x1b[0Kmy app: up\na\n")
+        );
+        assert!(g.contains("section_end:") && g.ends_with(":runner_my_app\r\x1b[0K\n"));
+        assert_eq!(cell("a|b\nc"), "a\\|b<br>c");
+    }
+}

@@ -1,0 +1,156 @@
+//! The run as a `JUnit` report (`--junit FILE`), for the test-report views of CI systems: one
+//! test case per planned project, a failure's message its cause, projects that did not start
+//! (skipped, not started, waiting) as skipped; in a drift check a project that drifted fails.
+//! Valid against the strict Apache Ant schema: the root is one `testsuite`, which carries
+//! `properties`, `system-out` and `system-err`, a `hostname`, and a `timestamp` without a time
+//! zone.
+
+use std::fmt::Write as _;
+use std::time::SystemTime;
+
+use crate::exec::{RunResult, Status};
+use crate::plan::Plan;
+use crate::runstate::timestamp;
+
+/// What the report is about, beyond the plan and the result.
+#[derive(Clone, Copy)]
+pub(crate) struct Suite<'a> {
+    pub(crate) stack: &'a str,
+    pub(crate) started: SystemTime,
+    pub(crate) total: f64,
+    /// A drift check: a project whose preview has changes fails.
+    pub(crate) drift: bool,
+    /// Each project's log, as the user should see it.
+    pub(crate) log: &'a dyn Fn(&str) -> String,
+}
+
+pub(crate) fn render(plan: &Plan<'_>, result: &RunResult, suite: &Suite<'_>) -> String {
+    let op = plan.operation.as_str();
+    let classname = format!("runner.{}.{}.{op}", plan.provider.name, suite.stack);
+    let mut cases = String::new();
+    let (mut failures, mut skipped) = (0, 0);
+    let mut out_lines = String::new();
+    for (name, f) in &result.results {
+        let time = f
+            .started
+            .and_then(|s| f.ended.duration_since(s).ok())
+            .map_or(0.0, |d| d.as_secs_f64());
+        let _ = write!(
+            cases,
+            "  <testcase name=\"{}\" classname=\"{}\" time=\"{time:.3}\"",
+            xml(name),
+            xml(&classname)
+        );
+        let drifted = suite.drift && f.status == Status::Succeeded && super::plain::would_change(&f.changes);
+        match &f.status {
+            Status::Failed => {
+                failures += 1;
+                let error = f.error.as_deref().unwrap_or("failed");
+                let cause = error.lines().next().unwrap_or("failed");
+                let _ = write!(
+                    cases,
+                    ">\n    <failure message=\"{}\" type=\"{op} failed\">{}</failure>\n  </testcase>\n",
+                    xml(cause),
+                    xml(error)
+                );
+                let _ = writeln!(out_lines, "{name}: {op} failed; its log: {}", (suite.log)(name));
+            }
+            _ if drifted => {
+                failures += 1;
+                let changes: Vec<String> = f
+                    .changes
+                    .iter()
+                    .filter(|(k, n)| **n > 0 && !matches!(k.as_str(), "same" | "read"))
+                    .map(|(k, n)| format!("{n} {k}"))
+                    .collect();
+                let message = format!("drifted: {}", changes.join(", "));
+                let _ = write!(
+                    cases,
+                    ">\n    <failure message=\"{}\" type=\"drift\">{}</failure>\n  </testcase>\n",
+                    xml(&message),
+                    xml(&format!("{message}; its preview: {}", (suite.log)(name)))
+                );
+            }
+            Status::Skipped { reason } | Status::NotStarted { reason } | Status::Waits { reason } => {
+                skipped += 1;
+                let _ = write!(
+                    cases,
+                    ">\n    <skipped message=\"{}: {}\"/>\n  </testcase>\n",
+                    f.status.name(),
+                    xml(reason)
+                );
+            }
+            Status::Succeeded | Status::Unchanged { .. } => cases.push_str("/>\n"),
+        }
+    }
+    // The Ant schema's timestamp has no time zone: UTC, said in a property.
+    let stamp = timestamp(suite.started);
+    let stamp = stamp.get(..19).unwrap_or(&stamp);
+    let mut doc = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let _ = writeln!(
+        doc,
+        "<testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" skipped=\"{skipped}\" time=\"{:.3}\" timestamp=\"{stamp}\" hostname=\"{}\">",
+        xml(&classname),
+        result.results.len(),
+        suite.total,
+        xml(&hostname())
+    );
+    doc.push_str("  <properties>\n");
+    for (k, v) in [
+        ("runner.version", env!("CARGO_PKG_VERSION")),
+        ("provider", plan.provider.name.as_str()),
+        ("stack", suite.stack),
+        ("operation", op),
+        ("timezone", "UTC"),
+        ("interrupted", if result.interrupted { "true" } else { "false" }),
+    ] {
+        let _ = writeln!(doc, "    <property name=\"{k}\" value=\"{}\"/>", xml(v));
+    }
+    doc.push_str("  </properties>\n");
+    doc.push_str(&cases);
+    let _ = writeln!(doc, "  <system-out>{}</system-out>", xml(&out_lines));
+    doc.push_str("  <system-err></system-err>\n</testsuite>\n");
+    doc
+}
+
+/// The machine's name, or `localhost` (as the schema asks) when it cannot be told.
+fn hostname() -> String {
+    std::env::var("HOSTNAME")
+        .ok()
+        .or_else(|| std::fs::read_to_string("/proc/sys/kernel/hostname").ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into())
+}
+
+/// Text for XML: the five entities escaped, characters XML 1.0 forbids (escape codes, other
+/// control characters) left out.
+fn xml(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\t' | '\n' | '\r' => out.push(c),
+            c if (c as u32) < 0x20 || c == '\u{fffe}' || c == '\u{ffff}' => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::xml;
+
+    #[test]
+    fn text_is_escaped_and_what_xml_forbids_left_out() {
+        assert_eq!(
+            xml("a<b & \"c\" 'd'>\u{1b}[31m\n"),
+            "a&lt;b &amp; &quot;c&quot; &apos;d&apos;&gt;[31m\n"
+        );
+    }
+}
