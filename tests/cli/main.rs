@@ -15,6 +15,7 @@ mod only;
 mod plan;
 mod programs;
 mod prompts;
+mod readme;
 mod run;
 mod strict_programs;
 mod support;
