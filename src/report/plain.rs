@@ -1,7 +1,7 @@
 //! The plain view (CI, no terminal, `--output plain`): every line of every project's output
 //! prefixed with `[project]` on standard output, the runner's own lines (starts, ends,
 //! warnings, the closing table) on standard error, no escape codes unless colour is on.
-#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write as _;
@@ -51,7 +51,7 @@ impl Plain {
                     Banner::Log => format!("[{description}] started"),
                     Banner::Fabulous => format!("▶ [{project}] {} started ({description})", operation.as_str()),
                 };
-                eprintln!("{}", style(line).for_stderr().bold());
+                say!("{}", style(line).for_stderr().bold());
             }
             Event::Line { project, stream, text } => {
                 let prefix = style(format!("[{project}]")).for_stdout().cyan();
@@ -66,7 +66,7 @@ impl Plain {
                 message,
             } => {
                 if *level != Level::Debug || self.debug {
-                    eprintln!("{}", super::note_line(project.as_deref(), *level, message));
+                    say!("{}", super::note_line(project.as_deref(), *level, message));
                 }
             }
             Event::Finished {
@@ -94,7 +94,7 @@ impl Plain {
                     Status::Failed => style(line).for_stderr().red().bold(),
                     _ => style(line).for_stderr().dim(),
                 };
-                eprintln!("{styled}");
+                say!("{styled}");
             }
         }
     }

@@ -818,3 +818,22 @@ fn debug_says_the_backend_each_pulumi_command_and_why_a_project_runs() {
     assert!(!quiet.stderr.contains("debug:"), "{}", quiet.stderr);
     assert_no_secret(&ws, &[&run.stdout, &run.stderr]);
 }
+
+#[test]
+fn closed_output_streams_do_not_stop_the_run() {
+    // `runner up … 2>&1 | grep -m1 x`: the reader goes away after its first line.
+    let ws = Ws::configured("aws");
+    let mut child = ws
+        .command(&["up", "-p", "aws", "-s", "dev", "--target", "eks"], &[])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    drop(child.stderr.take());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "a closed stream ended the run: {status:?}");
+    let st = statuses(&ws);
+    assert_eq!(st["eks"], "succeeded", "{st:?}");
+    assert!(summary(&ws)["result"] == "succeeded");
+}
