@@ -26,7 +26,7 @@ pub(crate) struct Program {
 impl Program {
     /// Reads `dir/Pulumi.yaml`; `None` when it cannot be read or parsed.
     pub(crate) fn load(dir: &Path) -> Option<Self> {
-        Self::parse(std::fs::read_to_string(dir.join("Pulumi.yaml")).ok()?)
+        Self::parse(crate::fs::read_text(dir.join("Pulumi.yaml")).ok()?)
     }
 
     /// Only what the cross-check needs is deserialized (big graphs have thousands of

@@ -2,7 +2,6 @@
 //! prefixed with `[project]` on standard output, the runner's own lines (starts, ends,
 //! warnings, the closing table) on standard error, no escape codes unless colour is on.
 
-
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write as _;
 use std::time::SystemTime;

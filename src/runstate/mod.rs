@@ -53,7 +53,7 @@ impl RunState {
     /// The state of `run_dir`'s stack; a fresh one when none was written yet.
     pub(crate) fn load(run_dir: &RunDir) -> Result<Self, String> {
         let path = run_dir.state();
-        match std::fs::read_to_string(&path) {
+        match crate::fs::read_text(&path) {
             Ok(text) => serde_json::from_str(&text).map_err(|e| {
                 format!(
                     "{} is not a run state the runner can read ({e}); delete it to start afresh",

@@ -7,6 +7,7 @@ mod environment;
 mod errors;
 mod export;
 mod flags;
+mod hostile;
 mod kubeconfig;
 mod only;
 mod plan;

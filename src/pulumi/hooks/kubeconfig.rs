@@ -123,7 +123,7 @@ pub(super) fn candidate_paths(kubeconfig_env: Option<&str>, home: &Path) -> Vec<
 }
 
 fn read_config(path: &Path) -> Result<Option<Map<String, Value>>, MergeError> {
-    let text = match std::fs::read_to_string(path) {
+    let text = match crate::fs::read_text(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => {
