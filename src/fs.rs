@@ -63,8 +63,8 @@ pub(crate) const READ_LIMIT: u64 = 16 * 1024 * 1024;
 /// A text file the runner reads, refused when it is not a regular file (a FIFO would hang the
 /// read, a device never end) or is larger than [`READ_LIMIT`]. A missing file is `NotFound`.
 pub(crate) fn read_text(path: impl AsRef<Path>) -> std::io::Result<String> {
-    let path = path.as_ref();
     use std::io::Read as _;
+    let path = path.as_ref();
     let meta = std::fs::metadata(path)?;
     if !meta.is_file() {
         return Err(std::io::Error::new(
