@@ -150,6 +150,8 @@ fn run_options(operation: Operation, args: &RunArgs) -> RunOptions {
         output: args.output,
         yes: false,
         expect_no_changes: false,
+        timeout: args.timeout,
+        grace: args.grace,
     }
 }
 

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use serde_json::{Map, Value};
 use std::sync::Arc;
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use crate::config::env::Env;
 use crate::config::prepare::{self, Mode, Ready, Request};
@@ -55,6 +55,10 @@ pub(crate) struct RunOptions {
     pub(crate) yes: bool,
     /// Preview: exit with [`exit::CHANGES`] when any project would change.
     pub(crate) expect_no_changes: bool,
+    /// How long any project may run.
+    pub(crate) timeout: Option<Duration>,
+    /// How long a project gets to stop before the next, harder signal.
+    pub(crate) grace: Duration,
 }
 
 pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, RunnerError> {
@@ -103,6 +107,8 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
         // A preview can only look at projects whose upstream stacks are deployed.
         deployed: (o.operation == Operation::Preview && !plan.only).then(|| state.deployed()),
         given: std::collections::BTreeMap::new(),
+        grace: o.grace,
+        timeout: o.timeout,
     };
     let engine = engine(s, t, o, ready);
     if plan.only {

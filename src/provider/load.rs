@@ -98,6 +98,7 @@ struct Draft {
     needs: Vec<NeedSpec>,
     on_success: Vec<Spanned<String>>,
     estimate: Option<Spanned<u64>>,
+    timeout: Option<Spanned<String>>,
     secrets: Vec<RawSecret>,
     secrets_store: Option<Spanned<bool>>,
 }
@@ -503,6 +504,18 @@ impl<'a> Loader<'a> {
             let hint = "give the expected duration in whole seconds (at least 1), or leave it out".to_string();
             self.problem(d.file, e, "an estimate of 0 seconds", "estimate", hint);
         }
+        let timeout = d
+            .timeout
+            .as_ref()
+            .and_then(|t| match humantime::parse_duration(t.get_ref()) {
+                Ok(d) if !d.is_zero() => Some(d),
+                Ok(_) | Err(_) => {
+                    let message = format!("`{}` is not a timeout", t.get_ref());
+                    let hint = "give a duration such as \"45m\", \"2h\" or \"1h 30m\"".to_string();
+                    self.problem(d.file, t, message, "timeout", hint);
+                    None
+                }
+            });
         Project {
             name: name.clone(),
             description: d.description.clone(),
@@ -512,6 +525,7 @@ impl<'a> Loader<'a> {
             secrets,
             secrets_store: d.secrets_store.as_ref().is_some_and(|s| *s.get_ref()),
             estimate: d.estimate.as_ref().map(|e| *e.get_ref()),
+            timeout,
             declared_in: self.files[d.file].display.clone(),
         }
     }
@@ -727,6 +741,7 @@ fn draft(file: usize, p: RawProject) -> Draft {
         needs,
         on_success: p.on_success,
         estimate: p.estimate,
+        timeout: p.timeout,
         secrets: p.secrets,
         secrets_store: p.secrets_store,
     }

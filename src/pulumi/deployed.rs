@@ -34,6 +34,7 @@ impl Pulumi {
         let control = Control {
             events,
             interrupt: CancellationToken::new(),
+            terminate: CancellationToken::new(),
             kill: CancellationToken::new(),
         };
         match self.outputs(&job, &control).await {

@@ -86,11 +86,12 @@ impl Plain {
                 let line = match &result.status {
                     Status::Succeeded => format!("✔ [{project}] {} succeeded{took}", operation.as_str()),
                     Status::Failed => format!("✘ [{project}] {} failed{took}", operation.as_str()),
+                    Status::TimedOut => format!("✘ [{project}] {} timed out{took}", operation.as_str()),
                     other => format!("• [{project}] {}: {}", other.name(), other.reason().unwrap_or_default()),
                 };
                 let styled = match &result.status {
                     Status::Succeeded => style(line).for_stderr().green(),
-                    Status::Failed => style(line).for_stderr().red().bold(),
+                    Status::Failed | Status::TimedOut => style(line).for_stderr().red().bold(),
                     _ => style(line).for_stderr().dim(),
                 };
                 say!("{styled}");
@@ -110,7 +111,15 @@ impl Plain {
     ) {
         let count = |name: &str| result.results.iter().filter(|(_, f)| f.status.name() == name).count();
         let mut parts = Vec::new();
-        for name in ["succeeded", "unchanged", "failed", "skipped", "waits", "not started"] {
+        for name in [
+            "succeeded",
+            "unchanged",
+            "failed",
+            "timed out",
+            "skipped",
+            "waits",
+            "not started",
+        ] {
             let n = count(name);
             if n > 0 {
                 parts.push(format!("{n} {name}"));
@@ -141,7 +150,7 @@ impl Plain {
                 .map(|d| duration(d.as_secs_f64()))
                 .unwrap_or_default();
             let detail = match &f.status {
-                Status::Failed => f
+                Status::Failed | Status::TimedOut => f
                     .error
                     .as_deref()
                     .and_then(|e| e.lines().next())
@@ -171,7 +180,7 @@ impl Plain {
         if plan.operation == Operation::Preview {
             preview_verdict(&mut err, result);
         }
-        for (name, f) in result.results.iter().filter(|(_, f)| f.status == Status::Failed) {
+        for (name, f) in result.results.iter().filter(|(_, f)| f.status.is_failure()) {
             let _ = writeln!(
                 err,
                 "\n{} {name} ({}): {}\n  full output: {}",
@@ -181,7 +190,7 @@ impl Plain {
                 log(name)
             );
         }
-        if result.results.iter().any(|(_, f)| f.status == Status::Failed) && !result.interrupted {
+        if result.failed() && !result.interrupted {
             let _ = writeln!(
                 err,
                 "\nFix the cause and run the same command again: what succeeded is not redone."

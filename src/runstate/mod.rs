@@ -180,7 +180,7 @@ impl RunState {
                         p.outputs_digest = None;
                         p.outputs = None;
                     }
-                    (Status::Failed, Operation::Up) => {
+                    (Status::Failed | Status::TimedOut, Operation::Up) => {
                         // A failed up may have changed some resources: it must run again.
                         p.inputs_digest = None;
                     }

@@ -14,6 +14,7 @@ mod plan;
 mod programs;
 mod prompts;
 mod run;
+mod stopping;
 mod strict_programs;
 mod support;
 mod validate;
