@@ -77,6 +77,8 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
         return Err(destroy_needs_yes(t));
     }
     let _lock = WorkspaceLock::take(&s.ws, &t.run_dir)?;
+    // Scratch files a killed run left (event logs may hold what was never scrubbed).
+    let _ = std::fs::remove_dir_all(t.run_dir.scratch());
     // From here until the first project starts, Ctrl-C ends the runner at once.
     let _interrupt = exec::signals::hub().on_interrupt(|| report::info("\ninterrupted: no project was started"));
     let ready = prepare(s, t, &plan, o.fresh)?;
@@ -175,7 +177,11 @@ fn engine(s: &Settings, t: &Target, o: &RunOptions, ready: Ready) -> Pulumi {
         config_file: ready.config_file,
         env: ready.env,
         run_dir: t.run_dir.clone(),
-        redactor: Redactor::default(),
+        redactor: {
+            let r = Redactor::default();
+            r.add(ready.secrets);
+            r
+        },
         prune_kubeconfig: o.prune_kubeconfig,
     }
 }

@@ -30,7 +30,7 @@ impl Logs {
     pub(crate) fn event(&mut self, ev: &Event) {
         match ev {
             Event::Started { project, operation, at } => {
-                if let Ok(mut f) = File::create(self.path(project)) {
+                if let Ok(mut f) = private(&self.path(project)) {
                     let _ = writeln!(f, "== {} {project} started {}", operation.as_str(), timestamp(*at));
                     self.files.insert(project.clone(), f);
                 }
@@ -49,4 +49,20 @@ impl Logs {
             Event::Note { .. } => {}
         }
     }
+}
+
+/// A log for its owner's eyes only (0600).
+fn private(path: &Path) -> std::io::Result<File> {
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
+    let f = opts.open(path)?;
+    // A log written before by an older runner keeps no wider mode.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    }
+    Ok(f)
 }

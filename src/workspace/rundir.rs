@@ -31,6 +31,22 @@ impl RunDir {
         }
     }
 
+    /// `.runner/` readable by its owner alone (logs and scratch files may hold what others
+    /// should not read), and this stack's directory in it.
+    pub(crate) fn create(&self) -> std::io::Result<()> {
+        let mut dir = std::fs::DirBuilder::new();
+        dir.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut dir, 0o700);
+        dir.create(&self.base)?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::set_permissions(&self.base, std::fs::Permissions::from_mode(0o700))?;
+        }
+        dir.create(self.stack_dir())
+    }
+
     pub(crate) fn stack(&self) -> &str {
         &self.stack
     }

@@ -837,3 +837,73 @@ fn closed_output_streams_do_not_stop_the_run() {
     assert_eq!(st["eks"], "succeeded", "{st:?}");
     assert!(summary(&ws)["result"] == "succeeded");
 }
+
+#[test]
+fn no_secret_is_printed_or_written_in_any_form() {
+    use base64::Engine as _;
+    let ws = Ws::configured("aws");
+    // A careless hook: it prints every secret it can reach, whole, cut into lines, in base64.
+    ws.write(
+        "scripts/leaky.sh",
+        "#!/bin/sh\nprintf '%s' \"$RUNNER_OUTPUT_KUBECONFIG\" > \"$RUNNER_WORKSPACE/kubeconfig-seen\"\n\
+         echo \"whole: $RUNNER_OUTPUT_KUBECONFIG\"\necho \"$RUNNER_OUTPUT_KUBECONFIG\" | tr ',' '\\n'\n\
+         printf '%s' \"$RUNNER_OUTPUT_KUBECONFIG\" | base64 -w0; echo\n\
+         echo \"admin: $RUNNER_SECRET_PROMETHEUS_ADMINPASS\"\necho \"passphrase: ${PULUMI_CONFIG_PASSPHRASE-none}\"\n\
+         cat >&2\n",
+    );
+    std::fs::set_permissions(
+        ws.path().join("scripts/leaky.sh"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    ws.edit(
+        "providers/aws.toml",
+        r#"on_success = ["kubeconfig-merge"]"#,
+        r#"on_success = ["kubeconfig-merge", "scripts/leaky.sh"]"#,
+    );
+    let run = ws.exec(&["up", "-p", "aws", "-s", "dev"], &[]).expect(0);
+    let kubeconfig = std::fs::read_to_string(ws.path().join("kubeconfig-seen")).unwrap();
+    assert!(kubeconfig.contains("placeholder-token-dev"), "{kubeconfig}");
+
+    let mut secrets: Vec<String> = crate::support::SECRETS
+        .iter()
+        .map(|(_, v)| (*v).to_string())
+        .filter(|v| v.len() >= 8)
+        .collect();
+    secrets.extend([
+        "test passphrase".to_string(),
+        kubeconfig.clone(),
+        "placeholder-token-dev".into(),
+    ]);
+    let mut forms = Vec::new();
+    for s in &secrets {
+        forms.push(s.clone());
+        let json = serde_json::to_string(s).unwrap();
+        forms.push(json[1..json.len() - 1].to_string());
+        forms.push(base64::engine::general_purpose::STANDARD.encode(s));
+    }
+    let mut texts = vec![
+        ("stdout".to_string(), run.stdout.clone()),
+        ("stderr".into(), run.stderr.clone()),
+    ];
+    let mut files = Vec::new();
+    walk(&ws.path().join(".runner"), &mut files);
+    files.push(ws.path().join("config/pulumi/environment"));
+    files.push(ws.path().join("config/pulumi/Pulumi.dev.yaml"));
+    for f in files {
+        texts.push((
+            f.display().to_string(),
+            String::from_utf8_lossy(&std::fs::read(&f).unwrap()).into_owned(),
+        ));
+    }
+    for (what, text) in &texts {
+        for form in &forms {
+            assert!(!text.contains(form.as_str()), "{what} holds a secret ({form:?})");
+        }
+    }
+    // Logs and scratch are for the owner's eyes only.
+    use std::os::unix::fs::PermissionsExt as _;
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&ws.path().join(".runner")), 0o700);
+    assert_eq!(mode(&ws.path().join(".runner/dev/logs/eks.log")), 0o600);
+}
