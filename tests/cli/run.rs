@@ -902,8 +902,7 @@ fn no_secret_is_printed_or_written_in_any_form() {
         }
     }
     // Logs and scratch are for the owner's eyes only.
-    use std::os::unix::fs::PermissionsExt as _;
-    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let mode = |p: &Path| std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(p).unwrap().permissions()) & 0o777;
     assert_eq!(mode(&ws.path().join(".runner")), 0o700);
     assert_eq!(mode(&ws.path().join(".runner/dev/logs/eks.log")), 0o600);
 }
