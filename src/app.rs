@@ -152,6 +152,7 @@ fn run_options(operation: Operation, args: &RunArgs) -> RunOptions {
         expect_no_changes: false,
         timeout: args.timeout,
         grace: args.grace,
+        remove_stale_locks: args.remove_stale_locks,
     }
 }
 

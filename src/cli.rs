@@ -190,6 +190,11 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "DURATION", value_parser = duration)]
     pub timeout: Option<std::time::Duration>,
 
+    /// When a stack is locked by a process of this host that no longer runs, remove that lock
+    /// (never one of another host or of a running process) and try once more
+    #[arg(long)]
+    pub remove_stale_locks: bool,
+
     /// After Ctrl-C (or a timeout), how long projects get to stop before SIGTERM, and after
     /// SIGTERM before SIGKILL
     #[arg(long, value_name = "DURATION", value_parser = duration, default_value = "30s")]

@@ -57,6 +57,8 @@ pub(crate) struct RunOptions {
     pub(crate) expect_no_changes: bool,
     /// How long any project may run.
     pub(crate) timeout: Option<Duration>,
+    /// A stack lock left by a process of this host that no longer runs is removed.
+    pub(crate) remove_stale_locks: bool,
     /// How long a project gets to stop before the next, harder signal.
     pub(crate) grace: Duration,
 }
@@ -183,6 +185,7 @@ fn engine(s: &Settings, t: &Target, o: &RunOptions, ready: Ready) -> Pulumi {
             r
         },
         prune_kubeconfig: o.prune_kubeconfig,
+        remove_stale_locks: o.remove_stale_locks,
     }
 }
 

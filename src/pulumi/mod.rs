@@ -8,6 +8,7 @@
 
 mod deployed;
 mod hooks;
+mod locks;
 mod process;
 mod redact;
 mod store;
@@ -44,6 +45,9 @@ pub(crate) struct Pulumi {
     pub(crate) redactor: Redactor,
     /// `destroy --prune-kubeconfig`: remove what `kubeconfig-merge` added.
     pub(crate) prune_kubeconfig: bool,
+    /// `--remove-stale-locks`: a stack lock left by a process of this host that no longer runs
+    /// is removed, and the operation tried again once.
+    pub(crate) remove_stale_locks: bool,
 }
 
 impl Pulumi {
@@ -157,30 +161,15 @@ impl Pulumi {
                 Err(e) => return e,
             },
         }
-        let scratch = self.run_dir.scratch();
-        let config = self.config_file.display().to_string();
-        let event_log = scratch.join(format!("{name}-{}.events.jsonl", op.as_str()));
-        let event_log_arg = event_log.display().to_string();
-        let mut args = vec![op.as_str(), "--stack", self.stack.as_str(), "--non-interactive"];
-        // The secrets store reads its own `Pulumi.<stack>.yaml`, where the secrets are.
-        if !job.project.secrets_store {
-            args.extend(["--config-file", config.as_str()]);
-        }
-        if op != Operation::Preview {
-            args.extend(["--yes", "--skip-preview"]);
-        }
-        args.extend(["--event-log", event_log_arg.as_str()]);
-        let mut cmd = self.command(job, &args);
-        // `--event-log` exists only with PULUMI_DEBUG_COMMANDS (Automation API sets it too).
-        cmd.env("PULUMI_DEBUG_COMMANDS", "true");
-        say(job, control, &cmd);
-        let _ = std::fs::create_dir_all(&scratch);
-        let end = match self.step(job, control).run(cmd, false, None).await {
-            Ok(end) => end,
-            Err(e) => return JobEnd::failed(e),
+        let (end, engine) = match self.run_operation(job, control).await {
+            Ok(ran) => ran,
+            Err(e) => return e,
         };
-        let engine = EngineLog::read(&event_log);
-        let _ = std::fs::remove_file(&event_log);
+        let (end, engine) = match self.after_stale_locks(job, control, &end).await {
+            Some(Ok(again)) => again,
+            Some(Err(e)) => return e,
+            None => (end, engine),
+        };
         let changes = engine.changes;
         if end.interrupted {
             return JobEnd {
@@ -190,9 +179,17 @@ impl Pulumi {
         }
         if end.code != Some(0) {
             let what = format!("pulumi {}", op.as_str());
+            let mut error = process::failure(&what, &end, &engine.errors);
+            for lock in locks::parse(&end.stderr) {
+                error.push_str("\n  ");
+                error.push_str(&lock.describe());
+                if lock.stale() {
+                    error.push_str("; `--remove-stale-locks` removes it");
+                }
+            }
             return JobEnd {
                 changes,
-                ..JobEnd::failed(process::failure(&what, &end, &engine.errors))
+                ..JobEnd::failed(error)
             };
         }
         let mut result = JobEnd {
@@ -224,6 +221,89 @@ impl Pulumi {
             }
         }
         result
+    }
+
+    /// The operation's own `pulumi` command, with its event log read and removed.
+    async fn run_operation(&self, job: &Job, control: &Control) -> Result<(Ended, EngineLog), JobEnd> {
+        let name = &job.project.name;
+        let op = job.operation;
+        let scratch = self.run_dir.scratch();
+        let config = self.config_file.display().to_string();
+        let event_log = scratch.join(format!("{name}-{}.events.jsonl", op.as_str()));
+        let event_log_arg = event_log.display().to_string();
+        let mut args = vec![op.as_str(), "--stack", self.stack.as_str(), "--non-interactive"];
+        // The secrets store reads its own `Pulumi.<stack>.yaml`, where the secrets are.
+        if !job.project.secrets_store {
+            args.extend(["--config-file", config.as_str()]);
+        }
+        if op != Operation::Preview {
+            args.extend(["--yes", "--skip-preview"]);
+        }
+        args.extend(["--event-log", event_log_arg.as_str()]);
+        let mut cmd = self.command(job, &args);
+        // `--event-log` exists only with PULUMI_DEBUG_COMMANDS (Automation API sets it too).
+        cmd.env("PULUMI_DEBUG_COMMANDS", "true");
+        say(job, control, &cmd);
+        let _ = std::fs::create_dir_all(&scratch);
+        let end = self
+            .step(job, control)
+            .run(cmd, false, None)
+            .await
+            .map_err(JobEnd::failed)?;
+        let engine = EngineLog::read(&event_log);
+        let _ = std::fs::remove_file(&event_log);
+        Ok((end, engine))
+    }
+
+    /// With `--remove-stale-locks`, when the stack was locked only by processes of this host
+    /// that no longer run: those locks removed (said) and the operation run again, once.
+    async fn after_stale_locks(
+        &self,
+        job: &Job,
+        control: &Control,
+        end: &Ended,
+    ) -> Option<Result<(Ended, EngineLog), JobEnd>> {
+        let held = locks::parse(&end.stderr);
+        if !self.remove_stale_locks || held.is_empty() || !held.iter().all(locks::StackLock::stale) {
+            return None;
+        }
+        for lock in &held {
+            let removed = match lock.file() {
+                Some(file) => std::fs::remove_file(file).map_err(|e| e.to_string()),
+                // Elsewhere `pulumi cancel`, safe since every lock of the stack is stale.
+                None => self.cancel(job, control).await,
+            };
+            let message = match removed {
+                Ok(()) => format!("removed the stale lock {} (pid {} no longer runs)", lock.url, lock.pid),
+                Err(e) => {
+                    return Some(Err(JobEnd::failed(format!(
+                        "cannot remove the stale lock {}: {e}",
+                        lock.url
+                    ))));
+                }
+            };
+            let _ = control.events.send(Event::Note {
+                project: Some(job.project.name.clone()),
+                level: Level::Warning,
+                message,
+            });
+            if lock.file().is_none() {
+                break;
+            }
+        }
+        Some(self.run_operation(job, control).await)
+    }
+
+    /// `pulumi cancel --yes --stack S` in the project's directory.
+    async fn cancel(&self, job: &Job, control: &Control) -> Result<(), String> {
+        let cmd = self.command(job, &["cancel", "--yes", "--stack", &self.stack, "--non-interactive"]);
+        say(job, control, &cmd);
+        let end = self.step(job, control).run(cmd, true, None).await?;
+        if end.code == Some(0) {
+            Ok(())
+        } else {
+            Err(process::failure("pulumi cancel", &end, &[]))
+        }
     }
 
     /// `destroy --prune-kubeconfig`: removes what `kubeconfig-merge` added for the project.

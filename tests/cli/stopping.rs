@@ -124,3 +124,91 @@ fn a_project_that_runs_too_long_is_stopped_and_ends_timed_out() {
         .expect(2)
         .stderr_has("`soon` is not a timeout");
 }
+
+/// A lock of the file backend for `project`'s stack `dev`, as pulumi writes one.
+fn lock(ws: &Ws, project: &str, id: &str, host: &str, pid: u32) -> std::path::PathBuf {
+    let dir = ws
+        .path()
+        .join(format!(".pulumi-state/.pulumi/locks/organization/{project}/dev"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(format!("{id}.json"));
+    let info =
+        serde_json::json!({"pid": pid, "username": "ann", "hostname": host, "timestamp": "2026-11-23T10:00:00Z"});
+    std::fs::write(&file, info.to_string()).unwrap();
+    file
+}
+
+fn this_host() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+/// A pid that no longer runs.
+fn dead_pid() -> u32 {
+    let mut c = std::process::Command::new("true").spawn().unwrap();
+    let pid = c.id();
+    c.wait().unwrap();
+    pid
+}
+
+#[test]
+fn a_stale_lock_is_named_and_removed_only_when_asked_and_another_hosts_never() {
+    let ws = Ws::configured("aws");
+    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam"], &[])
+        .expect(0);
+    let stale = lock(&ws, "iam", "stale", &this_host(), dead_pid());
+    let run = ws
+        .exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam", "--fresh"], &[])
+        .expect(1);
+    assert!(
+        run.stderr.contains("which no longer runs: a stale lock"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("`--remove-stale-locks` removes it"),
+        "{}",
+        run.stderr
+    );
+    assert!(stale.exists());
+    ws.exec(
+        &[
+            "up",
+            "-p",
+            "aws",
+            "-s",
+            "dev",
+            "--target",
+            "iam",
+            "--fresh",
+            "--remove-stale-locks",
+        ],
+        &[],
+    )
+    .expect(0)
+    .stderr_has("removed the stale lock file://");
+    assert!(!stale.exists());
+
+    // Another machine's lock: reported with its host, never removed.
+    let other = lock(&ws, "iam", "other", "build-7", 4242);
+    ws.exec(
+        &[
+            "up",
+            "-p",
+            "aws",
+            "-s",
+            "dev",
+            "--target",
+            "iam",
+            "--fresh",
+            "--remove-stale-locks",
+        ],
+        &[],
+    )
+    .expect(1)
+    .stderr_has("locked by ann@build-7 (pid 4242) since 2026-11-23T10:00:00Z")
+    .stderr_has("another machine's lock, left alone");
+    assert!(other.exists());
+}
