@@ -433,3 +433,22 @@ fn with_several_kubeconfig_paths_the_entry_goes_where_kubectl_would_put_it() {
     up(&ws, Some(&format!("{}:{}", a.display(), b.display()))).expect(0);
     assert!(!names(&yaml(&a), "contexts").contains(&"eks-dev".to_string()));
 }
+
+#[test]
+fn a_symlinked_kubeconfig_is_written_through_and_keeps_its_mode() {
+    let ws = Ws::configured("aws");
+    let real = ws.path().join("dotfiles/kube-config");
+    std::fs::create_dir_all(real.parent().unwrap()).unwrap();
+    std::fs::write(&real, EXISTING).unwrap();
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let link = home(&ws).join(".kube/config");
+    std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    up(&ws, None).expect(0);
+    assert!(
+        std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(),
+        "the link was replaced"
+    );
+    assert_eq!(yaml(&real)["current-context"], "eks-dev");
+    assert_eq!(mode(&real), 0o640);
+}
