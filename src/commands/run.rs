@@ -55,7 +55,8 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
         RunnerError::usage(e.to_string(), help)
     })?;
     let _lock = WorkspaceLock::take(&s.ws, &t.run_dir)?;
-    let ready = prepare(s, t, &plan)?;
+    let store = Store::new(PathBuf::from("pulumi"), &t.stack);
+    let ready = prepare(s, t, &plan, &store)?;
 
     let mut state = RunState::load(&t.run_dir).map_err(|m| {
         RunnerError::usage(
@@ -84,6 +85,7 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
         run_dir: t.run_dir.clone(),
         redactor: Redactor::default(),
         prune_kubeconfig: o.prune_kubeconfig,
+        known_stacks: known_stacks(s, t, &state, &store),
     };
     report::debug(
         s.style,
@@ -131,7 +133,7 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
 }
 
 /// The configuration, questions, secrets and checks before anything runs.
-fn prepare(s: &Settings, t: &Target, plan: &Plan<'_>) -> Result<Ready, RunnerError> {
+fn prepare(s: &Settings, t: &Target, plan: &Plan<'_>, store: &Store) -> Result<Ready, RunnerError> {
     // Secrets are asked only by runs that deploy or read the projects that use them; the store
     // itself loads every secret of the graph into the cluster, so running it needs them all.
     let planned: Vec<&Project> = plan.order.iter().map(|&i| plan.project(i)).collect();
@@ -150,11 +152,22 @@ fn prepare(s: &Settings, t: &Target, plan: &Plan<'_>) -> Result<Ready, RunnerErr
         secrets_for,
         interactive: s.interactive,
     };
-    let store = Store {
-        program: PathBuf::from("pulumi"),
-        stack: t.stack.clone(),
-    };
-    prepare::prepare(&request, &mut Terminal::new(), &store)
+    prepare::prepare(&request, &mut Terminal::new(), store)
+}
+
+/// The projects whose stack exists: those the run state knows, and those the preparation
+/// created (the secrets store's, whose `stack select --create` is then its own).
+fn known_stacks(s: &Settings, t: &Target, state: &RunState, store: &Store) -> BTreeSet<String> {
+    let made = store.stacks_made();
+    let mut known = state.known_stacks();
+    known.extend(
+        t.provider
+            .projects
+            .iter()
+            .filter(|p| made.contains(&s.ws.root.join(&p.path)))
+            .map(|p| p.name.clone()),
+    );
+    known
 }
 
 /// Runs the plan on its own runtime; every event goes to `consume` as it happens, and the

@@ -20,10 +20,7 @@ pub(crate) fn run(s: &Settings, t: &Target) -> Result<i32, RunnerError> {
         secrets_for: t.provider.projects.iter().collect(),
         interactive: s.interactive,
     };
-    let store = Store {
-        program: PathBuf::from("pulumi"),
-        stack: t.stack.clone(),
-    };
+    let store = Store::new(PathBuf::from("pulumi"), &t.stack);
     prepare::prepare(&request, &mut Terminal::new(), &store)?;
     report::info(&format!(
         "All configuration is OK: provider {}, stack {}, {} projects",

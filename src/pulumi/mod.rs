@@ -1,18 +1,21 @@
 //! The engine that runs projects with the `pulumi` CLI: non-interactive, with `--stack` on every
 //! command, the shared stack configuration (`--config-file`), and the environment overlay; each
-//! command a child started by [`process`]. After a successful `up`, the project's outputs are
-//! read and its hooks run. Also here: the secrets store (`pulumi config set --secret`).
+//! command a child started by [`process`]. A stack the run state knows to exist is used without
+//! `stack select`. After a successful `up`, the project's outputs are read once (which are
+//! secret, the operation's event log tells) and its hooks run. Also here: the secrets store
+//! (`pulumi config set --secret`).
 // A failed step ends the job: returning its `JobEnd` as the error keeps the flow plain, and
 // failures are rare enough that their size does not matter.
 #![allow(clippy::result_large_err)]
 
+mod events;
 mod hooks;
 mod process;
 mod redact;
 mod store;
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
 
 use serde_json::{Map, Value};
 
@@ -22,6 +25,7 @@ use crate::plan::Operation;
 use crate::provider::Hook;
 use crate::workspace::RunDir;
 
+use events::EventLog;
 pub(crate) use hooks::prune_kubeconfig;
 use process::{Ended, Step};
 pub(crate) use redact::Redactor;
@@ -42,6 +46,9 @@ pub(crate) struct Pulumi {
     pub(crate) redactor: Redactor,
     /// `destroy --prune-kubeconfig`: remove what `kubeconfig-merge` added.
     pub(crate) prune_kubeconfig: bool,
+    /// Projects whose stack exists (the run state says so, or the preparation created it): their
+    /// operation runs without a `stack select` first.
+    pub(crate) known_stacks: BTreeSet<String>,
 }
 
 impl Pulumi {
@@ -84,9 +91,10 @@ impl Pulumi {
         }
     }
 
-    /// Reads the stack's outputs, values in memory only: `--show-secrets` for the values, and
-    /// once without to learn which are secret.
-    async fn outputs(&self, job: &Job, control: &Control) -> Result<Outputs, JobEnd> {
+    /// Reads the stack's outputs, values in memory only: one `stack output --show-secrets`,
+    /// which of them are secret told by the operation's event log; only when the log cannot
+    /// tell, a second read without `--show-secrets` (secrets read `"[secret]"` there).
+    async fn outputs(&self, job: &Job, control: &Control, log: &EventLog) -> Result<Outputs, JobEnd> {
         let read = |show: bool| {
             let mut args = vec![
                 "stack",
@@ -101,57 +109,40 @@ impl Pulumi {
             }
             self.command(job, &args)
         };
-        // Both reads at once: they only read the stack's state.
-        let step = self.step(job, control);
-        let (shown, hidden) = tokio::join!(step.run(read(true), true, None), step.run(read(false), true, None));
-        let shown = shown.map_err(JobEnd::failed)?;
-        if shown.code != Some(0) {
-            return Err(failed("pulumi stack output", &shown));
-        }
-        let hidden = hidden.map_err(JobEnd::failed)?;
-        let parse = |text: &str| -> Result<Map<String, Value>, JobEnd> {
-            serde_json::from_str(text).map_err(|e| {
+        let parse = |end: Result<Ended, String>| -> Result<Map<String, Value>, JobEnd> {
+            let end = end.map_err(JobEnd::failed)?;
+            if end.code != Some(0) {
+                return Err(failed("pulumi stack output", &end));
+            }
+            serde_json::from_str(&end.captured).map_err(|e| {
                 JobEnd::failed(format!(
                     "pulumi stack output --json printed something that is not a JSON object: {e}"
                 ))
             })
         };
-        let outputs = Outputs::from_pair(parse(&shown.captured)?, &parse(&hidden.captured)?);
+        let step = self.step(job, control);
+        let shown = parse(step.run(read(true), true, None).await)?;
+        let outputs = match log.mark(shown.clone()) {
+            Some(o) => o,
+            None => Outputs::from_pair(shown, &parse(step.run(read(false), true, None).await)?),
+        };
         self.redactor.add(outputs.secret_texts());
         Ok(outputs)
     }
 
-    async fn operation(&self, job: &Job, control: &Control) -> JobEnd {
+    /// Makes sure the stack exists before an operation: `stack select --create` for `up` and
+    /// `preview`; for `refresh` and `destroy` `Ok(false)` when there is none (nothing to act on).
+    async fn ensure_stack(&self, job: &Job, control: &Control) -> Result<bool, JobEnd> {
+        match job.operation {
+            Operation::Up | Operation::Preview => self.select(job, control, true).await,
+            Operation::Refresh | Operation::Destroy => self.select(job, control, false).await,
+        }
+    }
+
+    /// The operation itself (`pulumi up …`), and what its event log told.
+    async fn run_operation(&self, job: &Job, control: &Control) -> Result<(Ended, EventLog), JobEnd> {
         let name = &job.project.name;
         let op = job.operation;
-        match op {
-            Operation::Up | Operation::Preview => {
-                if let Err(e) = self.select(job, control, true).await {
-                    return e;
-                }
-            }
-            Operation::Refresh | Operation::Destroy => match self.select(job, control, false).await {
-                Ok(true) => {}
-                Ok(false) => {
-                    if op == Operation::Refresh {
-                        let _ = control.events.send(Event::Note {
-                            project: Some(name.clone()),
-                            level: Level::Warning,
-                            message: format!("{name} has no previous deployment: nothing to refresh"),
-                        });
-                    }
-                    return JobEnd {
-                        status: Status::Unchanged {
-                            reason: "no previous deployment".into(),
-                        },
-                        outputs: None,
-                        changes: BTreeMap::new(),
-                        error: None,
-                    };
-                }
-                Err(e) => return e,
-            },
-        }
         let scratch = self.run_dir.scratch();
         let config = self.config_file.display().to_string();
         let event_log = scratch.join(format!("{name}-{}.events.jsonl", op.as_str()));
@@ -169,12 +160,44 @@ impl Pulumi {
         // `--event-log` exists only with PULUMI_DEBUG_COMMANDS (Automation API sets it too).
         cmd.env("PULUMI_DEBUG_COMMANDS", "true");
         let _ = std::fs::create_dir_all(&scratch);
-        let end = match self.step(job, control).run(cmd, false, None).await {
-            Ok(end) => end,
-            Err(e) => return JobEnd::failed(e),
-        };
-        let changes = read_changes(&event_log);
+        let end = self
+            .step(job, control)
+            .run(cmd, false, None)
+            .await
+            .map_err(JobEnd::failed)?;
+        let log = EventLog::read(&event_log);
         let _ = std::fs::remove_file(&event_log);
+        Ok((end, log))
+    }
+
+    async fn operation(&self, job: &Job, control: &Control) -> JobEnd {
+        let name = &job.project.name;
+        let op = job.operation;
+        let known = self.known_stacks.contains(name);
+        if !known {
+            match self.ensure_stack(job, control).await {
+                Ok(true) => {}
+                Ok(false) => return no_deployment(name, op, control),
+                Err(e) => return e,
+            }
+        }
+        let (mut end, mut log) = match self.run_operation(job, control).await {
+            Ok(ran) => ran,
+            Err(e) => return e,
+        };
+        if known && missing_stack(&end) {
+            // The run state knew a stack the backend does not have (removed by hand, another
+            // backend): select or create it as for a new one, once, and run again.
+            match self.ensure_stack(job, control).await {
+                Ok(true) => match self.run_operation(job, control).await {
+                    Ok(ran) => (end, log) = ran,
+                    Err(e) => return e,
+                },
+                Ok(false) => return no_deployment(name, op, control),
+                Err(e) => return e,
+            }
+        }
+        let changes = std::mem::take(&mut log.changes);
         if end.interrupted {
             return JobEnd {
                 changes,
@@ -201,7 +224,7 @@ impl Pulumi {
             return e;
         }
         if op == Operation::Up {
-            match self.outputs(job, control).await {
+            match self.outputs(job, control, &log).await {
                 Ok(o) => result.outputs = Some(o),
                 Err(e) => return e,
             }
@@ -290,15 +313,26 @@ fn failed(what: &str, end: &Ended) -> JobEnd {
     JobEnd::failed(process::failure(what, end))
 }
 
-/// The `summaryEvent.resourceChanges` of an engine event log, if it has one.
-fn read_changes(path: &Path) -> BTreeMap<String, u64> {
-    let Ok(text) = std::fs::read_to_string(path) else {
-        return BTreeMap::new();
-    };
-    text.lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter_map(|v| v.get("summaryEvent").and_then(|s| s.get("resourceChanges")).cloned())
-        .next_back()
-        .and_then(|c| serde_json::from_value(c).ok())
-        .unwrap_or_default()
+/// The operation failed because the stack does not exist (`no stack named 'dev' found`).
+fn missing_stack(end: &Ended) -> bool {
+    end.code != Some(0) && !end.interrupted && end.stderr.contains("no stack named")
+}
+
+/// `refresh` or `destroy` of a stack that does not exist: nothing to act on.
+fn no_deployment(name: &str, op: Operation, control: &Control) -> JobEnd {
+    if op == Operation::Refresh {
+        let _ = control.events.send(Event::Note {
+            project: Some(name.to_string()),
+            level: Level::Warning,
+            message: format!("{name} has no previous deployment: nothing to refresh"),
+        });
+    }
+    JobEnd {
+        status: Status::Unchanged {
+            reason: "no previous deployment".into(),
+        },
+        outputs: None,
+        changes: BTreeMap::new(),
+        error: None,
+    }
 }

@@ -83,6 +83,17 @@ impl RunState {
             .collect()
     }
 
+    /// The projects whose stack the backend holds, as far as the runner knows: one of its
+    /// operations ran to an end there (a failure too: the stack was selected or created first).
+    /// Only a hint: the engine falls back to `stack select` when the backend has none.
+    pub(crate) fn known_stacks(&self) -> BTreeSet<String> {
+        self.projects
+            .iter()
+            .filter(|(_, p)| p.deployed || (p.started.is_some() && matches!(p.status.as_str(), "succeeded" | "failed")))
+            .map(|(n, _)| n.clone())
+            .collect()
+    }
+
     /// What the last successful `up` of each project left, for skipping unchanged projects.
     pub(crate) fn resume(&self, provider: &Provider, digests: Digests) -> Resume {
         let previous = self

@@ -10,6 +10,7 @@ mod plan;
 mod programs;
 mod prompts;
 mod run;
+mod starts;
 mod support;
 mod validate;
 mod writes;
