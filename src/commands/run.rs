@@ -20,7 +20,7 @@ use crate::report::live::Live;
 use crate::report::logs::Logs;
 use crate::report::plain::Plain;
 use crate::report::{self, OutputMode};
-use crate::runstate::{Digests, RunState};
+use crate::runstate::{Digests, Recorder, RunState};
 use crate::settings::{Settings, Target};
 use crate::workspace::WorkspaceLock;
 
@@ -58,22 +58,25 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
     let store = Store::new(PathBuf::from("pulumi"), &t.stack);
     let ready = prepare(s, t, &plan, &store)?;
 
-    let mut state = RunState::load(&t.run_dir).map_err(|m| {
+    let (mut state, notes) = Recorder::open(&t.run_dir, &|p| s.ws.show(p)).map_err(|m| {
         RunnerError::usage(
             m,
             format!("the run state lives under {}", s.ws.show(&t.run_dir.stack_dir())),
         )
     })?;
+    for note in &notes {
+        report::warning(note);
+    }
     let digests = Digests::open(&s.ws.root, &t.run_dir, &ready.config_file).map_err(|source| RunnerError::Io {
         context: format!("cannot write under {}", s.ws.show(t.run_dir.base())),
         source,
     })?;
-    let resume = (o.operation == Operation::Up && !o.fresh).then(|| state.resume(&t.provider, digests));
+    let resume = (o.operation == Operation::Up && !o.fresh).then(|| state.state.resume(&t.provider, digests));
     let options = Options {
         parallel: o.parallel,
         keep_going: o.keep_going,
         // A preview can only look at projects whose upstream stacks are deployed.
-        deployed: (o.operation == Operation::Preview).then(|| state.deployed()),
+        deployed: (o.operation == Operation::Preview).then(|| state.state.deployed()),
     };
     let engine = Pulumi {
         program: PathBuf::from("pulumi"),
@@ -85,7 +88,7 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
         run_dir: t.run_dir.clone(),
         redactor: Redactor::default(),
         prune_kubeconfig: o.prune_kubeconfig,
-        known_stacks: known_stacks(s, t, &state, &store),
+        known_stacks: known_stacks(s, t, &state.state, &store),
     };
     report::debug(
         s.style,
@@ -105,12 +108,13 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
             None => view.event(ev),
         }
         logs.event(ev);
-        if state.apply(ev)
-            && let Err(e) = state.save(&t.run_dir)
-        {
+        if let Err(e) = state.record(ev) {
             report::warning(&format!("cannot write the run state: {e}"));
         }
     })?;
+    if let Err(e) = state.close() {
+        report::warning(&format!("cannot write the run state: {e}"));
+    }
 
     let code = if result.interrupted {
         exit::INTERRUPTED

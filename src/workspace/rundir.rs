@@ -5,6 +5,7 @@
 //! .runner/last-run.json               the JSON summary of the last run
 //! .runner/digest-key                  the key of the input and output digests
 //! .runner/<stack>/state.json          the run state (resume)
+//! .runner/<stack>/journal.jsonl       the run state's changes since state.json was written
 //! .runner/<stack>/logs/<project>.log  each project's last output
 //! .runner/<stack>/tmp/                scratch: event logs, hook inputs (removed after use)
 //! .runner/<stack>/kubeconfig/<project>.json   what kubeconfig-merge added (for pruning)
@@ -59,6 +60,11 @@ impl RunDir {
 
     pub(crate) fn state(&self) -> PathBuf {
         self.stack_dir().join("state.json")
+    }
+
+    /// The run state's journal: one line per change, folded into `state.json`.
+    pub(crate) fn journal(&self) -> PathBuf {
+        self.stack_dir().join("journal.jsonl")
     }
 
     pub(crate) fn logs(&self) -> PathBuf {

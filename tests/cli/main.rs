@@ -5,6 +5,7 @@
 mod environment;
 mod errors;
 mod flags;
+mod journal;
 mod kubeconfig;
 mod plan;
 mod programs;
