@@ -2,6 +2,7 @@
 
 #![allow(unreachable_pub, clippy::print_stderr)]
 
+mod cache;
 mod environment;
 mod errors;
 mod flags;
