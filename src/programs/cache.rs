@@ -1,4 +1,5 @@
-//! What each program reads and declares, kept between runs in `.runner/cache/programs.json`, so
+//! What each program reads and declares, kept between runs in `.runner/cache/programs.json` (a
+//! header line, then one line per program), so
 //! planning a big graph again reads no program it already knows. An entry is used only while its
 //! file is the very same: same device, inode, size, and modification and change times to the
 //! nanosecond. Any write to a file changes its change time (which no user can set), so no edit
@@ -60,30 +61,36 @@ impl FileKey {
     }
 }
 
-#[derive(Deserialize)]
-struct Stored {
+/// The first line of the file: which reading of programs the entries hold.
+#[derive(Serialize, Deserialize, PartialEq)]
+struct Header<'a> {
     format: u32,
-    runner: String,
-    entries: HashMap<String, Entry>,
+    runner: &'a str,
 }
 
+const HEADER: Header<'static> = Header {
+    format: FORMAT,
+    runner: env!("CARGO_PKG_VERSION"),
+};
+
+/// Every other line: one program (a line cut short loses that one alone).
 #[derive(Deserialize)]
-pub(super) struct Entry {
+struct Line {
+    dir: String,
     key: FileKey,
     program: Program,
 }
 
 #[derive(Serialize)]
-struct ToStore<'a> {
-    format: u32,
-    runner: &'a str,
-    entries: BTreeMap<&'a str, EntryRef<'a>>,
-}
-
-#[derive(Serialize)]
-struct EntryRef<'a> {
+struct LineRef<'a> {
+    dir: &'a str,
     key: &'a FileKey,
     program: &'a Program,
+}
+
+pub(super) struct Entry {
+    key: FileKey,
+    program: Program,
 }
 
 /// The cached programs, by project directory (relative to the workspace root).
@@ -93,15 +100,31 @@ pub(super) struct Cache {
 }
 
 impl Cache {
-    /// The cache at `path`; empty when there is none, or it is unreadable or of another version.
+    /// The cache at `path`; empty when there is none or it is of another version. A line that
+    /// cannot be read (a file cut short) is left out.
     pub(super) fn load(path: &Path) -> Self {
-        let stored = std::fs::read(path)
-            .ok()
-            .and_then(|b| serde_json::from_slice::<Stored>(&b).ok())
-            .filter(|s| s.format == FORMAT && s.runner == env!("CARGO_PKG_VERSION"));
-        Cache {
-            entries: stored.map(|s| s.entries).unwrap_or_default(),
+        let Ok(bytes) = std::fs::read(path) else {
+            return Cache::default();
+        };
+        let mut lines = bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty());
+        let current = lines
+            .next()
+            .and_then(|h| serde_json::from_slice::<Header<'_>>(h).ok())
+            .is_some_and(|h| h == HEADER);
+        if !current {
+            return Cache::default();
         }
+        let entries = lines
+            .filter_map(|l| serde_json::from_slice::<Line>(l).ok())
+            .map(|l| {
+                let entry = Entry {
+                    key: l.key,
+                    program: l.program,
+                };
+                (l.dir, entry)
+            })
+            .collect();
+        Cache { entries }
     }
 
     /// The program of `dir` if its file is still the one cached (the entry is handed over).
@@ -116,26 +139,18 @@ impl Cache {
         path: &Path,
         fresh: impl Iterator<Item = (&'a str, &'a FileKey, &'a Program)>,
     ) -> std::io::Result<()> {
-        let mut entries: BTreeMap<&str, EntryRef<'_>> = self
+        let mut entries: BTreeMap<&str, (&FileKey, &Program)> = self
             .entries
             .iter()
-            .map(|(d, e)| {
-                (
-                    d.as_str(),
-                    EntryRef {
-                        key: &e.key,
-                        program: &e.program,
-                    },
-                )
-            })
+            .map(|(d, e)| (d.as_str(), (&e.key, &e.program)))
             .collect();
-        entries.extend(fresh.map(|(d, key, program)| (d, EntryRef { key, program })));
-        let store = ToStore {
-            format: FORMAT,
-            runner: env!("CARGO_PKG_VERSION"),
-            entries,
-        };
-        let bytes = serde_json::to_vec(&store).expect("the cache serializes");
+        entries.extend(fresh.map(|(d, key, program)| (d, (key, program))));
+        let mut bytes = serde_json::to_vec(&HEADER).expect("the header serializes");
+        for (dir, (key, program)) in entries {
+            bytes.push(b'\n');
+            serde_json::to_writer(&mut bytes, &LineRef { dir, key, program }).expect("an entry serializes");
+        }
+        bytes.push(b'\n');
         write_atomic(path, &bytes, NewFile::Default)
     }
 }
@@ -175,10 +190,13 @@ mod tests {
         assert_eq!(cache.take("p/a", &edited), None);
         assert_eq!(cache.take("p/a", &key), None, "a stale entry is dropped");
 
-        // A cache of another format is not read.
-        std::fs::write(&path, br#"{"format":0,"runner":"x","entries":{}}"#).unwrap();
+        // A cache of another format is not read; a line cut short is left out.
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, text.replace("\"format\":1", "\"format\":0")).unwrap();
         assert!(Cache::load(&path).entries.is_empty());
-        std::fs::write(&path, b"{cut sh").unwrap();
+        std::fs::write(&path, &text[..text.len() - 20]).unwrap();
         assert!(Cache::load(&path).entries.is_empty());
+        std::fs::write(&path, &text).unwrap();
+        assert_eq!(Cache::load(&path).entries.len(), 1);
     }
 }

@@ -1,12 +1,16 @@
 //! The run state's journal, `.runner/<stack>/journal.jsonl`: one line per project start or end,
-//! appended and flushed to disk as it happens, so writing the state costs the same for every
-//! project however big the graph (rewriting `state.json` each time cost N² bytes). The lines are
+//! appended as it happens (one write, so a killed runner loses no line it wrote) and flushed to
+//! disk by a thread of its own, which syncs whatever was appended since its last sync (group
+//! commit: one sync serves many lines when they come fast). Writing the state so costs the same
+//! for every project however big the graph (rewriting `state.json` each time cost N² bytes). The lines are
 //! folded into `state.json` at the end of the run, or, after a crash, when the next run starts.
 //! A last line cut short by a crash is ignored with a warning: the event it would have recorded
 //! had not been made durable, as with a `state.json` that was never renamed into place.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -64,22 +68,23 @@ pub(crate) fn read(path: &Path, shown: &str) -> std::io::Result<(Vec<Record>, Ve
     Ok((records, warnings))
 }
 
-/// The journal being written: each record one line, appended and synced before the next.
+/// The journal being written: each record one line, appended at once, synced by [`Syncer`].
 #[derive(Debug)]
 pub(crate) struct Journal {
     path: PathBuf,
-    file: Option<std::fs::File>,
+    open: Option<(Arc<std::fs::File>, Syncer)>,
 }
 
 impl Journal {
     pub(crate) fn new(path: PathBuf) -> Self {
-        Journal { path, file: None }
+        Journal { path, open: None }
     }
 
-    /// Appends `record` as one line (one write) and flushes it to disk. A journal whose last
-    /// line was cut short gets a line break first, so the new line stays whole.
+    /// Appends `record` as one line (one write); the syncer flushes it to disk soon after. A
+    /// journal whose last line was cut short gets a line break first, so the new line stays
+    /// whole. A failed sync is reported by the next append.
     pub(crate) fn append(&mut self, record: &Record) -> std::io::Result<()> {
-        if self.file.is_none() {
+        if self.open.is_none() {
             if let Some(dir) = self.path.parent() {
                 std::fs::create_dir_all(dir)?;
             }
@@ -91,21 +96,110 @@ impl Journal {
             if !ends_with_newline(&mut file)? {
                 file.write_all(b"\n")?;
             }
-            self.file = Some(file);
+            let file = Arc::new(file);
+            let syncer = Syncer::start(file.clone());
+            self.open = Some((file, syncer));
         }
-        let file = self.file.as_mut().expect("opened above");
+        let (file, syncer) = self.open.as_ref().expect("opened above");
         let mut line = serde_json::to_vec(record).expect("records serialize");
         line.push(b'\n');
-        file.write_all(&line)?;
-        file.sync_data()
+        (&**file).write_all(&line)?;
+        syncer.written()
+    }
+
+    /// Waits until every line appended is on disk.
+    pub(crate) fn sync(&mut self) -> std::io::Result<()> {
+        match self.open.take() {
+            Some((_, syncer)) => syncer.finish(),
+            None => Ok(()),
+        }
     }
 
     /// Removes the journal once `state.json` holds all of it.
     pub(crate) fn remove(&mut self) -> std::io::Result<()> {
-        self.file = None;
+        let _ = self.sync();
         match std::fs::remove_file(&self.path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
             _ => Ok(()),
+        }
+    }
+}
+
+impl Drop for Journal {
+    fn drop(&mut self) {
+        let _ = self.sync();
+    }
+}
+
+/// The thread that flushes the journal to disk: after each wake-up, one `fdatasync` covers
+/// every line appended until then.
+#[derive(Debug)]
+struct Syncer {
+    shared: Arc<(Mutex<Progress>, Condvar)>,
+    thread: Option<JoinHandle<()>>,
+}
+
+#[derive(Debug, Default)]
+struct Progress {
+    appended: u64,
+    synced: u64,
+    stop: bool,
+    error: Option<String>,
+}
+
+impl Syncer {
+    fn start(file: Arc<std::fs::File>) -> Self {
+        let shared = Arc::new((Mutex::new(Progress::default()), Condvar::new()));
+        let theirs = shared.clone();
+        let thread = std::thread::spawn(move || {
+            let (lock, wake) = &*theirs;
+            let mut p = lock.lock().expect("the syncer's lock");
+            loop {
+                while p.appended == p.synced && !p.stop {
+                    p = wake.wait(p).expect("the syncer's lock");
+                }
+                if p.appended == p.synced {
+                    return;
+                }
+                let target = p.appended;
+                drop(p);
+                let result = file.sync_data();
+                p = lock.lock().expect("the syncer's lock");
+                p.synced = target;
+                if let Err(e) = result {
+                    p.error.get_or_insert_with(|| e.to_string());
+                }
+            }
+        });
+        Syncer {
+            shared,
+            thread: Some(thread),
+        }
+    }
+
+    /// One more line to sync; the error of an earlier sync, if one failed.
+    fn written(&self) -> std::io::Result<()> {
+        let (lock, wake) = &*self.shared;
+        let mut p = lock.lock().expect("the syncer's lock");
+        p.appended += 1;
+        wake.notify_one();
+        match &p.error {
+            Some(e) => Err(std::io::Error::other(format!("syncing the journal: {e}"))),
+            None => Ok(()),
+        }
+    }
+
+    /// Syncs what is left and stops the thread.
+    fn finish(mut self) -> std::io::Result<()> {
+        let (lock, wake) = &*self.shared;
+        lock.lock().expect("the syncer's lock").stop = true;
+        wake.notify_one();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        match lock.lock().expect("the syncer's lock").error.take() {
+            Some(e) => Err(std::io::Error::other(format!("syncing the journal: {e}"))),
+            None => Ok(()),
         }
     }
 }

@@ -30,11 +30,19 @@ fn a_repeat_plan_answers_from_the_cache_and_misses_no_edit() {
     std::thread::sleep(std::time::Duration::from_millis(2200));
     let args = ["show-plan", "-p", "aws", "--format", "json"];
     let first = ws.run(&args).expect(0);
-    let cache: Value =
-        serde_json::from_str(&std::fs::read_to_string(ws.path().join(".runner/cache/programs.json")).unwrap()).unwrap();
-    let entries = cache["entries"].as_object().unwrap();
-    assert_eq!(entries.len(), 16, "{:?}", entries.keys().collect::<Vec<_>>());
-    assert!(entries["projects/services/logagent"]["program"]["reads"]["logstore"].is_array());
+    // A header line, then one line per program.
+    let cache = std::fs::read_to_string(ws.path().join(".runner/cache/programs.json")).unwrap();
+    let entries: Vec<Value> = cache
+        .lines()
+        .skip(1)
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(entries.len(), 16, "{cache}");
+    let logagent = entries
+        .iter()
+        .find(|e| e["dir"] == "projects/services/logagent")
+        .unwrap();
+    assert!(logagent["program"]["reads"]["logstore"].is_array());
     let again = ws.run(&args).expect(0);
     assert_eq!(first.stdout, again.stdout);
     assert_eq!(first.stderr, again.stderr);
