@@ -42,14 +42,16 @@ fn project_name(dir: &str) -> String {
     doc["name"].as_str().unwrap().to_string()
 }
 
-/// Waits until no stack lock is held: the `pulumi` children of a killed runner run on.
+/// Waits until no stack lock is held (the `pulumi` children of a killed runner run on) and the
+/// workspace lock is free (a child started at the moment of the kill holds it until it execs).
 fn wait_for_unlocked(ws: &Ws) {
     let locks = ws.path().join(".pulumi-state/.pulumi/locks");
     let start = Instant::now();
     loop {
         let mut held = Vec::new();
         walk(&locks, &mut held);
-        if held.is_empty() {
+        let workspace_free = std::fs::File::open(ws.path().join(".runner/lock")).map_or(true, |f| f.try_lock().is_ok());
+        if held.is_empty() && workspace_free {
             return;
         }
         assert!(start.elapsed() < Duration::from_secs(60), "locks still held: {held:?}");
