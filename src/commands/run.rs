@@ -25,7 +25,7 @@ use crate::report::live::Live;
 use crate::report::logs::Logs;
 use crate::report::plain::{Plain, would_change};
 use crate::report::{self, OutputMode};
-use crate::runstate::{Digests, Outside, RunState};
+use crate::runstate::{Digests, Outside, Recorder, RunState};
 use crate::settings::{Settings, Target};
 use crate::workspace::WorkspaceLock;
 
@@ -64,17 +64,7 @@ pub(crate) struct RunOptions {
 }
 
 pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, RunnerError> {
-    let plan = match &o.only {
-        Some(x) => Plan::only(&t.provider, o.operation, x),
-        None => Plan::new(&t.provider, o.operation, &o.targets),
-    }
-    .map_err(|e| {
-        let help = match &e.suggestion {
-            Some(x) => format!("did you mean `{x}`?"),
-            None => format!("see the projects with `runner show-plan -p {}`", e.provider),
-        };
-        RunnerError::usage(e.to_string(), help)
-    })?;
+    let plan = plan(t, o)?;
     if o.operation == Operation::Destroy && !o.yes && !s.interactive {
         return Err(destroy_needs_yes(t));
     }
@@ -83,7 +73,8 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
     let _ = std::fs::remove_dir_all(t.run_dir.scratch());
     // From here until the first project starts, Ctrl-C ends the runner at once.
     let _interrupt = exec::signals::hub().on_interrupt(|| report::info("\ninterrupted: no project was started"));
-    let ready = prepare(s, t, &plan, o.fresh)?;
+    let store = Store::new(PathBuf::from("pulumi"), &t.stack);
+    let ready = prepare(s, t, &plan, o.fresh, &store)?;
     if s.interactive && !o.yes {
         confirm(t, &plan, &ready)?;
     }
@@ -91,12 +82,15 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
     let started = SystemTime::now();
     let clock = Instant::now();
 
-    let mut state = RunState::load(&t.run_dir).map_err(|m| {
+    let (mut state, notes) = Recorder::open(&t.run_dir, &|p| s.ws.show(p)).map_err(|m| {
         RunnerError::usage(
             m,
             format!("the run state lives under {}", s.ws.show(&t.run_dir.stack_dir())),
         )
     })?;
+    for note in &notes {
+        report::warning(note);
+    }
     let digests = Digests::open(&s.ws.root, &t.run_dir, &ready.config_file)
         .map_err(|source| RunnerError::Io {
             context: format!("cannot write under {}", s.ws.show(t.run_dir.base())),
@@ -104,17 +98,18 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
         })?
         .with_outside(outside(t, &ready.env, &ready.config));
     // `--fresh` runs everything but still records the digests, so the next `up` can skip.
-    let resume = (o.operation == Operation::Up).then(|| state.resume(&t.provider, digests, o.fresh));
+    let resume = (o.operation == Operation::Up).then(|| state.state.resume(&t.provider, digests, o.fresh));
     let mut options = Options {
         parallel: o.parallel,
         keep_going: o.keep_going,
         // A preview can only look at projects whose upstream stacks are deployed.
-        deployed: (o.operation == Operation::Preview && !plan.only).then(|| state.deployed()),
+        deployed: (o.operation == Operation::Preview && !plan.only).then(|| state.state.deployed()),
         given: std::collections::BTreeMap::new(),
         grace: o.grace,
         timeout: o.timeout,
     };
-    let engine = engine(s, t, o, ready);
+    let known = known_stacks(s, t, &state.state, &store);
+    let engine = engine(s, t, o, ready, known);
     if plan.only {
         options.given = super::only::prove(s, &plan, &engine)?;
     }
@@ -140,12 +135,13 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
             None => view.event(ev),
         }
         logs.event(ev);
-        if state.apply(ev)
-            && let Err(e) = state.save(&t.run_dir)
-        {
+        if let Err(e) = state.record(ev) {
             report::warning(&format!("cannot write the run state: {e}"));
         }
     })?;
+    if let Err(e) = state.close() {
+        report::warning(&format!("cannot write the run state: {e}"));
+    }
 
     let code = if result.interrupted {
         exit::INTERRUPTED
@@ -170,7 +166,7 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
 }
 
 /// The `pulumi` engine for this run.
-fn engine(s: &Settings, t: &Target, o: &RunOptions, ready: Ready) -> Pulumi {
+fn engine(s: &Settings, t: &Target, o: &RunOptions, ready: Ready, known_stacks: BTreeSet<String>) -> Pulumi {
     Pulumi {
         program: PathBuf::from("pulumi"),
         root: s.ws.root.clone(),
@@ -186,6 +182,7 @@ fn engine(s: &Settings, t: &Target, o: &RunOptions, ready: Ready) -> Pulumi {
         },
         prune_kubeconfig: o.prune_kubeconfig,
         remove_stale_locks: o.remove_stale_locks,
+        known_stacks,
     }
 }
 
@@ -224,6 +221,22 @@ fn up_to_date(s: &Settings, t: &Target, plan: &Plan<'_>) -> bool {
     state.up_to_date(plan, &digests.with_outside(outside(t, &t.env, &file.config)))
 }
 
+/// The projects this run touches: `--only`'s one, or the targets with what they need (on
+/// destroy: with what needs them), or the whole graph.
+fn plan<'p>(t: &'p Target, o: &RunOptions) -> Result<Plan<'p>, RunnerError> {
+    match &o.only {
+        Some(x) => Plan::only(&t.provider, o.operation, x),
+        None => Plan::new(&t.provider, o.operation, &o.targets),
+    }
+    .map_err(|e| {
+        let help = match &e.suggestion {
+            Some(x) => format!("did you mean `{x}`?"),
+            None => format!("see the projects with `runner show-plan -p {}`", e.provider),
+        };
+        RunnerError::usage(e.to_string(), help)
+    })
+}
+
 /// Without a terminal nobody can confirm a destroy: the command line must.
 fn destroy_needs_yes(t: &Target) -> RunnerError {
     RunnerError::usage(
@@ -236,7 +249,7 @@ fn destroy_needs_yes(t: &Target) -> RunnerError {
 }
 
 /// The configuration, questions, secrets and checks before anything runs.
-fn prepare(s: &Settings, t: &Target, plan: &Plan<'_>, fresh: bool) -> Result<Ready, RunnerError> {
+fn prepare(s: &Settings, t: &Target, plan: &Plan<'_>, fresh: bool, store: &Store) -> Result<Ready, RunnerError> {
     // Secrets are asked only by runs that deploy or read the projects that use them; the store
     // itself loads every secret of the graph into the cluster, so running it needs them all.
     let planned: Vec<&Project> = plan.order.iter().map(|&i| plan.project(i)).collect();
@@ -257,11 +270,22 @@ fn prepare(s: &Settings, t: &Target, plan: &Plan<'_>, fresh: bool) -> Result<Rea
         mode: Mode::Run,
         idle: plan.operation == Operation::Up && !fresh && up_to_date(s, t, plan),
     };
-    let store = Store {
-        program: PathBuf::from("pulumi"),
-        stack: t.stack.clone(),
-    };
-    prepare::prepare(&request, &mut Terminal::new(), &store)
+    prepare::prepare(&request, &mut Terminal::new(), store)
+}
+
+/// The projects whose stack exists: those the run state knows, and those the preparation
+/// created (the secrets store's, whose `stack select --create` is then its own).
+fn known_stacks(s: &Settings, t: &Target, state: &RunState, store: &Store) -> BTreeSet<String> {
+    let made = store.stacks_made();
+    let mut known = state.known_stacks();
+    known.extend(
+        t.provider
+            .projects
+            .iter()
+            .filter(|p| made.contains(&s.ws.root.join(&p.path)))
+            .map(|p| p.name.clone()),
+    );
+    known
 }
 
 /// At a terminal, what the run will do, and the question: the stack name typed for destroy,

@@ -14,7 +14,7 @@ mod layer;
 mod names;
 
 pub use layer::Layer;
-pub use names::{closest, edit_distance};
+pub use names::{NameIndex, closest, edit_distance};
 
 /// Where a name was written, as the caller understands it (file index and byte range).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

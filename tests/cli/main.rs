@@ -2,18 +2,21 @@
 
 #![allow(unreachable_pub, clippy::print_stderr)]
 
+mod cache;
 mod confirm;
 mod environment;
 mod errors;
 mod export;
 mod flags;
 mod hostile;
+mod journal;
 mod kubeconfig;
 mod only;
 mod plan;
 mod programs;
 mod prompts;
 mod run;
+mod starts;
 mod stopping;
 mod strict_programs;
 mod support;
