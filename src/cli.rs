@@ -28,7 +28,7 @@ Global flags go before or after the command: `runner -p aws show-plan` and
 
 Exit codes: 0 success, 1 a project or hook failed, 2 usage error, 3 validation failed,
 4 another runner holds the workspace, 5 not confirmed, 6 a preview found changes
-(--expect-no-changes), 130 interrupted.";
+(--expect-no-changes), 7 the run state or summary could not be written, 130 interrupted.";
 
 /// Stands up a whole Kubernetes platform from many small Pulumi projects, in dependency
 /// order and in parallel, and tears it down again.

@@ -56,6 +56,19 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8], new: NewFile) -> std::io::
     result
 }
 
+/// Removes the temporary files of writes that never finished in `dir` (a killed runner leaves
+/// them); call only while holding the workspace lock, so no write is under way.
+pub(crate) fn remove_stale_temporaries(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with('.') && name.contains(".runner-") && name.ends_with(".tmp") {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
 /// The most the runner reads of a file it was given (a provider file, a stack file, the
 /// environment file, a kubeconfig, a program): far more than any real one holds.
 pub(crate) const READ_LIMIT: u64 = 16 * 1024 * 1024;

@@ -69,8 +69,11 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
         return Err(destroy_needs_yes(t));
     }
     let _lock = WorkspaceLock::take(&s.ws, &t.run_dir)?;
-    // Scratch files a killed run left (event logs may hold what was never scrubbed).
+    // Scratch files a killed run left (event logs may hold what was never scrubbed), and the
+    // temporary files of writes it did not finish.
     let _ = std::fs::remove_dir_all(t.run_dir.scratch());
+    crate::fs::remove_stale_temporaries(t.run_dir.base());
+    crate::fs::remove_stale_temporaries(&t.run_dir.stack_dir());
     // From here until the first project starts, Ctrl-C ends the runner at once.
     let _interrupt = exec::signals::hub().on_interrupt(|| report::info("\ninterrupted: no project was started"));
     let store = Store::new(PathBuf::from("pulumi"), &t.stack);
@@ -129,18 +132,26 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
     let mut view = Plain::new(&plan, s.banner, s.style.debug);
     let mut live = (o.output == OutputMode::Auto && s.live).then(|| Live::new(&plan, s.style.debug));
     let mut logs = Logs::new(&t.run_dir.logs());
+    let mut unrecorded = false;
     let result = execute(&plan, engine, &options, resume.as_ref(), |ev| {
         match &mut live {
             Some(l) => l.event(ev),
             None => view.event(ev),
         }
         logs.event(ev);
-        if let Err(e) = state.record(ev) {
+        if let Err(e) = state.record(ev)
+            && !unrecorded
+        {
+            unrecorded = true;
             report::warning(&format!("cannot write the run state: {e}"));
         }
     })?;
     if let Err(e) = state.close() {
-        report::warning(&format!("cannot write the run state: {e}"));
+        unrecorded = true;
+        report::warning(&format!(
+            "cannot write the run state {}: {e}",
+            s.ws.show(&t.run_dir.state())
+        ));
     }
 
     let code = if result.interrupted {
@@ -161,8 +172,13 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
         offer_kubeconfig_prune(t, &result);
     }
     let summary = report::summary::render(&plan, &t.stack, &result, started, code);
-    write_summaries(s, t, o, &summary);
-    Ok(code)
+    unrecorded |= !write_summaries(s, t, o, &summary);
+    // A failure or an interrupt says more than a lost record: keep its code.
+    Ok(if unrecorded && code == exit::SUCCESS {
+        exit::UNRECORDED
+    } else {
+        code
+    })
 }
 
 /// The `pulumi` engine for this run.
@@ -386,12 +402,16 @@ fn offer_kubeconfig_prune(t: &Target, result: &RunResult) {
 }
 
 /// The JSON summary to `.runner/last-run.json`, and to `--summary FILE` when given.
-fn write_summaries(s: &Settings, t: &Target, o: &RunOptions, summary: &str) {
+/// `true` when every one was written.
+fn write_summaries(s: &Settings, t: &Target, o: &RunOptions, summary: &str) -> bool {
     let mut targets = vec![t.run_dir.last_run()];
     targets.extend(o.summary.clone());
+    let mut written = true;
     for path in targets {
         if let Err(e) = write_atomic(&path, summary.as_bytes(), NewFile::Default) {
+            written = false;
             report::warning(&format!("cannot write the summary to {}: {e}", s.ws.show(&path)));
         }
     }
+    written
 }

@@ -24,6 +24,9 @@ use crate::workspace::RunDir;
 pub(crate) use digests::{Digests, Outside};
 use journal::{Finish, Journal, Record};
 
+/// The shape of `state.json` this runner reads and writes.
+const SCHEMA_VERSION: u32 = 1;
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub(crate) struct RunState {
     pub schema_version: u32,
@@ -59,14 +62,33 @@ impl RunState {
     pub(crate) fn load(run_dir: &RunDir) -> Result<Self, String> {
         let path = run_dir.state();
         match crate::fs::read_text(&path) {
-            Ok(text) => serde_json::from_str(&text).map_err(|e| {
-                format!(
-                    "{} is not a run state the runner can read ({e}); delete it to start afresh",
-                    path.display()
-                )
-            }),
+            Ok(text) => {
+                let state: RunState = serde_json::from_str(&text).map_err(|e| {
+                    format!(
+                        "{} is not a run state the runner can read ({e}); delete it to start afresh",
+                        path.display()
+                    )
+                })?;
+                if state.schema_version != SCHEMA_VERSION {
+                    return Err(format!(
+                        "{} is a run state of schema version {}, which this runner does not know (it writes {SCHEMA_VERSION}); \
+                         use the runner that wrote it, or delete it to start afresh",
+                        path.display(),
+                        state.schema_version
+                    ));
+                }
+                if state.stack != run_dir.stack() {
+                    return Err(format!(
+                        "{} is the run state of stack `{}`, not `{}`: it was copied or moved; delete it to start afresh",
+                        path.display(),
+                        state.stack,
+                        run_dir.stack()
+                    ));
+                }
+                Ok(state)
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(RunState {
-                schema_version: 1,
+                schema_version: SCHEMA_VERSION,
                 stack: run_dir.stack().to_string(),
                 projects: BTreeMap::new(),
             }),
@@ -162,16 +184,19 @@ impl RunState {
                 p.ended = None;
             }
             Record::Finished(end) => {
-                let p = self.projects.entry(end.project.clone()).or_default();
                 let status = end.status.as_str();
                 let settled = matches!(status, "unchanged" | "skipped" | "not started" | "waits");
                 if settled && end.started.is_none() {
-                    // Settled without running: keep what the last real run recorded.
-                    if p.status == "running" {
+                    // Settled without running: keep what the last real run recorded (a project
+                    // that never ran gets no entry).
+                    if let Some(p) = self.projects.get_mut(&end.project)
+                        && p.status == "running"
+                    {
                         p.status = status.into();
                     }
                     return;
                 }
+                let p = self.projects.entry(end.project.clone()).or_default();
                 match (status, end.operation.as_str()) {
                     ("succeeded", "up") => {
                         p.deployed = true;
