@@ -154,15 +154,7 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
         ));
     }
 
-    let code = if result.interrupted {
-        exit::INTERRUPTED
-    } else if result.failed() {
-        exit::FAILED
-    } else if o.expect_no_changes && result.results.iter().any(|(_, f)| would_change(&f.changes)) {
-        exit::CHANGES
-    } else {
-        exit::SUCCESS
-    };
+    let code = exit_code(o, &result);
     if let Some(l) = &live {
         l.finish();
     }
@@ -235,6 +227,20 @@ fn up_to_date(s: &Settings, t: &Target, plan: &Plan<'_>) -> bool {
         return false;
     };
     state.up_to_date(plan, &digests.with_outside(outside(t, &t.env, &file.config)))
+}
+
+/// What the run's end says: interrupted, failed, changes found by a preview that expected none,
+/// or success.
+fn exit_code(o: &RunOptions, result: &RunResult) -> i32 {
+    if result.interrupted {
+        exit::INTERRUPTED
+    } else if result.failed() {
+        exit::FAILED
+    } else if o.expect_no_changes && result.results.iter().any(|(_, f)| would_change(&f.changes)) {
+        exit::CHANGES
+    } else {
+        exit::SUCCESS
+    }
 }
 
 /// The projects this run touches: `--only`'s one, or the targets with what they need (on
