@@ -135,7 +135,7 @@ fn a_summary_that_cannot_be_written_has_its_own_exit_code_and_leaves_no_temporar
         .unwrap()
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".tmp"))
+        .filter(|n| std::path::Path::new(n).extension().is_some_and(|e| e == "tmp"))
         .collect();
     assert!(left.is_empty(), "temporary files left: {left:?}");
     // A failure keeps its own code: it says more than the lost summary.
