@@ -145,7 +145,9 @@ def timed(argv, env, cwd, what):
     """Wall milliseconds of a whole command; its exit code must be 0."""
     with open(f"{cwd}/.bench-out", "wb") as out:
         t = time.perf_counter()
-        code = subprocess.run(argv, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT).returncode
+        # No terminal for the runner: a run at a terminal asks before it starts.
+        code = subprocess.run(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out,
+                              stderr=subprocess.STDOUT).returncode
         ms = (time.perf_counter() - t) * 1000
     if code != 0:
         tail = open(f"{cwd}/.bench-out", errors="replace").read()[-3000:]
