@@ -60,10 +60,7 @@ fn dispatch(cli: &Cli, style: Style, cwd: &Path) -> Result<i32, RunnerError> {
                 "runner",
                 &mut buf,
             );
-            report::result(&String::from_utf8_lossy(&buf)).map_err(|source| RunnerError::Io {
-                context: "cannot write to standard output".into(),
-                source,
-            })?;
+            commands::write_result(&String::from_utf8_lossy(&buf))?;
             Ok(exit::SUCCESS)
         }
         Command::ListProviders => commands::providers::list(&settings()?),
@@ -92,10 +89,7 @@ fn dispatch(cli: &Cli, style: Style, cwd: &Path) -> Result<i32, RunnerError> {
             commands::export::run(&s, &target, &export_options(args, cwd))
         }
         Command::Version => {
-            report::result(&format!("runner {}\n", env!("CARGO_PKG_VERSION"))).map_err(|source| RunnerError::Io {
-                context: "cannot write to standard output".into(),
-                source,
-            })?;
+            commands::write_result(&format!("runner {}\n", env!("CARGO_PKG_VERSION")))?;
             Ok(exit::SUCCESS)
         }
         Command::Up(a) => {

@@ -360,13 +360,7 @@ fn execute(
     resume: Option<&Resume>,
     mut consume: impl FnMut(&Event),
 ) -> Result<RunResult, RunnerError> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|source| RunnerError::Io {
-            context: "cannot start the async runtime".into(),
-            source,
-        })?;
+    let runtime = super::runtime(super::Threads::Many)?;
     Ok(runtime.block_on(async {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Event>();
         let (sig_tx, sig_rx) = tokio::sync::mpsc::unbounded_channel::<()>();
