@@ -78,6 +78,7 @@ fn synthetic(n: usize) -> Provider {
             secrets: vec![],
             secrets_store: false,
             estimate: None,
+            timeout: None,
             declared_in: "synthetic.toml".into(),
         });
     }
@@ -115,6 +116,8 @@ fn main() {
                 keep_going: false,
                 deployed: None,
                 given: std::collections::BTreeMap::new(),
+                grace: std::time::Duration::from_secs(30),
+                timeout: None,
             };
             let consume = async { while rx.recv().await.is_some() {} };
             let (r, ()) = tokio::join!(

@@ -63,10 +63,7 @@ fn dispatch(cli: &Cli, style: Style, cwd: &Path) -> Result<i32, RunnerError> {
                 "runner",
                 &mut buf,
             );
-            report::result(&String::from_utf8_lossy(&buf)).map_err(|source| RunnerError::Io {
-                context: "cannot write to standard output".into(),
-                source,
-            })?;
+            commands::write_result(&String::from_utf8_lossy(&buf))?;
             Ok(exit::SUCCESS)
         }
         Command::ListProviders => commands::providers::list(&settings()?),
@@ -97,10 +94,7 @@ fn dispatch(cli: &Cli, style: Style, cwd: &Path) -> Result<i32, RunnerError> {
         }
         Command::DayTwo(c) => day_two(c, &settings()?),
         Command::Version => {
-            report::result(&format!("runner {}\n", env!("CARGO_PKG_VERSION"))).map_err(|source| RunnerError::Io {
-                context: "cannot write to standard output".into(),
-                source,
-            })?;
+            commands::write_result(&format!("runner {}\n", env!("CARGO_PKG_VERSION")))?;
             Ok(exit::SUCCESS)
         }
         Command::Up(a) => {
@@ -192,6 +186,9 @@ fn run_options(operation: Operation, args: &RunArgs) -> RunOptions {
         yes: false,
         expect_no_changes: false,
         drift: None,
+        timeout: args.timeout,
+        grace: args.grace,
+        remove_stale_locks: args.remove_stale_locks,
     }
 }
 

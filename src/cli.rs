@@ -32,7 +32,8 @@ Global flags go before or after the command: `runner -p aws show-plan` and
 
 Exit codes: 0 success, 1 a project or hook failed, 2 usage error, 3 validation failed,
 4 another runner holds the workspace, 5 not confirmed, 6 drift: `drift` or
-`preview --expect-no-changes` found changes, 130 interrupted.";
+`preview --expect-no-changes` found changes, 7 the run state or summary could not be
+written, 130 interrupted.";
 
 /// Stands up a whole Kubernetes platform from many small Pulumi projects, in dependency
 /// order and in parallel, and tears it down again.
@@ -249,6 +250,21 @@ pub(crate) struct RunArgs {
     /// How progress is shown: `plain` prefixes every line with its project
     #[arg(long, value_enum, default_value_t = OutputMode::Auto)]
     pub output: OutputMode,
+
+    /// Stop any project still running after DURATION (`45m`, `2h`), as Ctrl-C would; it ends as
+    /// `timed out` [default: each project's own `timeout`, else none]
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub timeout: Option<std::time::Duration>,
+
+    /// When a stack is locked by a process of this host that no longer runs, remove that lock
+    /// (never one of another host or of a running process) and try once more
+    #[arg(long)]
+    pub remove_stale_locks: bool,
+
+    /// After Ctrl-C (or a timeout), how long projects get to stop before SIGTERM, and after
+    /// SIGTERM before SIGKILL
+    #[arg(long, value_name = "DURATION", value_parser = duration, default_value = "30s")]
+    pub grace: std::time::Duration,
 }
 
 #[derive(Debug, Args)]
@@ -549,6 +565,15 @@ value_enum!(OutputMode {
     OutputMode::Auto => "auto";
     OutputMode::Plain => "plain";
 });
+
+/// `45m`, `2h`, `1h 30m`, `30s` (humantime), more than zero.
+fn duration(s: &str) -> Result<std::time::Duration, String> {
+    match humantime::parse_duration(s) {
+        Ok(d) if !d.is_zero() => Ok(d),
+        Ok(_) => Err("must be more than zero".into()),
+        Err(e) => Err(format!("{e} (write it as 45m, 2h, 1h 30m or 30s)")),
+    }
+}
 
 /// MARA lower-cases `--stack` and `--provider`; so do we.
 fn lower_case(s: &str) -> Result<String, String> {

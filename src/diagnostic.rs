@@ -2,6 +2,7 @@
 //! and the fix) and problems that say what and how to fix it.
 
 use std::fmt;
+use std::sync::OnceLock;
 
 use miette::{Diagnostic, LabeledSpan, NamedSource, SourceSpan};
 
@@ -11,6 +12,9 @@ pub struct SourceFile {
     /// The path as shown to the user (relative to the current directory when possible).
     pub display: String,
     pub text: String,
+    /// Byte offset of the start of every line, worked out once on the first lookup: a big
+    /// provider file has thousands of lines and may have a problem on each.
+    line_starts: OnceLock<Vec<usize>>,
 }
 
 impl SourceFile {
@@ -18,16 +22,24 @@ impl SourceFile {
         SourceFile {
             display: display.into(),
             text: text.into(),
+            line_starts: OnceLock::new(),
         }
     }
 
     /// 1-based line and column (in characters) of a byte offset.
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
-        let offset = offset.min(self.text.len());
-        let before = &self.text[..offset];
-        let line = before.matches('\n').count() + 1;
-        let line_start = before.rfind('\n').map_or(0, |p| p + 1);
-        let col = before[line_start..].chars().count() + 1;
+        let mut offset = offset.min(self.text.len());
+        while !self.text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let starts = self.line_starts.get_or_init(|| {
+            std::iter::once(0)
+                .chain(self.text.match_indices('\n').map(|(i, _)| i + 1))
+                .collect()
+        });
+        // The last line starting at or before the offset.
+        let line = starts.partition_point(|&s| s <= offset);
+        let col = self.text[starts[line - 1]..offset].chars().count() + 1;
         (line, col)
     }
 
@@ -132,5 +144,7 @@ mod tests {
         assert_eq!(f.location(z), "a.toml:3:1");
         let close = f.text.rfind('"').unwrap();
         assert_eq!(f.line_col(close), (2, 8));
+        assert_eq!(f.line_col(f.text.len() + 5), (3, 2), "past the end: the end");
+        assert_eq!(f.line_col(5), (1, 6), "the newline itself ends its line");
     }
 }

@@ -15,6 +15,9 @@ pub(crate) mod exit {
     /// `preview --expect-no-changes` or `drift` found changes: the deployed stacks differ from
     /// their programs and configuration.
     pub(crate) const CHANGES: i32 = 6;
+    /// Every project did what it was asked, but the run state or the summary could not be
+    /// written: the next run may redo work, and CI has no summary to read.
+    pub(crate) const UNRECORDED: i32 = 7;
     pub(crate) const INTERRUPTED: i32 = 130;
 }
 

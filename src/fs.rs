@@ -56,6 +56,48 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8], new: NewFile) -> std::io::
     result
 }
 
+/// Removes the temporary files of writes that never finished in `dir` (a killed runner leaves
+/// them); call only while holding the workspace lock, so no write is under way.
+pub(crate) fn remove_stale_temporaries(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with('.') && name.contains(".runner-") && name.ends_with(".tmp") {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+/// The most the runner reads of a file it was given (a provider file, a stack file, the
+/// environment file, a kubeconfig, a program): far more than any real one holds.
+pub(crate) const READ_LIMIT: u64 = 16 * 1024 * 1024;
+
+/// A text file the runner reads, refused when it is not a regular file (a FIFO would hang the
+/// read, a device never end) or is larger than [`READ_LIMIT`]. A missing file is `NotFound`.
+pub(crate) fn read_text(path: impl AsRef<Path>) -> std::io::Result<String> {
+    use std::io::Read as _;
+    let path = path.as_ref();
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file (a directory, a pipe or a device)",
+        ));
+    }
+    let mut text = String::new();
+    std::fs::File::open(path)?
+        .take(READ_LIMIT + 1)
+        .read_to_string(&mut text)?;
+    if text.len() as u64 > READ_LIMIT {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("larger than {} MiB", READ_LIMIT / 1024 / 1024),
+        ));
+    }
+    Ok(text)
+}
+
 /// The file a chain of symlinks ends at (the path itself when it is not a link). A dangling
 /// link gives the path it points to, so the write creates the target.
 fn resolve_symlinks(path: &Path) -> std::io::Result<PathBuf> {

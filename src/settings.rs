@@ -217,6 +217,18 @@ fn stack(
             ));
         }
     };
+    // Before any path is built from it: the stack names files and directories.
+    if !valid_stack_name(&stack) {
+        let from = match (given, &from_file) {
+            (Some(_), _) => "-s/--stack".to_string(),
+            (None, Some(_)) => format!("PULUMI_STACK in {display}"),
+            (None, None) => "PULUMI_STACK in the process environment".to_string(),
+        };
+        return Err(RunnerError::usage(
+            format!("`{stack}` (from {from}) is not a valid stack name"),
+            "use letters, digits, `-`, `_` and `.` (Pulumi's rule), not `.` or `..` alone, at most 100 characters",
+        ));
+    }
     if let Some(p) = &from_process
         && !p.eq_ignore_ascii_case(&stack)
     {
@@ -240,6 +252,17 @@ fn stack(
         }
     };
     Ok((stack, source))
+}
+
+/// Pulumi's stack name rule: letters, digits, `-`, `_`, `.`; and not a path of its own.
+fn valid_stack_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 100
+        && name != "."
+        && name != ".."
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
 /// What the environment file says about the stack.

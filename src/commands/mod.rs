@@ -20,7 +20,7 @@ use crate::report;
 use crate::settings::Target;
 
 /// Writes a command's result to standard output.
-fn write_result(text: &str) -> Result<(), RunnerError> {
+pub(crate) fn write_result(text: &str) -> Result<(), RunnerError> {
     report::result(text).map_err(|source| RunnerError::Io {
         context: "cannot write to standard output".into(),
         source,
@@ -41,4 +41,25 @@ fn project_of<'t>(t: &'t Target, name: &str, command: &str) -> Result<&'t Projec
         )
     })?;
     Ok(&t.provider.projects[i])
+}
+
+/// A runtime for the async work of a command (children, signals, timers).
+fn runtime(threads: Threads) -> Result<tokio::runtime::Runtime, RunnerError> {
+    let mut builder = match threads {
+        Threads::One => tokio::runtime::Builder::new_current_thread(),
+        Threads::Many => tokio::runtime::Builder::new_multi_thread(),
+    };
+    builder.enable_all().build().map_err(|source| RunnerError::Io {
+        context: "cannot start the async runtime".into(),
+        source,
+    })
+}
+
+/// How many threads a [`runtime`] gets.
+#[derive(Debug, Clone, Copy)]
+enum Threads {
+    /// A few reads one after the other.
+    One,
+    /// A run: projects at once.
+    Many,
 }

@@ -22,13 +22,7 @@ pub(crate) fn prove(s: &Settings, plan: &Plan<'_>, engine: &Pulumi) -> Result<BT
     if outside.is_empty() {
         return Ok(BTreeMap::new());
     }
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|source| RunnerError::Io {
-            context: "cannot start the async runtime".into(),
-            source,
-        })?;
+    let runtime = super::runtime(super::Threads::One)?;
     let reads = |i: usize| {
         Program::load(&s.ws.root.join(&plan.project(i).path))
             .map(|p| p.reads)

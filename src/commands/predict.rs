@@ -95,6 +95,13 @@ pub(crate) fn predict(plan: &Plan<'_>, history: &History, settled: &Settled, par
 }
 
 impl Prediction {
+    /// Says the prediction, when there is one, before the run starts.
+    pub(crate) fn say(&self, plan: &Plan<'_>) {
+        if let Some(line) = self.line(plan) {
+            crate::report::info(&line);
+        }
+    }
+
     /// The line said before the run starts, when there is a prediction.
     pub(crate) fn line(&self, plan: &Plan<'_>) -> Option<String> {
         let makespan = self.makespan?;

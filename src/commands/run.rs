@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use serde_json::{Map, Value};
 use std::sync::Arc;
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use super::predict::{Prediction, Settled, predict};
 use crate::config::env::Env;
@@ -27,7 +27,7 @@ use crate::report::logs::Logs;
 use crate::report::plain::{Plain, drift_verdict, would_change};
 use crate::report::summary::Predicted;
 use crate::report::{self, OutputMode};
-use crate::runstate::{Digests, History, Outside, RunState};
+use crate::runstate::{Digests, History, Outside, Recorder, RunState};
 use crate::settings::{Settings, Target};
 use crate::workspace::WorkspaceLock;
 
@@ -61,25 +61,34 @@ pub(crate) struct RunOptions {
     pub(crate) yes: bool,
     /// Preview: exit with [`exit::CHANGES`] when any project would change.
     pub(crate) expect_no_changes: bool,
+    /// How long any project may run.
+    pub(crate) timeout: Option<Duration>,
+    /// A stack lock left by a process of this host that no longer runs is removed.
+    pub(crate) remove_stale_locks: bool,
+    /// How long a project gets to stop before the next, harder signal.
+    pub(crate) grace: Duration,
     /// `drift`: the previews are drift checks of what the backend holds (this implies
     /// `expect_no_changes`).
     pub(crate) drift: Option<Drift>,
 }
 
 pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, RunnerError> {
-    // Past runs weigh the plan: the critical path and the order of ready projects.
-    let history = History::load(&t.run_dir);
-    let mut provider = t.provider.clone();
-    provider.learn_estimates(&history.estimates(o.operation));
     super::ci::warn_lost_backend(s, t);
+    let (history, provider) = learned(t, o.operation);
     let plan = plan(&provider, o)?;
     if o.operation == Operation::Destroy && !o.yes && !s.interactive {
         return Err(destroy_needs_yes(t));
     }
     let _lock = WorkspaceLock::take(&s.ws, &t.run_dir)?;
+    // Scratch files a killed run left (event logs may hold what was never scrubbed), and the
+    // temporary files of writes it did not finish.
+    let _ = std::fs::remove_dir_all(t.run_dir.scratch());
+    crate::fs::remove_stale_temporaries(t.run_dir.base());
+    crate::fs::remove_stale_temporaries(&t.run_dir.stack_dir());
     // From here until the first project starts, Ctrl-C ends the runner at once.
     let _interrupt = exec::signals::hub().on_interrupt(|| report::info("\ninterrupted: no project was started"));
-    let ready = prepare(s, t, &plan, o.fresh)?;
+    let store = Store::new(PathBuf::from("pulumi"), &t.stack);
+    let ready = prepare(s, t, &plan, o.fresh, &store)?;
     if s.interactive && !o.yes {
         confirm(t, &plan, &ready)?;
     }
@@ -87,30 +96,34 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
     let started = SystemTime::now();
     let clock = Instant::now();
 
-    let mut state = RunState::load(&t.run_dir).map_err(|m| {
+    let (mut state, notes) = Recorder::open(&t.run_dir, &|p| s.ws.show(p)).map_err(|m| {
         RunnerError::usage(
             m,
             format!("the run state lives under {}", s.ws.show(&t.run_dir.stack_dir())),
         )
     })?;
+    for note in &notes {
+        report::warning(note);
+    }
     let digests = Digests::open(&s.ws.root, &t.run_dir, &ready.config_file)
         .map_err(|source| RunnerError::Io {
             context: format!("cannot write under {}", s.ws.show(t.run_dir.base())),
             source,
         })?
         .with_outside(outside(t, &ready.env, &ready.config));
-    let prediction = prediction(&plan, &state, &digests, &history, o);
+    let prediction = prediction(&plan, &state.state, &digests, &history, o);
     // `--fresh` runs everything but still records the digests, so the next `up` can skip.
-    let resume = (o.operation == Operation::Up).then(|| state.resume(&t.provider, digests, o.fresh));
+    let resume = (o.operation == Operation::Up).then(|| state.state.resume(&t.provider, digests, o.fresh));
     let mut options = Options {
         parallel: o.parallel,
         keep_going: o.keep_going,
-        // A preview can only look at projects whose upstream stacks are deployed; a drift check
-        // asks the backend, not what this workspace's runs recorded (a CI job has none).
-        deployed: (o.operation == Operation::Preview && !plan.only && o.drift.is_none()).then(|| state.deployed()),
+        deployed: deployed_for_preview(&plan, o, &state.state),
         given: std::collections::BTreeMap::new(),
+        grace: o.grace,
+        timeout: o.timeout,
     };
-    let engine = engine(s, t, o, ready);
+    let known = known_stacks(s, t, &state.state, &store);
+    let engine = engine(s, t, o, ready, known);
     if plan.only {
         options.given = super::only::prove(s, &plan, &engine)?;
     }
@@ -126,26 +139,33 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
                 .unwrap_or_else(|| "Pulumi Cloud (pulumi login)".into())
         ),
     );
-    if let Some(line) = prediction.line(&plan) {
-        report::info(&line);
-    }
 
+    prediction.say(&plan);
     let mut view = Plain::new(&plan, s.banner, s.style.debug).grouped(s.ci);
     let mut live = (o.output == OutputMode::Auto && s.live)
         .then(|| Live::new(&plan, s.style.debug, prediction.estimates.clone(), o.parallel));
     let mut logs = Logs::new(&t.run_dir);
+    let mut unrecorded = false;
     let result = execute(&plan, engine, &options, resume.as_ref(), |ev| {
         match &mut live {
             Some(l) => l.event(ev),
             None => view.event(ev),
         }
         logs.event(ev);
-        if state.apply(ev)
-            && let Err(e) = state.save(&t.run_dir)
+        if let Err(e) = state.record(ev)
+            && !unrecorded
         {
+            unrecorded = true;
             report::warning(&format!("cannot write the run state: {e}"));
         }
     })?;
+    if let Err(e) = state.close() {
+        unrecorded = true;
+        report::warning(&format!(
+            "cannot write the run state {}: {e}",
+            s.ws.show(&t.run_dir.state())
+        ));
+    }
 
     let code = exit_code(o, &result);
     if let Some(l) = &live {
@@ -154,27 +174,106 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
     let log = |name: &str| s.ws.show(&t.run_dir.log(name, o.operation.as_str()));
     let total = clock.elapsed().as_secs_f64();
     view.finish(&plan, &result, total, &t.stack, &log);
-    let verdict = (o.drift.is_some() && !result.interrupted).then(|| drift_verdict(&result));
-    if let Some(v) = &verdict {
-        report::info(&format!("\n{v}"));
+    after(s, t, o, (&plan, &result), (started, total), history);
+    unrecorded |= !write_summaries(s, t, o, &summary(&plan, t, &result, (started, code), &prediction));
+    // A failure or an interrupt says more than a lost record: keep its code.
+    Ok(if unrecorded && code == exit::SUCCESS {
+        exit::UNRECORDED
+    } else {
+        code
+    })
+}
+
+/// The `pulumi` engine for this run.
+fn engine(s: &Settings, t: &Target, o: &RunOptions, ready: Ready, known_stacks: BTreeSet<String>) -> Pulumi {
+    Pulumi {
+        program: PathBuf::from("pulumi"),
+        root: s.ws.root.clone(),
+        provider: t.provider.name.clone(),
+        stack: t.stack.clone(),
+        config_file: ready.config_file,
+        env: ready.env,
+        run_dir: t.run_dir.clone(),
+        redactor: {
+            let r = Redactor::default();
+            r.add(ready.secrets);
+            r
+        },
+        prune_kubeconfig: o.prune_kubeconfig,
+        remove_stale_locks: o.remove_stale_locks,
+        known_stacks,
+        drift: o.drift,
     }
-    if o.operation == Operation::Destroy && !o.prune_kubeconfig && s.interactive {
-        offer_kubeconfig_prune(t, &result);
+}
+
+/// The `pulumi` engine of the target's stack with this environment, as a run has it, for a
+/// command that reads one project's stack or hands it to `pulumi` (`output`, `pulumi`).
+pub(super) fn pulumi_for(s: &Settings, t: &Target, env: Env) -> Pulumi {
+    Pulumi {
+        program: PathBuf::from("pulumi"),
+        root: s.ws.root.clone(),
+        provider: t.provider.name.clone(),
+        stack: t.stack.clone(),
+        config_file: stackfile::path(&s.ws.root, &t.stack),
+        env,
+        run_dir: t.run_dir.clone(),
+        redactor: Redactor::default(),
+        prune_kubeconfig: false,
+        remove_stale_locks: false,
+        known_stacks: BTreeSet::new(),
+        drift: None,
     }
-    let asked = super::ci::Asked {
-        junit: o.junit.as_deref(),
-        drift: o.drift.is_some(),
-        verdict: verdict.as_deref(),
+}
+
+/// What projects depend on beyond their directories and the stack file: the files `path`
+/// questions named, and the environment every `pulumi` gets.
+fn outside(t: &Target, env: &Env, config: &Map<String, Value>) -> Outside {
+    let files = t
+        .provider
+        .prompts
+        .iter()
+        .filter(|p| p.kind == PromptType::Path)
+        .filter_map(|p| Some((p.key.clone(), PathBuf::from(config.get(&p.key)?.as_str()?))))
+        .collect();
+    Outside {
+        files,
+        env: env.overlay().clone(),
+    }
+}
+
+/// Whether an `up` would find every project unchanged, told from what the last runs left
+/// (nothing is written: a workspace without digests is not up to date).
+fn up_to_date(s: &Settings, t: &Target, plan: &Plan<'_>) -> bool {
+    let Ok(state) = RunState::load(&t.run_dir) else {
+        return false;
     };
-    super::ci::reports(s, t, asked, (&plan, &result), (started, total));
-    learn(t, history, o.operation, &result);
-    let predicted = Predicted {
-        estimates: &prediction.estimates,
-        makespan: prediction.makespan,
-    };
-    let summary = report::summary::render(&plan, &t.stack, &result, started, code, predicted);
-    write_summaries(s, t, o, &summary);
-    Ok(code)
+    digests_now(s, t).is_some_and(|d| state.up_to_date(plan, &d))
+}
+
+/// The digests as an `up` would take them now, when past runs made a digest key (nothing is
+/// written).
+pub(super) fn digests_now(s: &Settings, t: &Target) -> Option<Digests> {
+    let config_file = stackfile::path(&s.ws.root, &t.stack);
+    let file = StackFile::load(&config_file, &s.ws.show(&config_file)).ok()?;
+    if !t.run_dir.digest_key().is_file() {
+        return None;
+    }
+    let digests = Digests::open(&s.ws.root, &t.run_dir, &config_file).ok()?;
+    Some(digests.with_outside(outside(t, &t.env, &file.config)))
+}
+
+/// What the run's end says: interrupted, failed, changes found by a preview that expected none,
+/// or success.
+fn exit_code(o: &RunOptions, result: &RunResult) -> i32 {
+    if result.interrupted {
+        exit::INTERRUPTED
+    } else if result.failed() {
+        exit::FAILED
+    } else if o.expect_no_changes && result.results.iter().any(|(_, f)| would_change(&f.changes)) {
+        exit::CHANGES
+    } else {
+        exit::SUCCESS
+    }
 }
 
 /// The plan the options ask for; what `--exclude` leaves out is said in one line.
@@ -233,19 +332,6 @@ fn excluded_line(plan: &Plan<'_>, excludes: &[String], left_out: &[usize]) -> St
     }
 }
 
-/// How the run ended, as an exit code.
-fn exit_code(o: &RunOptions, result: &RunResult) -> i32 {
-    if result.interrupted {
-        exit::INTERRUPTED
-    } else if result.failed() {
-        exit::FAILED
-    } else if o.expect_no_changes && result.results.iter().any(|(_, f)| would_change(&f.changes)) {
-        exit::CHANGES
-    } else {
-        exit::SUCCESS
-    }
-}
-
 /// How long the run should take: each project's estimate, and nothing for what the run will
 /// settle without running (what an `up` finds unchanged, unless `--fresh`).
 fn prediction(plan: &Plan<'_>, state: &RunState, digests: &Digests, history: &History, o: &RunOptions) -> Prediction {
@@ -277,67 +363,61 @@ fn learn(t: &Target, mut history: History, operation: Operation, result: &RunRes
     }
 }
 
-/// The `pulumi` engine for this run.
-fn engine(s: &Settings, t: &Target, o: &RunOptions, ready: Ready) -> Pulumi {
-    Pulumi {
-        config_file: ready.config_file,
-        prune_kubeconfig: o.prune_kubeconfig,
-        drift: o.drift,
-        ..pulumi_for(s, t, ready.env)
-    }
+/// What a preview may look at: only projects whose upstream stacks are deployed; a drift check
+/// asks the backend instead, not what this workspace's runs recorded (a CI job has none).
+fn deployed_for_preview(plan: &Plan<'_>, o: &RunOptions, state: &RunState) -> Option<BTreeSet<String>> {
+    (o.operation == Operation::Preview && !plan.only && o.drift.is_none()).then(|| state.deployed())
 }
 
-/// The `pulumi` engine of the target's stack with this environment, as a run has it.
-pub(super) fn pulumi_for(s: &Settings, t: &Target, env: Env) -> Pulumi {
-    Pulumi {
-        program: PathBuf::from("pulumi"),
-        root: s.ws.root.clone(),
-        provider: t.provider.name.clone(),
-        stack: t.stack.clone(),
-        config_file: stackfile::path(&s.ws.root, &t.stack),
-        env,
-        run_dir: t.run_dir.clone(),
-        redactor: Redactor::default(),
-        prune_kubeconfig: false,
-        drift: None,
-    }
+/// Past runs weigh the plan: the provider with each project's learned duration as its estimate
+/// (the critical path, the order of ready projects), and what was learned.
+fn learned(t: &Target, operation: Operation) -> (History, Provider) {
+    let history = History::load(&t.run_dir);
+    let mut provider = t.provider.clone();
+    provider.learn_estimates(&history.estimates(operation));
+    (history, provider)
 }
 
-/// What projects depend on beyond their directories and the stack file: the files `path`
-/// questions named, and the environment every `pulumi` gets.
-fn outside(t: &Target, env: &Env, config: &Map<String, Value>) -> Outside {
-    let files = t
-        .provider
-        .prompts
-        .iter()
-        .filter(|p| p.kind == PromptType::Path)
-        .filter_map(|p| Some((p.key.clone(), PathBuf::from(config.get(&p.key)?.as_str()?))))
-        .collect();
-    Outside {
-        files,
-        env: env.overlay().clone(),
-    }
-}
-
-/// Whether an `up` would find every project unchanged, told from what the last runs left
-/// (nothing is written: a workspace without digests is not up to date).
-fn up_to_date(s: &Settings, t: &Target, plan: &Plan<'_>) -> bool {
-    let Ok(state) = RunState::load(&t.run_dir) else {
-        return false;
+/// The JSON summary of the run, with what was predicted.
+fn summary(
+    plan: &Plan<'_>,
+    t: &Target,
+    result: &RunResult,
+    (started, code): (SystemTime, i32),
+    prediction: &Prediction,
+) -> String {
+    let predicted = Predicted {
+        estimates: &prediction.estimates,
+        makespan: prediction.makespan,
     };
-    digests_now(s, t).is_some_and(|d| state.up_to_date(plan, &d))
+    report::summary::render(plan, &t.stack, result, started, code, predicted)
 }
 
-/// The digests as an `up` would take them now, when past runs made a digest key (nothing is
-/// written).
-pub(super) fn digests_now(s: &Settings, t: &Target) -> Option<Digests> {
-    let config_file = stackfile::path(&s.ws.root, &t.stack);
-    let file = StackFile::load(&config_file, &s.ws.show(&config_file)).ok()?;
-    if !t.run_dir.digest_key().is_file() {
-        return None;
+/// After the run, for whoever reads it: at a terminal after a destroy, the offer to prune the
+/// kubeconfig; a drift check's verdict, what the CI shows (`JUnit`,
+/// GitHub's summary and annotations), and the durations the next runs learn from.
+fn after(
+    s: &Settings,
+    t: &Target,
+    o: &RunOptions,
+    (plan, result): (&Plan<'_>, &RunResult),
+    (started, total): (SystemTime, f64),
+    history: History,
+) {
+    if o.operation == Operation::Destroy && !o.prune_kubeconfig && s.interactive {
+        offer_kubeconfig_prune(t, result);
     }
-    let digests = Digests::open(&s.ws.root, &t.run_dir, &config_file).ok()?;
-    Some(digests.with_outside(outside(t, &t.env, &file.config)))
+    let verdict = (o.drift.is_some() && !result.interrupted).then(|| drift_verdict(result));
+    if let Some(v) = &verdict {
+        report::info(&format!("\n{v}"));
+    }
+    let asked = super::ci::Asked {
+        junit: o.junit.as_deref(),
+        drift: o.drift.is_some(),
+        verdict: verdict.as_deref(),
+    };
+    super::ci::reports(s, t, asked, (plan, result), (started, total));
+    learn(t, history, o.operation, result);
 }
 
 /// Without a terminal nobody can confirm a destroy: the command line must.
@@ -352,7 +432,7 @@ fn destroy_needs_yes(t: &Target) -> RunnerError {
 }
 
 /// The configuration, questions, secrets and checks before anything runs.
-fn prepare(s: &Settings, t: &Target, plan: &Plan<'_>, fresh: bool) -> Result<Ready, RunnerError> {
+fn prepare(s: &Settings, t: &Target, plan: &Plan<'_>, fresh: bool, store: &Store) -> Result<Ready, RunnerError> {
     // Secrets are asked only by runs that deploy or read the projects that use them; the store
     // itself loads every secret of the graph into the cluster, so running it needs them all.
     let planned: Vec<&Project> = plan.order.iter().map(|&i| plan.project(i)).collect();
@@ -373,11 +453,22 @@ fn prepare(s: &Settings, t: &Target, plan: &Plan<'_>, fresh: bool) -> Result<Rea
         mode: Mode::Run,
         idle: plan.operation == Operation::Up && !fresh && up_to_date(s, t, plan),
     };
-    let store = Store {
-        program: PathBuf::from("pulumi"),
-        stack: t.stack.clone(),
-    };
-    prepare::prepare(&request, &mut Terminal::new(), &store)
+    prepare::prepare(&request, &mut Terminal::new(), store)
+}
+
+/// The projects whose stack exists: those the run state knows, and those the preparation
+/// created (the secrets store's, whose `stack select --create` is then its own).
+fn known_stacks(s: &Settings, t: &Target, state: &RunState, store: &Store) -> BTreeSet<String> {
+    let made = store.stacks_made();
+    let mut known = state.known_stacks();
+    known.extend(
+        t.provider
+            .projects
+            .iter()
+            .filter(|p| made.contains(&s.ws.root.join(&p.path)))
+            .map(|p| p.name.clone()),
+    );
+    known
 }
 
 /// At a terminal, what the run will do, and the question: the stack name typed for destroy,
@@ -430,13 +521,7 @@ fn execute(
     resume: Option<&Resume>,
     mut consume: impl FnMut(&Event),
 ) -> Result<RunResult, RunnerError> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|source| RunnerError::Io {
-            context: "cannot start the async runtime".into(),
-            source,
-        })?;
+    let runtime = super::runtime(super::Threads::Many)?;
     Ok(runtime.block_on(async {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Event>();
         let (sig_tx, sig_rx) = tokio::sync::mpsc::unbounded_channel::<()>();
@@ -478,12 +563,16 @@ fn offer_kubeconfig_prune(t: &Target, result: &RunResult) {
 }
 
 /// The JSON summary to `.runner/last-run.json`, and to `--summary FILE` when given.
-fn write_summaries(s: &Settings, t: &Target, o: &RunOptions, summary: &str) {
+/// `true` when every one was written.
+fn write_summaries(s: &Settings, t: &Target, o: &RunOptions, summary: &str) -> bool {
     let mut targets = vec![t.run_dir.last_run()];
     targets.extend(o.summary.clone());
+    let mut written = true;
     for path in targets {
         if let Err(e) = write_atomic(&path, summary.as_bytes(), NewFile::Default) {
+            written = false;
             report::warning(&format!("cannot write the summary to {}: {e}", s.ws.show(&path)));
         }
     }
+    written
 }

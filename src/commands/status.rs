@@ -69,7 +69,7 @@ struct Up {
 
 pub(crate) fn run(s: &Settings, t: &Target, format: StatusFormat) -> Result<i32, RunnerError> {
     let plan = Plan::new(&t.provider, Operation::Up, &[]).expect("the whole graph has no unknown target");
-    let state = RunState::load(&t.run_dir).map_err(|m| {
+    let state = RunState::current(&t.run_dir).map_err(|m| {
         RunnerError::usage(
             m,
             format!("the run state lives under {}", s.ws.show(&t.run_dir.stack_dir())),

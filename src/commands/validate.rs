@@ -24,10 +24,7 @@ pub(crate) fn run(s: &Settings, t: &Target, check: bool) -> Result<i32, RunnerEr
         mode: if check { Mode::Check } else { Mode::Validate },
         idle: false,
     };
-    let store = Store {
-        program: PathBuf::from("pulumi"),
-        stack: t.stack.clone(),
-    };
+    let store = Store::new(PathBuf::from("pulumi"), &t.stack);
     prepare::prepare(&request, &mut Terminal::new(), &store)?;
     report::info(&format!(
         "All configuration is OK: provider {}, stack {}, {} projects",

@@ -106,7 +106,7 @@ fn kubeconfig(check: &Check, k: &KubeconfigCheck, config: &Map<String, Value>) -
             check.fix.clone(),
         ))
     };
-    let text = match std::fs::read_to_string(path) {
+    let text = match crate::fs::read_text(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return problem(format!("{path} (`{}`) does not exist", k.file));

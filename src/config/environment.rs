@@ -22,7 +22,7 @@ impl EnvironmentFile {
     /// Reads the file; a missing file is empty. Malformed lines are all reported, each with
     /// `file:line`.
     pub(crate) fn load(path: &Path, display: &str) -> Result<Self, Vec<FileDiagnostic>> {
-        match std::fs::read_to_string(path) {
+        match crate::fs::read_text(path) {
             Ok(text) => parse(&SourceFile::new(display, text)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(EnvironmentFile::default()),
             Err(e) => Err(vec![FileDiagnostic::whole_file(
@@ -112,7 +112,7 @@ pub(crate) fn add_stack(path: &Path, stack: &str) -> std::io::Result<()> {
 /// Makes `stack` the workspace's stack: every `PULUMI_STACK` line of the file (with or without
 /// `export`) becomes `PULUMI_STACK=<stack>`; every other line is kept as it was.
 pub(crate) fn set_stack(path: &Path, stack: &str) -> std::io::Result<()> {
-    let text = std::fs::read_to_string(path)?;
+    let text = crate::fs::read_text(path)?;
     let mut out = String::with_capacity(text.len());
     for line in text.split_inclusive('\n') {
         let content = line.trim_end_matches(['\n', '\r']);

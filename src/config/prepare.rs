@@ -80,6 +80,9 @@ pub(crate) struct Ready {
     pub(crate) config_file: PathBuf,
     /// The stack configuration with the answers (secret values as `[secret]`).
     pub(crate) config: Map<String, Value>,
+    /// Every secret value this run knows of (answers, `MARA_SECRET_*`, the provider tokens'
+    /// variables, the passphrase): never to be printed.
+    pub(crate) secrets: Vec<String>,
 }
 
 pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStore) -> Result<Ready, RunnerError> {
@@ -184,10 +187,12 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
     if !problems.is_empty() {
         return Err(RunnerError::Problems(problems));
     }
+    let secrets = known_secrets(r.provider, &env, &answers);
     Ok(Ready {
         env,
         config_file: path,
         config,
+        secrets,
     })
 }
 
@@ -227,6 +232,35 @@ fn passphrase_opens(
         }
     }
     problems
+}
+
+/// The secret values a run knows of, so none is ever printed: those answered or taken from
+/// `MARA_SECRET_*` (or its old name `RUNNER_SECRET_*`), those in the provider tokens' own
+/// variables, and the passphrase.
+fn known_secrets(provider: &Provider, env: &Env, answers: &Answers) -> Vec<String> {
+    let mut out: Vec<String> = answers
+        .secrets
+        .iter()
+        .chain(&answers.shared_secrets)
+        .map(|(_, v)| v.clone())
+        .collect();
+    let token_vars = provider
+        .prompts
+        .iter()
+        .filter(|p| p.secret)
+        .filter_map(|p| p.skip_if_env.as_deref());
+    out.extend(token_vars.filter_map(|v| env.get(v)));
+    out.extend(
+        std::env::vars()
+            .chain(env.overlay().clone())
+            .filter(|(k, _)| {
+                k.starts_with(super::SECRET_PREFIX)
+                    || super::old_name(super::SECRET_PREFIX).is_some_and(|old| k.starts_with(&old))
+            })
+            .map(|(_, v)| v),
+    );
+    out.extend(env.passphrase().map(|p| p.expose().to_string()));
+    out
 }
 
 /// The line before the questions: how many, and where the answers go.

@@ -106,7 +106,7 @@ impl Offer {
         else {
             return Offer::default();
         };
-        let doc: Value = std::fs::read_to_string(&file)
+        let doc: Value = crate::fs::read_text(&file)
             .ok()
             .and_then(|t| serde_saphyr::from_str(&t).ok())
             .unwrap_or_default();

@@ -34,7 +34,7 @@ impl StackFile {
     /// Reads the file. Missing or whitespace-only is an empty configuration; YAML that does not
     /// parse, or a top level without a `config:` mapping, is an error pointing into the file.
     pub(crate) fn load(path: &Path, shown: &str) -> Result<Self, Box<FileDiagnostic>> {
-        let text = match std::fs::read_to_string(path) {
+        let text = match crate::fs::read_text(path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
             Err(e) => {

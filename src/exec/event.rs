@@ -26,6 +26,8 @@ pub enum Level {
 pub enum Status {
     Succeeded,
     Failed,
+    /// Ran past its timeout and was stopped.
+    TimedOut,
     /// Not run because something it waits for failed or was skipped.
     Skipped {
         reason: String,
@@ -50,6 +52,7 @@ impl Status {
         match self {
             Status::Succeeded => "succeeded",
             Status::Failed => "failed",
+            Status::TimedOut => "timed out",
             Status::Skipped { .. } => "skipped",
             Status::Unchanged { .. } => "unchanged",
             Status::NotStarted { .. } => "not started",
@@ -63,8 +66,13 @@ impl Status {
             | Status::Unchanged { reason }
             | Status::NotStarted { reason }
             | Status::Waits { reason } => Some(reason),
-            Status::Succeeded | Status::Failed => None,
+            Status::Succeeded | Status::Failed | Status::TimedOut => None,
         }
+    }
+
+    /// It ran and did not succeed.
+    pub fn is_failure(&self) -> bool {
+        matches!(self, Status::Failed | Status::TimedOut)
     }
 
     /// Lets what waits for it go ahead.

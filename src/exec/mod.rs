@@ -34,9 +34,11 @@ pub struct Job {
 #[derive(Debug, Clone)]
 pub struct Control {
     pub events: UnboundedSender<Event>,
-    /// First Ctrl-C: ask the running process to stop (SIGINT to its process group).
+    /// First Ctrl-C (or a timeout): ask the running process to stop (SIGINT to its group).
     pub interrupt: CancellationToken,
-    /// Second Ctrl-C: kill it.
+    /// Still running after the grace period, or a second Ctrl-C: SIGTERM.
+    pub terminate: CancellationToken,
+    /// Still running after another grace period, or a third Ctrl-C: SIGKILL.
     pub kill: CancellationToken,
 }
 

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 use tokio::task::JoinSet;
@@ -24,7 +24,15 @@ pub struct Options {
     /// Outputs of projects outside the plan that its projects read, by name (`up --only`: read
     /// from the backend beforehand), passed to hooks as if they had run in this run.
     pub given: BTreeMap<String, Outputs>,
+    /// How long a project is given to stop after SIGINT before SIGTERM, and after SIGTERM
+    /// before SIGKILL.
+    pub grace: Duration,
+    /// How long any one project may run (`--timeout`); else its own `timeout`, if any.
+    pub timeout: Option<Duration>,
 }
+
+/// How often a long project is said to be still running.
+const STILL_RUNNING_EVERY: Duration = Duration::from_secs(5 * 60);
 
 /// Project name and its upstream projects' output digests → the digest of its inputs.
 pub type InputsDigest = Box<dyn Fn(&str, &BTreeMap<String, String>) -> String + Send + Sync>;
@@ -52,7 +60,7 @@ pub struct RunResult {
 
 impl RunResult {
     pub fn failed(&self) -> bool {
-        self.results.iter().any(|(_, f)| f.status == Status::Failed)
+        self.results.iter().any(|(_, f)| f.status.is_failure())
     }
 }
 
@@ -93,6 +101,7 @@ impl Run<'_> {
             self.name(i),
             match &result.status {
                 Status::Failed => "failed",
+                Status::TimedOut => "timed out",
                 Status::Skipped { .. } => "was skipped",
                 _ => "did not run",
             }
@@ -183,9 +192,8 @@ pub async fn execute<E: Engine>(
         }
     }
 
-    let interrupt = CancellationToken::new();
-    let kill = CancellationToken::new();
-    let mut signals_seen = 0;
+    let mut stopping = Stopping::new(options.grace);
+    let mut signals_open = true;
     let mut running: JoinSet<Joined> = JoinSet::new();
     let parallel = options.parallel.max(1);
 
@@ -198,12 +206,8 @@ pub async fn execute<E: Engine>(
                 }
                 continue;
             }
-            let control = Control {
-                events: events.clone(),
-                interrupt: interrupt.clone(),
-                kill: kill.clone(),
-            };
-            spawn_job(&run, i, &options.given, engine.clone(), control, &mut running);
+            let control = stopping.control(&events);
+            spawn_job(&run, i, options, engine.clone(), control, &mut running);
         }
         if running.is_empty() {
             break;
@@ -212,43 +216,106 @@ pub async fn execute<E: Engine>(
             joined = running.join_next() => {
                 let Some(joined) = joined else { continue };
                 let joined = joined.unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
-                for r in record_end(&mut run, joined, resume, options, signals_seen > 0) {
+                for r in record_end(&mut run, joined, resume, options, stopping.signals > 0) {
                     push(&mut ready, r);
                 }
             }
-            signal = signals.recv() => {
+            () = sleep_until_some(stopping.next) => stopping.harder(),
+            signal = signals.recv(), if signals_open => {
                 if signal.is_none() {
                     // No more signals can come; keep waiting for the running jobs only.
-                    std::future::pending::<()>().await;
+                    signals_open = false;
+                    continue;
                 }
-                signals_seen += 1;
-                if signals_seen == 1 {
+                if stopping.signal() {
                     run.stop = Some(INTERRUPTED.into());
-                    interrupt.cancel();
                     let _ = events.send(Event::Note {
                         project: None,
                         level: Level::Warning,
-                        message: "interrupted: stopping running projects (press Ctrl-C again to kill them)".into(),
+                        message: format!(
+                            "interrupted: stopping running projects (in {} they get SIGTERM, then SIGKILL; \
+                             press Ctrl-C again to hurry)",
+                            humantime::format_duration(options.grace)
+                        ),
                     });
-                } else {
-                    kill.cancel();
                 }
             }
         }
     }
 
-    finish_rest(run, signals_seen > 0)
+    finish_rest(run, stopping.signals > 0)
+}
+
+/// How the run stops on signals, as nextest does: the first sends SIGINT to every running
+/// project (Pulumi cancels cleanly), and those still running after the grace period — or at the
+/// next signal — get SIGTERM, then after the grace period again — or at the one after — SIGKILL.
+struct Stopping {
+    interrupt: CancellationToken,
+    terminate: CancellationToken,
+    kill: CancellationToken,
+    grace: Duration,
+    /// Signals received so far.
+    signals: usize,
+    /// When the next, harder signal goes out.
+    next: Option<tokio::time::Instant>,
+}
+
+impl Stopping {
+    fn new(grace: Duration) -> Self {
+        Stopping {
+            interrupt: CancellationToken::new(),
+            terminate: CancellationToken::new(),
+            kill: CancellationToken::new(),
+            grace,
+            signals: 0,
+            next: None,
+        }
+    }
+
+    /// A job's own tokens: its timeout stops it alone; a signal stops them all.
+    fn control(&self, events: &UnboundedSender<Event>) -> Control {
+        Control {
+            events: events.clone(),
+            interrupt: self.interrupt.child_token(),
+            terminate: self.terminate.child_token(),
+            kill: self.kill.child_token(),
+        }
+    }
+
+    /// One more signal; `true` for the first.
+    fn signal(&mut self) -> bool {
+        self.signals += 1;
+        match self.signals {
+            1 => self.interrupt.cancel(),
+            2 => self.terminate.cancel(),
+            _ => self.kill.cancel(),
+        }
+        self.next = (!self.kill.is_cancelled()).then(|| tokio::time::Instant::now() + self.grace);
+        self.signals == 1
+    }
+
+    /// The grace period ran out: the next signal goes out.
+    fn harder(&mut self) {
+        if self.terminate.is_cancelled() {
+            self.kill.cancel();
+            self.next = None;
+        } else {
+            self.terminate.cancel();
+            self.next = Some(tokio::time::Instant::now() + self.grace);
+        }
+    }
 }
 
 /// Starts project `i`: announces it and runs it on the engine in its own task.
 fn spawn_job<E: Engine>(
     run: &Run<'_>,
     i: usize,
-    given: &BTreeMap<String, Outputs>,
+    options: &Options,
     engine: Arc<E>,
     control: Control,
     running: &mut JoinSet<Joined>,
 ) {
+    let given = &options.given;
     let plan = run.plan;
     let mut upstream: BTreeMap<String, Outputs> = run.waits[&i]
         .iter()
@@ -271,10 +338,82 @@ fn spawn_job<E: Engine>(
         operation: plan.operation,
         at: started,
     });
+    let timeout = options.timeout.or(job.project.timeout);
+    let grace = options.grace;
+    let name = job.project.name.clone();
     running.spawn(async move {
-        let end = engine.run(job, control).await;
+        let end = watched(engine.run(job, control.clone()), &name, &control, (timeout, grace)).await;
         (i, Some(started), end)
     });
+}
+
+/// Waits for a job, saying every few minutes that it is still running; past its `timeout` it
+/// is stopped as a signal would stop it (SIGINT, after `grace` SIGTERM, after `grace` SIGKILL)
+/// and ends as timed out.
+async fn watched(
+    job: impl std::future::Future<Output = JobEnd>,
+    project: &str,
+    control: &Control,
+    (timeout, grace): (Option<Duration>, Duration),
+) -> JobEnd {
+    let begun = tokio::time::Instant::now();
+    let mut still = tokio::time::interval_at(begun + STILL_RUNNING_EVERY, STILL_RUNNING_EVERY);
+    let mut next_step = timeout.map(|t| begun + t);
+    let mut stopping = false;
+    tokio::pin!(job);
+    let end = loop {
+        tokio::select! {
+            end = &mut job => break end,
+            _ = still.tick() => {
+                let _ = control.events.send(Event::Note {
+                    project: Some(project.to_string()),
+                    level: Level::Info,
+                    message: format!("still running after {} min", begun.elapsed().as_secs() / 60),
+                });
+            }
+            () = sleep_until_some(next_step) => {
+                if !control.interrupt.is_cancelled() {
+                    stopping = true;
+                    let _ = control.events.send(Event::Note {
+                        project: Some(project.to_string()),
+                        level: Level::Warning,
+                        message: format!(
+                            "timed out after {}: stopping it",
+                            humantime::format_duration(begun.elapsed())
+                        ),
+                    });
+                    control.interrupt.cancel();
+                    next_step = Some(tokio::time::Instant::now() + grace);
+                } else if !control.terminate.is_cancelled() {
+                    control.terminate.cancel();
+                    next_step = Some(tokio::time::Instant::now() + grace);
+                } else {
+                    control.kill.cancel();
+                    next_step = None;
+                }
+            }
+        }
+    };
+    match (stopping, timeout) {
+        (true, Some(t)) => JobEnd {
+            status: Status::TimedOut,
+            error: Some(format!(
+                "timed out after {}: stopped ({})",
+                humantime::format_duration(t),
+                end.error.as_deref().unwrap_or("it ended")
+            )),
+            ..end
+        },
+        _ => end,
+    }
+}
+
+/// Waits until `at`, or forever when there is nothing to wait for.
+async fn sleep_until_some(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
 }
 
 /// Everything that has not finished did not start; the results in plan order.
@@ -321,7 +460,7 @@ fn record_end(
     interrupted: bool,
 ) -> Vec<usize> {
     let (i, started, end) = joined;
-    let failed = end.status == Status::Failed;
+    let failed = end.status.is_failure();
     // The inputs digest is taken once the project ran: its run may itself write files the
     // digest covers (a new stack's encryption salt), which must not look like a change next time.
     let digest = match (resume, &end.status) {
@@ -511,6 +650,7 @@ mod tests {
                     secrets: vec![],
                     secrets_store: false,
                     estimate: None,
+                    timeout: None,
                     declared_in: "t.toml".into(),
                 })
                 .collect(),
@@ -548,6 +688,8 @@ mod tests {
             keep_going,
             deployed: None,
             given: BTreeMap::new(),
+            grace: Duration::from_secs(30),
+            timeout: None,
         }
     }
 
@@ -625,6 +767,8 @@ mod tests {
             keep_going: false,
             deployed: Some(["net".to_string()].into()),
             given: BTreeMap::new(),
+            grace: Duration::from_secs(30),
+            timeout: None,
         };
         let (r, _) = go(&p, Operation::Preview, fake(vec![]), options).await;
         assert_eq!(status(&r, "net"), &Status::Succeeded);

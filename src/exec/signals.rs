@@ -1,4 +1,4 @@
-//! The runner's own handling of SIGINT (Ctrl-C) and SIGTERM, from the first question to the end
+//! The runner's own handling of SIGINT (Ctrl-C), SIGTERM and SIGHUP, from the first question to the end
 //! of the run. While projects run, each signal is one message for the scheduler (it stops new
 //! work at the first and kills at the second), so tests inject signals through a channel without
 //! sending any. Before that — at a question, or between the last question and the first project
@@ -90,8 +90,11 @@ fn listen(hub: &'static Hub) {
             #[cfg(unix)]
             {
                 use tokio::signal::unix::{SignalKind, signal};
-                let (Ok(mut int), Ok(mut term)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate()))
-                else {
+                let (Ok(mut int), Ok(mut term), Ok(mut hup)) = (
+                    signal(SignalKind::interrupt()),
+                    signal(SignalKind::terminate()),
+                    signal(SignalKind::hangup()),
+                ) else {
                     let _ = ready_tx.send(());
                     return;
                 };
@@ -100,6 +103,8 @@ fn listen(hub: &'static Hub) {
                     tokio::select! {
                         _ = int.recv() => {}
                         _ = term.recv() => {}
+                        // An SSH session dropping: stop cleanly as for Ctrl-C.
+                        _ = hup.recv() => {}
                     }
                     hub.signalled();
                 }

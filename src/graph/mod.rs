@@ -15,7 +15,7 @@ mod names;
 mod simulate;
 
 pub use layer::Layer;
-pub use names::{closest, edit_distance};
+pub use names::{NameIndex, closest, edit_distance};
 pub use simulate::Prediction;
 
 /// Where a name was written, as the caller understands it (file index and byte range).

@@ -4,7 +4,7 @@
 //! wrong order or a stack reference that fails at deploy time; each names both files, the line
 //! and the fix.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use super::Programs;
 use crate::diagnostic::Problem;
@@ -14,6 +14,7 @@ use crate::provider::Provider;
 pub(crate) fn check(provider: &Provider, programs: &Programs) -> Vec<Problem> {
     let g = &provider.graph;
     let mut problems = Vec::new();
+    let mut suggest = Suggestions::new(provider);
     for (i, project) in provider.projects.iter().enumerate() {
         let Some((file, program)) = programs.get(project.name.as_str()) else {
             continue; // `validate` reports a missing or broken Pulumi.yaml
@@ -44,9 +45,8 @@ pub(crate) fn check(provider: &Provider, programs: &Programs) -> Vec<Problem> {
                     format!("move `{referenced}` from `after` to `needs` (it reads outputs)"),
                 )
             } else if g.find(referenced).is_none() {
-                let hint = graph::closest(referenced, provider.projects.iter().map(|p| p.name.as_str()))
-                    .map(|c| format!(" (did you mean `{c}`?)"))
-                    .unwrap_or_default();
+                let found = suggest.closest(referenced);
+                let hint = found.map(|c| format!(" (did you mean `{c}`?)")).unwrap_or_default();
                 (
                     format!(
                         "{file}:{line}: `{name}` references the stack of `{referenced}`, which is not a project of the {} graph{hint}",
@@ -105,4 +105,36 @@ pub(crate) fn check(provider: &Provider, programs: &Programs) -> Vec<Problem> {
         }
     }
     problems
+}
+
+/// Closest project names for unknown references. The names are indexed once, and only when a
+/// program references an unknown one; each unknown name is looked up once: comparing every
+/// unknown name with every project would make many mismatches cost N².
+struct Suggestions<'a> {
+    provider: &'a Provider,
+    index: Option<graph::NameIndex>,
+    found: HashMap<String, Option<String>>,
+}
+
+impl<'a> Suggestions<'a> {
+    fn new(provider: &'a Provider) -> Self {
+        Suggestions {
+            provider,
+            index: None,
+            found: HashMap::new(),
+        }
+    }
+
+    fn closest(&mut self, name: &str) -> Option<String> {
+        if let Some(found) = self.found.get(name) {
+            return found.clone();
+        }
+        let projects = &self.provider.projects;
+        let index = self
+            .index
+            .get_or_insert_with(|| graph::NameIndex::new(projects.iter().map(|p| p.name.as_str())));
+        let found = index.closest(name);
+        self.found.insert(name.to_string(), found.clone());
+        found
+    }
 }

@@ -2,13 +2,16 @@
 //! them (the `StackReference`s and the outputs read through them), and checked against the
 //! provider files' needs.
 
+mod cache;
 mod crosscheck;
 mod program;
 
 use std::collections::BTreeMap;
+use std::time::SystemTime;
 
-use crate::provider::Provider;
+use crate::provider::{Project, Provider};
 use crate::workspace::Workspace;
+use cache::{Cache, FileKey};
 
 pub(crate) use crosscheck::check;
 pub(crate) use program::Program;
@@ -17,27 +20,57 @@ pub(crate) use program::Program;
 /// that cannot be read are left out (`validate` reports them).
 pub(crate) type Programs = BTreeMap<String, (String, Program)>;
 
-/// Reads every project's program, on all cores: big graphs have thousands.
+/// Reads every project's program: from the cache under `.runner/` when its file is unchanged,
+/// otherwise from the file, on all cores (big graphs have thousands); the cache then learns
+/// what was read (a failure to write it only costs the next run the same reading).
 pub(crate) fn read_all(ws: &Workspace, provider: &Provider) -> Programs {
     let projects = &provider.projects;
+    let file = |p: &Project| ws.root.join(&p.path).join("Pulumi.yaml");
+    let now = SystemTime::now();
+    let keys = on_all_cores(projects, |p| FileKey::of(&file(p), now));
+    let cache_path = ws.shared_dir().program_cache();
+    let mut cache = Cache::load(&cache_path);
+    let mut found: Vec<Option<Program>> = projects
+        .iter()
+        .zip(&keys)
+        .map(|(p, k)| k.as_ref().and_then(|(key, _)| cache.take(&p.path, key)))
+        .collect();
+    let missing: Vec<usize> = (0..projects.len()).filter(|&i| found[i].is_none()).collect();
+    let read = on_all_cores(&missing, |&i| Program::load(&ws.root.join(&projects[i].path)));
+    let mut learnt = false;
+    for (&i, program) in missing.iter().zip(read) {
+        learnt |= program.is_some() && keys[i].as_ref().is_some_and(|(_, settled)| *settled);
+        found[i] = program;
+    }
+    if learnt {
+        let fresh = projects
+            .iter()
+            .zip(&keys)
+            .zip(&found)
+            .filter_map(|((p, key), program)| match (key, program) {
+                (Some((key, true)), Some(program)) => Some((p.path.as_str(), key, program)),
+                _ => None,
+            });
+        let _ = cache.save(&cache_path, fresh);
+    }
+    projects
+        .iter()
+        .zip(found)
+        .filter_map(|(p, program)| Some((p.name.clone(), (ws.show(&file(p)), program?))))
+        .collect()
+}
+
+/// `f` over every item, the items shared out among the cores; results in the items' order.
+fn on_all_cores<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let threads = std::thread::available_parallelism()
         .map_or(1, usize::from)
-        .min(projects.len().max(1));
-    let chunk = projects.len().div_ceil(threads).max(1);
+        .min(items.len().max(1));
+    let chunk = items.len().div_ceil(threads).max(1);
+    let f = &f;
     std::thread::scope(|s| {
-        let handles: Vec<_> = projects
+        let handles: Vec<_> = items
             .chunks(chunk)
-            .map(|part| {
-                s.spawn(move || {
-                    part.iter()
-                        .filter_map(|p| {
-                            let dir = ws.root.join(&p.path);
-                            let shown = ws.show(&dir.join("Pulumi.yaml"));
-                            Program::load(&dir).map(|prog| (p.name.clone(), (shown, prog)))
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
+            .map(|part| s.spawn(move || part.iter().map(f).collect::<Vec<R>>()))
             .collect();
         handles
             .into_iter()

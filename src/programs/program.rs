@@ -6,33 +6,38 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use serde::Deserialize;
 use serde::de::IgnoredAny;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// For each referenced project, the outputs the program reads from it.
 pub(super) type Reads = BTreeMap<String, BTreeSet<String>>;
 
-/// A program as the cross-check sees it.
+/// A program as the plan and the cross-check see it: no more than that is kept (and cached,
+/// `super::cache`), the lines a problem would name included.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Program {
-    pub text: String,
     /// Referenced project → the logical name of its `StackReference`.
     pub refs: BTreeMap<String, String>,
     pub reads: Reads,
     /// The keys of its `outputs:`.
     pub outputs: BTreeSet<String>,
+    /// Referenced project → the line of its `StackReference`.
+    ref_lines: BTreeMap<String, usize>,
+    /// Referenced project → output → the line where it is read.
+    read_lines: BTreeMap<String, BTreeMap<String, usize>>,
 }
 
 impl Program {
     /// Reads `dir/Pulumi.yaml`; `None` when it cannot be read or parsed.
     pub(crate) fn load(dir: &Path) -> Option<Self> {
-        Self::parse(std::fs::read_to_string(dir.join("Pulumi.yaml")).ok()?)
+        Self::parse(&crate::fs::read_text(dir.join("Pulumi.yaml")).ok()?)
     }
 
     /// Only what the cross-check needs is deserialized (big graphs have thousands of
     /// programs); the outputs read are found in the text, comment lines left out.
-    pub(crate) fn parse(text: String) -> Option<Self> {
-        let doc: Doc = serde_saphyr::from_str(&text).ok()?;
+    pub(crate) fn parse(text: &str) -> Option<Self> {
+        let doc: Doc = serde_saphyr::from_str(text).ok()?;
         let mut refs = BTreeMap::new();
         for (logical, r) in &doc.resources {
             if r.ty != "pulumi:pulumi:StackReference" {
@@ -53,41 +58,61 @@ impl Program {
                 }
             }
         }
+        let ref_lines = refs
+            .keys()
+            .map(|p| (p.clone(), line_of(text, &format!("/{p}/"))))
+            .collect();
+        let read_lines = reads
+            .iter()
+            .map(|(p, outputs)| {
+                let logical = &refs[p];
+                let lines = outputs
+                    .iter()
+                    .map(|o| (o.clone(), read_line_in(text, logical, o)))
+                    .collect();
+                (p.clone(), lines)
+            })
+            .collect();
         Some(Program {
             refs,
             reads,
             outputs: doc.outputs.into_keys().collect(),
-            text,
+            ref_lines,
+            read_lines,
         })
     }
 
-    /// 1-based line of the first line holding `needle` (1 when absent).
-    pub(crate) fn line_of(&self, needle: &str) -> usize {
-        self.text
-            .find(needle)
-            .map_or(1, |at| self.text[..at].matches('\n').count() + 1)
-    }
-
-    /// Line of the `StackReference` to `project`.
+    /// Line of the `StackReference` to `project` (1 when unknown).
     pub(crate) fn ref_line(&self, project: &str) -> usize {
-        self.line_of(&format!("/{project}/"))
+        self.ref_lines.get(project).copied().unwrap_or(1)
     }
 
-    /// Line where output `output` of `project` is read.
+    /// Line where output `output` of `project` is read (1 when unknown).
     pub(crate) fn read_line(&self, project: &str, output: &str) -> usize {
-        let Some(logical) = self.refs.get(project) else {
-            return 1;
-        };
-        for needle in [
-            format!("{logical}.outputs[\"{output}\"]"),
-            format!("{logical}.outputs.{output}"),
-        ] {
-            if self.text.contains(&needle) {
-                return self.line_of(&needle);
-            }
-        }
-        1
+        self.read_lines
+            .get(project)
+            .and_then(|l| l.get(output))
+            .copied()
+            .unwrap_or(1)
     }
+}
+
+/// 1-based line of the first line holding `needle` (1 when absent).
+fn line_of(text: &str, needle: &str) -> usize {
+    text.find(needle).map_or(1, |at| text[..at].matches('\n').count() + 1)
+}
+
+/// Line where `logical.outputs["output"]` (or `.output`) is read.
+fn read_line_in(text: &str, logical: &str, output: &str) -> usize {
+    for needle in [
+        format!("{logical}.outputs[\"{output}\"]"),
+        format!("{logical}.outputs.{output}"),
+    ] {
+        if text.contains(&needle) {
+            return line_of(text, &needle);
+        }
+    }
+    1
 }
 
 #[derive(Deserialize)]
@@ -172,8 +197,7 @@ variables:
   # old: ${logstore.outputs["removed"]}
 outputs:
   status: ${chart.status}
-"#
-            .to_string(),
+"#,
         )
         .unwrap();
         let r = &program.reads;
@@ -185,5 +209,9 @@ outputs:
         );
         assert_eq!(program.refs["logstore"], "logstore");
         assert_eq!(program.outputs.iter().collect::<Vec<_>>(), ["status"]);
+        assert_eq!(program.ref_line("logstore"), 11);
+        assert_eq!(program.read_line("logstore", "kibana_hostname"), 17);
+        assert_eq!(program.read_line("kubeconfig", "kubeconfig"), 19);
+        assert_eq!(program.read_line("logstore", "absent"), 1);
     }
 }

@@ -58,6 +58,7 @@ pub(super) struct RawProject {
     #[serde(default)]
     pub(super) on_success: Vec<Spanned<String>>,
     pub(super) estimate: Option<Spanned<u64>>,
+    pub(super) timeout: Option<Spanned<String>>,
     #[serde(default, rename = "secret")]
     pub(super) secrets: Vec<RawSecret>,
     #[serde(default)]

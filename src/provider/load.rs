@@ -64,7 +64,7 @@ pub enum LoadError {
 /// Loads provider `name` with its layers and checks everything: the result is ready to plan.
 pub fn load(root: &Path, name: &str, show: &dyn Fn(&Path) -> String) -> Result<Provider, LoadError> {
     let mut loader = Loader::new(root, show);
-    if !root.join(PROVIDERS_DIR).join(format!("{name}.toml")).is_file() {
+    if !file_name_ok(name) || !inside(root, &root.join(PROVIDERS_DIR).join(format!("{name}.toml"))) {
         return Err(LoadError::NotAProvider {
             name: name.to_string(),
             is_layer: false,
@@ -98,6 +98,7 @@ struct Draft {
     needs: Vec<NeedSpec>,
     on_success: Vec<Spanned<String>>,
     estimate: Option<Spanned<u64>>,
+    timeout: Option<Spanned<String>>,
     secrets: Vec<RawSecret>,
     secrets_store: Option<Spanned<bool>>,
 }
@@ -148,7 +149,7 @@ impl<'a> Loader<'a> {
     fn read(&mut self, name: &str) -> Option<(usize, RawFile)> {
         let path = self.root.join(PROVIDERS_DIR).join(format!("{name}.toml"));
         let display = (self.show)(&path);
-        let text = match std::fs::read_to_string(&path) {
+        let text = match crate::fs::read_text(&path) {
             Ok(t) => t,
             Err(e) => {
                 self.problems.push(FileDiagnostic::whole_file(
@@ -333,12 +334,8 @@ impl<'a> Loader<'a> {
     /// Adds the projects, tools and prompts of the layer `inc` names to `merged`.
     fn include_layer(&mut self, file: usize, inc: &Spanned<String>, merged: &mut Merged) {
         let layer_name = inc.get_ref();
-        if !self
-            .root
-            .join(PROVIDERS_DIR)
-            .join(format!("{layer_name}.toml"))
-            .is_file()
-        {
+        let layer_file = self.root.join(PROVIDERS_DIR).join(format!("{layer_name}.toml"));
+        if !file_name_ok(layer_name) || !inside(self.root, &layer_file) {
             let known: Vec<String> = file_names(self.root).unwrap_or_default();
             let hint = match graph::closest(layer_name, known.iter().map(String::as_str)) {
                 Some(c) => format!("did you mean `{c}`? Layers are files in {PROVIDERS_DIR}/ with `kind = \"layer\"`"),
@@ -507,6 +504,18 @@ impl<'a> Loader<'a> {
             let hint = "give the expected duration in whole seconds (at least 1), or leave it out".to_string();
             self.problem(d.file, e, "an estimate of 0 seconds", "estimate", hint);
         }
+        let timeout = d
+            .timeout
+            .as_ref()
+            .and_then(|t| match humantime::parse_duration(t.get_ref()) {
+                Ok(d) if !d.is_zero() => Some(d),
+                Ok(_) | Err(_) => {
+                    let message = format!("`{}` is not a timeout", t.get_ref());
+                    let hint = "give a duration such as \"45m\", \"2h\" or \"1h 30m\"".to_string();
+                    self.problem(d.file, t, message, "timeout", hint);
+                    None
+                }
+            });
         Project {
             name: name.clone(),
             description: d.description.clone(),
@@ -516,6 +525,7 @@ impl<'a> Loader<'a> {
             secrets,
             secrets_store: d.secrets_store.as_ref().is_some_and(|s| *s.get_ref()),
             estimate: d.estimate.as_ref().map(|e| *e.get_ref()),
+            timeout,
             declared_in: self.files[d.file].display.clone(),
         }
     }
@@ -552,7 +562,7 @@ impl<'a> Loader<'a> {
             if let Some(b) = Builtin::from_name(value) {
                 hooks.push(Hook::Builtin(b));
             } else if value.contains('/') {
-                if value.starts_with("scripts/") && self.root.join(value).is_file() {
+                if value.starts_with("scripts/") && script_inside(self.root, value) {
                     hooks.push(Hook::Script(value.clone()));
                 } else {
                     let hint = "put hook scripts in scripts/ and give their path, such as scripts/notify.sh";
@@ -731,9 +741,32 @@ fn draft(file: usize, p: RawProject) -> Draft {
         needs,
         on_success: p.on_success,
         estimate: p.estimate,
+        timeout: p.timeout,
         secrets: p.secrets,
         secrets_store: p.secrets_store,
     }
+}
+
+/// A provider or layer is named by its file in `providers/`: a plain name, no path.
+fn file_name_ok(name: &str) -> bool {
+    !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\'])
+}
+
+/// `path` is a regular file in `providers/` once symlinks are followed (a link out of the
+/// directory is refused).
+fn inside(root: &Path, path: &Path) -> bool {
+    let (Ok(dir), Ok(real)) = (root.join(PROVIDERS_DIR).canonicalize(), path.canonicalize()) else {
+        return false;
+    };
+    real.starts_with(dir) && real.is_file()
+}
+
+/// A hook script is a regular file under `scripts/` once `..` and symlinks are resolved.
+fn script_inside(root: &Path, value: &str) -> bool {
+    let (Ok(dir), Ok(real)) = (root.join("scripts").canonicalize(), root.join(value).canonicalize()) else {
+        return false;
+    };
+    real.starts_with(dir) && real.is_file()
 }
 
 /// Shared stack configuration keys must carry their namespace (`ns:key`): one file serves every

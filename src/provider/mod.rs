@@ -80,6 +80,8 @@ pub struct Project {
     /// configuration file (MARA's `kubernetes/secrets`).
     pub secrets_store: bool,
     pub estimate: Option<u64>,
+    /// How long it may run before it is stopped (`timeout = "45m"`).
+    pub timeout: Option<std::time::Duration>,
     /// The file that declares the project, as shown to the user.
     pub declared_in: String,
 }

@@ -34,9 +34,11 @@ impl Pulumi {
         let control = Control {
             events,
             interrupt: CancellationToken::new(),
+            terminate: CancellationToken::new(),
             kill: CancellationToken::new(),
         };
-        match self.outputs(&job, &control).await {
+        // No operation ran: no event log tells which outputs are secret.
+        match self.outputs(&job, &control, &super::events::EventLog::default()).await {
             Ok(outputs) => Ok(Deployed::Outputs(outputs)),
             Err(end) => {
                 let error = end.error.unwrap_or_default();

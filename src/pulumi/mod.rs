@@ -1,20 +1,24 @@
 //! The engine that runs projects with the `pulumi` CLI: non-interactive, with `--stack` on every
 //! command, the shared stack configuration (`--config-file`), and the environment overlay; each
-//! command a child started by [`process`]. After a successful `up`, the project's outputs are
-//! read and its hooks run. Also here: the secrets store (`pulumi config set --secret`).
+//! command a child started by [`process`]. A stack the run state knows to exist is used without
+//! `stack select`. After a successful `up`, the project's outputs are read once (which are
+//! secret, the operation's event log tells) and its hooks run. Also here: the secrets store
+//! (`pulumi config set --secret`).
 // A failed step ends the job: returning its `JobEnd` as the error keeps the flow plain, and
 // failures are rare enough that their size does not matter.
 #![allow(clippy::result_large_err)]
 
 mod deployed;
 mod drift;
+mod events;
 mod hooks;
+mod locks;
 mod process;
 mod redact;
 mod store;
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
 
 use serde_json::{Map, Value};
 
@@ -26,6 +30,7 @@ use crate::workspace::RunDir;
 
 pub(crate) use deployed::Deployed;
 pub(crate) use drift::Drift;
+use events::EventLog;
 pub(crate) use hooks::prune_kubeconfig;
 use process::{Ended, Step};
 pub(crate) use redact::Redactor;
@@ -46,6 +51,12 @@ pub(crate) struct Pulumi {
     pub(crate) redactor: Redactor,
     /// `destroy --prune-kubeconfig`: remove what `kubeconfig-merge` added.
     pub(crate) prune_kubeconfig: bool,
+    /// `--remove-stale-locks`: a stack lock left by a process of this host that no longer runs
+    /// is removed, and the operation tried again once.
+    pub(crate) remove_stale_locks: bool,
+    /// Projects whose stack exists (the run state says so, or the preparation created it): their
+    /// operation runs without a `stack select` first.
+    pub(crate) known_stacks: BTreeSet<String>,
     /// `drift`: previews are drift checks (see [`Drift`]).
     pub(crate) drift: Option<Drift>,
 }
@@ -91,9 +102,10 @@ impl Pulumi {
         }
     }
 
-    /// Reads the stack's outputs, values in memory only: `--show-secrets` for the values, and
-    /// once without to learn which are secret.
-    async fn outputs(&self, job: &Job, control: &Control) -> Result<Outputs, JobEnd> {
+    /// Reads the stack's outputs, values in memory only: one `stack output --show-secrets`,
+    /// which of them are secret told by the operation's event log; only when the log cannot
+    /// tell, a second read without `--show-secrets` (secrets read `"[secret]"` there).
+    async fn outputs(&self, job: &Job, control: &Control, log: &EventLog) -> Result<Outputs, JobEnd> {
         let read = |show: bool| {
             let mut args = vec![
                 "stack",
@@ -110,63 +122,40 @@ impl Pulumi {
             say(job, control, &cmd);
             cmd
         };
-        // Both reads at once: they only read the stack's state.
-        let step = self.step(job, control);
-        let (shown, hidden) = tokio::join!(step.run(read(true), true, None), step.run(read(false), true, None));
-        let shown = shown.map_err(JobEnd::failed)?;
-        if shown.code != Some(0) {
-            return Err(failed("pulumi stack output", &shown));
-        }
-        let hidden = hidden.map_err(JobEnd::failed)?;
-        let parse = |text: &str| -> Result<Map<String, Value>, JobEnd> {
-            serde_json::from_str(text).map_err(|e| {
+        let parse = |end: Result<Ended, String>| -> Result<Map<String, Value>, JobEnd> {
+            let end = end.map_err(JobEnd::failed)?;
+            if end.code != Some(0) {
+                return Err(failed("pulumi stack output", &end));
+            }
+            serde_json::from_str(&end.captured).map_err(|e| {
                 JobEnd::failed(format!(
                     "pulumi stack output --json printed something that is not a JSON object: {e}"
                 ))
             })
         };
-        let outputs = Outputs::from_pair(parse(&shown.captured)?, &parse(&hidden.captured)?);
+        let step = self.step(job, control);
+        let shown = parse(step.run(read(true), true, None).await)?;
+        let outputs = match log.mark(shown.clone()) {
+            Some(o) => o,
+            None => Outputs::from_pair(shown, &parse(step.run(read(false), true, None).await)?),
+        };
         self.redactor.add(outputs.secret_texts());
         Ok(outputs)
     }
 
-    // The steps of one operation, in the order they run.
-    #[allow(clippy::too_many_lines)]
-    async fn operation(&self, job: &Job, control: &Control) -> JobEnd {
+    /// Makes sure the stack exists before an operation: `stack select --create` for `up` and
+    /// `preview`; for `refresh` and `destroy` `Ok(false)` when there is none (nothing to act on).
+    async fn ensure_stack(&self, job: &Job, control: &Control) -> Result<bool, JobEnd> {
+        match job.operation {
+            Operation::Up | Operation::Preview => self.select(job, control, true).await,
+            Operation::Refresh | Operation::Destroy => self.select(job, control, false).await,
+        }
+    }
+
+    /// The operation itself (`pulumi up …`), and what its event log told.
+    async fn run_operation(&self, job: &Job, control: &Control) -> Result<(Ended, EventLog), JobEnd> {
         let name = &job.project.name;
         let op = job.operation;
-        if let Some(end) = self.select_deployed(job, control).await {
-            return end;
-        }
-        match op {
-            Operation::Preview if self.drift.is_some() => {}
-            Operation::Up | Operation::Preview => {
-                if let Err(e) = self.select(job, control, true).await {
-                    return e;
-                }
-            }
-            Operation::Refresh | Operation::Destroy => match self.select(job, control, false).await {
-                Ok(true) => {}
-                Ok(false) => {
-                    if op == Operation::Refresh {
-                        let _ = control.events.send(Event::Note {
-                            project: Some(name.clone()),
-                            level: Level::Warning,
-                            message: format!("{name} has no previous deployment: nothing to refresh"),
-                        });
-                    }
-                    return JobEnd {
-                        status: Status::Unchanged {
-                            reason: "no previous deployment".into(),
-                        },
-                        outputs: None,
-                        changes: BTreeMap::new(),
-                        error: None,
-                    };
-                }
-                Err(e) => return e,
-            },
-        }
         let scratch = self.run_dir.scratch();
         let config = self.config_file.display().to_string();
         let event_log = scratch.join(format!("{name}-{}.events.jsonl", op.as_str()));
@@ -186,13 +175,53 @@ impl Pulumi {
         cmd.env("PULUMI_DEBUG_COMMANDS", "true");
         say(job, control, &cmd);
         let _ = std::fs::create_dir_all(&scratch);
-        let end = match self.step(job, control).run(cmd, false, None).await {
-            Ok(end) => end,
-            Err(e) => return JobEnd::failed(e),
-        };
-        let engine = EngineLog::read(&event_log);
+        let end = self
+            .step(job, control)
+            .run(cmd, false, None)
+            .await
+            .map_err(JobEnd::failed)?;
+        let log = EventLog::read(&event_log);
         let _ = std::fs::remove_file(&event_log);
-        let changes = engine.changes;
+        Ok((end, log))
+    }
+
+    async fn operation(&self, job: &Job, control: &Control) -> JobEnd {
+        let name = &job.project.name;
+        let op = job.operation;
+        if let Some(end) = self.select_deployed(job, control).await {
+            return end;
+        }
+        // A drift check has selected the stack already.
+        let known = self.drift.is_some() || self.known_stacks.contains(name);
+        if !known {
+            match self.ensure_stack(job, control).await {
+                Ok(true) => {}
+                Ok(false) => return no_deployment(name, op, control),
+                Err(e) => return e,
+            }
+        }
+        let (mut end, mut log) = match self.run_operation(job, control).await {
+            Ok(ran) => ran,
+            Err(e) => return e,
+        };
+        if known && missing_stack(&end) {
+            // The run state knew a stack the backend does not have (removed by hand, another
+            // backend): select or create it as for a new one, once, and run again.
+            match self.ensure_stack(job, control).await {
+                Ok(true) => match self.run_operation(job, control).await {
+                    Ok(ran) => (end, log) = ran,
+                    Err(e) => return e,
+                },
+                Ok(false) => return no_deployment(name, op, control),
+                Err(e) => return e,
+            }
+        }
+        match self.after_stale_locks(job, control, &end).await {
+            Some(Ok(ran)) => (end, log) = ran,
+            Some(Err(e)) => return e,
+            None => {}
+        }
+        let changes = std::mem::take(&mut log.changes);
         if end.interrupted {
             return JobEnd {
                 changes,
@@ -201,9 +230,17 @@ impl Pulumi {
         }
         if end.code != Some(0) && !drift::found(self.drift, &end, &changes) {
             let what = format!("pulumi {}", op.as_str());
+            let mut error = process::failure(&what, &end, &log.errors);
+            for lock in locks::parse(&end.stderr) {
+                error.push_str("\n  ");
+                error.push_str(&lock.describe());
+                if lock.stale() {
+                    error.push_str("; `--remove-stale-locks` removes it");
+                }
+            }
             return JobEnd {
                 changes,
-                ..JobEnd::failed(process::failure(&what, &end, &engine.errors))
+                ..JobEnd::failed(error)
             };
         }
         let mut result = JobEnd {
@@ -220,7 +257,7 @@ impl Pulumi {
             return e;
         }
         if op == Operation::Up {
-            match self.outputs(job, control).await {
+            match self.outputs(job, control, &log).await {
                 Ok(o) => result.outputs = Some(o),
                 Err(e) => return e,
             }
@@ -235,6 +272,57 @@ impl Pulumi {
             }
         }
         result
+    }
+
+    /// With `--remove-stale-locks`, when the stack was locked only by processes of this host
+    /// that no longer run: those locks removed (said) and the operation run again, once.
+    async fn after_stale_locks(
+        &self,
+        job: &Job,
+        control: &Control,
+        end: &Ended,
+    ) -> Option<Result<(Ended, EventLog), JobEnd>> {
+        let held = locks::parse(&end.stderr);
+        if !self.remove_stale_locks || held.is_empty() || !held.iter().all(locks::StackLock::stale) {
+            return None;
+        }
+        for lock in &held {
+            let removed = match lock.file() {
+                Some(file) => std::fs::remove_file(file).map_err(|e| e.to_string()),
+                // Elsewhere `pulumi cancel`, safe since every lock of the stack is stale.
+                None => self.cancel(job, control).await,
+            };
+            let message = match removed {
+                Ok(()) => format!("removed the stale lock {} (pid {} no longer runs)", lock.url, lock.pid),
+                Err(e) => {
+                    return Some(Err(JobEnd::failed(format!(
+                        "cannot remove the stale lock {}: {e}",
+                        lock.url
+                    ))));
+                }
+            };
+            let _ = control.events.send(Event::Note {
+                project: Some(job.project.name.clone()),
+                level: Level::Warning,
+                message,
+            });
+            if lock.file().is_none() {
+                break;
+            }
+        }
+        Some(self.run_operation(job, control).await)
+    }
+
+    /// `pulumi cancel --yes --stack S` in the project's directory.
+    async fn cancel(&self, job: &Job, control: &Control) -> Result<(), String> {
+        let cmd = self.command(job, &["cancel", "--yes", "--stack", &self.stack, "--non-interactive"]);
+        say(job, control, &cmd);
+        let end = self.step(job, control).run(cmd, true, None).await?;
+        if end.code == Some(0) {
+            Ok(())
+        } else {
+            Err(process::failure("pulumi cancel", &end, &[]))
+        }
     }
 
     /// `destroy --prune-kubeconfig`: removes what `kubeconfig-merge` added for the project.
@@ -332,82 +420,26 @@ fn failed(what: &str, end: &Ended) -> JobEnd {
     JobEnd::failed(process::failure(what, end, &[]))
 }
 
-/// What the engine's event log (`--event-log`) tells about an operation.
-#[derive(Debug, Default, PartialEq)]
-struct EngineLog {
-    /// `summaryEvent.resourceChanges`: `create`, `update`, `same`, …
-    changes: BTreeMap<String, u64>,
-    /// The messages of `diagnosticEvent`s of severity `error`, colour tags removed: the cause
-    /// of a failure (Pulumi prints them on standard output, among the progress).
-    errors: Vec<String>,
+/// The operation failed because the stack does not exist (`no stack named 'dev' found`).
+fn missing_stack(end: &Ended) -> bool {
+    end.code != Some(0) && !end.interrupted && end.stderr.contains("no stack named")
 }
 
-impl EngineLog {
-    fn read(path: &Path) -> Self {
-        let mut log = EngineLog::default();
-        let Ok(text) = std::fs::read_to_string(path) else {
-            return log;
-        };
-        for event in text.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()) {
-            if let Some(c) = event.get("summaryEvent").and_then(|s| s.get("resourceChanges")) {
-                log.changes = serde_json::from_value(c.clone()).unwrap_or_default();
-            }
-            if let Some(d) = event.get("diagnosticEvent")
-                && d.get("severity").and_then(Value::as_str) == Some("error")
-                && let Some(message) = d.get("message").and_then(Value::as_str)
-            {
-                let message = strip_colour_tags(message).trim().to_string();
-                if !message.is_empty() && !log.errors.contains(&message) {
-                    log.errors.push(message);
-                }
-            }
-        }
-        log
+/// `refresh` or `destroy` of a stack that does not exist: nothing to act on.
+fn no_deployment(name: &str, op: Operation, control: &Control) -> JobEnd {
+    if op == Operation::Refresh {
+        let _ = control.events.send(Event::Note {
+            project: Some(name.to_string()),
+            level: Level::Warning,
+            message: format!("{name} has no previous deployment: nothing to refresh"),
+        });
     }
-}
-
-/// Pulumi's colour tags (`<{%reset%}>`, `<{%fg 1%}>`) removed.
-fn strip_colour_tags(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(start) = rest.find("<{%") {
-        out.push_str(&rest[..start]);
-        let Some(end) = rest[start..].find("%}>") else {
-            rest = &rest[start..];
-            break;
-        };
-        rest = &rest[start + end + 3..];
-    }
-    out.push_str(rest);
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_event_log_gives_the_changes_and_the_errors() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("events.jsonl");
-        std::fs::write(
-            &path,
-            concat!(
-                r#"{"sequence":0,"timestamp":1,"preludeEvent":{"config":{}}}"#,
-                "\n",
-                r#"{"sequence":1,"timestamp":1,"diagnosticEvent":{"message":"<{%fg 1%}>creating failed: quota<{%reset%}>\n","color":"raw","severity":"error"}}"#,
-                "\n",
-                r#"{"sequence":2,"timestamp":1,"diagnosticEvent":{"message":"just so you know\n","color":"raw","severity":"warning"}}"#,
-                "\n",
-                r#"{"sequence":3,"timestamp":1,"summaryEvent":{"resourceChanges":{"create":2,"same":1}}}"#,
-                "\n",
-                r#"{"sequence":4,"#,
-            ),
-        )
-        .unwrap();
-        let log = EngineLog::read(&path);
-        assert_eq!(log.errors, ["creating failed: quota"]);
-        assert_eq!(log.changes, BTreeMap::from([("create".into(), 2), ("same".into(), 1)]));
-        assert_eq!(EngineLog::read(&dir.path().join("none")), EngineLog::default());
+    JobEnd {
+        status: Status::Unchanged {
+            reason: "no previous deployment".into(),
+        },
+        outputs: None,
+        changes: BTreeMap::new(),
+        error: None,
     }
 }

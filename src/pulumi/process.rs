@@ -80,12 +80,18 @@ impl Step<'_> {
         let err_task = self.pump(stderr, Stream::Stderr, !capture, true);
         let control = self.control;
         let mut interrupted = false;
+        let mut terminated = false;
         let status = loop {
             tokio::select! {
                 status = child.wait() => break status,
                 () = control.interrupt.cancelled(), if !interrupted => {
                     interrupted = true;
                     signal_group(pid, Signal::Interrupt);
+                }
+                () = control.terminate.cancelled(), if !terminated => {
+                    interrupted = true;
+                    terminated = true;
+                    signal_group(pid, Signal::Terminate);
                 }
                 () = control.kill.cancelled() => {
                     signal_group(pid, Signal::Kill);
@@ -219,6 +225,7 @@ pub(crate) fn last_line(text: &str) -> &str {
 #[derive(Clone, Copy)]
 enum Signal {
     Interrupt,
+    Terminate,
     Kill,
 }
 
@@ -230,6 +237,7 @@ fn signal_group(pid: Option<u32>, signal: Signal) {
         use nix::unistd::Pid;
         let s = match signal {
             Signal::Interrupt => S::SIGINT,
+            Signal::Terminate => S::SIGTERM,
             Signal::Kill => S::SIGKILL,
         };
         let _ = killpg(Pid::from_raw(pid), s);

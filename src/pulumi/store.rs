@@ -2,9 +2,11 @@
 //! provider: `pulumi config set --secret` with the value on standard input (never in argv, where
 //! a process listing would show it).
 
+use std::collections::BTreeSet;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::Mutex;
 
 use super::process;
 use crate::config::SecretStore;
@@ -13,9 +15,25 @@ use crate::config::env::Env;
 pub(crate) struct Store {
     pub(crate) program: PathBuf,
     pub(crate) stack: String,
+    /// The project directories whose stack this store selected or created: the run then
+    /// needs no `stack select` of its own there.
+    created: Mutex<BTreeSet<PathBuf>>,
 }
 
 impl Store {
+    pub(crate) fn new(program: PathBuf, stack: &str) -> Self {
+        Store {
+            program,
+            stack: stack.to_string(),
+            created: Mutex::default(),
+        }
+    }
+
+    /// The project directories whose stack exists now, because this store made sure of it.
+    pub(crate) fn stacks_made(&self) -> BTreeSet<PathBuf> {
+        self.created.lock().map(|c| c.clone()).unwrap_or_default()
+    }
+
     fn command(&self, dir: &Path, env: &Env, args: &[&str]) -> std::process::Command {
         let mut c = process::command(&self.program, dir);
         c.args(args).stdout(Stdio::null());
@@ -38,7 +56,11 @@ impl SecretStore for Store {
                 "--non-interactive",
             ],
         );
-        finish(c, None, "pulumi stack select --create")
+        finish(c, None, "pulumi stack select --create")?;
+        if let Ok(mut created) = self.created.lock() {
+            created.insert(dir.to_path_buf());
+        }
+        Ok(())
     }
 
     fn set_secret(

@@ -7,7 +7,6 @@
 //! Formats: GitHub's workflow commands (`::group::`, `::endgroup::`, `::error title=…::`, their
 //! `%25` `%0D` `%0A` escapes, and `%3A` `%2C` in properties) and job summaries; GitLab's
 //! `section_start:<unix time>:<name>[collapsed=true]` / `section_end` lines.
-#![allow(clippy::print_stdout)]
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -130,7 +129,15 @@ pub(crate) fn step_summary(
     verdict: Option<&str>,
 ) -> String {
     let mut counts: Vec<String> = Vec::new();
-    for name in ["succeeded", "unchanged", "failed", "skipped", "waits", "not started"] {
+    for name in [
+        "succeeded",
+        "unchanged",
+        "failed",
+        "timed out",
+        "skipped",
+        "waits",
+        "not started",
+    ] {
         let n = result.results.iter().filter(|(_, f)| f.status.name() == name).count();
         if n > 0 {
             counts.push(format!("{n} {name}"));
@@ -156,7 +163,7 @@ pub(crate) fn step_summary(
     for (name, f) in &result.results {
         let mark = match f.status {
             Status::Succeeded => "✅",
-            Status::Failed => "❌",
+            Status::Failed | Status::TimedOut => "❌",
             _ => "⏭️",
         };
         let took = f
@@ -171,7 +178,7 @@ pub(crate) fn step_summary(
             .map(|(op, n)| format!("{n} {op}"))
             .collect();
         let detail = match &f.status {
-            Status::Failed => f.error.as_deref().and_then(|e| e.lines().next()).unwrap_or(""),
+            Status::Failed | Status::TimedOut => f.error.as_deref().and_then(|e| e.lines().next()).unwrap_or(""),
             other => other.reason().unwrap_or(""),
         };
         let _ = writeln!(

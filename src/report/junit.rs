@@ -43,17 +43,23 @@ pub(crate) fn render(plan: &Plan<'_>, result: &RunResult, suite: &Suite<'_>) -> 
         );
         let drifted = suite.drift && f.status == Status::Succeeded && super::plain::would_change(&f.changes);
         match &f.status {
-            Status::Failed => {
+            Status::Failed | Status::TimedOut => {
                 failures += 1;
                 let error = f.error.as_deref().unwrap_or("failed");
                 let cause = error.lines().next().unwrap_or("failed");
                 let _ = write!(
                     cases,
-                    ">\n    <failure message=\"{}\" type=\"{op} failed\">{}</failure>\n  </testcase>\n",
+                    ">\n    <failure message=\"{}\" type=\"{op} {}\">{}</failure>\n  </testcase>\n",
                     xml(cause),
+                    f.status.name(),
                     xml(error)
                 );
-                let _ = writeln!(out_lines, "{name}: {op} failed; its log: {}", (suite.log)(name));
+                let _ = writeln!(
+                    out_lines,
+                    "{name}: {op} {}; its log: {}",
+                    f.status.name(),
+                    (suite.log)(name)
+                );
             }
             _ if drifted => {
                 failures += 1;

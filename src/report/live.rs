@@ -206,6 +206,9 @@ impl<'p> Live<'p> {
                     Status::Failed => style(format!("✘ {project:<w$} {took:>7}  {} failed", operation.as_str()))
                         .red()
                         .bold(),
+                    Status::TimedOut => style(format!("✘ {project:<w$} {took:>7}  {} timed out", operation.as_str()))
+                        .red()
+                        .bold(),
                     Status::Unchanged { .. } if !self.debug => {
                         self.overall.inc(1);
                         return;

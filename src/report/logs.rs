@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::Write as _;
+use std::path::Path;
 
 use crate::exec::{Event, Stream};
 use crate::runstate::timestamp;
@@ -30,7 +31,7 @@ impl Logs {
     pub(crate) fn event(&mut self, ev: &Event) {
         match ev {
             Event::Started { project, operation, at } => {
-                if let Ok(mut f) = File::create(self.run_dir.log(project, operation.as_str())) {
+                if let Ok(mut f) = private(&self.run_dir.log(project, operation.as_str())) {
                     let _ = writeln!(f, "== {} {project} started {}", operation.as_str(), timestamp(*at));
                     self.files.insert(project.clone(), f);
                 }
@@ -54,4 +55,20 @@ impl Logs {
 /// Whether a log's operation has ended: its last line is the end line (`== succeeded …`).
 pub(crate) fn ended(text: &str) -> bool {
     text.ends_with('\n') && text.lines().count() > 1 && text.lines().last().is_some_and(|l| l.starts_with(END_MARK))
+}
+
+/// A log for its owner's eyes only (0600).
+fn private(path: &Path) -> std::io::Result<File> {
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
+    let f = opts.open(path)?;
+    // A log written before by an older runner keeps no wider mode.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    }
+    Ok(f)
 }

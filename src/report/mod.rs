@@ -1,6 +1,24 @@
 //! Everything the runner prints goes through here: results on standard output, messages and
-//! errors on standard error (MARA's split). No other module prints.
-#![allow(clippy::print_stderr)]
+//! errors on standard error (MARA's split). No other module prints. A closed stream
+//! (`runner up 2>&1 | head`) is not a reason to stop: what cannot be written is dropped.
+
+/// `eprintln!` that does not panic when standard error is closed.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
+/// `eprint!` that does not panic when standard error is closed.
+macro_rules! say_inline {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let mut err = std::io::stderr().lock();
+        let _ = write!(err, $($arg)*);
+        let _ = err.flush();
+    }};
+}
 
 pub(crate) mod ci;
 pub(crate) mod junit;
@@ -93,7 +111,7 @@ pub(crate) fn duration(seconds: f64) -> String {
 pub(crate) fn debug(style: Style, message: &str) {
     if style.debug {
         let prefix = console::Style::new().dim().for_stderr().apply_to("debug:");
-        eprintln!("{prefix} {message}");
+        say!("{prefix} {message}");
     }
 }
 
@@ -115,12 +133,12 @@ pub(crate) fn note_line(project: Option<&str>, level: crate::exec::Level, messag
 
 /// A message for the user, on standard error.
 pub(crate) fn info(message: &str) {
-    eprintln!("{message}");
+    say!("{message}");
 }
 
 /// Asks a yes/no question on the terminal; no is the default (and the answer when reading fails).
 pub(crate) fn confirm(question: &str) -> bool {
-    eprint!("{question} [y/N] ");
+    say_inline!("{question} [y/N] ");
     let mut answer = String::new();
     if std::io::stdin().read_line(&mut answer).is_err() {
         return false;
@@ -130,7 +148,7 @@ pub(crate) fn confirm(question: &str) -> bool {
 
 /// A warning that does not stop the command.
 pub(crate) fn warning(message: &str) {
-    eprintln!("{}", note_line(None, crate::exec::Level::Warning, message));
+    say!("{}", note_line(None, crate::exec::Level::Warning, message));
 }
 
 /// Prints an error with its location, code frame and fix.
@@ -138,15 +156,15 @@ pub(crate) fn error(style: Style, err: &RunnerError) {
     let prefix = console::Style::new().red().bold().for_stderr().apply_to("error:");
     match err {
         RunnerError::Usage { message, help } => {
-            eprintln!("{prefix} {message}");
+            say!("{prefix} {message}");
             if let Some(help) = help {
-                eprintln!("  help: {help}");
+                say!("  help: {help}");
             }
         }
         RunnerError::Busy { message, help } | RunnerError::Failed { message, help } => {
-            eprintln!("{prefix} {message}\n  help: {help}");
+            say!("{prefix} {message}\n  help: {help}");
         }
-        RunnerError::Declined => eprintln!("{err}"),
+        RunnerError::Declined => say!("{err}"),
         RunnerError::Files(diagnostics) | RunnerError::Validation(diagnostics) => {
             let theme = if style.color_stderr {
                 GraphicalTheme::unicode()
@@ -159,16 +177,16 @@ pub(crate) fn error(style: Style, err: &RunnerError) {
                 if handler.render_report(&mut text, d).is_err() {
                     text = format!("{d}\n");
                 }
-                eprint!("{text}");
+                say_inline!("{text}");
             }
-            eprintln!("{prefix} {err}");
+            say!("{prefix} {err}");
         }
         RunnerError::Problems(problems) => {
-            eprintln!("{prefix} {err}");
+            say!("{prefix} {err}");
             for (k, p) in problems.iter().enumerate() {
-                eprintln!("  {}. {}\n     fix: {}", k + 1, p.what, p.fix);
+                say!("  {}. {}\n     fix: {}", k + 1, p.what, p.fix);
             }
         }
-        RunnerError::Io { .. } => eprintln!("{prefix} {err}"),
+        RunnerError::Io { .. } => say!("{prefix} {err}"),
     }
 }

@@ -3,7 +3,6 @@
 //! warnings, the closing table) on standard error, no escape codes unless colour is on. In a CI
 //! that folds output (`super::ci`), each project's lines are kept until it ends and printed as
 //! one group, and a failure is annotated.
-#![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write as _;
@@ -68,7 +67,7 @@ impl Plain {
                     Banner::Log => format!("[{description}] started"),
                     Banner::Fabulous => format!("▶ [{project}] {} started ({description})", operation.as_str()),
                 };
-                eprintln!("{}", style(line).for_stderr().bold());
+                say!("{}", style(line).for_stderr().bold());
             }
             Event::Line { project, text, .. } if self.ci.is_some() => {
                 let prefix = style(format!("[{project}]")).for_stdout().cyan();
@@ -90,7 +89,7 @@ impl Plain {
                 message,
             } => {
                 if *level != Level::Debug || self.debug {
-                    eprintln!("{}", super::note_line(project.as_deref(), *level, message));
+                    say!("{}", super::note_line(project.as_deref(), *level, message));
                 }
             }
             Event::Finished {
@@ -110,10 +109,10 @@ impl Plain {
                     if !lines.is_empty() {
                         ci::print(&ci.group(project, &title, &lines));
                     }
-                    if result.status == Status::Failed
+                    if result.status.is_failure()
                         && let Some(a) = ci.annotation(
                             "error",
-                            &format!("{project}: {} failed", operation.as_str()),
+                            &format!("{project}: {} {}", operation.as_str(), result.status.name()),
                             result.error.as_deref().unwrap_or("failed"),
                         )
                     {
@@ -127,14 +126,15 @@ impl Plain {
                 let line = match &result.status {
                     Status::Succeeded => format!("✔ [{project}] {} succeeded{took}", operation.as_str()),
                     Status::Failed => format!("✘ [{project}] {} failed{took}", operation.as_str()),
+                    Status::TimedOut => format!("✘ [{project}] {} timed out{took}", operation.as_str()),
                     other => format!("• [{project}] {}: {}", other.name(), other.reason().unwrap_or_default()),
                 };
                 let styled = match &result.status {
                     Status::Succeeded => style(line).for_stderr().green(),
-                    Status::Failed => style(line).for_stderr().red().bold(),
+                    Status::Failed | Status::TimedOut => style(line).for_stderr().red().bold(),
                     _ => style(line).for_stderr().dim(),
                 };
-                eprintln!("{styled}");
+                say!("{styled}");
             }
         }
     }
@@ -151,7 +151,15 @@ impl Plain {
     ) {
         let count = |name: &str| result.results.iter().filter(|(_, f)| f.status.name() == name).count();
         let mut parts = Vec::new();
-        for name in ["succeeded", "unchanged", "failed", "skipped", "waits", "not started"] {
+        for name in [
+            "succeeded",
+            "unchanged",
+            "failed",
+            "timed out",
+            "skipped",
+            "waits",
+            "not started",
+        ] {
             let n = count(name);
             if n > 0 {
                 parts.push(format!("{n} {name}"));
@@ -182,7 +190,7 @@ impl Plain {
                 .map(|d| duration(d.as_secs_f64()))
                 .unwrap_or_default();
             let detail = match &f.status {
-                Status::Failed => f
+                Status::Failed | Status::TimedOut => f
                     .error
                     .as_deref()
                     .and_then(|e| e.lines().next())
@@ -212,7 +220,7 @@ impl Plain {
         if plan.operation == Operation::Preview {
             preview_verdict(&mut err, result);
         }
-        for (name, f) in result.results.iter().filter(|(_, f)| f.status == Status::Failed) {
+        for (name, f) in result.results.iter().filter(|(_, f)| f.status.is_failure()) {
             let _ = writeln!(
                 err,
                 "\n{} {name} ({}): {}\n  full output: {}",
@@ -222,7 +230,7 @@ impl Plain {
                 log(name)
             );
         }
-        if result.results.iter().any(|(_, f)| f.status == Status::Failed) && !result.interrupted {
+        if result.failed() && !result.interrupted {
             let _ = writeln!(
                 err,
                 "\nFix the cause and run the same command again: what succeeded is not redone."

@@ -1,13 +1,17 @@
 //! The run state under `.runner/<stack>/state.json`: per project, how its last operation ended,
-//! when, and the digests that let `up` skip what has not changed. Written atomically after
-//! every change, so an interrupted run leaves a consistent file to resume from. Holds no secret
-//! values: outputs are redacted and digests are keyed.
+//! when, and the digests that let `up` skip what has not changed. While a run lasts, every
+//! change is appended to a journal ([`journal`]) and flushed to disk; the journal is folded into
+//! `state.json` (written atomically) at the end of the run, or when the next run starts after a
+//! crash, so an interrupted run always leaves what it needs to resume. Holds no secret values:
+//! outputs are redacted and digests are keyed.
 
 mod digests;
 mod history;
+mod journal;
 mod pending;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -21,7 +25,11 @@ use crate::workspace::RunDir;
 
 pub(crate) use digests::{Digests, Outside};
 pub(crate) use history::History;
+use journal::{Finish, Journal, Record};
 pub(crate) use pending::Pending;
+
+/// The shape of `state.json` this runner reads and writes.
+const SCHEMA_VERSION: u32 = 1;
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub(crate) struct RunState {
@@ -57,15 +65,34 @@ impl RunState {
     /// The state of `run_dir`'s stack; a fresh one when none was written yet.
     pub(crate) fn load(run_dir: &RunDir) -> Result<Self, String> {
         let path = run_dir.state();
-        match std::fs::read_to_string(&path) {
-            Ok(text) => serde_json::from_str(&text).map_err(|e| {
-                format!(
-                    "{} is not a run state the runner can read ({e}); delete it to start afresh",
-                    path.display()
-                )
-            }),
+        match crate::fs::read_text(&path) {
+            Ok(text) => {
+                let state: RunState = serde_json::from_str(&text).map_err(|e| {
+                    format!(
+                        "{} is not a run state the runner can read ({e}); delete it to start afresh",
+                        path.display()
+                    )
+                })?;
+                if state.schema_version != SCHEMA_VERSION {
+                    return Err(format!(
+                        "{} is a run state of schema version {}, which this runner does not know (it writes {SCHEMA_VERSION}); \
+                         use the runner that wrote it, or delete it to start afresh",
+                        path.display(),
+                        state.schema_version
+                    ));
+                }
+                if state.stack != run_dir.stack() {
+                    return Err(format!(
+                        "{} is the run state of stack `{}`, not `{}`: it was copied or moved; delete it to start afresh",
+                        path.display(),
+                        state.stack,
+                        run_dir.stack()
+                    ));
+                }
+                Ok(state)
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(RunState {
-                schema_version: 1,
+                schema_version: SCHEMA_VERSION,
                 stack: run_dir.stack().to_string(),
                 projects: BTreeMap::new(),
             }),
@@ -83,6 +110,17 @@ impl RunState {
         self.projects
             .iter()
             .filter(|(_, p)| p.deployed)
+            .map(|(n, _)| n.clone())
+            .collect()
+    }
+
+    /// The projects whose stack the backend holds, as far as the runner knows: one of its
+    /// operations ran to an end there (a failure too: the stack was selected or created first).
+    /// Only a hint: the engine falls back to `stack select` when the backend has none.
+    pub(crate) fn known_stacks(&self) -> BTreeSet<String> {
+        self.projects
+            .iter()
+            .filter(|(_, p)| p.deployed || (p.started.is_some() && matches!(p.status.as_str(), "succeeded" | "failed")))
             .map(|(n, _)| n.clone())
             .collect()
     }
@@ -139,65 +177,131 @@ impl RunState {
         true
     }
 
-    /// Keeps the state in step with an event; `true` when it changed in a way worth saving at
-    /// once (a project started or ended).
-    pub(crate) fn apply(&mut self, ev: &Event) -> bool {
-        match ev {
-            Event::Started { project, operation, at } => {
+    /// Keeps the state in step with one journal record.
+    fn apply(&mut self, record: &Record) {
+        match record {
+            Record::Started { project, operation, at } => {
                 let p = self.projects.entry(project.clone()).or_default();
                 p.status = "running".into();
-                p.operation = operation.as_str().into();
-                p.started = Some(timestamp(*at));
+                p.operation.clone_from(operation);
+                p.started = Some(at.clone());
                 p.ended = None;
-                true
             }
-            Event::Finished {
-                project,
-                operation,
-                result,
-            } => {
-                let p = self.projects.entry(project.clone()).or_default();
-                let ran = result.started.is_some();
-                match (&result.status, operation) {
-                    // Settled without running: keep what the last real run recorded.
-                    (
-                        Status::Unchanged { .. }
-                        | Status::Skipped { .. }
-                        | Status::NotStarted { .. }
-                        | Status::Waits { .. },
-                        _,
-                    ) if !ran => {
-                        if p.status == "running" {
-                            p.status = result.status.name().into();
-                        }
-                        return true;
+            Record::Finished(end) => {
+                let status = end.status.as_str();
+                let settled = matches!(status, "unchanged" | "skipped" | "not started" | "waits");
+                if settled && end.started.is_none() {
+                    // Settled without running: keep what the last real run recorded (a project
+                    // that never ran gets no entry).
+                    if let Some(p) = self.projects.get_mut(&end.project)
+                        && p.status == "running"
+                    {
+                        p.status = status.into();
                     }
-                    (Status::Succeeded, Operation::Up) => {
+                    return;
+                }
+                let p = self.projects.entry(end.project.clone()).or_default();
+                match (status, end.operation.as_str()) {
+                    ("succeeded", "up") => {
                         p.deployed = true;
-                        p.inputs_digest.clone_from(&result.inputs_digest);
-                        p.outputs_digest.clone_from(&result.outputs_digest);
-                        p.outputs = result.outputs.as_ref().map(Outputs::redacted);
+                        p.inputs_digest.clone_from(&end.inputs_digest);
+                        p.outputs_digest.clone_from(&end.outputs_digest);
+                        p.outputs.clone_from(&end.outputs);
                     }
-                    (Status::Succeeded | Status::Unchanged { .. }, Operation::Destroy) => {
+                    ("succeeded" | "unchanged", "destroy") => {
                         p.deployed = false;
                         p.inputs_digest = None;
                         p.outputs_digest = None;
                         p.outputs = None;
                     }
-                    (Status::Failed, Operation::Up) => {
-                        // A failed up may have changed some resources: it must run again.
-                        p.inputs_digest = None;
-                    }
+                    // A failed up may have changed some resources: it must run again.
+                    ("failed" | "timed out", "up") => p.inputs_digest = None,
                     _ => {}
                 }
-                p.status = result.status.name().into();
-                p.operation = operation.as_str().into();
-                p.started = result.started.map(timestamp);
-                p.ended = Some(timestamp(result.ended));
-                true
+                p.status = status.into();
+                p.operation.clone_from(&end.operation);
+                p.started.clone_from(&end.started);
+                p.ended = Some(end.ended.clone());
             }
-            Event::Line { .. } | Event::Note { .. } => false,
         }
+    }
+}
+
+/// What an event changes in the run state (lines of output change nothing).
+fn record_of(ev: &Event) -> Option<Record> {
+    match ev {
+        Event::Started { project, operation, at } => Some(Record::Started {
+            project: project.clone(),
+            operation: operation.as_str().into(),
+            at: timestamp(*at),
+        }),
+        Event::Finished {
+            project,
+            operation,
+            result,
+        } => {
+            let up = result.status == Status::Succeeded && *operation == Operation::Up;
+            Some(Record::Finished(Box::new(Finish {
+                project: project.clone(),
+                operation: operation.as_str().into(),
+                status: result.status.name().into(),
+                started: result.started.map(timestamp),
+                ended: timestamp(result.ended),
+                inputs_digest: result.inputs_digest.clone().filter(|_| up),
+                outputs_digest: result.outputs_digest.clone().filter(|_| up),
+                outputs: result.outputs.as_ref().filter(|_| up).map(Outputs::redacted),
+            })))
+        }
+        Event::Line { .. } | Event::Note { .. } => None,
+    }
+}
+
+/// The run state of one run: read with what the journal of a crashed run holds folded in, kept
+/// in step with the events through the journal, and written whole when the run ends.
+pub(crate) struct Recorder {
+    pub(crate) state: RunState,
+    run_dir: RunDir,
+    journal: Journal,
+}
+
+impl Recorder {
+    /// The state of `run_dir`'s stack, with a journal left by a run that did not end folded in
+    /// (and written to `state.json`); also the warnings about journal lines that were ignored.
+    /// `show` gives a path as the user should see it.
+    pub(crate) fn open(run_dir: &RunDir, show: &dyn Fn(&Path) -> String) -> Result<(Self, Vec<String>), String> {
+        let mut state = RunState::load(run_dir)?;
+        let path = run_dir.journal();
+        let (records, warnings) =
+            journal::read(&path, &show(&path)).map_err(|e| format!("cannot read {}: {e}", show(&path)))?;
+        let mut journal = Journal::new(path.clone());
+        if path.exists() {
+            for r in &records {
+                state.apply(r);
+            }
+            state
+                .save(run_dir)
+                .and_then(|()| journal.remove())
+                .map_err(|e| format!("cannot fold {} into the run state: {e}", show(&path)))?;
+        }
+        let recorder = Recorder {
+            state,
+            run_dir: run_dir.clone(),
+            journal,
+        };
+        Ok((recorder, warnings))
+    }
+
+    /// Keeps the state in step with an event, and the journal on disk.
+    pub(crate) fn record(&mut self, ev: &Event) -> std::io::Result<()> {
+        let Some(record) = record_of(ev) else { return Ok(()) };
+        self.state.apply(&record);
+        self.journal.append(&record)
+    }
+
+    /// Writes the whole state to `state.json` and removes the journal it now holds.
+    pub(crate) fn close(mut self) -> std::io::Result<()> {
+        self.state.save(&self.run_dir)?;
+        self.journal.remove()
     }
 }
 
@@ -229,6 +333,61 @@ pub(crate) fn timestamp(t: std::time::SystemTime) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn folding_a_journal_again_changes_nothing() {
+        // A crash after state.json was written and before the journal was removed folds the
+        // same lines twice.
+        let end = |project: &str, status: &str, started: Option<&str>| {
+            Record::Finished(Box::new(Finish {
+                project: project.into(),
+                operation: "up".into(),
+                status: status.into(),
+                started: started.map(str::to_string),
+                ended: "t2".into(),
+                inputs_digest: Some(format!("in-{project}")),
+                outputs_digest: Some(format!("out-{project}")),
+                outputs: None,
+            }))
+        };
+        let start = |project: &str| Record::Started {
+            project: project.into(),
+            operation: "up".into(),
+            at: "t1".into(),
+        };
+        let records = [
+            start("a"),
+            end("a", "succeeded", Some("t1")),
+            start("b"),
+            end("b", "failed", Some("t1")),
+            end("c", "skipped", None),
+            start("d"),
+        ];
+        let mut before = RunState::default();
+        before.projects.insert(
+            "b".into(),
+            ProjectState {
+                status: "succeeded".into(),
+                operation: "up".into(),
+                deployed: true,
+                inputs_digest: Some("old".into()),
+                ..ProjectState::default()
+            },
+        );
+        let mut once = before.clone();
+        for r in &records {
+            once.apply(r);
+        }
+        let mut twice = once.clone();
+        for r in &records {
+            twice.apply(r);
+        }
+        assert_eq!(once, twice);
+        assert_eq!(once.projects["a"].inputs_digest.as_deref(), Some("in-a"));
+        assert!(once.projects["b"].deployed && once.projects["b"].inputs_digest.is_none());
+        assert_eq!(once.projects["d"].status, "running");
+        assert!(!once.projects.contains_key("c") || once.projects["c"].status.is_empty());
+    }
 
     #[test]
     fn timestamps_are_rfc3339_utc() {

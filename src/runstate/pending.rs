@@ -4,8 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use super::{Digests, RunState};
+use super::{Digests, RunState, journal};
 use crate::plan::Plan;
+use crate::workspace::RunDir;
 
 /// Whether an `up` would run a project, and why (or why not).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,6 +25,19 @@ impl Pending {
 }
 
 impl RunState {
+    /// The state as it is now, written nothing: `state.json` with the changes a run still going
+    /// (or one that crashed) has only journaled so far.
+    pub(crate) fn current(run_dir: &RunDir) -> Result<Self, String> {
+        let mut state = RunState::load(run_dir)?;
+        let path = run_dir.journal();
+        let shown = path.display().to_string();
+        let (records, _) = journal::read(&path, &shown).map_err(|e| format!("cannot read {shown}: {e}"))?;
+        for r in &records {
+            state.apply(r);
+        }
+        Ok(state)
+    }
+
     /// For each project of `plan` (an `up`), in run order, what an `up` would do with it:
     /// run it (never deployed by the runner, its last `up` failed, its inputs changed since,
     /// something it waits for runs first) or skip it (unchanged since its last successful `up`).
@@ -40,7 +54,9 @@ impl RunState {
             let pending = match p {
                 None => Pending::runs("never run"),
                 Some(p) if p.status == "running" => Pending::runs(format!("running now ({})", p.operation)),
-                Some(p) if p.operation == "up" && p.status == "failed" => Pending::runs("its last up failed"),
+                Some(p) if p.operation == "up" && matches!(p.status.as_str(), "failed" | "timed out") => {
+                    Pending::runs(format!("its last up {}", p.status))
+                }
                 Some(p) if !p.deployed => Pending::runs("not deployed"),
                 Some(p) => match (&p.inputs_digest, &p.outputs_digest, digests, first_running) {
                     (_, _, _, Some(u)) => Pending::runs(format!("after {u}, which runs (its outputs may change)")),

@@ -20,7 +20,7 @@ impl WorkspaceLock {
             context: format!("cannot open {}", ws.show(&path)),
             source,
         };
-        std::fs::create_dir_all(run_dir.base()).map_err(io)?;
+        run_dir.create().map_err(io)?;
         let file = std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)

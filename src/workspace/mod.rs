@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use crate::error::RunnerError;
 
 pub(crate) use lock::WorkspaceLock;
-pub(crate) use rundir::RunDir;
+pub(crate) use rundir::{RunDir, SharedDir};
 
 /// Directory of provider files, relative to the workspace root.
 pub(crate) const PROVIDERS_DIR: &str = "providers";
@@ -63,6 +63,11 @@ impl Workspace {
 
     pub(crate) fn run_dir(&self, stack: &str) -> RunDir {
         RunDir::new(&self.root, stack)
+    }
+
+    /// The runner's files for the whole workspace (no stack needed).
+    pub(crate) fn shared_dir(&self) -> SharedDir {
+        SharedDir::new(&self.root)
     }
 
     /// A path as shown to the user: relative to the current directory when inside it.

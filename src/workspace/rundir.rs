@@ -4,7 +4,9 @@
 //! .runner/lock                        one runner at a time per workspace
 //! .runner/last-run.json               the JSON summary of the last run
 //! .runner/digest-key                  the key of the input and output digests
+//! .runner/cache/programs.json         what each program reads and declares, by file (planning)
 //! .runner/<stack>/state.json          the run state (resume)
+//! .runner/<stack>/journal.jsonl       the run state's changes since state.json was written
 //! .runner/<stack>/durations.json      what past runs took, per project and operation
 //! .runner/<stack>/logs/<project>.<operation>.log   each project's last output per operation
 //! .runner/<stack>/tmp/                scratch: event logs, hook inputs (removed after use)
@@ -30,6 +32,22 @@ impl RunDir {
             base: root.join(RUNNER_DIR),
             stack: stack.to_string(),
         }
+    }
+
+    /// `.runner/` readable by its owner alone (logs and scratch files may hold what others
+    /// should not read), and this stack's directory in it.
+    pub(crate) fn create(&self) -> std::io::Result<()> {
+        let mut dir = std::fs::DirBuilder::new();
+        dir.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut dir, 0o700);
+        dir.create(&self.base)?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::set_permissions(&self.base, std::fs::Permissions::from_mode(0o700))?;
+        }
+        dir.create(self.stack_dir())
     }
 
     pub(crate) fn stack(&self) -> &str {
@@ -62,6 +80,11 @@ impl RunDir {
         self.stack_dir().join("state.json")
     }
 
+    /// The run state's journal: one line per change, folded into `state.json`.
+    pub(crate) fn journal(&self) -> PathBuf {
+        self.stack_dir().join("journal.jsonl")
+    }
+
     pub(crate) fn logs(&self) -> PathBuf {
         self.stack_dir().join("logs")
     }
@@ -84,5 +107,26 @@ impl RunDir {
     /// What `kubeconfig-merge` added to the user's kubeconfig for a project.
     pub(crate) fn merge_record(&self, project: &str) -> PathBuf {
         self.stack_dir().join("kubeconfig").join(format!("{project}.json"))
+    }
+}
+
+/// The runner's files that belong to the whole workspace, whatever the stack: `show-plan` has
+/// no stack and still keeps what it learnt here.
+#[derive(Debug, Clone)]
+pub(crate) struct SharedDir {
+    /// `<workspace>/.runner`
+    base: PathBuf,
+}
+
+impl SharedDir {
+    pub(crate) fn new(root: &Path) -> Self {
+        SharedDir {
+            base: root.join(RUNNER_DIR),
+        }
+    }
+
+    /// What each project's program reads and declares, keyed by its file's identity.
+    pub(crate) fn program_cache(&self) -> PathBuf {
+        self.base.join("cache").join("programs.json")
     }
 }

@@ -95,7 +95,8 @@ fn a_second_runner_in_the_workspace_exits_with_its_own_code() {
     // The first holds the lock once it created its lock file and started a project.
     let lock = ws.path().join(".runner/lock");
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while !(lock.exists() && ws.path().join(".runner/dev/state.json").exists()) {
+    // (A project started: its start is in the run's journal.)
+    while !(lock.exists() && ws.path().join(".runner/dev/journal.jsonl").exists()) {
         assert!(std::time::Instant::now() < deadline, "the first runner never started");
         std::thread::sleep(Duration::from_millis(50));
     }

@@ -180,7 +180,7 @@ fn an_entry_of_the_same_name_is_replaced_in_place_and_everything_else_kept() {
 }
 
 #[test]
-fn the_first_kubeconfig_path_holding_the_cluster_wins_else_the_first() {
+fn the_first_kubeconfig_path_holding_the_cluster_wins_else_the_first_that_exists() {
     let ws = Ws::configured("aws");
     let a = ws.path().join("kube/a.yaml");
     let b = ws.path().join("kube/b.yaml");
@@ -197,7 +197,8 @@ fn the_first_kubeconfig_path_holding_the_cluster_wins_else_the_first() {
     assert!(!a.exists(), "the first path was not touched");
     assert_eq!(yaml(&b)["current-context"], "eks-dev");
 
-    // Nobody holds it: the first path, created.
+    // Nobody holds it: the first file that exists, as kubectl chooses (MARA created the first
+    // path; this test expected that before the runner followed kubectl).
     let ws = Ws::configured("aws");
     let a = ws.path().join("kube/a.yaml");
     let c = ws.path().join("kube/c.yaml");
@@ -205,8 +206,8 @@ fn the_first_kubeconfig_path_holding_the_cluster_wins_else_the_first() {
     std::fs::write(&c, "apiVersion: v1\nkind: Config\nclusters: []\n").unwrap();
     let list = format!("{}:{}", a.display(), c.display());
     up(&ws, Some(&list)).expect(0);
-    assert_eq!(mode(&a), 0o600);
-    assert_eq!(yaml(&a)["current-context"], "eks-dev");
+    assert!(!a.exists(), "a path that does not exist was created");
+    assert_eq!(yaml(&c)["current-context"], "eks-dev");
 
     // KUBECONFIG from the environment file counts too.
     let ws = Ws::configured("aws");
@@ -358,4 +359,96 @@ fn the_kubeconfig_provider_leaves_the_users_file_alone() {
     ws.exec(&["up", "-p", "kubeconfig", "-s", "dev", "--target", "kubeconfig"], &[])
         .expect(0);
     assert!(!home(&ws).join(".kube").exists());
+}
+
+#[test]
+fn a_merge_loses_nothing_kubectl_writes_at_the_same_time() {
+    if !have_kubectl() {
+        assert!(!tool_required(), "kubectl is missing");
+        return;
+    }
+    let ws = Ws::configured("aws");
+    let file = home(&ws).join(".kube/config");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, EXISTING).unwrap();
+    // kubectl adds contexts while the runner merges its cluster again and again; kubectl takes
+    // `<file>.lock` and gives up when it is held, so count what it says it wrote.
+    let writer = {
+        let file = file.clone();
+        std::thread::spawn(move || {
+            let mut written = Vec::new();
+            for i in 0..60 {
+                let name = format!("ctx-{i}");
+                let ok = Command::new("kubectl")
+                    .args(["config", "set-context", &name, "--cluster=other", "--kubeconfig"])
+                    .arg(&file)
+                    .output()
+                    .is_ok_and(|o| o.status.success());
+                if ok {
+                    written.push(name);
+                }
+            }
+            written
+        })
+    };
+    for _ in 0..4 {
+        up(&ws, None).expect(0);
+    }
+    let written = writer.join().unwrap();
+    assert!(!written.is_empty(), "kubectl never wrote");
+    let contexts = names(&yaml(&file), "contexts");
+    for name in &written {
+        assert!(contexts.contains(name), "{name} was lost: {contexts:?}");
+    }
+    assert!(contexts.contains(&"eks-dev".to_string()) && contexts.contains(&"other".to_string()));
+    assert!(
+        !PathBuf::from(format!("{}.lock", file.display())).exists(),
+        "the lock stayed"
+    );
+}
+
+#[test]
+fn with_several_kubeconfig_paths_the_entry_goes_where_kubectl_would_put_it() {
+    let ws = Ws::configured("aws");
+    let a = ws.path().join("a/config");
+    let b = ws.path().join("b/config");
+    // None exists: the last path, as kubectl does.
+    let list = format!("{}:{}", a.display(), b.display());
+    up(&ws, Some(&list)).expect(0);
+    assert!(b.exists() && !a.exists());
+    // The first that exists, when none holds the cluster yet.
+    std::fs::remove_file(&b).unwrap();
+    std::fs::create_dir_all(a.parent().unwrap()).unwrap();
+    let other_only = EXISTING.replace("- name: eks-dev\n  cluster:\n    server: https://old.example\n", "");
+    std::fs::write(&a, &other_only).unwrap();
+    std::fs::create_dir_all(b.parent().unwrap()).unwrap();
+    std::fs::write(
+        &b,
+        "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n",
+    )
+    .unwrap();
+    up(&ws, Some(&format!("{}:{}", b.display(), a.display()))).expect(0);
+    assert!(names(&yaml(&b), "contexts").contains(&"eks-dev".to_string()));
+    // The one that holds the cluster, wherever it is in the list.
+    up(&ws, Some(&format!("{}:{}", a.display(), b.display()))).expect(0);
+    assert!(!names(&yaml(&a), "contexts").contains(&"eks-dev".to_string()));
+}
+
+#[test]
+fn a_symlinked_kubeconfig_is_written_through_and_keeps_its_mode() {
+    let ws = Ws::configured("aws");
+    let real = ws.path().join("dotfiles/kube-config");
+    std::fs::create_dir_all(real.parent().unwrap()).unwrap();
+    std::fs::write(&real, EXISTING).unwrap();
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let link = home(&ws).join(".kube/config");
+    std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    up(&ws, None).expect(0);
+    assert!(
+        std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(),
+        "the link was replaced"
+    );
+    assert_eq!(yaml(&real)["current-context"], "eks-dev");
+    assert_eq!(mode(&real), 0o640);
 }

@@ -2,6 +2,7 @@
 
 #![allow(unreachable_pub, clippy::print_stderr)]
 
+mod cache;
 mod ci;
 mod confirm;
 mod day2;
@@ -10,6 +11,8 @@ mod errors;
 mod estimates;
 mod export;
 mod flags;
+mod hostile;
+mod journal;
 mod kubeconfig;
 mod only;
 mod plan;
@@ -17,6 +20,8 @@ mod programs;
 mod prompts;
 mod readme;
 mod run;
+mod starts;
+mod stopping;
 mod strict_programs;
 mod support;
 mod validate;

@@ -818,3 +818,91 @@ fn debug_says_the_backend_each_pulumi_command_and_why_a_project_runs() {
     assert!(!quiet.stderr.contains("debug:"), "{}", quiet.stderr);
     assert_no_secret(&ws, &[&run.stdout, &run.stderr]);
 }
+
+#[test]
+fn closed_output_streams_do_not_stop_the_run() {
+    // `runner up … 2>&1 | grep -m1 x`: the reader goes away after its first line.
+    let ws = Ws::configured("aws");
+    let mut child = ws
+        .command(&["up", "-p", "aws", "-s", "dev", "--target", "eks"], &[])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    drop(child.stderr.take());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "a closed stream ended the run: {status:?}");
+    let st = statuses(&ws);
+    assert_eq!(st["eks"], "succeeded", "{st:?}");
+    assert!(summary(&ws)["result"] == "succeeded");
+}
+
+#[test]
+fn no_secret_is_printed_or_written_in_any_form() {
+    use base64::Engine as _;
+    let ws = Ws::configured("aws");
+    // A careless hook: it prints every secret it can reach, whole, cut into lines, in base64.
+    ws.write(
+        "scripts/leaky.sh",
+        "#!/bin/sh\nprintf '%s' \"$MARA_OUTPUT_KUBECONFIG\" > \"$MARA_WORKSPACE/kubeconfig-seen\"\n\
+         echo \"whole: $MARA_OUTPUT_KUBECONFIG\"\necho \"$MARA_OUTPUT_KUBECONFIG\" | tr ',' '\\n'\n\
+         printf '%s' \"$MARA_OUTPUT_KUBECONFIG\" | base64 -w0; echo\n\
+         echo \"admin: $MARA_SECRET_PROMETHEUS_ADMINPASS\"\necho \"passphrase: ${PULUMI_CONFIG_PASSPHRASE-none}\"\n\
+         cat >&2\n",
+    );
+    std::fs::set_permissions(
+        ws.path().join("scripts/leaky.sh"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    ws.edit(
+        "providers/aws.toml",
+        r#"on_success = ["kubeconfig-merge"]"#,
+        r#"on_success = ["kubeconfig-merge", "scripts/leaky.sh"]"#,
+    );
+    let run = ws.exec(&["up", "-p", "aws", "-s", "dev"], &[]).expect(0);
+    let kubeconfig = std::fs::read_to_string(ws.path().join("kubeconfig-seen")).unwrap();
+    assert!(kubeconfig.contains("placeholder-token-dev"), "{kubeconfig}");
+
+    let mut secrets: Vec<String> = crate::support::SECRETS
+        .iter()
+        .map(|(_, v)| (*v).to_string())
+        .filter(|v| v.len() >= 8)
+        .collect();
+    secrets.extend([
+        "test passphrase".to_string(),
+        kubeconfig.clone(),
+        "placeholder-token-dev".into(),
+    ]);
+    let mut forms = Vec::new();
+    for s in &secrets {
+        forms.push(s.clone());
+        let json = serde_json::to_string(s).unwrap();
+        forms.push(json[1..json.len() - 1].to_string());
+        forms.push(base64::engine::general_purpose::STANDARD.encode(s));
+    }
+    let mut texts = vec![
+        ("stdout".to_string(), run.stdout.clone()),
+        ("stderr".into(), run.stderr.clone()),
+    ];
+    let mut files = Vec::new();
+    walk(&ws.path().join(".runner"), &mut files);
+    files.push(ws.path().join("config/pulumi/environment"));
+    files.push(ws.path().join("config/pulumi/Pulumi.dev.yaml"));
+    for f in files {
+        texts.push((
+            f.display().to_string(),
+            String::from_utf8_lossy(&std::fs::read(&f).unwrap()).into_owned(),
+        ));
+    }
+    for (what, text) in &texts {
+        for form in &forms {
+            assert!(!text.contains(form.as_str()), "{what} holds a secret ({form:?})");
+        }
+    }
+    // Logs and scratch are for the owner's eyes only.
+    let mode = |p: &Path| std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(p).unwrap().permissions()) & 0o777;
+    assert_eq!(mode(&ws.path().join(".runner")), 0o700);
+    assert_eq!(mode(&ws.path().join(".runner/dev/logs/eks.up.log")), 0o600);
+}

@@ -120,3 +120,76 @@ fn the_passphrase_reaches_pulumi_but_no_hook_and_no_credential_check() {
     let seen = std::fs::read_to_string(ws.path().join("hook-env.txt")).unwrap();
     assert_eq!(seen, "passphrase=unset\n");
 }
+
+#[test]
+fn a_summary_that_cannot_be_written_has_its_own_exit_code_and_leaves_no_temporary_file() {
+    let ws = Ws::configured("aws");
+    std::fs::create_dir_all(ws.path().join("out")).unwrap();
+    ws.exec(
+        &["up", "-p", "aws", "-s", "dev", "--target", "iam", "--summary", "out"],
+        &[],
+    )
+    .expect(7)
+    .stderr_has("cannot write the summary to out");
+    let left: Vec<_> = std::fs::read_dir(ws.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| std::path::Path::new(n).extension().is_some_and(|e| e == "tmp"))
+        .collect();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
+    // A failure keeps its own code: it says more than the lost summary.
+    ws.exec(
+        &[
+            "up",
+            "-p",
+            "aws",
+            "-s",
+            "dev",
+            "--target",
+            "iam",
+            "--fresh",
+            "--summary",
+            "out",
+        ],
+        &[("PULUMI_STANDIN_FAIL", "iam:up")],
+    )
+    .expect(1);
+}
+
+#[test]
+fn a_state_of_another_stack_or_schema_is_refused_and_stale_temporaries_are_removed() {
+    let ws = Ws::configured("aws");
+    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "vpc"], &[])
+        .expect(0);
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(ws.path().join(".runner/dev/state.json")).unwrap()).unwrap();
+    // Only what ran is recorded: no entry with an empty status for what was not planned.
+    for (name, p) in state["projects"].as_object().unwrap() {
+        assert!(
+            !p["status"].as_str().unwrap().is_empty(),
+            "{name} recorded without a status"
+        );
+    }
+    // A killed write left its temporary file: the next run removes it.
+    ws.write(".runner/dev/.state.json.runner-999999.tmp", "half");
+    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "vpc"], &[])
+        .expect(0);
+    assert!(!ws.path().join(".runner/dev/.state.json.runner-999999.tmp").exists());
+
+    let text = std::fs::read_to_string(ws.path().join(".runner/dev/state.json")).unwrap();
+    ws.write(
+        ".runner/dev/state.json",
+        &text.replace("\"schema_version\": 1", "\"schema_version\": 9"),
+    );
+    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "vpc"], &[])
+        .expect(2)
+        .stderr_has("is a run state of schema version 9, which this runner does not know");
+    ws.write(
+        ".runner/dev/state.json",
+        &text.replace("\"stack\": \"dev\"", "\"stack\": \"prod\""),
+    );
+    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "vpc"], &[])
+        .expect(2)
+        .stderr_has("is the run state of stack `prod`, not `dev`");
+}

@@ -1,6 +1,7 @@
-//! Merging a cluster's kubeconfig into the user's, as `kubectl` expects it: the target is the
-//! first `KUBECONFIG` path that already holds the cluster, else the first path, else
-//! `~/.kube/config`; every cluster, user and context entry with the same name is replaced in
+//! Merging a cluster's kubeconfig into the user's, as `kubectl` does it: the target is the
+//! first `KUBECONFIG` path that already holds the cluster, else the first that exists, else the
+//! last (`~/.kube/config` without `KUBECONFIG`); kubectl's `<file>.lock` is held from the read
+//! to the write, so a concurrent `kubectl config …` loses nothing; every cluster, user and context entry with the same name is replaced in
 //! place, others appended; `current-context` set; every other field and its order kept; a new
 //! file is 0600, an existing one keeps its mode; the write is atomic. A file that is not a valid
 //! kubeconfig is refused and left untouched.
@@ -123,7 +124,7 @@ pub(super) fn candidate_paths(kubeconfig_env: Option<&str>, home: &Path) -> Vec<
 }
 
 fn read_config(path: &Path) -> Result<Option<Map<String, Value>>, MergeError> {
-    let text = match std::fs::read_to_string(path) {
+    let text = match crate::fs::read_text(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => {
@@ -171,7 +172,8 @@ pub(super) fn merge(incoming: &Map<String, Value>, paths: &[PathBuf]) -> Result<
         .map(str::to_string)
         .or_else(|| names(incoming, "contexts").into_iter().next())
         .ok_or_else(|| MergeError::BadInput("it has no context".into()))?;
-    // The first file that already holds the cluster; unreadable ones are skipped for the choice.
+    // As kubectl chooses: the first file that already holds the cluster (unreadable ones are
+    // skipped for the choice), else the first file that exists, else the last path.
     let holder = cluster.as_ref().and_then(|c| {
         paths.iter().find(|p| {
             read_config(p)
@@ -180,7 +182,13 @@ pub(super) fn merge(incoming: &Map<String, Value>, paths: &[PathBuf]) -> Result<
                 .is_some_and(|m| names(&m, "clusters").contains(c))
         })
     });
-    let target = holder.unwrap_or(&paths[0]).clone();
+    let target = holder
+        .or_else(|| paths.iter().find(|p| p.exists()))
+        .or_else(|| paths.last())
+        .ok_or_else(|| MergeError::BadInput("no kubeconfig path".into()))?
+        .clone();
+    // kubectl's lock, held from the read to the write, so no concurrent writer's entry is lost.
+    let _lock = Lock::take(&target)?;
     let existing = read_config(&target)?;
     let mut config = existing.unwrap_or_else(|| {
         let v = json!({
@@ -234,6 +242,57 @@ pub(super) fn merge(incoming: &Map<String, Value>, paths: &[PathBuf]) -> Result<
     })
 }
 
+/// kubectl's lock on a kubeconfig: `<file>.lock`, created only when it does not exist (as
+/// `clientcmd` does), removed when dropped. Held by someone else, it is waited for a while.
+struct Lock(PathBuf);
+
+impl Lock {
+    /// How long a lock held by someone else is waited for.
+    const PATIENCE: std::time::Duration = std::time::Duration::from_secs(30);
+
+    fn take(file: &Path) -> Result<Self, MergeError> {
+        let mut name = file.as_os_str().to_owned();
+        name.push(".lock");
+        let path = PathBuf::from(name);
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let started = std::time::Instant::now();
+        let mut wait = std::time::Duration::from_millis(5);
+        loop {
+            match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+                Ok(_) => return Ok(Lock(path)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && started.elapsed() < Self::PATIENCE => {
+                    std::thread::sleep(wait);
+                    wait = (wait * 2).min(std::time::Duration::from_millis(200));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    return Err(MergeError::Write {
+                        path: file.display().to_string(),
+                        reason: format!(
+                            "{} has been held for {}s by another writer (kubectl or a runner); if none is running, remove it",
+                            path.display(),
+                            Self::PATIENCE.as_secs()
+                        ),
+                    });
+                }
+                Err(e) => {
+                    return Err(MergeError::Write {
+                        path: file.display().to_string(),
+                        reason: format!("cannot create its lock {}: {e}", path.display()),
+                    });
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
 /// The merged file, written atomically: a new file is 0600 (it holds credentials), an existing
 /// one keeps its mode.
 fn write(path: &Path, bytes: &[u8]) -> Result<(), MergeError> {
@@ -246,6 +305,7 @@ fn write(path: &Path, bytes: &[u8]) -> Result<(), MergeError> {
 /// Removes the named cluster, user and context entries (destroy with `--prune-kubeconfig`);
 /// `current-context` is cleared when it named a removed context. Returns whether anything changed.
 pub(super) fn prune(path: &Path, cluster: &[String], user: &[String], context: &[String]) -> Result<bool, MergeError> {
+    let _lock = Lock::take(path)?;
     let Some(mut config) = read_config(path)? else {
         return Ok(false);
     };

@@ -326,7 +326,7 @@ pub fn run(args: &Args, op: Op) -> Result<i32, Failure> {
     }
 
     for s in &steps {
-        let meta = |v: &Option<Value>| v.as_ref().map(display_state);
+        let meta = |v: &Option<Value>| v.as_ref().map(event_state);
         let metadata = json!({
             "op": s.op, "urn": s.urn, "type": s.ty,
             "old": meta(&s.old), "new": meta(&s.new),
@@ -527,7 +527,24 @@ fn encrypt_state(v: &Value, crypter: &Crypter) -> Value {
     }
 }
 
-/// State as shown in events and digests: secrets as `[secret]`.
+/// State as engine events carry it: each secret kept as a secret (the signature key) with the
+/// blinded ciphertext `[secret]`, so a reader knows which values are secret and none of them.
+/// The real CLI converts events with `ConvertEngineEvent(e, false /* showSecrets */)`
+/// (`pkg/backend/display/display.go` `logJSONEvent`), which serializes state through
+/// `stack.SerializePropertyValue` with `config.BlindingCrypter` (`pkg/backend/display/events.go`
+/// `convertStepEventStateMetadata`, `sdk/go/common/resource/config/crypt.go`).
+fn event_state(v: &Value) -> Value {
+    if is_secret(v) || v.get("ciphertext").is_some() {
+        return json!({ SIG_KEY: SIG_SECRET, "ciphertext": "[secret]" });
+    }
+    match v {
+        Value::Array(a) => Value::Array(a.iter().map(event_state).collect()),
+        Value::Object(m) => Value::Object(m.iter().map(|(k, x)| (k.clone(), event_state(x))).collect()),
+        other => other.clone(),
+    }
+}
+
+/// State as shown in digests: secrets as `[secret]`.
 fn display_state(v: &Value) -> Value {
     if is_secret(v) || v.get("ciphertext").is_some() {
         return Value::String("[secret]".into());

@@ -612,6 +612,18 @@ fn preview_json_digest_and_event_log() {
         assert_eq!(ev["sequence"], k);
     }
     assert!(!std::fs::read_to_string(&log).unwrap().contains(SECRET));
+    // The root stack's outputs, each secret marked by the signature with a blinded ciphertext.
+    let root = events
+        .iter()
+        .filter_map(|e| e.get("resOutputsEvent"))
+        .find(|e| e["metadata"]["type"] == "pulumi:pulumi:Stack")
+        .unwrap();
+    let outputs = &root["metadata"]["new"]["outputs"];
+    assert_eq!(
+        outputs["password"],
+        serde_json::json!({"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", "ciphertext": "[secret]"})
+    );
+    assert_eq!(outputs["project"], "vpc");
 }
 
 #[test]

@@ -1,0 +1,171 @@
+//! What the runner takes from a `pulumi` operation's engine event log (`--event-log`): the
+//! resource changes of its summary, and which of the stack's outputs are secret. The log never
+//! holds a secret value: the CLI writes events without showing secrets, each secret kept as
+//! `{"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", "ciphertext":
+//! "[secret]"}` (its signature and a blinded ciphertext), so one `stack output --show-secrets`
+//! afterwards is enough to hold the values and know which to hide.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use crate::exec::Outputs;
+
+/// The signature key of a special value in Pulumi's serialized state, and a secret's signature
+/// (`sdk/go/common/resource/sig`).
+const SIG_KEY: &str = "4dabf18193072939515e22adb298388d";
+const SIG_SECRET: &str = "1b47061264138c4ac30d75fd1eb44270";
+
+/// What one operation's event log told.
+#[derive(Debug, Default)]
+pub(crate) struct EventLog {
+    /// `summaryEvent.resourceChanges` (empty when the log has no summary).
+    pub(crate) changes: BTreeMap<String, u64>,
+    /// The root stack's outputs as the last `resOutputsEvent` of the `pulumi:pulumi:Stack`
+    /// resource left them: each name, and whether any part of its value is secret. `None` when
+    /// the log has no such event (then the secrets must be learnt another way).
+    pub(crate) outputs: Option<BTreeMap<String, bool>>,
+    /// The messages of `diagnosticEvent`s of severity `error`, colour tags removed: the cause
+    /// of a failure (Pulumi prints them on standard output, among the progress).
+    pub(crate) errors: Vec<String>,
+}
+
+impl EventLog {
+    /// Reads the log at `path`; a missing or unreadable log tells nothing.
+    pub(crate) fn read(path: &Path) -> Self {
+        std::fs::read_to_string(path).map_or_else(|_| EventLog::default(), |text| Self::parse(&text))
+    }
+
+    fn parse(text: &str) -> Self {
+        let mut log = EventLog::default();
+        for event in text.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()) {
+            if let Some(changes) = event
+                .get("summaryEvent")
+                .and_then(|s| s.get("resourceChanges"))
+                .and_then(|c| serde_json::from_value(c.clone()).ok())
+            {
+                log.changes = changes;
+            }
+            if let Some(d) = event.get("diagnosticEvent")
+                && d.get("severity").and_then(Value::as_str) == Some("error")
+                && let Some(message) = d.get("message").and_then(Value::as_str)
+            {
+                let message = strip_colour_tags(message).trim().to_string();
+                if !message.is_empty() && !log.errors.contains(&message) {
+                    log.errors.push(message);
+                }
+            }
+            let Some(meta) = event.get("resOutputsEvent").and_then(|e| e.get("metadata")) else {
+                continue;
+            };
+            if meta.get("type").and_then(Value::as_str) != Some("pulumi:pulumi:Stack") {
+                continue;
+            }
+            if let Some(outputs) = meta.pointer("/new/outputs").and_then(Value::as_object) {
+                log.outputs = Some(outputs.iter().map(|(k, v)| (k.clone(), holds_secret(v))).collect());
+            }
+        }
+        log
+    }
+
+    /// The outputs read with `stack output --json --show-secrets`, each marked secret when the
+    /// log says any part of it is; `None` when the log cannot tell (it has no stack outputs
+    /// event) and there is something to tell. An output the log does not know counts as secret:
+    /// nothing is shown that could be one.
+    pub(crate) fn mark(&self, shown: Map<String, Value>) -> Option<Outputs> {
+        if shown.is_empty() {
+            return Some(Outputs::default());
+        }
+        let known = self.outputs.as_ref()?;
+        let secret: BTreeSet<String> = shown
+            .keys()
+            .filter(|k| known.get(*k).copied().unwrap_or(true))
+            .cloned()
+            .collect();
+        Some(Outputs { values: shown, secret })
+    }
+}
+
+/// Pulumi's colour tags (`<{%reset%}>`, `<{%fg 1%}>`) removed.
+fn strip_colour_tags(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("<{%") {
+        out.push_str(&rest[..start]);
+        let Some(end) = rest[start..].find("%}>") else {
+            rest = &rest[start..];
+            break;
+        };
+        rest = &rest[start + end + 3..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A secret anywhere in a serialized property value.
+fn holds_secret(v: &Value) -> bool {
+    match v {
+        Value::Object(m) => m.get(SIG_KEY).and_then(Value::as_str) == Some(SIG_SECRET) || m.values().any(holds_secret),
+        Value::Array(a) => a.iter().any(holds_secret),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const LOG: &str = r#"{"sequence":0,"timestamp":1,"preludeEvent":{"config":{}}}
+{"sequence":1,"timestamp":1,"resOutputsEvent":{"metadata":{"op":"create","urn":"urn:pulumi:dev::p::aws:s3/bucket:Bucket::b","type":"aws:s3/bucket:Bucket","new":{"outputs":{"arn":"x"}}}}}
+{"sequence":2,"timestamp":1,"resOutputsEvent":{"metadata":{"op":"same","urn":"urn:pulumi:dev::p::pulumi:pulumi:Stack::p-dev","type":"pulumi:pulumi:Stack","new":{"outputs":{"url":"http://x","password":{"4dabf18193072939515e22adb298388d":"1b47061264138c4ac30d75fd1eb44270","ciphertext":"[secret]"},"nested":{"user":"u","token":{"4dabf18193072939515e22adb298388d":"1b47061264138c4ac30d75fd1eb44270","ciphertext":"[secret]"}}}}}}}
+{"sequence":3,"timestamp":1,"summaryEvent":{"maybeCorrupt":false,"durationSeconds":0,"resourceChanges":{"create":1,"same":1},"PolicyPacks":{}}}
+{"sequence":4,"timestamp":1,"cancelEvent":{}}
+"#;
+
+    fn object(v: &Value) -> Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn changes_and_secret_outputs_come_from_the_log() {
+        let log = EventLog::parse(LOG);
+        assert_eq!(log.changes, BTreeMap::from([("create".into(), 1), ("same".into(), 1)]));
+        let shown =
+            json!({"url": "http://x", "password": "hunter22", "nested": {"user": "u", "token": "t0k3n"}, "later": 1});
+        let o = log.mark(object(&shown)).unwrap();
+        assert_eq!(
+            o.secret.iter().collect::<Vec<_>>(),
+            ["later", "nested", "password"],
+            "secret in part, or unknown to the log: hidden"
+        );
+        assert_eq!(o.redacted()["url"], "http://x");
+        assert!(!LOG.contains("hunter22"));
+    }
+
+    #[test]
+    fn the_errors_of_a_failure_come_from_the_log() {
+        let log = EventLog::parse(concat!(
+            r#"{"sequence":1,"timestamp":1,"diagnosticEvent":{"message":"<{%fg 1%}>creating failed: quota<{%reset%}>\n","color":"raw","severity":"error"}}"#,
+            "\n",
+            r#"{"sequence":2,"timestamp":1,"diagnosticEvent":{"message":"just so you know\n","color":"raw","severity":"warning"}}"#,
+            "\n",
+            r#"{"sequence":4,"#,
+        ));
+        assert_eq!(log.errors, ["creating failed: quota"]);
+    }
+
+    #[test]
+    fn without_stack_outputs_in_the_log_nothing_is_guessed() {
+        let log = EventLog::parse("{\"summaryEvent\":{\"resourceChanges\":{\"same\":2}}}\nnot json\n");
+        assert_eq!(log.changes["same"], 2);
+        assert!(log.mark(object(&json!({"a": 1}))).is_none());
+        assert_eq!(
+            log.mark(Map::new()),
+            Some(Outputs::default()),
+            "no outputs: nothing is secret"
+        );
+        assert!(EventLog::read(Path::new("/nonexistent/log")).outputs.is_none());
+    }
+}

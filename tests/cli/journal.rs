@@ -1,0 +1,176 @@
+//! The run state's journal: a runner killed (SIGKILL) at any moment leaves what the next run
+//! needs to resume exactly — nothing recorded as done is done again, everything else is — and a
+//! journal line cut short by the kill is ignored with a warning.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::support::Ws;
+
+fn journal(ws: &Ws) -> std::path::PathBuf {
+    ws.path().join(".runner/dev/journal.jsonl")
+}
+
+/// The projects whose `up` the journal (whole lines only) records as succeeded.
+fn recorded_done(ws: &Ws) -> BTreeSet<String> {
+    std::fs::read_to_string(journal(ws))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|v| {
+            let f = v.get("finished")?;
+            (f["status"] == "succeeded" && f["operation"] == "up").then(|| f["project"].as_str().unwrap().to_string())
+        })
+        .collect()
+}
+
+/// The projects (by directory name) whose `up` the stand-in ran, from its call log.
+fn ups(ws: &Ws) -> BTreeSet<String> {
+    ws.invocations()
+        .iter()
+        .filter(|i| i["argv"][0] == "up")
+        .map(|i| project_name(i["cwd"].as_str().unwrap()))
+        .collect()
+}
+
+fn project_name(dir: &str) -> String {
+    let text = std::fs::read_to_string(Path::new(dir).join("Pulumi.yaml")).unwrap();
+    let doc: Value = serde_saphyr::from_str(&text).unwrap();
+    doc["name"].as_str().unwrap().to_string()
+}
+
+/// Waits until no stack lock is held (the `pulumi` children of a killed runner run on) and the
+/// workspace lock is free (a child started at the moment of the kill holds it until it execs).
+fn wait_for_unlocked(ws: &Ws) {
+    let locks = ws.path().join(".pulumi-state/.pulumi/locks");
+    let start = Instant::now();
+    loop {
+        let mut held = Vec::new();
+        walk(&locks, &mut held);
+        let workspace_free = std::fs::File::open(ws.path().join(".runner/lock")).map_or(true, |f| f.try_lock().is_ok());
+        if held.is_empty() && workspace_free {
+            return;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "locks still held: {held:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            walk(&p, out);
+        } else {
+            out.push(p);
+        }
+    }
+}
+
+/// Starts `up`, SIGKILLs the runner once `kill_when` holds, lets its children end, and checks
+/// that the next `up` runs exactly what the killed run had not recorded as done.
+fn kill_and_resume(kill_when: &dyn Fn(&Ws, Duration) -> bool) {
+    let ws = Ws::configured("aws");
+    let mut child = ws
+        .command(
+            &["up", "-p", "aws", "-s", "dev"],
+            &[("PULUMI_STANDIN_DELAY_MS", "*=60")],
+        )
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !kill_when(&ws, start.elapsed()) {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "the kill point never came");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    wait_for_unlocked(&ws);
+    let done = recorded_done(&ws);
+
+    ws.clear_invocations();
+    let run = ws.exec(&["up", "-p", "aws", "-s", "dev"], &[]).expect(0);
+    let plan: Value = serde_json::from_str(
+        &ws.exec(&["show-plan", "-p", "aws", "--format", "json"], &[])
+            .expect(0)
+            .stdout,
+    )
+    .unwrap();
+    let all: BTreeSet<String> = plan["projects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(all.len(), 16);
+    let ran = ups(&ws);
+    assert_eq!(
+        ran,
+        all.difference(&done).cloned().collect::<BTreeSet<_>>(),
+        "recorded as done: {done:?}\n{}",
+        run.stderr
+    );
+    assert!(!journal(&ws).exists(), "the journal was folded into state.json");
+    ws.clear_invocations();
+    let again = ws.exec(&["up", "-p", "aws", "-s", "dev"], &[]).expect(0);
+    assert!(ups(&ws).is_empty(), "{}", again.stderr);
+    assert!(again.stderr.contains("16 unchanged"), "{}", again.stderr);
+}
+
+fn lines(ws: &Ws) -> usize {
+    std::fs::read_to_string(journal(ws)).map_or(0, |t| t.lines().count())
+}
+
+#[test]
+fn a_runner_killed_at_any_moment_resumes_exactly() {
+    // Before any project started, after the first start, in the middle, near the end, and at
+    // moments chosen by the clock rather than by the journal.
+    kill_and_resume(&|_, t| t > Duration::from_millis(150));
+    kill_and_resume(&|ws, _| lines(ws) >= 1);
+    kill_and_resume(&|ws, _| lines(ws) >= 13);
+    kill_and_resume(&|ws, _| lines(ws) >= 27);
+    let ms = 300 + u64::from(std::process::id() % 700);
+    kill_and_resume(&|_, t| t > Duration::from_millis(ms));
+}
+
+#[test]
+fn a_journal_line_cut_short_is_ignored_with_a_warning() {
+    let ws = Ws::configured("aws");
+    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "vpc"], &[])
+        .expect(0);
+    // A run killed while writing: its whole line (vpc's up failed) counts, the cut one does not.
+    let failed = r#"{"finished":{"project":"vpc","operation":"up","status":"failed","started":"2026-01-01T00:00:00.000Z","ended":"2026-01-01T00:00:01.000Z"}}"#;
+    std::fs::write(
+        journal(&ws),
+        format!("{failed}\n{{\"finished\":{{\"project\":\"vpc\",\"oper"),
+    )
+    .unwrap();
+    ws.clear_invocations();
+    let run = ws
+        .exec(&["up", "-p", "aws", "-s", "dev", "--target", "vpc"], &[])
+        .expect(0);
+    assert!(
+        run.stderr
+            .contains("ignored the last line of .runner/dev/journal.jsonl: it was cut short"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        ups(&ws),
+        BTreeSet::from(["vpc".to_string()]),
+        "the failure was read: vpc ran again"
+    );
+    let state: Value =
+        serde_json::from_str(&std::fs::read_to_string(ws.path().join(".runner/dev/state.json")).unwrap()).unwrap();
+    assert_eq!(state["projects"]["vpc"]["status"], "succeeded");
+    assert!(!journal(&ws).exists());
+}

@@ -1,0 +1,214 @@
+//! How a run stops: a hang-up like Ctrl-C, a grace period before SIGTERM and then SIGKILL for
+//! what does not stop, and timeouts that stop a project that runs too long.
+
+use std::time::{Duration, Instant};
+
+use crate::support::Ws;
+
+fn statuses(ws: &Ws) -> serde_json::Value {
+    let text = std::fs::read_to_string(ws.path().join(".runner/last-run.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["projects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["name"].as_str().unwrap().to_string(), p["status"].clone()))
+        .collect::<serde_json::Map<_, _>>()
+        .into()
+}
+
+fn signal(pid: u32, sig: &str) {
+    std::process::Command::new("kill")
+        .args([&format!("-{sig}"), &pid.to_string()])
+        .status()
+        .unwrap();
+}
+
+/// Waits until `path` exists (the run got as far as that).
+fn wait_for(path: &std::path::Path) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !path.exists() {
+        assert!(Instant::now() < deadline, "{} never appeared", path.display());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_hang_up_stops_the_run_as_ctrl_c_does() {
+    let ws = Ws::configured("aws");
+    let child = ws
+        .command(
+            &["up", "-p", "aws", "-s", "dev", "--target", "iam"],
+            &[("PULUMI_STANDIN_HANG", "iam:up")],
+        )
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for(&ws.path().join(".pulumi-state/.pulumi/locks/organization/iam/dev"));
+    signal(child.id(), "HUP");
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(statuses(&ws)["iam"], "failed");
+}
+
+#[test]
+fn what_ignores_ctrl_c_gets_sigterm_then_sigkill_after_the_grace_period() {
+    let ws = Ws::configured("aws");
+    // A hook that ignores SIGINT and SIGTERM: only SIGKILL ends it.
+    ws.write(
+        "scripts/stubborn.sh",
+        "#!/bin/sh\ntrap '' INT TERM\ntouch \"$MARA_WORKSPACE/stubborn-started\"\nwhile :; do sleep 1; done\n",
+    );
+    std::fs::set_permissions(
+        ws.path().join("scripts/stubborn.sh"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    ws.edit(
+        "providers/aws.toml",
+        r#"on_success = ["kubeconfig-merge"]"#,
+        r#"on_success = ["kubeconfig-merge", "scripts/stubborn.sh"]"#,
+    );
+    let child = ws
+        .command(
+            &["up", "-p", "aws", "-s", "dev", "--target", "eks", "--grace", "1s"],
+            &[],
+        )
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for(&ws.path().join("stubborn-started"));
+    let asked = Instant::now();
+    signal(child.id(), "INT");
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("in 1s they get SIGTERM, then SIGKILL"), "{stderr}");
+    // Two grace periods, not forever (generous bound: the machine may be busy).
+    assert!(asked.elapsed() < Duration::from_secs(20), "took {:?}", asked.elapsed());
+}
+
+#[test]
+fn a_project_that_runs_too_long_is_stopped_and_ends_timed_out() {
+    let ws = Ws::configured("aws");
+    let run = ws
+        .exec(
+            &["up", "-p", "aws", "-s", "dev", "--target", "iam", "--timeout", "1s"],
+            &[("PULUMI_STANDIN_HANG", "iam:up")],
+        )
+        .expect(1);
+    assert!(run.stderr.contains("[iam] timed out after"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("Failed: iam (up): timed out after 1s"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(statuses(&ws)["iam"], "timed out");
+
+    // The provider file may give a project its own timeout; a bad one is refused.
+    ws.edit(
+        "providers/aws.toml",
+        "name = \"iam\"",
+        "name = \"iam\"\ntimeout = \"1s\"",
+    );
+    ws.exec(
+        &["up", "-p", "aws", "-s", "dev", "--target", "iam"],
+        &[("PULUMI_STANDIN_HANG", "iam:up")],
+    )
+    .expect(1);
+    assert_eq!(statuses(&ws)["iam"], "timed out");
+    ws.edit("providers/aws.toml", "timeout = \"1s\"", "timeout = \"soon\"");
+    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam"], &[])
+        .expect(2)
+        .stderr_has("`soon` is not a timeout");
+}
+
+/// A lock of the file backend for `project`'s stack `dev`, as pulumi writes one.
+fn lock(ws: &Ws, project: &str, id: &str, host: &str, pid: u32) -> std::path::PathBuf {
+    let dir = ws
+        .path()
+        .join(format!(".pulumi-state/.pulumi/locks/organization/{project}/dev"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(format!("{id}.json"));
+    let info =
+        serde_json::json!({"pid": pid, "username": "ann", "hostname": host, "timestamp": "2026-11-23T10:00:00Z"});
+    std::fs::write(&file, info.to_string()).unwrap();
+    file
+}
+
+fn this_host() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+/// A pid that no longer runs.
+fn dead_pid() -> u32 {
+    let mut c = std::process::Command::new("true").spawn().unwrap();
+    let pid = c.id();
+    c.wait().unwrap();
+    pid
+}
+
+#[test]
+fn a_stale_lock_is_named_and_removed_only_when_asked_and_another_hosts_never() {
+    let ws = Ws::configured("aws");
+    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam"], &[])
+        .expect(0);
+    let stale = lock(&ws, "iam", "stale", &this_host(), dead_pid());
+    let run = ws
+        .exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam", "--fresh"], &[])
+        .expect(1);
+    assert!(
+        run.stderr.contains("which no longer runs: a stale lock"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("`--remove-stale-locks` removes it"),
+        "{}",
+        run.stderr
+    );
+    assert!(stale.exists());
+    ws.exec(
+        &[
+            "up",
+            "-p",
+            "aws",
+            "-s",
+            "dev",
+            "--target",
+            "iam",
+            "--fresh",
+            "--remove-stale-locks",
+        ],
+        &[],
+    )
+    .expect(0)
+    .stderr_has("removed the stale lock file://");
+    assert!(!stale.exists());
+
+    // Another machine's lock: reported with its host, never removed.
+    let other = lock(&ws, "iam", "other", "build-7", 4242);
+    ws.exec(
+        &[
+            "up",
+            "-p",
+            "aws",
+            "-s",
+            "dev",
+            "--target",
+            "iam",
+            "--fresh",
+            "--remove-stale-locks",
+        ],
+        &[],
+    )
+    .expect(1)
+    .stderr_has("locked by ann@build-7 (pid 4242) since 2026-11-23T10:00:00Z")
+    .stderr_has("another machine's lock, left alone");
+    assert!(other.exists());
+}
