@@ -23,7 +23,10 @@ impl SourceFile {
 
     /// 1-based line and column (in characters) of a byte offset.
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
-        let offset = offset.min(self.text.len());
+        let mut offset = offset.min(self.text.len());
+        while !self.text.is_char_boundary(offset) {
+            offset -= 1;
+        }
         let before = &self.text[..offset];
         let line = before.matches('\n').count() + 1;
         let line_start = before.rfind('\n').map_or(0, |p| p + 1);
@@ -58,8 +61,17 @@ impl FileDiagnostic {
         label: impl Into<String>,
         help: Option<String>,
     ) -> Self {
-        let start = span.start.min(file.text.len());
-        let len = span.end.min(file.text.len()).saturating_sub(start);
+        // A span that cuts into a character (a caller's guess from another parser's line and
+        // column) widens to whole characters.
+        let mut start = span.start.min(file.text.len());
+        while !file.text.is_char_boundary(start) {
+            start -= 1;
+        }
+        let mut end = span.end.clamp(start, file.text.len());
+        while !file.text.is_char_boundary(end) {
+            end += 1;
+        }
+        let len = end - start;
         FileDiagnostic {
             location: file.location(start),
             message: message.into(),
@@ -132,5 +144,16 @@ mod tests {
         assert_eq!(f.location(z), "a.toml:3:1");
         let close = f.text.rfind('"').unwrap();
         assert_eq!(f.line_col(close), (2, 8));
+    }
+
+    /// Found by fuzzing the stack file: a YAML error's guessed offset inside a byte-order mark
+    /// panicked.
+    #[test]
+    fn an_offset_inside_a_character_points_at_the_character() {
+        let f = SourceFile::new("a.yaml", "x\n\u{feff}");
+        assert_eq!(f.line_col(3), (2, 1));
+        let d = FileDiagnostic::new(&f, 3..4, "bad", "here", None);
+        assert_eq!(d.location, "a.yaml:2:1");
+        assert_eq!(d.labels[0].len(), 3);
     }
 }

@@ -343,6 +343,14 @@ mod tests {
         );
     }
 
+    /// Found by fuzzing: a YAML error in a file ending in a byte-order mark panicked.
+    #[test]
+    fn a_yaml_error_near_a_multibyte_character_is_reported() {
+        let text = "\u{feff}---\r\n# c e:f: [0, 2]\r\n...\ri\u{feff}";
+        let e = StackFile::parse(Path::new("Pulumi.dev.yaml"), "Pulumi.dev.yaml", text.into()).unwrap_err();
+        assert!(e.message.contains("not valid YAML"), "{}", e.message);
+    }
+
     #[test]
     fn wrong_types_name_the_key_and_its_line() {
         let f = file("config:\n  eks:min_size: three\n  linode:k8s_ha: yes\n");

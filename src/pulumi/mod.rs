@@ -7,7 +7,7 @@
 #![allow(clippy::result_large_err)]
 
 mod deployed;
-mod hooks;
+pub(crate) mod hooks;
 mod process;
 mod redact;
 mod store;

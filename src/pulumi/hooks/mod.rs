@@ -4,7 +4,7 @@
 //! variable per output (`RUNNER_OUTPUT_<NAME>`); secrets only ever travel through the pipe and
 //! the environment, never through a file.
 
-mod kubeconfig;
+pub(crate) mod kubeconfig;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
