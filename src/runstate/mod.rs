@@ -223,6 +223,9 @@ pub(crate) fn timestamp(t: std::time::SystemTime) -> String {
 }
 
 #[cfg(test)]
+mod proptests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
