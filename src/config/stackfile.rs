@@ -119,8 +119,9 @@ impl StackFile {
 
     /// Nothing but whitespace and comments.
     fn is_blank(&self) -> bool {
+        // YAML's line breaks: a lone CR is one too.
         self.text
-            .lines()
+            .split(['\n', '\r'])
             .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'))
     }
 
@@ -349,6 +350,16 @@ mod tests {
         let text = "\u{feff}---\r\n# c e:f: [0, 2]\r\n...\ri\u{feff}";
         let e = StackFile::parse(Path::new("Pulumi.dev.yaml"), "Pulumi.dev.yaml", text.into()).unwrap_err();
         assert!(e.message.contains("not valid YAML"), "{}", e.message);
+    }
+
+    /// Found by fuzzing: with old Mac line breaks (a lone CR), the edited file read back as
+    /// one comment line, so as blank.
+    #[test]
+    fn a_file_with_lone_cr_line_breaks_reads_back_after_an_edit() {
+        let f = file("\r\r\n\n#");
+        let text = f.with_entries("", &entries()[..1]).unwrap();
+        assert_eq!(file(&text).config["aws:region"], "us-east-1", "{text:?}");
+        assert_eq!(file("# a\rconfig:\r  a:b: c\r").config["a:b"], "c");
     }
 
     #[test]
