@@ -444,8 +444,8 @@ fn copy_salt(from: &Path, to: &Path, shown: &str) -> Result<(), SaltError> {
         Err(stackedit::Refused(why)) => Err(SaltError::Refused(Problem::new(
             format!("{shown}: cannot add the passphrase salt safely: {why}; the file was left unchanged"),
             format!(
-                "put this line at the top of {shown} by hand, then run again:\nencryptionsalt: {}",
-                stackedit::yaml_string(&salt)
+                "add `encryptionsalt: {}` as a top-level key of {shown} by hand, then run again",
+                stackedit::yaml_key(&salt)
             ),
         ))),
     }

@@ -132,9 +132,23 @@ fn entry_of(text: &str) -> Result<(YamlNode, YamlNode), Refused> {
 fn verify(before: &str, after: &str, expected: &Map<String, Value>) -> Result<(), Refused> {
     let got = read(after).map_err(|Refused(why)| Refused(format!("the edited text would not read back: {why}")))?;
     if got != Value::Object(expected.clone()) {
-        return Err(Refused(
-            "the edited text would read back as something else than the file plus the new entries".into(),
-        ));
+        let got = got.as_object().cloned().unwrap_or_default();
+        let mut changed: Vec<String> = expected
+            .keys()
+            .chain(got.keys())
+            .filter(|k| *k != "config" && expected.get(*k) != got.get(*k))
+            .map(|k| format!("`{k}`"))
+            .collect();
+        changed.dedup();
+        return Err(Refused(if changed.is_empty() {
+            "its `config:` would not read back as its settings plus the new ones (is it an alias of another mapping?)"
+                .into()
+        } else {
+            format!(
+                "the edit would also change {} (an anchor or alias shared with `config:`?)",
+                changed.join(", ")
+            )
+        }));
     }
     let mut kept = comments(after)?;
     for c in comments(before)? {
@@ -267,6 +281,14 @@ mod tests {
         for text in ["- a\n- b\n", "config: [1, 2]\n", "config: 3\n", "a: [unclosed\n"] {
             assert!(add_config(text, "", &one()).is_err(), "{text:?}");
         }
+    }
+
+    #[test]
+    fn an_edit_that_would_change_another_key_says_which() {
+        let shared = add_config("config: &c\n  a:b: c\nother: *c\n", "", &one()).unwrap_err();
+        assert!(shared.0.contains("would also change `other`"), "{}", shared.0);
+        let alias = add_config("d: &d {a:b: c}\nconfig: *d\n", "", &one()).unwrap_err();
+        assert!(alias.0.contains("alias of another mapping"), "{}", alias.0);
     }
 
     #[test]

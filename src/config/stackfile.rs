@@ -185,7 +185,7 @@ impl StackFile {
             let keys: Vec<&str> = entries.iter().map(|(k, _)| k.as_str()).collect();
             let lines: Vec<String> = entries
                 .iter()
-                .map(|(k, v)| format!("  {}: {}", stackedit::yaml_key(k), stackedit::yaml_value(v)))
+                .map(|(k, v)| format!("`{}: {}`", stackedit::yaml_key(k), stackedit::yaml_value(v)))
                 .collect();
             Problem::new(
                 format!(
@@ -194,9 +194,9 @@ impl StackFile {
                     keys.join(", ")
                 ),
                 format!(
-                    "add these lines under `config:` in {} by hand, then run again:\n{}",
-                    self.shown,
-                    lines.join("\n")
+                    "add {} under `config:` in {} by hand (one line each, indented as its other keys), then run again",
+                    lines.join(", "),
+                    self.shown
                 ),
             )
         })

@@ -212,7 +212,8 @@ fn a_stack_file_that_cannot_be_edited_safely_is_refused_and_left_alone() {
     .expect(3)
     .stderr_has("Pulumi.dev.yaml")
     .stderr_has("cannot add eks:max_size safely")
+    .stderr_has("is it an alias of another mapping?")
     .stderr_has("the file was left unchanged")
-    .stderr_has("eks:max_size: 7");
+    .stderr_has("add `eks:max_size: 7` under `config:`");
     assert_eq!(std::fs::read_to_string(&stack).unwrap(), text);
 }
