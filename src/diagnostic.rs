@@ -70,8 +70,17 @@ impl FileDiagnostic {
         label: impl Into<String>,
         help: Option<String>,
     ) -> Self {
-        let start = span.start.min(file.text.len());
-        let len = span.end.min(file.text.len()).saturating_sub(start);
+        // A span that cuts into a character (a caller's guess from another parser's line and
+        // column) widens to whole characters.
+        let mut start = span.start.min(file.text.len());
+        while !file.text.is_char_boundary(start) {
+            start -= 1;
+        }
+        let mut end = span.end.clamp(start, file.text.len());
+        while !file.text.is_char_boundary(end) {
+            end += 1;
+        }
+        let len = end - start;
         FileDiagnostic {
             location: file.location(start),
             message: message.into(),
@@ -146,5 +155,16 @@ mod tests {
         assert_eq!(f.line_col(close), (2, 8));
         assert_eq!(f.line_col(f.text.len() + 5), (3, 2), "past the end: the end");
         assert_eq!(f.line_col(5), (1, 6), "the newline itself ends its line");
+    }
+
+    /// Found by fuzzing the stack file: a YAML error's guessed offset inside a byte-order mark
+    /// panicked.
+    #[test]
+    fn an_offset_inside_a_character_points_at_the_character() {
+        let f = SourceFile::new("a.yaml", "x\n\u{feff}");
+        assert_eq!(f.line_col(3), (2, 1));
+        let d = FileDiagnostic::new(&f, 3..4, "bad", "here", None);
+        assert_eq!(d.location, "a.yaml:2:1");
+        assert_eq!(d.labels[0].len(), 3);
     }
 }

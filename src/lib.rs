@@ -25,3 +25,113 @@ mod report;
 mod runstate;
 mod settings;
 mod workspace;
+
+/// Entry points for the fuzz targets in `fuzz/` (not an API): each takes any input, must not
+/// panic, and asserts what must hold of what it produced.
+#[doc(hidden)]
+pub mod fuzzing {
+    use std::path::Path;
+
+    use serde_json::{Map, Value};
+
+    use crate::config::stackedit;
+    use crate::config::stackfile::StackFile;
+    use crate::diagnostic::SourceFile;
+    use crate::pulumi::hooks::kubeconfig;
+
+    /// `config/pulumi/environment`: parsed, or every bad line reported with its line.
+    pub fn environment_file(text: &str) {
+        let file = SourceFile::new("environment", text);
+        match crate::config::environment::parse(&file) {
+            Ok(env) => assert!(env.vars.keys().all(|k| !k.is_empty())),
+            Err(problems) => assert!(!problems.is_empty()),
+        }
+    }
+
+    /// The provider `fuzz` made of `files` (`providers/<name>.toml` each) under `root`: loaded
+    /// or refused with problems, and planned both ways when it loads.
+    pub fn provider_files(root: &Path, files: &[(String, String)]) {
+        let dir = root.join(crate::workspace::PROVIDERS_DIR);
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("a scratch directory");
+        for (name, text) in files {
+            std::fs::write(dir.join(format!("{name}.toml")), text).expect("a scratch file");
+        }
+        let show = |p: &Path| p.display().to_string();
+        let _ = crate::provider::entries(root, &show);
+        match crate::provider::load(root, "fuzz", &show) {
+            Ok(provider) => {
+                for op in [crate::plan::Operation::Up, crate::plan::Operation::Destroy] {
+                    let plan = crate::plan::Plan::new(&provider, op, &[]).expect("a plan of every project");
+                    assert_eq!(plan.order.len(), provider.projects.len());
+                }
+            }
+            Err(crate::provider::LoadError::Invalid(problems)) => assert!(!problems.is_empty()),
+            Err(crate::provider::LoadError::NotAProvider { .. }) => {}
+        }
+    }
+
+    /// A stack file read, then edited as a run edits it: the edit, when made, reads back as
+    /// the file plus the new entries, and so does the salt added after it.
+    pub fn stack_file(text: &str) {
+        let path = Path::new("Pulumi.fuzz.yaml");
+        let read = |text: String| StackFile::parse(path, "Pulumi.fuzz.yaml", text);
+        let Ok(file) = read(text.to_string()) else { return };
+        let entries = vec![
+            ("fuzz:text".to_string(), Value::from("it's: #1")),
+            ("fuzz:number".to_string(), Value::from(3)),
+            ("fuzz:list".to_string(), Value::from(vec!["a", "b c"])),
+        ];
+        let Ok(edited) = file.with_entries("# header\n", &entries) else {
+            return;
+        };
+        let again = read(edited.clone()).unwrap_or_else(|e| panic!("the edit does not read back: {e}\n{edited}"));
+        let mut expected = file.config.clone();
+        expected.extend(entries);
+        assert_eq!(again.config, expected, "{edited}");
+        for (k, v) in file.top.iter().filter(|(k, _)| *k != "config") {
+            assert_eq!(again.top.get(k), Some(v), "{k} changed:\n{edited}");
+        }
+        if let Ok(Some(salted)) = stackedit::add_salt(&edited, "v1:c2FsdA==:v1:Ab+/cd==") {
+            let salted = read(salted).expect("the salted file reads back");
+            assert_eq!(salted.config, again.config);
+            assert!(salted.has_secrets_provider());
+        }
+    }
+
+    /// A kubeconfig merged into another as `kubeconfig-merge` does, and written as YAML: what
+    /// is written reads back as the merge, holds every incoming entry and keeps every name
+    /// the existing file had.
+    pub fn kubeconfig_merge(existing: &str, incoming: &str) {
+        let Ok(incoming) = kubeconfig::parse_input(incoming) else {
+            return;
+        };
+        let Ok(context) = kubeconfig::context_of(&incoming) else {
+            return;
+        };
+        let Ok(existing) = kubeconfig::parse_config(existing) else {
+            return;
+        };
+        let (merged, _) = kubeconfig::merged(existing.clone(), &incoming, &context);
+        let text = serde_saphyr::to_string(&Value::Object(merged.clone())).expect("a kubeconfig serializes");
+        let back = kubeconfig::parse_config(&text)
+            .unwrap_or_else(|e| panic!("the merged kubeconfig does not read back: {e}\n{text}"))
+            .unwrap_or_default();
+        assert_eq!(back, merged, "{text}");
+        let list = |m: &Map<String, Value>, s: &str| m.get(s).and_then(Value::as_array).cloned().unwrap_or_default();
+        for section in ["clusters", "users", "contexts"] {
+            let written = list(&back, section);
+            for entry in list(&incoming, section) {
+                assert!(written.contains(&entry), "{section}: {entry} missing");
+            }
+            for entry in existing.as_ref().map(|m| list(m, section)).unwrap_or_default() {
+                assert!(
+                    written.iter().any(|w| w["name"] == entry["name"]),
+                    "{section}: {} lost",
+                    entry["name"]
+                );
+            }
+        }
+        assert_eq!(back.get("current-context"), Some(&Value::from(context)));
+    }
+}

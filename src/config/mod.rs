@@ -8,6 +8,7 @@ pub(crate) mod env;
 pub(crate) mod environment;
 pub(crate) mod prepare;
 pub(crate) mod questions;
+pub(crate) mod stackedit;
 pub(crate) mod stackfile;
 pub(crate) mod terminal;
 

@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 use super::checks::{self, Inputs};
 use super::env::{Env, Passphrase};
 use super::questions::{self, Answers, Ask, Context};
+use super::stackedit;
 use super::stackfile::{self, StackFile};
 use crate::diagnostic::Problem;
 use crate::error::RunnerError;
@@ -217,7 +218,8 @@ fn passphrase_opens(
     }
     let mut problems = Vec::new();
     for (dir, config_file, file) in files {
-        let salted = std::fs::read_to_string(&file).is_ok_and(|t| t.lines().any(|l| l.starts_with("encryptionsalt:")));
+        let salted = std::fs::read_to_string(&file)
+            .is_ok_and(|t| stackedit::top_level(&t).is_ok_and(|m| m.contains_key("encryptionsalt")));
         if !salted {
             continue;
         }
@@ -356,10 +358,7 @@ pub(crate) fn with_passphrase(
 fn uses_passphrase(env: &Env, file: &StackFile) -> bool {
     let backend = env.get("PULUMI_BACKEND_URL").unwrap_or_default();
     let diy = !backend.is_empty() && !backend.starts_with("https://") && !backend.starts_with("http://");
-    let kms = file
-        .text
-        .lines()
-        .any(|l| l.starts_with("secretsprovider:") && !l.contains("passphrase"));
+    let kms = file.secrets_provider().is_some_and(|p| !p.contains("passphrase"));
     diy && !kms
 }
 
@@ -433,12 +432,10 @@ fn save(
         if let Some(dir) = file.path.parent() {
             std::fs::create_dir_all(dir).map_err(write_err)?;
         }
-        write_atomic(
-            &file.path,
-            file.with_entries(&header, &entries).as_bytes(),
-            NewFile::Default,
-        )
-        .map_err(write_err)?;
+        let text = file
+            .with_entries(&header, &entries)
+            .map_err(|p| RunnerError::Problems(vec![p]))?;
+        write_atomic(&file.path, text.as_bytes(), NewFile::Default).map_err(write_err)?;
         if !answers.defaulted.is_empty() {
             let used: Vec<String> = answers.defaulted.iter().map(|(k, v)| format!("{k}={v}")).collect();
             report::info(&format!("used defaults: {}", used.join(", ")));
@@ -471,7 +468,11 @@ fn save(
         report::info(&format!("stored {key} (encrypted) in {}", file.shown));
     }
     if needs_salt {
-        copy_salt(&dir.join(format!("Pulumi.{}.yaml", r.stack)), &file.path).map_err(write_err)?;
+        let own = dir.join(format!("Pulumi.{}.yaml", r.stack));
+        copy_salt(&own, &file.path, &file.shown).map_err(|e| match e {
+            SaltError::Io(source) => write_err(source),
+            SaltError::Refused(p) => RunnerError::Problems(vec![p]),
+        })?;
     }
     if let Some(store_dir) = store_dir
         && !answers.secrets.is_empty()
@@ -486,17 +487,36 @@ fn save(
     Ok(())
 }
 
-/// Puts the `encryptionsalt` line of a project's own stack file (written by `stack select
+/// Why the salt could not be copied.
+enum SaltError {
+    Io(std::io::Error),
+    Refused(Problem),
+}
+
+/// Puts the `encryptionsalt` of a project's own stack file (written by `stack select
 /// --create`; any salt made with the same passphrase serves) at the top of the shared file,
-/// unless that has one by now.
-fn copy_salt(from: &Path, to: &Path) -> std::io::Result<()> {
-    let shared = std::fs::read_to_string(to).unwrap_or_default();
-    if shared.lines().any(|l| l.starts_with("encryptionsalt:")) {
-        return Ok(());
-    }
-    let own = std::fs::read_to_string(from).unwrap_or_default();
-    let Some(salt) = own.lines().find(|l| l.starts_with("encryptionsalt:")) else {
-        return Ok(());
+/// unless that has one by now. The shared file is edited through its syntax tree and checked
+/// before it is written ([`stackedit::add_salt`]).
+fn copy_salt(from: &Path, to: &Path, shown: &str) -> Result<(), SaltError> {
+    let shared = match std::fs::read_to_string(to) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(SaltError::Io(e)),
     };
-    write_atomic(to, format!("{salt}\n{shared}").as_bytes(), NewFile::Default)
+    let own = std::fs::read_to_string(from).unwrap_or_default();
+    let salt = stackedit::top_level(&own)
+        .ok()
+        .and_then(|m| m.get("encryptionsalt").and_then(Value::as_str).map(str::to_string));
+    let Some(salt) = salt else { return Ok(()) };
+    match stackedit::add_salt(&shared, &salt) {
+        Ok(Some(text)) => write_atomic(to, text.as_bytes(), NewFile::Default).map_err(SaltError::Io),
+        Ok(None) => Ok(()),
+        Err(stackedit::Refused(why)) => Err(SaltError::Refused(Problem::new(
+            format!("{shown}: cannot add the passphrase salt safely: {why}; the file was left unchanged"),
+            format!(
+                "add `encryptionsalt: {}` as a top-level key of {shown} by hand, then run again",
+                stackedit::yaml_key(&salt)
+            ),
+        ))),
+    }
 }

@@ -1,13 +1,14 @@
 //! `config/pulumi/Pulumi.<stack>.yaml`, the stack configuration every project shares: read as
 //! data (a YAML error points at its line and column), checked against the provider's prompts,
-//! and extended by editing its text so comments, order and Pulumi's own keys stay as they are.
+//! and extended through a lossless syntax tree ([`super::stackedit`]) so comments, order,
+//! style and Pulumi's own keys stay as they are.
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use crate::diagnostic::{FileDiagnostic, SourceFile};
+use super::stackedit::{self, Refused};
+use crate::diagnostic::{FileDiagnostic, Problem, SourceFile};
 use crate::provider::{Prompt, PromptType};
 
 /// Top-level keys Pulumi itself writes into a stack file.
@@ -28,6 +29,8 @@ pub(crate) struct StackFile {
     pub text: String,
     /// The `config:` mapping.
     pub config: Map<String, Value>,
+    /// The top-level keys (`config`, Pulumi's `encryptionsalt`, `secretsprovider`…).
+    pub top: Map<String, Value>,
 }
 
 impl StackFile {
@@ -45,11 +48,17 @@ impl StackFile {
                 )));
             }
         };
+        Self::parse(path, shown, text)
+    }
+
+    /// [`StackFile::load`] of a text already read.
+    pub(crate) fn parse(path: &Path, shown: &str, text: String) -> Result<Self, Box<FileDiagnostic>> {
         let mut file = StackFile {
             path: path.to_path_buf(),
             shown: shown.to_string(),
             text,
             config: Map::new(),
+            top: Map::new(),
         };
         if file.is_blank() {
             return Ok(file);
@@ -69,6 +78,9 @@ impl StackFile {
                 Some("fix the YAML at this line and column (Pulumi stack files are YAML)".into()),
             ))
         })?;
+        if let Value::Object(top) = &doc {
+            file.top.clone_from(top);
+        }
         match doc.get("config") {
             Some(Value::Object(m)) => file.config.clone_from(m),
             Some(Value::Null) => {}
@@ -102,21 +114,28 @@ impl StackFile {
     /// No settings yet (missing, 0 bytes, comments, or only Pulumi's salt): every question of
     /// the provider is asked.
     pub(crate) fn is_new(&self) -> bool {
-        self.config.is_empty() && top_level_key(&self.text, "config").is_none()
+        self.config.is_empty() && !self.top.contains_key("config")
     }
 
     /// Nothing but whitespace and comments.
     fn is_blank(&self) -> bool {
+        // YAML's line breaks: a lone CR is one too.
         self.text
-            .lines()
+            .split(['\n', '\r'])
             .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'))
     }
 
     /// Pulumi keeps the passphrase salt (or a secrets provider) at the top of the file.
     pub(crate) fn has_secrets_provider(&self) -> bool {
-        self.text.lines().any(|l| {
-            l.starts_with("encryptionsalt:") || l.starts_with("secretsprovider:") || l.starts_with("encryptedkey:")
-        })
+        ["encryptionsalt", "secretsprovider", "encryptedkey"]
+            .iter()
+            .any(|k| self.top.contains_key(*k))
+    }
+
+    /// The `secretsprovider:` Pulumi keeps for a stack whose secrets a KMS or a vault
+    /// protects (a passphrase stack has none, or `passphrase`).
+    pub(crate) fn secrets_provider(&self) -> Option<&str> {
+        self.top.get("secretsprovider").and_then(Value::as_str)
     }
 
     /// `file:line` of a key under `config:`, or the file alone.
@@ -158,51 +177,29 @@ impl StackFile {
         })
     }
 
-    /// The text with `entries` added under `config:` (a new file starts with the header).
-    pub(crate) fn with_entries(&self, header: &str, entries: &[(String, Value)]) -> String {
-        let mut lines = String::new();
-        for (k, v) in entries {
-            let _ = writeln!(lines, "  {k}: {}", yaml_value(v));
-        }
-        if self.is_blank() {
-            return format!("{header}config:\n{lines}");
-        }
-        let mut text = self.text.clone();
-        if !text.ends_with('\n') {
-            text.push('\n');
-        }
-        let Some(start) = top_level_key(&text, "config") else {
-            return format!("{text}config:\n{lines}");
-        };
-        let line_end = text[start..].find('\n').map_or(text.len(), |n| start + n + 1);
-        let after_colon = text[start + "config:".len()..line_end].trim();
-        if after_colon == "{}" || after_colon == "null" || after_colon == "~" {
-            // `config: {}`: the block starts empty.
-            text.replace_range(start..line_end, "config:\n");
-            let end = start + "config:\n".len();
-            text.insert_str(end, &lines);
-            return text;
-        }
-        // The block runs until the next line that starts in column 0 (another top-level key).
-        let mut end = line_end;
-        for line in text[line_end..].split_inclusive('\n') {
-            let content = line.trim_end();
-            if !content.is_empty() && !line.starts_with([' ', '\t', '#']) {
-                break;
-            }
-            end += line.len();
-        }
-        // Keep trailing blank and comment lines after the new entries.
-        let block = &text[line_end..end];
-        let keep = block
-            .lines()
-            .rev()
-            .take_while(|l| l.trim().is_empty() || l.starts_with('#'))
-            .map(|l| l.len() + 1)
-            .sum::<usize>()
-            .min(block.len());
-        text.insert_str(end - keep, &lines);
-        text
+    /// The text with `entries` added under `config:` (a new file starts with the header),
+    /// edited through a lossless syntax tree and checked to read back as the file plus the
+    /// entries; a file that cannot be edited so is refused, naming the lines to add by hand.
+    pub(crate) fn with_entries(&self, header: &str, entries: &[(String, Value)]) -> Result<String, Problem> {
+        stackedit::add_config(&self.text, header, entries).map_err(|Refused(why)| {
+            let keys: Vec<&str> = entries.iter().map(|(k, _)| k.as_str()).collect();
+            let lines: Vec<String> = entries
+                .iter()
+                .map(|(k, v)| format!("`{}: {}`", stackedit::yaml_key(k), stackedit::yaml_value(v)))
+                .collect();
+            Problem::new(
+                format!(
+                    "{}: cannot add {} safely: {why}; the file was left unchanged",
+                    self.locate("config"),
+                    keys.join(", ")
+                ),
+                format!(
+                    "add {} under `config:` in {} by hand (one line each, indented as its other keys), then run again",
+                    lines.join(", "),
+                    self.shown
+                ),
+            )
+        })
     }
 }
 
@@ -223,37 +220,6 @@ fn describe(v: &Value) -> String {
         Value::String(s) => format!("`{s}`"),
         Value::Array(_) => "a list".into(),
         Value::Object(_) => "a mapping".into(),
-    }
-}
-
-/// A value as YAML on one line: plain where that reads back as the same string, quoted where
-/// YAML would read a number, a boolean, null or structure into it.
-pub(crate) fn yaml_value(v: &Value) -> String {
-    match v {
-        Value::String(s) => yaml_string(s),
-        Value::Array(items) => {
-            let items: Vec<String> = items.iter().map(yaml_value).collect();
-            format!("[{}]", items.join(", "))
-        }
-        Value::Null => "null".into(),
-        other => other.to_string(),
-    }
-}
-
-fn yaml_string(s: &str) -> String {
-    let plain_chars = s
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/' | '-' | '@' | '+' | '='));
-    let special = matches!(
-        s.to_ascii_lowercase().as_str(),
-        "" | "y" | "n" | "yes" | "no" | "on" | "off" | "true" | "false" | "null" | "~"
-    );
-    let starts_ok = s.chars().next().is_some_and(|c| c.is_ascii_alphanumeric() || c == '/');
-    let numeric = s.parse::<f64>().is_ok() || s.starts_with("0x") || s.starts_with("0o");
-    if plain_chars && starts_ok && !special && !numeric {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "''"))
     }
 }
 
@@ -285,17 +251,6 @@ fn key_offset(text: &str, key: &str) -> Option<usize> {
     None
 }
 
-fn top_level_key(text: &str, key: &str) -> Option<usize> {
-    let mut offset = 0;
-    for line in text.split_inclusive('\n') {
-        if line.starts_with(&format!("{key}:")) {
-            return Some(offset);
-        }
-        offset += line.len();
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -320,7 +275,7 @@ mod tests {
     fn a_new_file_gets_the_header_and_reads_back_with_the_same_values() {
         let f = file("");
         assert!(f.is_new());
-        let text = f.with_entries("# header\n", &entries());
+        let text = f.with_entries("# header\n", &entries()).unwrap();
         assert_eq!(
             text,
             "# header\nconfig:\n  aws:region: us-east-1\n  eks:k8s_version: '1.31'\n  vpc:azs: [us-east-1a, us-east-1b]\n  eks:min_size: 3\n"
@@ -336,15 +291,17 @@ mod tests {
         let text = "encryptionsalt: v1:abc\nconfig:\n  # the cluster\n  kubernetes:infra_type: AWS\n\n# trailing note\nenvironment:\n  - x\n";
         let f = file(text);
         assert!(f.has_secrets_provider());
-        let out = f.with_entries("", &entries()[..1]);
+        let out = f.with_entries("", &entries()[..1]).unwrap();
         assert_eq!(
             out,
             "encryptionsalt: v1:abc\nconfig:\n  # the cluster\n  kubernetes:infra_type: AWS\n  aws:region: us-east-1\n\n# trailing note\nenvironment:\n  - x\n"
         );
-        let empty = file("config: {}\n").with_entries("", &entries()[..1]);
-        assert_eq!(empty, "config:\n  aws:region: us-east-1\n");
-        let no_newline = file("config:\n  a:b: c").with_entries("", &entries()[..1]);
-        assert_eq!(no_newline, "config:\n  a:b: c\n  aws:region: us-east-1\n");
+        // An empty flow mapping keeps its flow style.
+        let empty = file("config: {}\n").with_entries("", &entries()[..1]).unwrap();
+        assert_eq!(empty, "config: {aws:region: us-east-1}\n");
+        // A file without a final line break keeps it that way.
+        let no_newline = file("config:\n  a:b: c").with_entries("", &entries()[..1]).unwrap();
+        assert_eq!(no_newline, "config:\n  a:b: c\n  aws:region: us-east-1");
     }
 
     #[test]
@@ -352,7 +309,7 @@ mod tests {
         let f = file("encryptionsalt: v1:abc\n");
         assert!(f.is_new() && f.has_secrets_provider());
         assert_eq!(
-            f.with_entries("# header\n", &entries()[..1]),
+            f.with_entries("# header\n", &entries()[..1]).unwrap(),
             "encryptionsalt: v1:abc\nconfig:\n  aws:region: us-east-1\n"
         );
     }
@@ -369,7 +326,7 @@ mod tests {
             ("s-4vcpu-8gb", "s-4vcpu-8gb"),
             ("admin@example.com", "admin@example.com"),
         ] {
-            assert_eq!(yaml_string(s), want, "{s}");
+            assert_eq!(stackedit::yaml_string(s), want, "{s}");
         }
     }
 
@@ -385,6 +342,24 @@ mod tests {
             "{}",
             e.location
         );
+    }
+
+    /// Found by fuzzing: a YAML error in a file ending in a byte-order mark panicked.
+    #[test]
+    fn a_yaml_error_near_a_multibyte_character_is_reported() {
+        let text = "\u{feff}---\r\n# c e:f: [0, 2]\r\n...\ri\u{feff}";
+        let e = StackFile::parse(Path::new("Pulumi.dev.yaml"), "Pulumi.dev.yaml", text.into()).unwrap_err();
+        assert!(e.message.contains("not valid YAML"), "{}", e.message);
+    }
+
+    /// Found by fuzzing: with old Mac line breaks (a lone CR), the edited file read back as
+    /// one comment line, so as blank.
+    #[test]
+    fn a_file_with_lone_cr_line_breaks_reads_back_after_an_edit() {
+        let f = file("\r\r\n\n#");
+        let text = f.with_entries("", &entries()[..1]).unwrap();
+        assert_eq!(file(&text).config["aws:region"], "us-east-1", "{text:?}");
+        assert_eq!(file("# a\rconfig:\r  a:b: c\r").config["a:b"], "c");
     }
 
     #[test]

@@ -93,6 +93,17 @@ pub enum GraphError {
         need: String,
         origin: Origin,
     },
+    #[error(
+        "the estimates along {} add up to more than {} seconds",
+        chain.join(" → "),
+        u64::MAX
+    )]
+    EstimateOverflow {
+        /// The chain of needs whose estimates overflow, in run order.
+        chain: Vec<String>,
+        /// Where the last project of the chain is declared.
+        origin: Origin,
+    },
     #[error("dependency cycle: {}", cycle.join(" → "))]
     Cycle {
         /// The names along the cycle, first name repeated at the end.
@@ -209,10 +220,37 @@ impl ProjectGraph {
             dependents,
             index,
         };
-        match graph.topological_order() {
-            Some(topo) => Ok(ProjectGraph { topo, ..graph }),
-            None => Err(graph.cycles()),
+        let graph = match graph.topological_order() {
+            Some(topo) => ProjectGraph { topo, ..graph },
+            None => return Err(graph.cycles()),
+        };
+        graph.check_estimates()?;
+        Ok(graph)
+    }
+
+    /// Every chain's estimated seconds fit in a `u64`: the critical path of any subset, and
+    /// what the scheduler counts behind each project, are sums along one of these chains.
+    fn check_estimates(&self) -> Result<(), Vec<GraphError>> {
+        let mut best = vec![0u64; self.nodes.len()];
+        let mut prev: Vec<Option<usize>> = vec![None; self.nodes.len()];
+        for &i in &self.topo {
+            let before = self.needs[i].iter().map(|n| n.node).max_by_key(|&n| best[n]);
+            let base = before.map_or(0, |n| best[n]);
+            prev[i] = before;
+            let Some(total) = base.checked_add(self.nodes[i].estimate.unwrap_or(1)) else {
+                let mut chain = vec![i];
+                while let Some(p) = prev[*chain.last().expect("not empty")] {
+                    chain.push(p);
+                }
+                chain.reverse();
+                return Err(vec![GraphError::EstimateOverflow {
+                    chain: chain.iter().map(|&c| self.nodes[c].name.clone()).collect(),
+                    origin: self.nodes[i].origin,
+                }]);
+            };
+            best[i] = total;
         }
+        Ok(())
     }
 
     pub fn len(&self) -> usize {
@@ -564,6 +602,40 @@ mod tests {
         assert_eq!(names(&g, &g.run_order(&up, Direction::Forward)), ["net", "db"]);
         let down = g.with_dependents(&[db]);
         assert_eq!(names(&g, &g.run_order(&down, Direction::Reverse)), ["app", "db"]);
+    }
+
+    #[test]
+    fn estimates_that_overflow_along_a_chain_are_an_error() {
+        let mut nodes = vec![node("a", &[]), node("b", &["a"]), node("c", &["b"]), node("d", &[])];
+        for n in &mut nodes[..3] {
+            n.estimate = Some(i64::MAX.unsigned_abs());
+        }
+        let errors = ProjectGraph::build(nodes.clone()).unwrap_err();
+        assert_eq!(
+            errors,
+            [GraphError::EstimateOverflow {
+                chain: vec!["a".into(), "b".into(), "c".into()],
+                origin: Origin::default(),
+            }]
+        );
+        assert_eq!(
+            errors[0].to_string(),
+            "the estimates along a → b → c add up to more than 18446744073709551615 seconds"
+        );
+        // Side by side they do not add up: the largest chain still fits.
+        nodes[1].needs.clear();
+        nodes[2].needs.clear();
+        let g = ProjectGraph::build(nodes).unwrap();
+        let all: BTreeSet<usize> = (0..4).collect();
+        assert_eq!(
+            g.critical_path(&all, Direction::Forward).weight,
+            i64::MAX.unsigned_abs()
+        );
+        assert!(
+            g.remaining(&all, Direction::Reverse)
+                .iter()
+                .all(|&w| w <= i64::MAX.unsigned_abs())
+        );
     }
 
     #[test]

@@ -687,6 +687,11 @@ impl<'a> Loader<'a> {
                 "repeated",
                 format!("list `{need}` once, in `needs` or in `after`"),
             ),
+            GraphError::EstimateOverflow { origin, .. } => (
+                *origin,
+                "the chain ends here",
+                "give `estimate` as the expected seconds of one run of each project (600 for ten minutes)".to_string(),
+            ),
             GraphError::Cycle { origin, .. } => (
                 *origin,
                 "this need starts the cycle",

@@ -11,7 +11,7 @@
 mod deployed;
 mod drift;
 mod events;
-mod hooks;
+pub(crate) mod hooks;
 mod locks;
 mod process;
 mod redact;

@@ -142,9 +142,9 @@ fn plural(n: u64) -> &'static str {
 fn duration(seconds: u64) -> String {
     match seconds {
         s if s < 120 => format!("{s} s"),
-        s if s < 3600 => format!("{} min", (s + 30) / 60),
+        s if s < 3600 => format!("{} min", s / 60 + u64::from(s % 60 >= 30)),
         s => {
-            let minutes = (s + 30) / 60;
+            let minutes = s / 60 + u64::from(s % 60 >= 30);
             format!("{} h {:02} min", minutes / 60, minutes % 60)
         }
     }
@@ -160,5 +160,6 @@ mod tests {
         assert_eq!(duration(119), "119 s");
         assert_eq!(duration(2345), "39 min");
         assert_eq!(duration(3900), "1 h 05 min");
+        assert_eq!(duration(u64::MAX), "5124095576030431 h 00 min");
     }
 }

@@ -331,6 +331,9 @@ pub(crate) fn timestamp(t: std::time::SystemTime) -> String {
 }
 
 #[cfg(test)]
+mod proptests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

@@ -228,3 +228,30 @@ fn secrets_need_exactly_one_store() {
         .expect(2)
         .stderr_has("are both the secrets store");
 }
+
+/// Estimates whose sum along a chain does not fit in 64 bits are an error at the project
+/// where the chain overflows, not a wrapped "0 h 00 min" (nor a panic).
+#[test]
+fn estimates_that_overflow_along_a_chain_are_an_error() {
+    let ws = small();
+    let huge = i64::MAX.to_string();
+    for layer in ["infra", "services", "apps"] {
+        ws.edit(
+            "providers/mini.toml",
+            &format!("layer = \"{layer}\""),
+            &format!("layer = \"{layer}\"\nestimate = {huge}"),
+        );
+    }
+    ws.run(&["show-plan", "-p", "mini"])
+        .expect(2)
+        .stderr_has("providers/mini.toml:17:8: the estimates along net → db → app add up to more than 18446744073709551615 seconds")
+        .stderr_has("expected seconds of one run");
+    // Two of them still fit, and are shown as they add up.
+    ws.edit(
+        "providers/mini.toml",
+        &format!("estimate = {huge}\nneeds = [\"db\"]"),
+        "needs = [\"db\"]",
+    );
+    let run = ws.run(&["show-plan", "-p", "mini"]).expect(0);
+    assert!(run.stdout.contains("about 5124095576030431 h 00 min"), "{}", run.stdout);
+}

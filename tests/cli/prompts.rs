@@ -588,10 +588,13 @@ fn a_key_the_existing_file_lacks_is_asked_and_added_keeping_the_rest() {
     assert!(screen.contains("3 succeeded"), "{screen}");
     assert!(!screen.contains("AWS region to use"), "{screen}");
     let after = std::fs::read_to_string(&path).unwrap();
+    // The passphrase salt goes in as the first key, after the file's head comments (where
+    // Pulumi's own re-encoding keeps them too).
     assert!(
-        after.contains("# our team's settings\nconfig:\n  kubernetes:infra_type: AWS\n"),
+        after.starts_with("# our team's settings\nencryptionsalt: v1:"),
         "{after}"
     );
+    assert!(after.contains("\nconfig:\n  kubernetes:infra_type: AWS\n"), "{after}");
     assert_eq!(stack_yaml(&ws)["eks:max_size"], 9);
 }
 

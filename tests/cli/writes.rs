@@ -193,3 +193,100 @@ fn a_state_of_another_stack_or_schema_is_refused_and_stale_temporaries_are_remov
         .expect(2)
         .stderr_has("is the run state of stack `prod`, not `dev`");
 }
+
+/// The stack file in styles people and tools write: each takes the missing key and still
+/// reads as before plus the key, every comment kept (before the lossless edit, each of these
+/// was broken or lost keys while the command said all was well).
+#[test]
+fn a_stack_file_in_any_style_takes_the_new_key_and_keeps_everything_else() {
+    let aws = |indent: &str| {
+        [
+            "kubernetes:infra_type: AWS",
+            "aws:region: us-east-1 # the region",
+            "vpc:azs: [us-east-1a, us-east-1b]",
+            "eks:k8s_version: '1.31'",
+            "eks:instance_type: t3.large",
+            "eks:min_size: 3",
+            "eks:desired_capacity: 3",
+        ]
+        .iter()
+        .fold(String::new(), |text, l| text + indent + l + "\n")
+    };
+    let flow = "{kubernetes:infra_type: AWS, aws:region: us-east-1, vpc:azs: [us-east-1a, us-east-1b], \
+                eks:k8s_version: '1.31', eks:instance_type: t3.large, eks:min_size: 3, eks:desired_capacity: 3}";
+    let styles = [
+        (
+            "four spaces",
+            format!("# mine\nconfig:\n{}# end of config\n", aws("    ")),
+        ),
+        ("a flow mapping", format!("config: {flow} # flow\n")),
+        ("a quoted key", format!("\"config\":\n{}", aws("  "))),
+        (
+            "document markers",
+            format!("--- # start\nconfig:\n{}...\n# after the end\n", aws("  ")),
+        ),
+        ("a byte-order mark", format!("\u{feff}config:\n{}", aws("  "))),
+        (
+            "CRLF",
+            format!("# windows\r\nconfig:\r\n{}", aws("  ").replace('\n', "\r\n")),
+        ),
+        (
+            "keys after config",
+            format!("config:\n{}\n# pulumi's\nenvironment:\n  - shared\n", aws("  ")),
+        ),
+    ];
+    for (style, text) in styles {
+        let ws = Ws::configured("aws");
+        let stack = ws.path().join("config/pulumi/Pulumi.dev.yaml");
+        std::fs::write(&stack, &text).unwrap();
+        let before: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
+        ws.exec(
+            &["validate", "-p", "aws", "-s", "dev"],
+            &[("RUNNER_CONFIG_EKS_MAX_SIZE", "7")],
+        )
+        .expect(0);
+        let written = std::fs::read_to_string(&stack).unwrap();
+        let mut after: serde_json::Value = serde_saphyr::from_str(&written)
+            .unwrap_or_else(|e| panic!("{style}: the written file does not parse ({e}):\n{written}"));
+        // The passphrase salt is added too, once, as a top-level string.
+        let salt = after.as_object_mut().unwrap().remove("encryptionsalt");
+        assert!(
+            salt.as_ref()
+                .and_then(|s| s.as_str())
+                .is_some_and(|s| s.starts_with("v1:")),
+            "{style}: no salt:\n{written}"
+        );
+        let mut expected = before.clone();
+        expected["config"]["eks:max_size"] = 7.into();
+        assert_eq!(after, expected, "{style}:\n{text}\n=>\n{written}");
+        for comment in text.lines().filter_map(|l| l.find('#').map(|at| &l[at..])) {
+            assert!(written.contains(comment), "{style}: lost `{comment}`:\n{written}");
+        }
+    }
+}
+
+/// A file whose `config:` is an alias of another mapping cannot take a key without changing
+/// that other mapping too: the runner refuses, names the file and the lines to add, and
+/// leaves the file as it was.
+#[test]
+fn a_stack_file_that_cannot_be_edited_safely_is_refused_and_left_alone() {
+    let ws = Ws::configured("aws");
+    let stack = ws.path().join("config/pulumi/Pulumi.dev.yaml");
+    let text = std::fs::read_to_string(&stack)
+        .unwrap()
+        .replace("  eks:max_size: 12\n", "")
+        .replace("config:\n", "defaults: &defaults\n")
+        + "config: *defaults\n";
+    std::fs::write(&stack, &text).unwrap();
+    ws.exec(
+        &["validate", "-p", "aws", "-s", "dev"],
+        &[("RUNNER_CONFIG_EKS_MAX_SIZE", "7")],
+    )
+    .expect(3)
+    .stderr_has("Pulumi.dev.yaml")
+    .stderr_has("cannot add eks:max_size safely")
+    .stderr_has("is it an alias of another mapping?")
+    .stderr_has("the file was left unchanged")
+    .stderr_has("add `eks:max_size: 7` under `config:`");
+    assert_eq!(std::fs::read_to_string(&stack).unwrap(), text);
+}

@@ -16,7 +16,7 @@ use crate::fs::{NewFile, write_atomic};
 const SECTIONS: [&str; 3] = ["clusters", "users", "contexts"];
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub(super) enum MergeError {
+pub(crate) enum MergeError {
     #[error("the `kubeconfig` output is not a kubeconfig (YAML, JSON or base64 of either): {0}")]
     BadInput(String),
     #[error("{path} is not a valid kubeconfig: {reason}; it was left untouched")]
@@ -47,7 +47,7 @@ impl Merged {
 }
 
 /// The output as a kubeconfig mapping: YAML or JSON text, or base64 of it.
-pub(super) fn parse_input(text: &str) -> Result<Map<String, Value>, MergeError> {
+pub(crate) fn parse_input(text: &str) -> Result<Map<String, Value>, MergeError> {
     let as_config = |t: &str| -> Option<Map<String, Value>> {
         let v: Value = serde_saphyr::from_str(t).ok()?;
         let m = v.as_object()?.clone();
@@ -76,9 +76,14 @@ fn check_sections(m: &Map<String, Value>) -> Result<(), String> {
         match m.get(s) {
             None | Some(Value::Null) => {}
             Some(Value::Array(entries)) => {
+                let mut seen = std::collections::BTreeSet::new();
                 for (k, e) in entries.iter().enumerate() {
-                    if !e.get("name").is_some_and(Value::is_string) {
+                    let Some(name) = e.get("name").and_then(Value::as_str) else {
                         return Err(format!("`{s}[{k}]` has no name"));
+                    };
+                    // kubectl refuses such a file, and a merge could keep only one of them.
+                    if !seen.insert(name) {
+                        return Err(format!("`{s}` has two entries named `{name}`"));
                     }
                 }
             }
@@ -134,20 +139,24 @@ fn read_config(path: &Path) -> Result<Option<Map<String, Value>>, MergeError> {
             });
         }
     };
+    parse_config(&text).map_err(|reason| MergeError::BadTarget {
+        path: path.display().to_string(),
+        reason,
+    })
+}
+
+/// A kubeconfig file's text as a mapping; `None` when it holds nothing yet.
+pub(crate) fn parse_config(text: &str) -> Result<Option<Map<String, Value>>, String> {
     if text.trim().is_empty() {
         return Ok(None);
     }
-    let bad = |reason: String| MergeError::BadTarget {
-        path: path.display().to_string(),
-        reason,
-    };
-    let v: Value = serde_saphyr::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    let v: Value = serde_saphyr::from_str(text).map_err(|e| e.to_string())?;
     let m = match v {
         Value::Object(m) => m,
         Value::Null => return Ok(None),
-        _ => return Err(bad("the top level is not a mapping".into())),
+        _ => return Err("the top level is not a mapping".into()),
     };
-    check_sections(&m).map_err(bad)?;
+    check_sections(&m)?;
     Ok(Some(m))
 }
 
@@ -165,13 +174,7 @@ fn names(m: &Map<String, Value>, section: &str) -> Vec<String> {
 /// Merges `incoming` into the right file of `paths` and writes it atomically.
 pub(super) fn merge(incoming: &Map<String, Value>, paths: &[PathBuf]) -> Result<Merged, MergeError> {
     let cluster = names(incoming, "clusters").into_iter().next();
-    let context = incoming
-        .get("current-context")
-        .and_then(Value::as_str)
-        .filter(|c| !c.is_empty())
-        .map(str::to_string)
-        .or_else(|| names(incoming, "contexts").into_iter().next())
-        .ok_or_else(|| MergeError::BadInput("it has no context".into()))?;
+    let context = context_of(incoming)?;
     // As kubectl chooses: the first file that already holds the cluster (unreadable ones are
     // skipped for the choice), else the first file that exists, else the last path.
     let holder = cluster.as_ref().and_then(|c| {
@@ -190,6 +193,43 @@ pub(super) fn merge(incoming: &Map<String, Value>, paths: &[PathBuf]) -> Result<
     // kubectl's lock, held from the read to the write, so no concurrent writer's entry is lost.
     let _lock = Lock::take(&target)?;
     let existing = read_config(&target)?;
+    let (config, added) = merged(existing, incoming, &context);
+    let text = serde_saphyr::to_string(&Value::Object(config)).map_err(|e| MergeError::Write {
+        path: target.display().to_string(),
+        reason: e.to_string(),
+    })?;
+    write(&target, text.as_bytes())?;
+    Ok(Merged {
+        file: target,
+        context,
+        added,
+        names: (
+            names(incoming, "clusters"),
+            names(incoming, "users"),
+            names(incoming, "contexts"),
+        ),
+    })
+}
+
+/// The context the merged file is set to: the input's `current-context`, else its first.
+pub(crate) fn context_of(incoming: &Map<String, Value>) -> Result<String, MergeError> {
+    incoming
+        .get("current-context")
+        .and_then(Value::as_str)
+        .filter(|c| !c.is_empty())
+        .map(str::to_string)
+        .or_else(|| names(incoming, "contexts").into_iter().next())
+        .ok_or_else(|| MergeError::BadInput("it has no context".into()))
+}
+
+/// The pure merge: `incoming`'s entries into `existing` (a new kubeconfig when `None`), same
+/// names replaced in place, others appended, `current-context` set; and whether the context
+/// is new to the file.
+pub(crate) fn merged(
+    existing: Option<Map<String, Value>>,
+    incoming: &Map<String, Value>,
+    context: &str,
+) -> (Map<String, Value>, bool) {
     let mut config = existing.unwrap_or_else(|| {
         let v = json!({
             "apiVersion": "v1",
@@ -202,7 +242,7 @@ pub(super) fn merge(incoming: &Map<String, Value>, paths: &[PathBuf]) -> Result<
         });
         v.as_object().expect("an object").clone()
     });
-    let added = !names(&config, "contexts").contains(&context);
+    let added = !names(&config, "contexts").iter().any(|c| c == context);
     for section in SECTIONS {
         let Some(new_entries) = incoming.get(section).and_then(Value::as_array) else {
             continue;
@@ -224,22 +264,8 @@ pub(super) fn merge(incoming: &Map<String, Value>, paths: &[PathBuf]) -> Result<
             }
         }
     }
-    config.insert("current-context".into(), Value::String(context.clone()));
-    let text = serde_saphyr::to_string(&Value::Object(config)).map_err(|e| MergeError::Write {
-        path: target.display().to_string(),
-        reason: e.to_string(),
-    })?;
-    write(&target, text.as_bytes())?;
-    Ok(Merged {
-        file: target,
-        context,
-        added,
-        names: (
-            names(incoming, "clusters"),
-            names(incoming, "users"),
-            names(incoming, "contexts"),
-        ),
-    })
+    config.insert("current-context".into(), Value::String(context.to_string()));
+    (config, added)
 }
 
 /// kubectl's lock on a kubeconfig: `<file>.lock`, created only when it does not exist (as
@@ -350,6 +376,22 @@ mod tests {
         assert_eq!(yaml, b64);
         assert!(parse_input("just text").is_err());
         assert!(parse_input("clusters: 3").is_err());
+    }
+
+    /// Found by fuzzing: an input with two contexts of one name merged into one of them.
+    #[test]
+    fn two_entries_of_one_name_are_refused_in_the_input_and_the_file() {
+        let twice = EKS.replace("contexts:\n", "contexts:\n- name: eks-dev\n  context: {}\n");
+        assert_eq!(
+            parse_input(&twice),
+            Err(MergeError::BadInput(
+                "`contexts` has two entries named `eks-dev`".into()
+            ))
+        );
+        assert_eq!(
+            parse_config(&twice),
+            Err("`contexts` has two entries named `eks-dev`".to_string())
+        );
     }
 
     #[test]

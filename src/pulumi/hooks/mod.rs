@@ -6,7 +6,7 @@
 //! one more release, but never over a variable the environment has (GitHub Actions sets
 //! `RUNNER_WORKSPACE`, `RUNNER_TEMP`… for every step: a hook sees the CI's own unchanged).
 
-mod kubeconfig;
+pub(crate) mod kubeconfig;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
