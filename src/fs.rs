@@ -148,6 +148,26 @@ fn keep_mode(_: &std::fs::File, _: u32) -> std::io::Result<()> {
     Ok(())
 }
 
+/// `f` over every item, the items shared out among the cores; results in the items' order.
+/// For work that waits on the file system item by item (big graphs have thousands of files).
+pub(crate) fn on_all_cores<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(items.len().max(1));
+    let chunk = items.len().div_ceil(threads).max(1);
+    let f = &f;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = items
+            .chunks(chunk)
+            .map(|part| s.spawn(move || part.iter().map(f).collect::<Vec<R>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("work on files does not panic"))
+            .collect()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

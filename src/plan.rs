@@ -229,14 +229,16 @@ impl<'p> Plan<'p> {
     /// Edges between projects of the plan as (runs first, runs after, kind), sorted by the run
     /// position of both ends so every rendering is deterministic.
     pub fn edges(&self) -> Vec<(usize, usize, EdgeKind)> {
-        let position: std::collections::HashMap<usize, usize> =
-            self.order.iter().enumerate().map(|(p, &i)| (i, p)).collect();
+        let mut position = vec![usize::MAX; self.provider.projects.len()];
+        for (p, &i) in self.order.iter().enumerate() {
+            position[i] = p;
+        }
         let mut edges: Vec<(usize, usize, EdgeKind)> = self
             .order
             .iter()
             .flat_map(|&i| self.waits_for(i).into_iter().map(move |n| (n.node, i, n.kind)))
             .collect();
-        edges.sort_by_key(|&(a, b, _)| (position[&a], position[&b]));
+        edges.sort_by_key(|&(a, b, _)| (position[a], position[b]));
         edges
     }
 

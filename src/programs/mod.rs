@@ -9,6 +9,7 @@ mod program;
 use std::collections::BTreeMap;
 use std::time::SystemTime;
 
+use crate::fs::on_all_cores;
 use crate::provider::{Project, Provider};
 use crate::workspace::Workspace;
 use cache::{Cache, FileKey};
@@ -58,23 +59,4 @@ pub(crate) fn read_all(ws: &Workspace, provider: &Provider) -> Programs {
         .zip(found)
         .filter_map(|(p, program)| Some((p.name.clone(), (ws.show(&file(p)), program?))))
         .collect()
-}
-
-/// `f` over every item, the items shared out among the cores; results in the items' order.
-fn on_all_cores<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, usize::from)
-        .min(items.len().max(1));
-    let chunk = items.len().div_ceil(threads).max(1);
-    let f = &f;
-    std::thread::scope(|s| {
-        let handles: Vec<_> = items
-            .chunks(chunk)
-            .map(|part| s.spawn(move || part.iter().map(f).collect::<Vec<R>>()))
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("reading programs does not panic"))
-            .collect()
-    })
 }

@@ -266,10 +266,15 @@ impl<'a> Loader<'a> {
         self.secrets_store(&merged.drafts);
         let mut nodes = Vec::with_capacity(merged.drafts.len());
         let mut projects = Vec::with_capacity(merged.drafts.len());
-        for d in merged.drafts {
+        // Looked at on all cores: a big graph has thousands of project directories.
+        let root = self.root;
+        let programs = crate::fs::on_all_cores(&merged.drafts, |d| {
+            inside_workspace(d.path.get_ref()) && root.join(d.path.get_ref()).join("Pulumi.yaml").is_file()
+        });
+        for (d, has_program) in merged.drafts.into_iter().zip(programs) {
             // A project with a bad field still takes part in the graph checks, so one run
             // reports every problem (and no misleading "unknown project" for it).
-            let p = self.project(&d);
+            let p = self.project(&d, has_program);
             nodes.push(NodeSpec {
                 name: p.name.clone(),
                 origin: origin(d.file, &d.name),
@@ -460,7 +465,8 @@ impl<'a> Loader<'a> {
     }
 
     /// Checks one project's own fields, recording each problem.
-    fn project(&mut self, d: &Draft) -> Project {
+    /// `has_program`: its directory holds a `Pulumi.yaml`.
+    fn project(&mut self, d: &Draft, has_program: bool) -> Project {
         let name = d.name.get_ref();
         if !valid_project_name(name) {
             self.problem(
@@ -481,7 +487,7 @@ impl<'a> Loader<'a> {
             let message = format!("unknown layer `{}`", d.layer.get_ref());
             self.problem(d.file, &d.layer, message, "unknown layer", hint);
         }
-        self.check_path(d);
+        self.check_path(d, has_program);
         let on_success = self.hooks(d);
         let mut secrets = Vec::new();
         for s in &d.secrets {
@@ -531,10 +537,10 @@ impl<'a> Loader<'a> {
     }
 
     /// The project directory must be inside the workspace and hold a `Pulumi.yaml`.
-    fn check_path(&mut self, d: &Draft) {
+    fn check_path(&mut self, d: &Draft, has_program: bool) {
         let path = d.path.get_ref();
         let rel = Path::new(path);
-        if rel.is_absolute() || rel.components().any(|c| c == std::path::Component::ParentDir) {
+        if !inside_workspace(path) {
             let hint = "give a path relative to the workspace root, such as projects/services/x".to_string();
             self.problem(
                 d.path_file,
@@ -543,7 +549,7 @@ impl<'a> Loader<'a> {
                 "path",
                 hint,
             );
-        } else if !self.root.join(rel).join("Pulumi.yaml").is_file() {
+        } else if !has_program {
             let hint = if self.root.join(rel).is_dir() {
                 format!("add {path}/Pulumi.yaml (name: {}, runtime: yaml)", d.name.get_ref())
             } else {
@@ -764,6 +770,12 @@ fn inside(root: &Path, path: &Path) -> bool {
         return false;
     };
     real.starts_with(dir) && real.is_file()
+}
+
+/// A project path stays in the workspace: relative, with no `..`.
+fn inside_workspace(path: &str) -> bool {
+    let rel = Path::new(path);
+    !rel.is_absolute() && !rel.components().any(|c| c == std::path::Component::ParentDir)
 }
 
 /// A hook script is a regular file under `scripts/` once `..` and symlinks are resolved.
