@@ -80,6 +80,7 @@ fn synthetic(n: usize) -> Provider {
             estimate: None,
             timeout: None,
             declared_in: "synthetic.toml".into(),
+            program_stat: None,
         });
     }
     Provider {

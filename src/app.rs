@@ -69,6 +69,7 @@ fn dispatch(cli: &Cli, style: Style, cwd: &Path) -> Result<i32, RunnerError> {
         Command::ListProviders => commands::providers::list(&settings()?),
         Command::ShowPlan(args) => {
             let s = settings()?;
+            let cache = crate::programs::CacheRead::start(&s.ws);
             let provider = s.provider("show-plan")?;
             let options = PlanOptions {
                 operation: args.operation,
@@ -76,7 +77,9 @@ fn dispatch(cli: &Cli, style: Style, cwd: &Path) -> Result<i32, RunnerError> {
                 excludes: args.excludes.clone(),
                 format: args.format,
             };
-            commands::plan::show(&s, &provider, &options)
+            let code = commands::plan::show(&s, &provider, &options, cache);
+            std::mem::forget(provider); // see `plan::show`: left to the exit
+            code
         }
         Command::Validate { check } => {
             let s = settings()?;

@@ -23,9 +23,10 @@ pub(crate) fn prove(s: &Settings, plan: &Plan<'_>, engine: &Pulumi) -> Result<BT
         return Ok(BTreeMap::new());
     }
     let runtime = super::runtime(super::Threads::One)?;
-    let reads = |i: usize| {
+    // The outputs project `i`'s program reads from `them`.
+    let reads = |i: usize, them: &str| -> Vec<String> {
         Program::load(&s.ws.root.join(&plan.project(i).path))
-            .map(|p| p.reads)
+            .and_then(|p| p.reference(them).map(|r| r.outputs().map(String::from).collect()))
             .unwrap_or_default()
     };
     let forward = plan.operation.direction() == Direction::Forward;
@@ -54,7 +55,7 @@ pub(crate) fn prove(s: &Settings, plan: &Plan<'_>, engine: &Pulumi) -> Result<BT
                 ));
                 continue;
             };
-            let wanted = reads(i).remove(them).unwrap_or_default();
+            let wanted = reads(i, them);
             let missing: Vec<&str> = wanted
                 .iter()
                 .filter(|k| !outputs.values.contains_key(k.as_str()))

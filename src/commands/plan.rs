@@ -2,6 +2,8 @@
 //! labelled with the outputs that flow along them, and a warning wherever the programs and the
 //! provider files' needs disagree.
 
+use std::borrow::Cow;
+
 use super::write_result;
 use crate::error::{RunnerError, exit};
 use crate::plan::{Operation, Plan};
@@ -21,8 +23,14 @@ pub(crate) struct PlanOptions {
     pub(crate) format: Format,
 }
 
-pub(crate) fn show(s: &Settings, provider: &Provider, o: &PlanOptions) -> Result<i32, RunnerError> {
-    let provider = &learned(s, provider, o.operation);
+/// `cache`: the program cache, being read since before the provider was loaded.
+pub(crate) fn show(
+    s: &Settings,
+    provider: &Provider,
+    o: &PlanOptions,
+    cache: programs::CacheRead,
+) -> Result<i32, RunnerError> {
+    let provider = &*learned(s, provider, o.operation);
     let plan = Plan::new(provider, o.operation, &o.targets)
         .and_then(|p| p.excluding(&o.excludes))
         .map(|(p, _)| p)
@@ -36,57 +44,64 @@ pub(crate) fn show(s: &Settings, provider: &Provider, o: &PlanOptions) -> Result
             };
             RunnerError::usage(e.to_string(), help)
         })?;
-    let programs = programs::read_all(&s.ws, provider);
+    let programs = programs::read_with(&s.ws, provider, cache);
+    let labels = match o.format {
+        Format::Tree => EdgeLabels::new(),
+        Format::Dot | Format::Mermaid | Format::Json => edge_labels(&plan, &programs),
+    };
     let text = match o.format {
         Format::Tree => render::tree(&plan),
-        Format::Dot => render::dot(&plan, &edge_labels(&plan, &programs)),
-        Format::Mermaid => render::mermaid(&plan, &edge_labels(&plan, &programs)),
-        Format::Json => render::json(&plan, &edge_labels(&plan, &programs)),
+        Format::Dot => render::dot(&plan, &labels),
+        Format::Mermaid => render::mermaid(&plan, &labels),
+        Format::Json => render::json(&plan, &labels),
     };
     write_result(&text)?;
     // The plan is only as right as the needs: say where they and the programs disagree.
     for p in programs::check(provider, &programs) {
         report::warning(&format!("{}\n  fix: {}", p.what, p.fix));
     }
+    // The process ends here: freeing a big graph's structures one by one would cost more than
+    // rendering them, and the system takes the memory back at once.
+    std::mem::forget((text, labels, plan));
+    std::mem::forget(programs);
     Ok(exit::SUCCESS)
 }
 
 /// The provider with the durations past runs of the stack (when one is known) took as its
-/// projects' estimates, said in a note.
-fn learned(s: &Settings, provider: &Provider, operation: Operation) -> Provider {
-    let mut provider = provider.clone();
-    if let Some(stack) = s.known_stack() {
-        let learned = History::load(&s.ws.run_dir(&stack)).estimates(operation);
-        let known = provider
-            .projects
-            .iter()
-            .filter(|p| learned.contains_key(&p.name))
-            .count();
-        if known > 0 {
-            provider.learn_estimates(&learned);
-            report::info(&format!(
-                "estimates: {known} of {} projects' {} durations learned from past runs of stack {stack}",
-                provider.projects.len(),
-                operation.as_str()
-            ));
-        }
+/// projects' estimates, said in a note; copied only then (a big graph's provider is large).
+fn learned<'p>(s: &Settings, provider: &'p Provider, operation: Operation) -> Cow<'p, Provider> {
+    let Some(stack) = s.known_stack() else {
+        return Cow::Borrowed(provider);
+    };
+    let learned = History::load(&s.ws.run_dir(&stack)).estimates(operation);
+    let known = provider
+        .projects
+        .iter()
+        .filter(|p| learned.contains_key(&p.name))
+        .count();
+    if known == 0 {
+        return Cow::Borrowed(provider);
     }
-    provider
+    let mut provider = provider.clone();
+    provider.learn_estimates(&learned);
+    report::info(&format!(
+        "estimates: {known} of {} projects' {} durations learned from past runs of stack {stack}",
+        provider.projects.len(),
+        operation.as_str()
+    ));
+    Cow::Owned(provider)
 }
 
 /// The outputs each project of the plan reads from the others, from its program's
 /// `StackReference`s.
-fn edge_labels(plan: &Plan<'_>, programs: &Programs) -> EdgeLabels {
-    let mut labels = EdgeLabels::new();
+fn edge_labels<'p>(plan: &Plan<'_>, programs: &'p Programs) -> EdgeLabels<'p> {
+    let mut labels = EdgeLabels::with_capacity(programs.len() * 2);
     for &i in &plan.order {
-        let p = plan.project(i);
-        let Some((_, program)) = programs.get(&p.name) else {
+        let Some((name, (_, program))) = programs.get_key_value(&plan.project(i).name) else {
             continue;
         };
-        for (upstream, outputs) in &program.reads {
-            if !outputs.is_empty() {
-                labels.insert((upstream.clone(), p.name.clone()), outputs.iter().cloned().collect());
-            }
+        for r in program.refs.iter().filter(|r| !r.reads.is_empty()) {
+            labels.insert((r.project.as_str(), name.as_str()), r.outputs().collect());
         }
     }
     labels

@@ -652,6 +652,7 @@ mod tests {
                     estimate: None,
                     timeout: None,
                     declared_in: "t.toml".into(),
+                    program_stat: None,
                 })
                 .collect(),
             prompts: vec![],

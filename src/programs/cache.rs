@@ -20,7 +20,7 @@ use crate::fs::{NewFile, write_atomic};
 const SETTLE: Duration = Duration::from_secs(2);
 
 /// Bumped whenever what is read from a program changes; the runner's version counts too.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 
 /// The identity of a file's content, from one `stat`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -35,10 +35,17 @@ pub(super) struct FileKey {
 
 impl FileKey {
     /// The key of `path`, and whether it changed long enough before `now` to be cached.
-    #[cfg(unix)]
+    #[cfg(test)]
     pub(super) fn of(path: &Path, now: SystemTime) -> Option<(Self, bool)> {
+        Self::from_stat(&std::fs::metadata(path).ok()?, now)
+    }
+
+    /// The key of the file `m` is the `stat` of, and whether it changed long enough before
+    /// `now` to be cached.
+    #[cfg(unix)]
+    #[allow(clippy::unnecessary_wraps)] // `None` where files have no inode (below)
+    pub(super) fn from_stat(m: &std::fs::Metadata, now: SystemTime) -> Option<(Self, bool)> {
         use std::os::unix::fs::MetadataExt as _;
-        let m = std::fs::metadata(path).ok()?;
         let ns = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n);
         let key = FileKey {
             dev: m.dev(),
@@ -56,7 +63,7 @@ impl FileKey {
 
     /// Without inode and change time the identity of a file cannot be told: nothing is cached.
     #[cfg(not(unix))]
-    pub(super) fn of(_: &Path, _: SystemTime) -> Option<(Self, bool)> {
+    pub(super) fn from_stat(_: &std::fs::Metadata, _: SystemTime) -> Option<(Self, bool)> {
         None
     }
 }
@@ -192,7 +199,8 @@ mod tests {
 
         // A cache of another format is not read; a line cut short is left out.
         let text = std::fs::read_to_string(&path).unwrap();
-        std::fs::write(&path, text.replace("\"format\":1", "\"format\":0")).unwrap();
+        let other = text.replace(&format!("\"format\":{FORMAT}"), &format!("\"format\":{}", FORMAT + 1));
+        std::fs::write(&path, other).unwrap();
         assert!(Cache::load(&path).entries.is_empty());
         std::fs::write(&path, &text[..text.len() - 20]).unwrap();
         assert!(Cache::load(&path).entries.is_empty());

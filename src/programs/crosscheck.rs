@@ -31,8 +31,8 @@ pub(crate) fn check(provider: &Provider, programs: &Programs) -> Vec<Problem> {
             };
         }
         let name = &project.name;
-        for referenced in program.refs.keys() {
-            let line = program.ref_line(referenced);
+        for r in &program.refs {
+            let (referenced, line) = (&r.project, r.line);
             if data.contains_key(referenced.as_str()) {
                 continue;
             }
@@ -68,7 +68,7 @@ pub(crate) fn check(provider: &Provider, programs: &Programs) -> Vec<Problem> {
             problems.push(Problem::new(what, fix));
         }
         for (needed, &origin) in &data {
-            if !program.refs.contains_key(*needed) {
+            if program.reference(needed).is_none() {
                 let where_ = provider.locate(origin);
                 problems.push(Problem::new(
                     format!("{where_}: `{name}` needs `{needed}`, but {file} has no StackReference to it"),
@@ -79,15 +79,15 @@ pub(crate) fn check(provider: &Provider, programs: &Programs) -> Vec<Problem> {
                 ));
             }
         }
-        for (upstream, outputs) in &program.reads {
+        for r in &program.refs {
+            let upstream = &r.project;
             let Some((up_file, up_program)) = programs.get(upstream.as_str()) else {
                 continue;
             };
-            for output in outputs {
-                if up_program.outputs.contains(output) {
+            for (output, line) in &r.reads {
+                if up_program.declares(output) {
                     continue;
                 }
-                let line = program.read_line(upstream, output);
                 let declared: Vec<&str> = up_program.outputs.iter().map(String::as_str).collect();
                 let suggestion = graph::closest(output, declared.iter().copied())
                     .map(|c| format!("did you mean `{c}`? "))

@@ -21,16 +21,39 @@ pub(crate) use program::Program;
 /// that cannot be read are left out (`validate` reports them).
 pub(crate) type Programs = BTreeMap<String, (String, Program)>;
 
+/// The program cache, read on a thread of its own from the moment it is asked for: a big
+/// graph's cache takes about as long to read as its provider file to parse, and neither needs
+/// the other.
+pub(crate) struct CacheRead(std::thread::JoinHandle<Cache>);
+
+impl CacheRead {
+    pub(crate) fn start(ws: &Workspace) -> Self {
+        let path = ws.shared_dir().program_cache();
+        CacheRead(std::thread::spawn(move || Cache::load(&path)))
+    }
+
+    fn finish(self) -> Cache {
+        self.0.join().unwrap_or_default()
+    }
+}
+
 /// Reads every project's program: from the cache under `.runner/` when its file is unchanged,
 /// otherwise from the file, on all cores (big graphs have thousands); the cache then learns
 /// what was read (a failure to write it only costs the next run the same reading).
 pub(crate) fn read_all(ws: &Workspace, provider: &Provider) -> Programs {
+    read_with(ws, provider, CacheRead::start(ws))
+}
+
+/// [`read_all`] with the cache already being read. A file's key is the `stat` the provider's
+/// loader took of it (one look per file).
+pub(crate) fn read_with(ws: &Workspace, provider: &Provider, cache: CacheRead) -> Programs {
     let projects = &provider.projects;
-    let file = |p: &Project| ws.root.join(&p.path).join("Pulumi.yaml");
     let now = SystemTime::now();
-    let keys = on_all_cores(projects, |p| FileKey::of(&file(p), now));
-    let cache_path = ws.shared_dir().program_cache();
-    let mut cache = Cache::load(&cache_path);
+    let keys: Vec<Option<(FileKey, bool)>> = projects
+        .iter()
+        .map(|p| p.program_stat.as_ref().and_then(|m| FileKey::from_stat(m, now)))
+        .collect();
+    let mut cache = cache.finish();
     let mut found: Vec<Option<Program>> = projects
         .iter()
         .zip(&keys)
@@ -52,8 +75,9 @@ pub(crate) fn read_all(ws: &Workspace, provider: &Provider) -> Programs {
                 (Some((key, true)), Some(program)) => Some((p.path.as_str(), key, program)),
                 _ => None,
             });
-        let _ = cache.save(&cache_path, fresh);
+        let _ = cache.save(&ws.shared_dir().program_cache(), fresh);
     }
+    let file = |p: &Project| ws.root.join(&p.path).join("Pulumi.yaml");
     projects
         .iter()
         .zip(found)

@@ -3,29 +3,32 @@
 //! it declares. Used to label the plan's edges with the outputs that flow along them, and to
 //! check the provider files' needs against the programs (`super::crosscheck`).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// For each referenced project, the outputs the program reads from it.
-pub(super) type Reads = BTreeMap<String, BTreeSet<String>>;
-
 /// A program as the plan and the cross-check see it: no more than that is kept (and cached,
-/// `super::cache`), the lines a problem would name included.
+/// `super::cache`), the lines a problem would name included. Flat, sorted vectors rather than
+/// maps: a big graph's cache holds thousands of these, and each allocation shows on a repeat.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Program {
-    /// Referenced project → the logical name of its `StackReference`.
-    pub refs: BTreeMap<String, String>,
-    pub reads: Reads,
-    /// The keys of its `outputs:`.
-    pub outputs: BTreeSet<String>,
-    /// Referenced project → the line of its `StackReference`.
-    ref_lines: BTreeMap<String, usize>,
-    /// Referenced project → output → the line where it is read.
-    read_lines: BTreeMap<String, BTreeMap<String, usize>>,
+    /// Its `StackReference`s, one per referenced project, sorted by project.
+    pub refs: Vec<Ref>,
+    /// The keys of its `outputs:`, sorted.
+    pub outputs: Vec<String>,
+}
+
+/// A referenced project and what the program reads from it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Ref {
+    pub project: String,
+    /// Line of its `StackReference`.
+    pub line: usize,
+    /// The outputs read, sorted, each with the line where it is first read.
+    pub reads: Vec<(String, usize)>,
 }
 
 impl Program {
@@ -38,7 +41,8 @@ impl Program {
     /// programs); the outputs read are found in the text, comment lines left out.
     pub(crate) fn parse(text: &str) -> Option<Self> {
         let doc: Doc = serde_saphyr::from_str(text).ok()?;
-        let mut refs = BTreeMap::new();
+        // Referenced project → the logical names of its StackReferences (two may share one).
+        let mut logical_names: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
         for (logical, r) in &doc.resources {
             if r.ty != "pulumi:pulumi:StackReference" {
                 continue;
@@ -47,53 +51,53 @@ impl Program {
             if let [_, p, _] = name.split('/').collect::<Vec<_>>().as_slice()
                 && !p.contains("${")
             {
-                refs.insert((*p).to_string(), logical.clone());
+                logical_names.entry(p).or_default().push(logical);
             }
         }
-        let mut reads: Reads = refs.keys().map(|p| (p.clone(), BTreeSet::new())).collect();
-        for line in text.lines().filter(|l| !l.trim_start().starts_with('#')) {
-            for (project, logical) in &refs {
-                for output in outputs_read(line, logical) {
-                    reads.get_mut(project).expect("inserted").insert(output);
+        let code: Vec<&str> = text.lines().filter(|l| !l.trim_start().starts_with('#')).collect();
+        let refs = logical_names
+            .into_iter()
+            .map(|(project, logicals)| {
+                let mut reads: BTreeMap<String, usize> = BTreeMap::new();
+                for logical in &logicals {
+                    for line in &code {
+                        for output in outputs_read(line, logical) {
+                            let at = read_line_in(text, logical, &output);
+                            reads.entry(output).and_modify(|l| *l = (*l).min(at)).or_insert(at);
+                        }
+                    }
                 }
-            }
-        }
-        let ref_lines = refs
-            .keys()
-            .map(|p| (p.clone(), line_of(text, &format!("/{p}/"))))
-            .collect();
-        let read_lines = reads
-            .iter()
-            .map(|(p, outputs)| {
-                let logical = &refs[p];
-                let lines = outputs
-                    .iter()
-                    .map(|o| (o.clone(), read_line_in(text, logical, o)))
-                    .collect();
-                (p.clone(), lines)
+                Ref {
+                    project: project.to_string(),
+                    line: line_of(text, &format!("/{project}/")),
+                    reads: reads.into_iter().collect(),
+                }
             })
             .collect();
         Some(Program {
             refs,
-            reads,
             outputs: doc.outputs.into_keys().collect(),
-            ref_lines,
-            read_lines,
         })
     }
 
-    /// Line of the `StackReference` to `project` (1 when unknown).
-    pub(crate) fn ref_line(&self, project: &str) -> usize {
-        self.ref_lines.get(project).copied().unwrap_or(1)
+    /// Its reference to `project`, if it has one.
+    pub(crate) fn reference(&self, project: &str) -> Option<&Ref> {
+        self.refs
+            .binary_search_by(|r| r.project.as_str().cmp(project))
+            .ok()
+            .map(|i| &self.refs[i])
     }
 
-    /// Line where output `output` of `project` is read (1 when unknown).
-    pub(crate) fn read_line(&self, project: &str, output: &str) -> usize {
-        self.read_lines
-            .get(project)
-            .and_then(|l| l.get(output))
-            .copied()
-            .unwrap_or(1)
+    /// Whether its `outputs:` declare `output`.
+    pub(crate) fn declares(&self, output: &str) -> bool {
+        self.outputs.binary_search_by(|o| o.as_str().cmp(output)).is_ok()
+    }
+}
+
+impl Ref {
+    /// The names of the outputs read.
+    pub(crate) fn outputs(&self) -> impl Iterator<Item = &str> {
+        self.reads.iter().map(|(o, _)| o.as_str())
     }
 }
 
@@ -200,18 +204,49 @@ outputs:
 "#,
         )
         .unwrap();
-        let r = &program.reads;
-        assert_eq!(r["kubeconfig"].iter().collect::<Vec<_>>(), ["kubeconfig"]);
+        let outputs = |p: &str| program.reference(p).unwrap().outputs().collect::<Vec<_>>();
+        assert_eq!(outputs("kubeconfig"), ["kubeconfig"]);
         assert_eq!(
-            r["logstore"].iter().collect::<Vec<_>>(),
+            outputs("logstore"),
             ["elastic_hostname", "kibana_hostname"],
             "a commented-out line reads nothing"
         );
-        assert_eq!(program.refs["logstore"], "logstore");
-        assert_eq!(program.outputs.iter().collect::<Vec<_>>(), ["status"]);
-        assert_eq!(program.ref_line("logstore"), 11);
-        assert_eq!(program.read_line("logstore", "kibana_hostname"), 17);
-        assert_eq!(program.read_line("kubeconfig", "kubeconfig"), 19);
-        assert_eq!(program.read_line("logstore", "absent"), 1);
+        assert!(program.reference("chart").is_none());
+        assert_eq!(program.outputs, ["status"]);
+        assert!(program.declares("status") && !program.declares("chart"));
+        let logstore = program.reference("logstore").unwrap();
+        assert_eq!(logstore.line, 11);
+        assert_eq!(
+            logstore.reads,
+            [("elastic_hostname".into(), 16), ("kibana_hostname".into(), 17)]
+        );
+        assert_eq!(
+            program.reference("kubeconfig").unwrap().reads,
+            [("kubeconfig".into(), 19)]
+        );
+    }
+
+    #[test]
+    fn two_references_to_one_project_read_as_one() {
+        let program = Program::parse(
+            r#"name: app
+resources:
+  net:
+    type: pulumi:pulumi:StackReference
+    properties:
+      name: ${pulumi.organization}/vpc/${pulumi.stack}
+  net2:
+    type: pulumi:pulumi:StackReference
+    properties:
+      name: ${pulumi.organization}/vpc/${pulumi.stack}
+outputs:
+  a: ${net.outputs["id"]}
+  b: ${net2.outputs["cidr"]}
+"#,
+        )
+        .unwrap();
+        assert_eq!(program.refs.len(), 1);
+        assert_eq!(program.refs[0].line, 6);
+        assert_eq!(program.refs[0].reads, [("cidr".into(), 13), ("id".into(), 12)]);
     }
 }

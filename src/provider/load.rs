@@ -268,13 +268,11 @@ impl<'a> Loader<'a> {
         let mut projects = Vec::with_capacity(merged.drafts.len());
         // Looked at on all cores: a big graph has thousands of project directories.
         let root = self.root;
-        let programs = crate::fs::on_all_cores(&merged.drafts, |d| {
-            inside_workspace(d.path.get_ref()) && root.join(d.path.get_ref()).join("Pulumi.yaml").is_file()
-        });
-        for (d, has_program) in merged.drafts.into_iter().zip(programs) {
+        let programs = crate::fs::on_all_cores(&merged.drafts, |d| program_stat(root, d.path.get_ref()));
+        for (d, program_stat) in merged.drafts.into_iter().zip(programs) {
             // A project with a bad field still takes part in the graph checks, so one run
             // reports every problem (and no misleading "unknown project" for it).
-            let p = self.project(&d, has_program);
+            let p = self.project(&d, program_stat);
             nodes.push(NodeSpec {
                 name: p.name.clone(),
                 origin: origin(d.file, &d.name),
@@ -465,8 +463,8 @@ impl<'a> Loader<'a> {
     }
 
     /// Checks one project's own fields, recording each problem.
-    /// `has_program`: its directory holds a `Pulumi.yaml`.
-    fn project(&mut self, d: &Draft, has_program: bool) -> Project {
+    /// `program_stat`: its directory holds a `Pulumi.yaml`, of this `stat`.
+    fn project(&mut self, d: &Draft, program_stat: Option<std::fs::Metadata>) -> Project {
         let name = d.name.get_ref();
         if !valid_project_name(name) {
             self.problem(
@@ -487,7 +485,7 @@ impl<'a> Loader<'a> {
             let message = format!("unknown layer `{}`", d.layer.get_ref());
             self.problem(d.file, &d.layer, message, "unknown layer", hint);
         }
-        self.check_path(d, has_program);
+        self.check_path(d, program_stat.is_some());
         let on_success = self.hooks(d);
         let mut secrets = Vec::new();
         for s in &d.secrets {
@@ -533,6 +531,7 @@ impl<'a> Loader<'a> {
             estimate: d.estimate.as_ref().map(|e| *e.get_ref()),
             timeout,
             declared_in: self.files[d.file].display.clone(),
+            program_stat,
         }
     }
 
@@ -770,6 +769,16 @@ fn inside(root: &Path, path: &Path) -> bool {
         return false;
     };
     real.starts_with(dir) && real.is_file()
+}
+
+/// The `stat` of the project's `Pulumi.yaml` when there is one (a regular file, links followed)
+/// and the path stays in the workspace.
+fn program_stat(root: &Path, path: &str) -> Option<std::fs::Metadata> {
+    if !inside_workspace(path) {
+        return None;
+    }
+    let stat = std::fs::metadata(root.join(path).join("Pulumi.yaml")).ok()?;
+    stat.is_file().then_some(stat)
 }
 
 /// A project path stays in the workspace: relative, with no `..`.

@@ -84,6 +84,9 @@ pub struct Project {
     pub timeout: Option<std::time::Duration>,
     /// The file that declares the project, as shown to the user.
     pub declared_in: String,
+    /// The `stat` of its `Pulumi.yaml` when the provider was loaded: the program cache's key
+    /// (`crate::programs`), so a big graph looks at each file once.
+    pub program_stat: Option<std::fs::Metadata>,
 }
 
 impl Project {

@@ -8,7 +8,7 @@ use crate::plan::Plan;
 
 const CRITICAL_COLOR: &str = "#c0392b";
 
-pub(crate) fn dot(plan: &Plan<'_>, labels: &super::EdgeLabels) -> String {
+pub(crate) fn dot(plan: &Plan<'_>, labels: &super::EdgeLabels<'_>) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,

@@ -52,7 +52,7 @@ struct EdgeDoc<'a> {
     from: &'a str,
     to: &'a str,
     kind: &'a str,
-    outputs: &'a [String],
+    outputs: &'a [&'a str],
 }
 
 #[derive(Serialize)]
@@ -62,7 +62,7 @@ struct CriticalDoc<'a> {
     unit: &'a str,
 }
 
-pub(crate) fn json(plan: &Plan<'_>, labels: &super::EdgeLabels) -> String {
+pub(crate) fn json(plan: &Plan<'_>, labels: &super::EdgeLabels<'_>) -> String {
     let p = plan.provider;
     let doc = PlanDoc {
         schema_version: SCHEMA_VERSION,

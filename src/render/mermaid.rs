@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use crate::graph::EdgeKind;
 use crate::plan::Plan;
 
-pub(crate) fn mermaid(plan: &Plan<'_>, labels: &super::EdgeLabels) -> String {
+pub(crate) fn mermaid(plan: &Plan<'_>, labels: &super::EdgeLabels<'_>) -> String {
     // Node ids are positions in run order: project names may contain `-` and `.`, and words
     // like `end` break Mermaid's parser, so names go only into the quoted labels.
     let id: HashMap<usize, String> = plan

@@ -25,13 +25,14 @@ pub(crate) enum Format {
 }
 
 /// Outputs read along each edge: (upstream project, downstream project) → output names.
-pub(crate) type EdgeLabels = std::collections::BTreeMap<(String, String), Vec<String>>;
+/// Borrowed from the programs: a plan of thousands of edges looks each up without allocating.
+pub(crate) type EdgeLabels<'p> = std::collections::HashMap<(&'p str, &'p str), Vec<&'p str>>;
 
 /// The outputs that flow along the edge `a → b` (in run order, so on destroy the reverse).
-fn flows<'l>(labels: &'l EdgeLabels, a: &str, b: &str) -> &'l [String] {
+fn flows<'l>(labels: &'l EdgeLabels<'_>, a: &'l str, b: &'l str) -> &'l [&'l str] {
     labels
-        .get(&(a.to_string(), b.to_string()))
-        .or_else(|| labels.get(&(b.to_string(), a.to_string())))
+        .get(&(a, b))
+        .or_else(|| labels.get(&(b, a)))
         .map_or(&[], Vec::as_slice)
 }
 

@@ -103,6 +103,7 @@ fn provider(needs: &[Vec<usize>]) -> Provider {
                 estimate: None,
                 timeout: None,
                 declared_in: "prop.toml".into(),
+                program_stat: None,
             })
             .collect(),
         prompts: vec![],

@@ -42,7 +42,13 @@ fn a_repeat_plan_answers_from_the_cache_and_misses_no_edit() {
         .iter()
         .find(|e| e["dir"] == "projects/services/logagent")
         .unwrap();
-    assert!(logagent["program"]["reads"]["logstore"].is_array());
+    let logstore = logagent["program"]["refs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["project"] == "logstore")
+        .unwrap();
+    assert!(!logstore["reads"].as_array().unwrap().is_empty(), "{logagent}");
     let again = ws.run(&args).expect(0);
     assert_eq!(first.stdout, again.stdout);
     assert_eq!(first.stderr, again.stderr);
