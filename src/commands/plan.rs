@@ -46,7 +46,7 @@ pub(crate) fn show(
         })?;
     let programs = programs::read_with(&s.ws, provider, cache);
     let labels = match o.format {
-        Format::Tree => EdgeLabels::new(),
+        Format::Tree => EdgeLabels::default(),
         Format::Dot | Format::Mermaid | Format::Json => edge_labels(&plan, &programs),
     };
     let text = match o.format {
@@ -57,7 +57,7 @@ pub(crate) fn show(
     };
     write_result(&text)?;
     // The plan is only as right as the needs: say where they and the programs disagree.
-    for p in programs::check(provider, &programs) {
+    for p in programs::check(&s.ws, provider, &programs) {
         report::warning(&format!("{}\n  fix: {}", p.what, p.fix));
     }
     // The process ends here: freeing a big graph's structures one by one would cost more than
@@ -94,14 +94,15 @@ fn learned<'p>(s: &Settings, provider: &'p Provider, operation: Operation) -> Co
 
 /// The outputs each project of the plan reads from the others, from its program's
 /// `StackReference`s.
-fn edge_labels<'p>(plan: &Plan<'_>, programs: &'p Programs) -> EdgeLabels<'p> {
-    let mut labels = EdgeLabels::with_capacity(programs.len() * 2);
+fn edge_labels<'p>(plan: &Plan<'p>, programs: &'p Programs) -> EdgeLabels<'p> {
+    let mut labels = EdgeLabels::with_capacity_and_hasher(plan.order.len() * 2, foldhash::fast::RandomState::default());
     for &i in &plan.order {
-        let Some((name, (_, program))) = programs.get_key_value(&plan.project(i).name) else {
+        let Some(program) = programs.get(i) else {
             continue;
         };
+        let name = plan.name(i);
         for r in program.refs.iter().filter(|r| !r.reads.is_empty()) {
-            labels.insert((r.project.as_str(), name.as_str()), r.outputs().collect());
+            labels.insert((r.project.as_str(), name), r.outputs().collect());
         }
     }
     labels

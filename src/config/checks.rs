@@ -33,7 +33,7 @@ impl Inputs<'_> {
 pub(crate) fn checks(i: &Inputs<'_>, config: &Map<String, Value>) -> Vec<Problem> {
     let mut problems = Vec::new();
     project_names(i, &mut problems);
-    problems.extend(programs::check(i.provider, &programs::read_all(i.ws, i.provider)));
+    problems.extend(programs::check(i.ws, i.provider, &programs::read_all(i.ws, i.provider)));
     for check in &i.provider.checks {
         let applies =
             check.when_projects.is_empty() || check.when_projects.iter().any(|p| i.provider.graph.find(p).is_some());

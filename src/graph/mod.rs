@@ -119,7 +119,7 @@ pub struct ProjectGraph {
     nodes: Vec<NodeSpec>,
     needs: Vec<Vec<Need>>,
     dependents: Vec<Vec<Need>>,
-    index: HashMap<String, usize>,
+    index: foldhash::HashMap<String, usize>,
     /// Topological order (needs first), ties broken by declaration order.
     topo: Vec<usize>,
 }
@@ -153,7 +153,8 @@ impl ProjectGraph {
     /// Builds and validates the graph, reporting every problem found (not just the first).
     pub fn build(nodes: Vec<NodeSpec>) -> Result<Self, Vec<GraphError>> {
         let mut errors = Vec::new();
-        let mut index: HashMap<String, usize> = HashMap::with_capacity(nodes.len());
+        let mut index: foldhash::HashMap<String, usize> =
+            foldhash::HashMap::with_capacity_and_hasher(nodes.len(), foldhash::fast::RandomState::default());
         for (i, node) in nodes.iter().enumerate() {
             if let Some(&first) = index.get(&node.name) {
                 errors.push(GraphError::Duplicate {

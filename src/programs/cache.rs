@@ -7,7 +7,7 @@
 //! looked at: a file changed less than [`SETTLE`] before is read every time until it settles,
 //! as timestamps tick more coarsely than nanoseconds on many file systems (git's "racy" rule).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
@@ -103,7 +103,7 @@ pub(super) struct Entry {
 /// The cached programs, by project directory (relative to the workspace root).
 #[derive(Default)]
 pub(super) struct Cache {
-    entries: HashMap<String, Entry>,
+    entries: foldhash::HashMap<String, Entry>,
 }
 
 impl Cache {

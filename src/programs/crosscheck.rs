@@ -9,16 +9,18 @@ use std::collections::{BTreeMap, HashMap};
 use super::Programs;
 use crate::diagnostic::Problem;
 use crate::graph::{self, EdgeKind};
-use crate::provider::Provider;
+use crate::provider::{Project, Provider};
+use crate::workspace::Workspace;
 
-pub(crate) fn check(provider: &Provider, programs: &Programs) -> Vec<Problem> {
+pub(crate) fn check(ws: &Workspace, provider: &Provider, programs: &Programs) -> Vec<Problem> {
     let g = &provider.graph;
     let mut problems = Vec::new();
     let mut suggest = Suggestions::new(provider);
     for (i, project) in provider.projects.iter().enumerate() {
-        let Some((file, program)) = programs.get(project.name.as_str()) else {
+        let Some(program) = programs.get(i) else {
             continue; // `validate` reports a missing or broken Pulumi.yaml
         };
+        let file = FileOf(ws, project);
         // Locations are worked out only for a problem: a line count per lookup adds up on big graphs.
         let at = || provider.locate(g.node(i).origin);
         let mut data = BTreeMap::new();
@@ -81,9 +83,10 @@ pub(crate) fn check(provider: &Provider, programs: &Programs) -> Vec<Problem> {
         }
         for r in &program.refs {
             let upstream = &r.project;
-            let Some((up_file, up_program)) = programs.get(upstream.as_str()) else {
+            let Some((up, up_program)) = g.find(upstream).and_then(|u| Some((u, programs.get(u)?))) else {
                 continue;
             };
+            let up_file = FileOf(ws, &provider.projects[up]);
             for (output, line) in &r.reads {
                 if up_program.declares(output) {
                     continue;
@@ -105,6 +108,16 @@ pub(crate) fn check(provider: &Provider, programs: &Programs) -> Vec<Problem> {
         }
     }
     problems
+}
+
+/// A project's `Pulumi.yaml` as shown, worked out only when a problem is written.
+#[derive(Clone, Copy)]
+struct FileOf<'a>(&'a Workspace, &'a Project);
+
+impl std::fmt::Display for FileOf<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&super::file(self.0, self.1))
+    }
 }
 
 /// Closest project names for unknown references. The names are indexed once, and only when a

@@ -6,7 +6,6 @@ mod cache;
 mod crosscheck;
 mod program;
 
-use std::collections::BTreeMap;
 use std::time::SystemTime;
 
 use crate::fs::on_all_cores;
@@ -17,9 +16,20 @@ use cache::{Cache, FileKey};
 pub(crate) use crosscheck::check;
 pub(crate) use program::Program;
 
-/// Each project's program (by project name) with its `Pulumi.yaml` as shown to the user; those
-/// that cannot be read are left out (`validate` reports them).
-pub(crate) type Programs = BTreeMap<String, (String, Program)>;
+/// Each project's program, by the project's index in its provider; `None` where it cannot be
+/// read (`validate` reports those).
+pub(crate) struct Programs(Vec<Option<Program>>);
+
+impl Programs {
+    pub(crate) fn get(&self, project: usize) -> Option<&Program> {
+        self.0.get(project).and_then(Option::as_ref)
+    }
+}
+
+/// A project's `Pulumi.yaml` as shown to the user.
+pub(crate) fn file(ws: &Workspace, p: &Project) -> String {
+    ws.show(&ws.root.join(&p.path).join("Pulumi.yaml"))
+}
 
 /// The program cache, read on a thread of its own from the moment it is asked for: a big
 /// graph's cache takes about as long to read as its provider file to parse, and neither needs
@@ -77,10 +87,5 @@ pub(crate) fn read_with(ws: &Workspace, provider: &Provider, cache: CacheRead) -
             });
         let _ = cache.save(&ws.shared_dir().program_cache(), fresh);
     }
-    let file = |p: &Project| ws.root.join(&p.path).join("Pulumi.yaml");
-    projects
-        .iter()
-        .zip(found)
-        .filter_map(|(p, program)| Some((p.name.clone(), (ws.show(&file(p)), program?))))
-        .collect()
+    Programs(found)
 }

@@ -26,7 +26,7 @@ pub(crate) enum Format {
 
 /// Outputs read along each edge: (upstream project, downstream project) → output names.
 /// Borrowed from the programs: a plan of thousands of edges looks each up without allocating.
-pub(crate) type EdgeLabels<'p> = std::collections::HashMap<(&'p str, &'p str), Vec<&'p str>>;
+pub(crate) type EdgeLabels<'p> = foldhash::HashMap<(&'p str, &'p str), Vec<&'p str>>;
 
 /// The outputs that flow along the edge `a → b` (in run order, so on destroy the reverse).
 fn flows<'l>(labels: &'l EdgeLabels<'_>, a: &'l str, b: &'l str) -> &'l [&'l str] {
