@@ -85,7 +85,10 @@ pub(crate) fn read_with(ws: &Workspace, provider: &Provider, cache: CacheRead) -
                 (Some((key, true)), Some(program)) => Some((p.path.as_str(), key, program)),
                 _ => None,
             });
-        let _ = cache.save(&ws.shared_dir().program_cache(), fresh);
+        let shared = ws.shared_dir();
+        let _ = shared
+            .create_cache()
+            .and_then(|()| cache.save(&shared.program_cache(), fresh));
     }
     Programs(found)
 }

@@ -34,20 +34,10 @@ impl RunDir {
         }
     }
 
-    /// `.runner/` readable by its owner alone (logs and scratch files may hold what others
-    /// should not read), and this stack's directory in it.
+    /// `.runner/` readable by its owner alone (see [`create_private`]), and this stack's
+    /// directory in it.
     pub(crate) fn create(&self) -> std::io::Result<()> {
-        let mut dir = std::fs::DirBuilder::new();
-        dir.recursive(true);
-        #[cfg(unix)]
-        std::os::unix::fs::DirBuilderExt::mode(&mut dir, 0o700);
-        dir.create(&self.base)?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt as _;
-            std::fs::set_permissions(&self.base, std::fs::Permissions::from_mode(0o700))?;
-        }
-        dir.create(self.stack_dir())
+        create_private(&self.base, &self.stack_dir())
     }
 
     pub(crate) fn stack(&self) -> &str {
@@ -125,8 +115,30 @@ impl SharedDir {
         }
     }
 
+    /// `.runner/` readable by its owner alone (see [`create_private`]), and its `cache/`.
+    pub(crate) fn create_cache(&self) -> std::io::Result<()> {
+        create_private(&self.base, &self.base.join("cache"))
+    }
+
     /// What each project's program reads and declares, keyed by its file's identity.
     pub(crate) fn program_cache(&self) -> PathBuf {
         self.base.join("cache").join("programs.json")
     }
+}
+
+/// Creates `base` (`.runner/`) readable by its owner alone — logs and scratch files may hold
+/// what others should not read, so one made by an older version is narrowed too — and `sub`
+/// in it, private as well.
+fn create_private(base: &Path, sub: &Path) -> std::io::Result<()> {
+    let mut dir = std::fs::DirBuilder::new();
+    dir.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut dir, 0o700);
+    dir.create(base)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(base, std::fs::Permissions::from_mode(0o700))?;
+    }
+    dir.create(sub)
 }

@@ -30,6 +30,12 @@ fn a_repeat_plan_answers_from_the_cache_and_misses_no_edit() {
     std::thread::sleep(std::time::Duration::from_millis(2200));
     let args = ["show-plan", "-p", "aws", "--format", "json"];
     let first = ws.run(&args).expect(0);
+    // Made by show-plan as by a run: private to its owner.
+    for dir in [".runner", ".runner/cache"] {
+        let mode =
+            std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(ws.path().join(dir)).unwrap().permissions());
+        assert_eq!(mode & 0o777, 0o700, "{dir}");
+    }
     // A header line, then one line per program.
     let cache = std::fs::read_to_string(ws.path().join(".runner/cache/programs.json")).unwrap();
     let entries: Vec<Value> = cache
