@@ -70,7 +70,7 @@ fn dispatch(cli: &Cli, style: Style, cwd: &Path) -> Result<i32, RunnerError> {
         Command::ShowPlan(args) => {
             let s = settings()?;
             let cache = crate::programs::CacheRead::start(&s.ws);
-            let provider = s.provider("show-plan")?;
+            let provider = s.provider_seeing("show-plan", &cache)?;
             let options = PlanOptions {
                 operation: args.operation,
                 targets: args.targets.clone(),

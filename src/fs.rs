@@ -168,6 +168,32 @@ pub(crate) fn on_all_cores<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + 
     })
 }
 
+/// `stat`s of project programs (`<dir>/Pulumi.yaml`, links followed) taken ahead of need, by
+/// project directory relative to the workspace root: planning a big graph looks at thousands of
+/// them, and a thread that knows last time's directories can look while the provider file is
+/// still being parsed. A directory not in it is looked at when asked.
+pub(crate) trait ProgramStats: Sync {
+    fn taken(&self, dir: &str) -> Taken;
+}
+
+/// What a `stat` taken ahead saw.
+pub(crate) enum Taken {
+    /// None was taken: look now.
+    Not,
+    /// There was no file (or it could not be looked at).
+    Absent,
+    Stat(std::fs::Metadata),
+}
+
+/// No `stat` taken ahead.
+pub(crate) struct NoStats;
+
+impl ProgramStats for NoStats {
+    fn taken(&self, _: &str) -> Taken {
+        Taken::Not
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -82,7 +82,16 @@ impl Settings {
     /// The provider named by `-p`, loaded and checked. Missing or unknown is a usage error that
     /// lists the providers there are.
     pub(crate) fn provider(&self, command: &str) -> Result<Provider, RunnerError> {
-        let provider = load_provider(&self.ws, self.provider.as_deref(), command)?;
+        self.provider_seeing(command, &crate::fs::NoStats)
+    }
+
+    /// [`Self::provider`], with the `stat`s of project programs that were taken ahead.
+    pub(crate) fn provider_seeing(
+        &self,
+        command: &str,
+        stats: &dyn crate::fs::ProgramStats,
+    ) -> Result<Provider, RunnerError> {
+        let provider = load_provider(&self.ws, self.provider.as_deref(), command, stats)?;
         crate::report::debug(self.style, &format!("provider file: {}", provider.file));
         Ok(provider)
     }
@@ -136,7 +145,7 @@ impl Settings {
         let provider = match (&self.provider, self.provider.is_none().then(named).flatten()) {
             (None, Some((name, note))) => {
                 crate::report::info(&note);
-                load_provider(&self.ws, Some(&name), command)?
+                load_provider(&self.ws, Some(&name), command, &crate::fs::NoStats)?
             }
             _ => self.provider(command)?,
         };
@@ -331,7 +340,12 @@ fn recorded_provider(ws: &Workspace, stack: &str) -> Option<(String, String)> {
 }
 
 /// The provider `name`, loaded and checked.
-fn load_provider(ws: &Workspace, name: Option<&str>, command: &str) -> Result<Provider, RunnerError> {
+fn load_provider(
+    ws: &Workspace,
+    name: Option<&str>,
+    command: &str,
+    stats: &dyn crate::fs::ProgramStats,
+) -> Result<Provider, RunnerError> {
     // The list of providers is only for error messages: read it only when one is needed.
     let available = || -> Vec<String> {
         provider::entries(&ws.root, &|p| ws.show(p))
@@ -357,7 +371,7 @@ fn load_provider(ws: &Workspace, name: Option<&str>, command: &str) -> Result<Pr
             choices(&available()),
         ));
     };
-    match provider::load(&ws.root, name, &|p| ws.show(p)) {
+    match provider::load_seeing(&ws.root, name, &|p| ws.show(p), stats) {
         Ok(p) => Ok(p),
         Err(LoadError::NotAProvider { name, is_layer }) => {
             let available = available();

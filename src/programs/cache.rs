@@ -134,6 +134,11 @@ impl Cache {
         Cache { entries }
     }
 
+    /// The project directories it holds.
+    pub(super) fn dirs(&self) -> impl Iterator<Item = &str> {
+        self.entries.keys().map(String::as_str)
+    }
+
     /// The program of `dir` if its file is still the one cached (the entry is handed over).
     pub(super) fn take(&mut self, dir: &str, key: &FileKey) -> Option<Program> {
         let entry = self.entries.remove(dir)?;

@@ -6,6 +6,7 @@ mod cache;
 mod crosscheck;
 mod program;
 
+use std::sync::{Mutex, OnceLock};
 use std::time::SystemTime;
 
 use crate::fs::on_all_cores;
@@ -31,19 +32,60 @@ pub(crate) fn file(ws: &Workspace, p: &Project) -> String {
     ws.show(&ws.root.join(&p.path).join("Pulumi.yaml"))
 }
 
-/// The program cache, read on a thread of its own from the moment it is asked for: a big
-/// graph's cache takes about as long to read as its provider file to parse, and neither needs
-/// the other.
-pub(crate) struct CacheRead(std::thread::JoinHandle<Cache>);
+/// The program cache, read on a thread of its own from the moment it is asked for, which then
+/// looks at the programs it knows (see [`crate::fs::ProgramStats`]): a big graph's cache takes
+/// about as long to read as its provider file to parse, and neither needs the other.
+pub(crate) struct CacheRead {
+    thread: Mutex<Option<std::thread::JoinHandle<Ahead>>>,
+    done: OnceLock<Ahead>,
+}
+
+/// What the cache thread read and looked at.
+#[derive(Default)]
+struct Ahead {
+    cache: Cache,
+    stats: foldhash::HashMap<String, Option<std::fs::Metadata>>,
+}
 
 impl CacheRead {
     pub(crate) fn start(ws: &Workspace) -> Self {
         let path = ws.shared_dir().program_cache();
-        CacheRead(std::thread::spawn(move || Cache::load(&path)))
+        let root = ws.root.clone();
+        let thread = std::thread::spawn(move || {
+            let cache = Cache::load(&path);
+            let stats = cache
+                .dirs()
+                .map(|d| (d.to_string(), std::fs::metadata(root.join(d).join("Pulumi.yaml")).ok()))
+                .collect();
+            Ahead { cache, stats }
+        });
+        CacheRead {
+            thread: Mutex::new(Some(thread)),
+            done: OnceLock::new(),
+        }
+    }
+
+    fn ahead(&self) -> &Ahead {
+        self.done.get_or_init(|| {
+            let thread = self.thread.lock().ok().and_then(|mut t| t.take());
+            thread.and_then(|t| t.join().ok()).unwrap_or_default()
+        })
     }
 
     fn finish(self) -> Cache {
-        self.0.join().unwrap_or_default()
+        self.ahead();
+        self.done.into_inner().unwrap_or_default().cache
+    }
+}
+
+impl crate::fs::ProgramStats for CacheRead {
+    fn taken(&self, dir: &str) -> crate::fs::Taken {
+        use crate::fs::Taken;
+        match self.ahead().stats.get(dir) {
+            None => Taken::Not,
+            Some(None) => Taken::Absent,
+            Some(Some(stat)) => Taken::Stat(stat.clone()),
+        }
     }
 }
 

@@ -36,7 +36,7 @@ pub fn entries(root: &Path, show: &dyn Fn(&Path) -> String) -> std::io::Result<(
     let mut entries = Vec::new();
     let mut problems = Vec::new();
     for name in file_names(root)? {
-        let mut loader = Loader::new(root, show);
+        let mut loader = Loader::new(root, show, &crate::fs::NoStats);
         if let Some((_, raw)) = loader.read(&name)
             && loader.check_name(&name, &raw)
         {
@@ -63,7 +63,17 @@ pub enum LoadError {
 
 /// Loads provider `name` with its layers and checks everything: the result is ready to plan.
 pub fn load(root: &Path, name: &str, show: &dyn Fn(&Path) -> String) -> Result<Provider, LoadError> {
-    let mut loader = Loader::new(root, show);
+    load_seeing(root, name, show, &crate::fs::NoStats)
+}
+
+/// [`load`], with the `stat`s of project programs that were taken ahead.
+pub(crate) fn load_seeing(
+    root: &Path,
+    name: &str,
+    show: &dyn Fn(&Path) -> String,
+    stats: &dyn crate::fs::ProgramStats,
+) -> Result<Provider, LoadError> {
+    let mut loader = Loader::new(root, show, stats);
     if !file_name_ok(name) || !inside(root, &root.join(PROVIDERS_DIR).join(format!("{name}.toml"))) {
         return Err(LoadError::NotAProvider {
             name: name.to_string(),
@@ -115,15 +125,17 @@ struct Merged {
 struct Loader<'a> {
     root: &'a Path,
     show: &'a dyn Fn(&Path) -> String,
+    stats: &'a dyn crate::fs::ProgramStats,
     files: Vec<SourceFile>,
     problems: Vec<FileDiagnostic>,
 }
 
 impl<'a> Loader<'a> {
-    fn new(root: &'a Path, show: &'a dyn Fn(&Path) -> String) -> Self {
+    fn new(root: &'a Path, show: &'a dyn Fn(&Path) -> String, stats: &'a dyn crate::fs::ProgramStats) -> Self {
         Loader {
             root,
             show,
+            stats,
             files: Vec::new(),
             problems: Vec::new(),
         }
@@ -268,7 +280,8 @@ impl<'a> Loader<'a> {
         let mut projects = Vec::with_capacity(merged.drafts.len());
         // Looked at on all cores: a big graph has thousands of project directories.
         let root = self.root;
-        let programs = crate::fs::on_all_cores(&merged.drafts, |d| program_stat(root, d.path.get_ref()));
+        let stats = self.stats;
+        let programs = crate::fs::on_all_cores(&merged.drafts, |d| program_stat(root, d.path.get_ref(), stats));
         for (d, program_stat) in merged.drafts.into_iter().zip(programs) {
             // A project with a bad field still takes part in the graph checks, so one run
             // reports every problem (and no misleading "unknown project" for it).
@@ -773,11 +786,16 @@ fn inside(root: &Path, path: &Path) -> bool {
 
 /// The `stat` of the project's `Pulumi.yaml` when there is one (a regular file, links followed)
 /// and the path stays in the workspace.
-fn program_stat(root: &Path, path: &str) -> Option<std::fs::Metadata> {
+fn program_stat(root: &Path, path: &str, stats: &dyn crate::fs::ProgramStats) -> Option<std::fs::Metadata> {
+    use crate::fs::Taken;
     if !inside_workspace(path) {
         return None;
     }
-    let stat = std::fs::metadata(root.join(path).join("Pulumi.yaml")).ok()?;
+    let stat = match stats.taken(path) {
+        Taken::Stat(stat) => stat,
+        Taken::Absent => return None,
+        Taken::Not => std::fs::metadata(root.join(path).join("Pulumi.yaml")).ok()?,
+    };
     stat.is_file().then_some(stat)
 }
 

@@ -13,6 +13,7 @@ use crate::diagnostic::SourceFile;
 use crate::graph::{Layer, ProjectGraph};
 
 pub use file::FileKind;
+pub(crate) use load::load_seeing;
 pub use load::{LoadError, entries, file_names, load};
 
 /// One entry of `providers/`, as `list-providers` shows it.

@@ -84,4 +84,10 @@ fn a_repeat_plan_answers_from_the_cache_and_misses_no_edit() {
         "outputs[\"elastic_hostname\"]",
     );
     assert_eq!(ws.run(&args).expect(0).stdout, first.stdout);
+
+    // A program the cache knows, gone: the plan says so, as without a cache.
+    std::fs::remove_file(ws.path().join("projects/services/logagent/Pulumi.yaml")).unwrap();
+    ws.run(&args)
+        .expect(2)
+        .stderr_has("project `logagent` has no Pulumi.yaml at `projects/services/logagent`");
 }
