@@ -57,9 +57,8 @@ pub(crate) fn show(
     };
     write_result(&text)?;
     // The plan is only as right as the needs: say where they and the programs disagree.
-    for p in programs::check(&s.ws, provider, &programs) {
-        report::warning(&format!("{}\n  fix: {}", p.what, p.fix));
-    }
+    let problems = programs::check(&s.ws, provider, &programs);
+    report::warnings(problems.iter().map(|p| format!("{}\n  fix: {}", p.what, p.fix)));
     // The process ends here: freeing a big graph's structures one by one would cost more than
     // rendering them, and the system takes the memory back at once.
     std::mem::forget((text, labels, plan));

@@ -107,8 +107,10 @@ impl<'a> Walk<'a> {
                 *best = Some((d, name.as_str()));
             }
         }
-        // No longer name under this prefix can come back within the limit.
-        if row.iter().min().is_some_and(|&m| m > self.limit) {
+        // No longer name under this prefix can come back within the limit, or beat the best
+        // found so far (a tie can still win on the name, so only a worse row is left).
+        let bound = best.map_or(self.limit, |(d, _)| d.min(self.limit));
+        if row.iter().min().is_some_and(|&m| m > bound) {
             return;
         }
         for &(next, child) in &n.children {

@@ -151,6 +151,18 @@ pub(crate) fn warning(message: &str) {
     say!("{}", note_line(None, crate::exec::Level::Warning, message));
 }
 
+/// Many warnings in one write (a big graph's cross-check may have a thousand).
+pub(crate) fn warnings(messages: impl Iterator<Item = String>) {
+    let mut text = String::new();
+    for m in messages {
+        text.push_str(&note_line(None, crate::exec::Level::Warning, &m));
+        text.push('\n');
+    }
+    if !text.is_empty() {
+        say_inline!("{text}");
+    }
+}
+
 /// Prints an error with its location, code frame and fix.
 pub(crate) fn error(style: Style, err: &RunnerError) {
     let prefix = console::Style::new().red().bold().for_stderr().apply_to("error:");
