@@ -283,7 +283,7 @@ AWS_STACK = """config:
   eks:max_size: 12
   eks:desired_capacity: 3
 """
-AWS_SECRETS = {f"RUNNER_SECRET_{k}": f"bench-{k.lower()}-S3cret" for k in (
+AWS_SECRETS = {f"MARA_SECRET_{k}": f"bench-{k.lower()}-S3cret" for k in (
     "PROMETHEUS_ADMINPASS", "SIRIUS_ACCOUNTS_PWD", "SIRIUS_LEDGER_PWD", "SIRIUS_DEMO_LOGIN_USER",
     "SIRIUS_DEMO_LOGIN_PWD")}
 
@@ -319,7 +319,9 @@ def aws_graph():
                     with open(f"{ws}/config/pulumi/Pulumi.dev.yaml", "w") as f:
                         f.write(AWS_STACK)
                     for tool, body in (("aws", "#!/bin/sh\necho '{\"Account\": \"123456789012\"}'\n"),
-                                       ("kubectl", "#!/bin/sh\nexit 0\n")):
+                                       ("kubectl", "#!/bin/sh\nexit 0\n"),
+                                       # `docker buildx version`, the check of kic-image-build
+                                       ("docker", "#!/bin/sh\necho 'github.com/docker/buildx v0.19.3'\n")):
                         with open(f"{ws}/bin/{tool}", "w") as f:
                             f.write(body)
                         os.chmod(f"{ws}/bin/{tool}", 0o755)
