@@ -1,4 +1,5 @@
-//! Questions at a terminal (on standard error, answers from the keyboard), with `dialoguer`.
+//! Questions at a terminal (on standard error, answers from the keyboard), with `dialoguer`,
+//! or as plain lines on a dumb terminal.
 
 use dialoguer::theme::SimpleTheme;
 use dialoguer::{Input, Password};
@@ -42,10 +43,49 @@ impl Terminal {
 
     fn io(&self, e: dialoguer::Error) -> std::io::Error {
         let dialoguer::Error::IO(e) = e;
+        self.read_error(e)
+    }
+
+    fn read_error(&self, e: std::io::Error) -> std::io::Error {
         if e.kind() == std::io::ErrorKind::Interrupted {
             self.interrupted();
         }
         e
+    }
+
+    // A dumb terminal shows escape codes as they are, and `dialoguer` clears its lines with
+    // them after every answer: there the questions are plain lines, answered with Enter (the
+    // terminal's own line editing), as `dialoguer`'s simple theme words them.
+
+    /// A visible answer on a dumb terminal.
+    fn line(&self, prompt: &str) -> std::io::Result<String> {
+        use std::io::Write as _;
+        let mut err = std::io::stderr().lock();
+        write!(err, "{prompt}")?;
+        err.flush()?;
+        drop(err);
+        let mut line = String::new();
+        if std::io::stdin().read_line(&mut line).map_err(|e| self.read_error(e))? == 0 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "the terminal closed before an answer",
+            ));
+        }
+        Ok(line.trim_end_matches(['\r', '\n']).to_string())
+    }
+
+    /// A hidden answer on a dumb terminal: the question, then the answer read with echo off.
+    fn hidden_line(&self, prompt: &str, allow_empty: bool) -> std::io::Result<String> {
+        let term = console::Term::stderr();
+        loop {
+            term.write_str(&format!("{prompt}: "))?;
+            let answer = term.read_secure_line().map_err(|e| self.read_error(e))?;
+            // The Enter that ended it was not echoed either.
+            term.write_line("")?;
+            if allow_empty || !answer.is_empty() {
+                return Ok(answer);
+            }
+        }
     }
 }
 
@@ -80,11 +120,28 @@ impl Ask for Terminal {
         default: Option<&str>,
         check: &dyn Fn(&str) -> Result<(), String>,
     ) -> std::io::Result<String> {
+        if dumb_terminal() {
+            let prompt = match default {
+                Some(d) => format!("{question} [{d}]: "),
+                None => format!("{question}: "),
+            };
+            loop {
+                let typed = self.line(&prompt)?;
+                let answer = match default {
+                    Some(d) if typed.is_empty() => d.to_string(),
+                    _ => typed,
+                };
+                if answer.is_empty() {
+                    continue;
+                }
+                match check(&answer) {
+                    Ok(()) => return Ok(answer),
+                    Err(e) => crate::report::info(&format!("error: {e}")),
+                }
+            }
+        }
         let mut input = Input::<String>::with_theme(&SimpleTheme)
             .with_prompt(question)
-            // A dumb terminal cannot redraw the question with its answer: it would look asked
-            // twice, so the answer stays as typed.
-            .report(!dumb_terminal())
             .validate_with(|a: &String| check(a));
         if let Some(d) = default {
             input = input.default(d.to_string());
@@ -97,13 +154,25 @@ impl Ask for Terminal {
             Some(d) => format!("{question} [{d}]"),
             None => question.to_string(),
         };
-        let mut p = Password::with_theme(&SimpleTheme)
-            .with_prompt(&prompt)
-            .allow_empty_password(default.is_some());
-        if confirm {
-            p = p.with_confirmation(format!("{question} (again)"), "The two entries differ; enter it again.");
-        }
-        let answer = p.interact().map_err(|e| self.io(e))?;
+        let again = format!("{question} (again)");
+        let differ = "The two entries differ; enter it again.";
+        let answer = if dumb_terminal() {
+            loop {
+                let first = self.hidden_line(&prompt, default.is_some())?;
+                if !confirm || self.hidden_line(&again, default.is_some())? == first {
+                    break first;
+                }
+                console::Term::stderr().write_line(differ)?;
+            }
+        } else {
+            let mut p = Password::with_theme(&SimpleTheme)
+                .with_prompt(&prompt)
+                .allow_empty_password(default.is_some());
+            if confirm {
+                p = p.with_confirmation(again, differ);
+            }
+            p.interact().map_err(|e| self.io(e))?
+        };
         Ok(match default {
             Some(d) if answer.is_empty() => d.to_string(),
             _ => answer,
@@ -111,6 +180,15 @@ impl Ask for Terminal {
     }
 
     fn confirm(&mut self, question: &str) -> std::io::Result<bool> {
+        if dumb_terminal() {
+            loop {
+                match self.line(&format!("{question} [y/N] "))?.trim().to_lowercase().as_str() {
+                    "y" | "yes" => return Ok(true),
+                    "" | "n" | "no" => return Ok(false),
+                    _ => {}
+                }
+            }
+        }
         dialoguer::Confirm::with_theme(&SimpleTheme)
             .with_prompt(question)
             .default(false)

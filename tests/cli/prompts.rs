@@ -643,15 +643,21 @@ fn a_dumb_terminal_gets_plain_lines_and_the_time_answering_is_not_the_runs() {
         &["up", "-p", "aws", "-s", "dev", "--target", "iam", "--yes"],
         &["PULUMI_CONFIG_PASSPHRASE"],
     );
-    s.expect("Passphrase to protect this stack's secrets").unwrap();
+    let asked = s.expect("Passphrase to protect this stack's secrets").unwrap();
+    let mut questions = String::from_utf8_lossy(asked.before()).into_owned();
     // A person who takes their time: it is not the run's.
     std::thread::sleep(Duration::from_secs(3));
     s.send_line("a passphrase").unwrap();
-    answer(&mut s, "(again): ", "a passphrase");
+    let again = s.expect("(again): ").unwrap();
+    questions.push_str(&String::from_utf8_lossy(again.before()));
+    std::thread::sleep(Duration::from_millis(150));
+    s.send_line("a passphrase").unwrap();
     let screen = rest(&mut s);
-    // TERM=dumb: no live view, lines as they come, no escape codes.
+    // TERM=dumb: no live view, lines as they come, no escape codes, around the hidden
+    // questions either.
     let run = &screen[screen.find("▶ [iam] up started").unwrap_or_else(|| panic!("{screen}"))..];
-    assert!(!run.contains('\u{1b}'), "escape codes on a dumb terminal:\n{run:?}");
+    let all = format!("{questions}{screen}");
+    assert!(!all.contains('\u{1b}'), "escape codes on a dumb terminal:\n{all:?}");
     assert!(run.contains("Summary: up"), "{run}");
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(ws.path().join(".runner/last-run.json")).unwrap()).unwrap();
@@ -681,4 +687,52 @@ fn a_kubeconfig_list_offers_one_path() {
     let _ = rest(&mut s);
     let expected = ws.path().join("home/.kube/config");
     assert_eq!(stack_yaml(&ws)["kubernetes:kubeconfig"], expected.to_str().unwrap());
+}
+
+/// Waits for `question`, keeping all that came before it in `all`, then types `reply` and Enter.
+fn ask(s: &mut Session, all: &mut String, question: &str, reply: &str) {
+    let found = s
+        .expect(question)
+        .unwrap_or_else(|e| panic!("never asked {question:?}: {e}\n{all}"));
+    all.push_str(&String::from_utf8_lossy(found.before()));
+    all.push_str(question);
+    std::thread::sleep(Duration::from_millis(150));
+    s.send_line(reply).unwrap();
+}
+
+#[test]
+fn a_dumb_terminal_gets_every_question_as_plain_text() {
+    // TERM=dumb shows escape codes as they are: hidden, visible and yes/no questions are plain
+    // lines there, answered with Enter.
+    let ws = Ws::configured("aws");
+    let mut all = String::new();
+    let a = &mut all;
+    let mut s = session(
+        &ws,
+        &["up", "-p", "aws", "-s", "dev", "--target", "iam"],
+        &["PULUMI_CONFIG_PASSPHRASE"],
+    );
+    ask(
+        &mut s,
+        a,
+        "Passphrase to protect this stack's secrets (choose one; it is not stored): ",
+        "a passphrase",
+    );
+    ask(&mut s, a, "(again): ", "another");
+    ask(&mut s, a, "The two entries differ; enter it again.", "a passphrase");
+    ask(&mut s, a, "(again): ", "a passphrase");
+    ask(&mut s, a, "Go ahead? [y/N] ", "perhaps");
+    ask(&mut s, a, "Go ahead? [y/N] ", "y");
+    let screen = rest(&mut s);
+    assert!(screen.contains("Summary: up"), "{screen}");
+    a.push_str(&screen);
+
+    let mut s = session(&ws, &["destroy", "-p", "aws", "-s", "dev", "--target", "iam"], &[]);
+    ask(&mut s, a, "Type the stack name `dev` to destroy it", "prod");
+    let screen = rest(&mut s);
+    assert!(screen.contains("not confirmed: nothing was changed"), "{screen}");
+    a.push_str(&screen);
+    assert!(!all.contains('\u{1b}'), "escape codes on a dumb terminal:\n{all:?}");
+    // The passphrase was never echoed.
+    assert!(!all.contains("a passphrase") && !all.contains("another"), "{all}");
 }
