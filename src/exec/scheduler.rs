@@ -35,10 +35,11 @@ pub struct Options {
 const STILL_RUNNING_EVERY: Duration = Duration::from_secs(5 * 60);
 
 /// Project name and its upstream projects' output digests → the digest of its inputs.
-pub type InputsDigest = Box<dyn Fn(&str, &BTreeMap<String, String>) -> String + Send + Sync>;
+pub type InputsDigest = Arc<dyn Fn(&str, &BTreeMap<String, String>) -> String + Send + Sync>;
 
-/// What a finished job hands back to the loop: project, start, end.
-type Joined = (usize, Option<SystemTime>, JobEnd);
+/// What a finished job hands back to the loop: project, start, end, and the digest of its
+/// inputs when it succeeded and a resume asks for it.
+type Joined = (usize, Option<SystemTime>, JobEnd, Option<String>);
 
 /// What the last runs left, to skip projects whose inputs did not change (`up` only).
 pub struct Resume {
@@ -207,7 +208,7 @@ pub async fn execute<E: Engine>(
                 continue;
             }
             let control = stopping.control(&events);
-            spawn_job(&run, i, options, engine.clone(), control, &mut running);
+            spawn_job(&run, i, options, resume, engine.clone(), control, &mut running);
         }
         if running.is_empty() {
             break;
@@ -311,6 +312,7 @@ fn spawn_job<E: Engine>(
     run: &Run<'_>,
     i: usize,
     options: &Options,
+    resume: Option<&Resume>,
     engine: Arc<E>,
     control: Control,
     running: &mut JoinSet<Joined>,
@@ -341,9 +343,18 @@ fn spawn_job<E: Engine>(
     let timeout = options.timeout.or(job.project.timeout);
     let grace = options.grace;
     let name = job.project.name.clone();
+    // The inputs digest is taken once the project ran: its run may itself write files the
+    // digest covers (a new stack's encryption salt), which must not look like a change next
+    // time. Taken here, in the job's own task (a walk and a hash of its directory), so the
+    // loop starts what waited for it at once; the upstream digests are known already.
+    let digest = resume.map(|r| (r.inputs.clone(), upstream_digests(run, i)));
     running.spawn(async move {
         let end = watched(engine.run(job, control.clone()), &name, &control, (timeout, grace)).await;
-        (i, Some(started), end)
+        let digest = match (digest, &end.status) {
+            (Some((inputs, upstream)), Status::Succeeded) => Some(inputs(&name, &upstream)),
+            _ => None,
+        };
+        (i, Some(started), end, digest)
     });
 }
 
@@ -459,14 +470,8 @@ fn record_end(
     options: &Options,
     interrupted: bool,
 ) -> Vec<usize> {
-    let (i, started, end) = joined;
+    let (i, started, end, digest) = joined;
     let failed = end.status.is_failure();
-    // The inputs digest is taken once the project ran: its run may itself write files the
-    // digest covers (a new stack's encryption salt), which must not look like a change next time.
-    let digest = match (resume, &end.status) {
-        (Some(r), Status::Succeeded) => Some((r.inputs)(run.name(i), &upstream_digests(run, i))),
-        _ => None,
-    };
     if let Some(o) = &end.outputs {
         if let Some(r) = resume {
             run.output_digests.insert(i, (r.outputs)(o));
@@ -825,7 +830,7 @@ mod tests {
                 ),
             ]
             .into(),
-            inputs: Box::new(|name, up| {
+            inputs: Arc::new(|name, up| {
                 let ups: Vec<String> = up.iter().map(|(k, v)| format!("{k}={v}")).collect();
                 format!("in:{name}:{}", ups.join(","))
             }),

@@ -143,7 +143,7 @@ impl RunState {
         let for_outputs = digests.clone();
         Resume {
             previous,
-            inputs: Box::new(move |name, upstream| digests.inputs(&paths[name], upstream)),
+            inputs: Arc::new(move |name, upstream| digests.inputs(&paths[name], upstream)),
             outputs: Box::new(move |o| for_outputs.outputs(o)),
         }
     }
