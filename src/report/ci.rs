@@ -128,28 +128,13 @@ pub(crate) fn step_summary(
     total: f64,
     verdict: Option<&str>,
 ) -> String {
-    let mut counts: Vec<String> = Vec::new();
-    for name in [
-        "succeeded",
-        "unchanged",
-        "failed",
-        "timed out",
-        "skipped",
-        "waits",
-        "not started",
-    ] {
-        let n = result.results.iter().filter(|(_, f)| f.status.name() == name).count();
-        if n > 0 {
-            counts.push(format!("{n} {name}"));
-        }
-    }
     let mut out = String::new();
     let _ = writeln!(
         out,
         "### runner {} · provider {} · stack {stack}\n\n{} in {}{}\n",
         plan.operation.as_str(),
         plan.provider.name,
-        counts.join(", "),
+        super::status_counts(result),
         super::duration(total),
         if result.interrupted { " (interrupted)" } else { "" }
     );

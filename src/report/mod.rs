@@ -97,6 +97,27 @@ pub(crate) fn result(text: &str) -> io::Result<()> {
     }
 }
 
+/// `3 succeeded, 1 failed`: how many projects ended each way, in a fixed order, the ways none
+/// ended left out.
+pub(crate) fn status_counts(result: &crate::exec::RunResult) -> String {
+    let mut counts = Vec::new();
+    for name in [
+        "succeeded",
+        "unchanged",
+        "failed",
+        "timed out",
+        "skipped",
+        "waits",
+        "not started",
+    ] {
+        let n = result.results.iter().filter(|(_, f)| f.status.name() == name).count();
+        if n > 0 {
+            counts.push(format!("{n} {name}"));
+        }
+    }
+    counts.join(", ")
+}
+
 /// `0.4s`, `12.3s`, `2m 05s`
 pub(crate) fn duration(seconds: f64) -> String {
     if seconds < 60.0 {

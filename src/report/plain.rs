@@ -149,22 +149,6 @@ impl Plain {
         stack: &str,
         log: &dyn Fn(&str) -> String,
     ) {
-        let count = |name: &str| result.results.iter().filter(|(_, f)| f.status.name() == name).count();
-        let mut parts = Vec::new();
-        for name in [
-            "succeeded",
-            "unchanged",
-            "failed",
-            "timed out",
-            "skipped",
-            "waits",
-            "not started",
-        ] {
-            let n = count(name);
-            if n > 0 {
-                parts.push(format!("{n} {name}"));
-            }
-        }
         let mut err = std::io::stderr().lock();
         let _ = writeln!(
             err,
@@ -172,7 +156,7 @@ impl Plain {
             style("Summary:").for_stderr().bold(),
             plan.operation.as_str(),
             plan.provider.name,
-            parts.join(", "),
+            super::status_counts(result),
             duration(total)
         );
         // Unchanged projects are one line per reason, unless `-d` asks for every row.
