@@ -3,7 +3,7 @@
 //! it declares. Used to label the plan's edges with the outputs that flow along them, and to
 //! check the provider files' needs against the programs (`super::crosscheck`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use serde::de::IgnoredAny;
@@ -60,11 +60,11 @@ impl Program {
             .map(|(project, logicals)| {
                 let mut reads: BTreeMap<String, usize> = BTreeMap::new();
                 for logical in &logicals {
-                    for line in &code {
-                        for output in outputs_read(line, logical) {
-                            let at = read_line_in(text, logical, &output);
-                            reads.entry(output).and_modify(|l| *l = (*l).min(at)).or_insert(at);
-                        }
+                    let outputs: BTreeSet<String> = code.iter().flat_map(|l| outputs_read(l, logical)).collect();
+                    // Each output's line looked up once, however often it is read.
+                    for output in outputs {
+                        let at = read_line_in(text, logical, &output);
+                        reads.entry(output).and_modify(|l| *l = (*l).min(at)).or_insert(at);
                     }
                 }
                 Ref {
