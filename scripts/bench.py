@@ -39,7 +39,7 @@ for a in "$@"; do
   prev=$a
 done
 case "$1" in
-  up) if [ -f .bench-seconds ] && [ -z "$BENCH_NO_SLEEP" ]; then read s < .bench-seconds; sleep "$s"; fi ;;
+  up) if [ -f .bench-seconds ]; then read s < .bench-seconds; [ -n "$BENCH_NO_SLEEP" ] && s=0; sleep "$s"; fi ;;
   stack) [ "$2" = output ] && echo '{}' ;;
 esac
 if [ -n "$log" ]; then
@@ -252,7 +252,8 @@ def bounds(projects, jobs, calls_ms=0):
 
 def calls_cost(ws, projects, calls):
     """Milliseconds per project of its pulumi calls alone: the replayed calls of every project one
-    after another (make -j1), the sleeps left out, the median of RUNS runs."""
+    after another (make -j1), each `sleep` made for 0 s (its process start is part of the cost),
+    the median of RUNS runs."""
     log = f"{ws}/calls-cost.log"
     if os.path.exists(log):
         os.remove(log)
@@ -265,9 +266,9 @@ def calls_cost(ws, projects, calls):
                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL).returncode
         times.append((time.perf_counter() - t) * 1000)
         if code != 0:
-            fail(f"make -j1 replaying the calls without sleeps exited {code}")
+            fail(f"make -j1 replaying the calls with sleeps of 0 s exited {code}")
     if len(read_calls(log)) != RUNS * len(calls):
-        fail("make -j1 without sleeps did not make the runner's pulumi calls")
+        fail("make -j1 with sleeps of 0 s did not make the runner's pulumi calls")
     return median(times) / len(projects)
 
 
@@ -372,7 +373,7 @@ def peers():
                 _, _, lower_calls = bounds(projects, jobs, cost)
                 print(f"   {title}, -j{jobs}: lower bound {lower:.0f} ms (critical path {critical} ms, "
                       f"work {work} ms); counting each project's pulumi calls ({cost:.1f} ms, make -j1 "
-                      f"without sleeps) {lower_calls:.0f} ms")
+                      f"with sleeps of 0 s) {lower_calls:.0f} ms")
                 print("     " + ", ".join(f"{k} {median(v):.0f} ms ({median(v) / lower:.3f} x bound, "
                                          f"{median(v) / lower_calls:.3f} x bound with calls)"
                                          for k, v in t.items()))

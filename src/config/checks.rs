@@ -32,8 +32,9 @@ impl Inputs<'_> {
 /// configuration is prepared: see `setup`.)
 pub(crate) fn checks(i: &Inputs<'_>, config: &Map<String, Value>) -> Vec<Problem> {
     let mut problems = Vec::new();
-    project_names(i, &mut problems);
-    problems.extend(programs::check(i.ws, i.provider, &programs::read_all(i.ws, i.provider)));
+    let programs = programs::read_all(i.ws, i.provider);
+    project_names(i, &programs, &mut problems);
+    problems.extend(programs::check(i.ws, i.provider, &programs));
     for check in &i.provider.checks {
         let applies =
             check.when_projects.is_empty() || check.when_projects.iter().any(|p| i.provider.graph.find(p).is_some());
@@ -167,21 +168,25 @@ pub(crate) fn tools(i: &Inputs<'_>, problems: &mut Vec<Problem>) {
 }
 
 /// Every project directory holds a `Pulumi.yaml` whose `name` is the project's name.
-fn project_names(i: &Inputs<'_>, problems: &mut Vec<Problem>) {
-    for p in &i.provider.projects {
-        let file = i.ws.root.join(&p.path).join("Pulumi.yaml");
-        let shown = i.ws.show(&file);
-        let name = std::fs::read_to_string(&file)
-            .map_err(|e| e.to_string())
-            .and_then(|t| serde_saphyr::from_str::<Value>(&t).map_err(|e| e.to_string()));
+/// Programs already read (and cached) are not read again; only one that could not be is, to
+/// say why.
+fn project_names(i: &Inputs<'_>, programs: &programs::Programs, problems: &mut Vec<Problem>) {
+    for (index, p) in i.provider.projects.iter().enumerate() {
+        let name = match programs.get(index) {
+            Some(program) => Ok(program.name.clone()),
+            None => name_in(&i.ws.root.join(&p.path).join("Pulumi.yaml")),
+        };
+        let shown = || programs::file(i.ws, p);
         match name {
-            Err(e) => problems.push(Problem::new(format!("{shown}: {e}"), "make it a valid Pulumi.yaml")),
-            Ok(doc) => match doc["name"].as_str() {
+            Err(e) => problems.push(Problem::new(format!("{}: {e}", shown()), "make it a valid Pulumi.yaml")),
+            Ok(name) => match name {
                 Some(n) if n == p.name => {}
                 Some(n) => problems.push(Problem::new(
                     format!(
-                        "{shown} names the project `{n}`, but {} calls it `{}`",
-                        p.declared_in, p.name
+                        "{} names the project `{n}`, but {} calls it `{}`",
+                        shown(),
+                        p.declared_in,
+                        p.name
                     ),
                     format!(
                         "use one name in both: stack references find projects by their Pulumi name (`name: {}`)",
@@ -189,12 +194,20 @@ fn project_names(i: &Inputs<'_>, problems: &mut Vec<Problem>) {
                     ),
                 )),
                 None => problems.push(Problem::new(
-                    format!("{shown} has no `name`"),
+                    format!("{} has no `name`", shown()),
                     format!("add `name: {}`", p.name),
                 )),
             },
         }
     }
+}
+
+/// The `name:` of a program the cross-check could not read (its shape may still hold one), or
+/// why the file cannot be read or parsed.
+fn name_in(file: &Path) -> Result<Option<String>, String> {
+    let text = std::fs::read_to_string(file).map_err(|e| e.to_string())?;
+    let doc = serde_saphyr::from_str::<Value>(&text).map_err(|e| e.to_string())?;
+    Ok(doc["name"].as_str().map(str::to_string))
 }
 
 /// One of the provider's credential checks.

@@ -15,6 +15,8 @@ use serde_json::Value;
 /// maps: a big graph's cache holds thousands of these, and each allocation shows on a repeat.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Program {
+    /// Its `name:` when that is a string (a project's Pulumi name, which stack references use).
+    pub name: Option<String>,
     /// Its `StackReference`s, one per referenced project, sorted by project.
     pub refs: Vec<Ref>,
     /// The keys of its `outputs:`, sorted.
@@ -75,6 +77,7 @@ impl Program {
             })
             .collect();
         Some(Program {
+            name: doc.name.as_ref().and_then(Value::as_str).map(str::to_string),
             refs,
             outputs: doc.outputs.into_keys().collect(),
         })
@@ -121,6 +124,7 @@ fn read_line_in(text: &str, logical: &str, output: &str) -> usize {
 
 #[derive(Deserialize)]
 struct Doc {
+    name: Option<Value>,
     #[serde(default)]
     resources: BTreeMap<String, Resource>,
     // Only the keys of `outputs:` matter; their values are skipped unread.

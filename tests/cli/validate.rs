@@ -111,6 +111,47 @@ fn failing_credentials_the_passphrase_and_a_misnamed_project() {
     }
 }
 
+/// Each program's `name:` is checked against the provider's, the program read once (and
+/// cached); one whose shape the plan cannot read, or that is not YAML, is still looked at.
+#[test]
+fn every_programs_name_is_checked_read_or_cached() {
+    let ws = Ws::reference();
+    ws.write("config/pulumi/Pulumi.dev.yaml", GOOD_AWS);
+    ws.edit("projects/services/logstore/Pulumi.yaml", "name: logstore\n", "");
+    // Resources as a list: no reference can be read from it, but its name can.
+    ws.write(
+        "projects/services/logagent/Pulumi.yaml",
+        "name: log-agent\nruntime: yaml\nresources: [a, b]\n",
+    );
+    ws.write(
+        "projects/services/certmgr/Pulumi.yaml",
+        "name: certmgr\nresources: {unclosed\n",
+    );
+    let path = fake_tools(&ws, true, false);
+    // Files changed less than two seconds before are not cached: let these settle.
+    std::thread::sleep(std::time::Duration::from_millis(2200));
+    for round in ["first", "cached"] {
+        let run = ws
+            .exec(&["validate", "-p", "aws", "-s", "dev"], &[("PATH", &path)])
+            .expect(3)
+            .stderr_has("projects/services/logstore/Pulumi.yaml has no `name`")
+            .stderr_has("add `name: logstore`")
+            .stderr_has(
+                "projects/services/logagent/Pulumi.yaml names the project `log-agent`, but providers/kubernetes.toml calls it `logagent`",
+            )
+            .stderr_has("projects/services/certmgr/Pulumi.yaml: ")
+            .stderr_has("make it a valid Pulumi.yaml");
+        assert!(
+            !run.stderr.contains("names the project `logstore`")
+                && !run.stderr.contains("Pulumi.yaml names the project `ecr`"),
+            "{round}: {}",
+            run.stderr
+        );
+        let cache = std::fs::read_to_string(ws.path().join(".runner/cache/programs.json")).unwrap();
+        assert!(cache.contains(r#""dir":"projects/services/logstore""#), "{cache}");
+    }
+}
+
 #[test]
 fn another_providers_stack_and_broken_yaml() {
     let ws = Ws::reference();
