@@ -385,3 +385,68 @@ fn runner_preview_of_a_program_missing_a_required_input_fails() {
         assert!(all.contains(needle), "lacks {needle:?}:\n{all}");
     }
 }
+
+/// What the CLI checks before an operation runs: each stack value against the type its program
+/// declares (`pkg/workspace/config.go`), and the program's `config:` block itself when it loads
+/// the project (`Project.Validate`). The runner shows the engine's message and names the project.
+#[test]
+fn runner_preview_of_a_config_value_of_the_wrong_type_fails_with_the_clis_message() {
+    let vpc = "projects/infra/vpc/Pulumi.yaml";
+    let stack = "config/pulumi/Pulumi.dev.yaml";
+    let cases: [((&str, &str, &str), &str); 4] = [
+        (
+            (
+                stack,
+                "  vpc:azs: [us-east-1a, us-east-1b]\n",
+                "  vpc:azs: [us-east-1a, us-east-1b]\n  vpc:cidr_block: [10.0.0.0/16]\n",
+            ),
+            "validating stack config: Stack 'dev' with configuration key 'cidr_block' must be of type 'string'",
+        ),
+        (
+            (
+                stack,
+                "  vpc:azs: [us-east-1a, us-east-1b]\n",
+                "  vpc:azs: [us-east-1a, 2]\n",
+            ),
+            "validating stack config: Stack 'dev' with configuration key 'azs' must be of type 'array<string>'",
+        ),
+        (
+            (
+                vpc,
+                "    type: string\n    default: 10.0.0.0/16",
+                "    type: integer\n    default: 10.0.0.0/16",
+            ),
+            "Pulumi.yaml': The default value specified for configuration key 'cidr_block' is not of the expected type 'integer'",
+        ),
+        (
+            (
+                vpc,
+                "    type: string\n    default: 10.0.0.0/16",
+                "    type: string\n    defualt: 10.0.0.0/16",
+            ),
+            "#/config/cidr_block: additionalProperties 'defualt' not allowed",
+        ),
+    ];
+    for ((file, from, to), needle) in cases {
+        let ws = Ws::configured("aws");
+        ws.edit(file, from, to);
+        let run = ws.exec(&["preview", "-p", "aws", "-s", "dev", "--target", "vpc"], &[]);
+        assert_eq!(
+            run.code, 1,
+            "{to:?}\n--- stdout\n{}\n--- stderr\n{}",
+            run.stdout, run.stderr
+        );
+        let all = format!("{}{}", run.stdout, run.stderr);
+        assert!(
+            all.contains(needle),
+            "{to:?}: lacks {needle:?}\n--- stdout\n{}\n--- stderr\n{}",
+            run.stdout,
+            run.stderr
+        );
+        assert!(
+            run.stderr.contains("vpc"),
+            "the failed project is named:\n{}",
+            run.stderr
+        );
+    }
+}

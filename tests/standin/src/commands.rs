@@ -591,19 +591,13 @@ fn config_map(scope: &Scope, args: &Args, reveal: bool) -> Result<Map<String, Va
         };
         out.insert(k.clone(), entry);
     }
-    if let Some(decls) = scope.project.doc["config"].as_object() {
-        for (name, decl) in decls {
-            let key = full_key(&scope.project, name);
-            if out.contains_key(&key) {
-                continue;
-            }
-            let default = match decl {
-                Value::Object(m) => m.get("default").or_else(|| m.get("value")).cloned(),
-                other => Some(other.clone()),
-            };
-            if let Some(d) = default {
-                out.insert(key, json!({ "value": as_config_string(&d), "secret": false }));
-            }
+    // `ApplyProjectConfig`: the project's values and defaults fill in, unchecked.
+    for d in &scope.project.config {
+        if out.contains_key(&d.full) {
+            continue;
+        }
+        if let Some(v) = d.value.as_ref().or(d.default.as_ref()) {
+            out.insert(d.full.clone(), json!({ "value": as_config_string(v), "secret": false }));
         }
     }
     Ok(out)

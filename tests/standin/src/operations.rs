@@ -180,6 +180,15 @@ pub fn run(args: &Args, op: Op) -> Result<i32, Failure> {
         cfg.save()?;
     }
     let (crypter, passphrase) = scope.crypter(&mut cfg, "getting stack configuration: get stack secrets manager: ")?;
+    if !args.flag("skip-config-validation") {
+        crate::program::projconfig::check_stack(
+            &scope.project.name,
+            &scope.stack,
+            &scope.project.config,
+            &cfg.values,
+            &crypter,
+        )?;
+    }
 
     let mut events = Events {
         sequence: 0,

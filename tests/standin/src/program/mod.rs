@@ -4,6 +4,7 @@
 //! and `pulumi:pulumi:StackReference` reading the referenced stack's outputs from the backend.
 //! Other resources are simulated: their outputs are their inputs plus `id` and `urn`.
 
+pub mod projconfig;
 mod typecheck;
 
 use std::collections::{HashMap, HashSet};
@@ -58,6 +59,8 @@ pub struct Project {
     pub file: PathBuf,
     pub name: String,
     pub doc: Value,
+    /// Its `config:` declarations, checked as the CLI checks them when it loads a project.
+    pub config: Vec<projconfig::Decl>,
     /// The file's text, for the lines diagnostics point at.
     pub text: String,
 }
@@ -89,10 +92,12 @@ fn load_project(file: &Path) -> Result<Project, Failure> {
     if !name.chars().all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c)) || name.len() > 100 {
         return Err(fail(format!("invalid project name {name:?}")));
     }
+    let config = projconfig::declarations(&name, &doc["config"], &file.display().to_string())?;
     Ok(Project {
         dir: file.parent().expect("a file has a parent").to_path_buf(),
         file: file.to_path_buf(),
         name,
+        config,
         doc,
         text,
     })
@@ -127,37 +132,22 @@ pub fn resolve_config(ctx: &Context<'_>) -> Result<Map<String, Value>, Failure> 
         out.insert(k.clone(), config_value(ctx, v)?);
     }
     let mut missing = Vec::new();
-    if let Some(decls) = ctx.project.doc["config"].as_object() {
-        for (name, decl) in decls {
-            let key = if name.contains(':') {
-                name.clone()
-            } else {
-                format!("{}:{name}", ctx.project.name)
-            };
-            let (default, kind, is_secret) = match decl {
-                Value::Object(m) if m.contains_key("type") || m.contains_key("default") || m.contains_key("secret") => {
-                    (
-                        m.get("default").cloned(),
-                        m.get("type").and_then(Value::as_str).unwrap_or("string").to_string(),
-                        m.get("secret").and_then(Value::as_bool).unwrap_or(false),
-                    )
-                }
-                Value::Object(m) if m.contains_key("value") => (m.get("value").cloned(), "string".into(), false),
-                other => (Some(other.clone()), "string".into(), false),
-            };
-            let value = match out.get(&key) {
-                Some(v) => Some(typed(&key, v, &kind)?),
-                None => default,
-            };
-            match value {
-                Some(v) if is_secret && !is_secret_value(&v) => {
-                    out.insert(key, secret(v));
-                }
-                Some(v) => {
-                    out.insert(key, v);
-                }
-                None => missing.push(key),
+    // Values were checked against the declarations before the operation (unless it was run
+    // with --skip-config-validation); here they get their types.
+    for d in &ctx.project.config {
+        let kind = d.ty.as_ref().map_or("string", |t| t.name.as_str());
+        let value = match out.get(&d.full) {
+            Some(v) => Some(typed(&d.full, v, kind)?),
+            None => d.value.clone().or_else(|| d.default.clone()),
+        };
+        match value {
+            Some(v) if d.secret && !is_secret_value(&v) => {
+                out.insert(d.full.clone(), secret(v));
             }
+            Some(v) => {
+                out.insert(d.full.clone(), v);
+            }
+            None => missing.push(d.full.clone()),
         }
     }
     match missing.as_slice() {
