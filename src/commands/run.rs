@@ -441,7 +441,7 @@ fn prepare(s: &Settings, t: &Target, plan: &Plan<'_>, fresh: bool, store: &Store
     } else if planned.iter().any(|p| p.secrets_store) {
         t.provider.projects.iter().collect()
     } else {
-        planned
+        planned.clone()
     };
     let request = Request {
         ws: &s.ws,
@@ -449,6 +449,7 @@ fn prepare(s: &Settings, t: &Target, plan: &Plan<'_>, fresh: bool, store: &Store
         stack: &t.stack,
         env: t.env.clone(),
         secrets_for,
+        runs: planned,
         interactive: s.interactive,
         mode: Mode::Run,
         idle: plan.operation == Operation::Up && !fresh && up_to_date(s, t, plan),

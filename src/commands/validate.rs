@@ -20,6 +20,7 @@ pub(crate) fn run(s: &Settings, t: &Target, check: bool) -> Result<i32, RunnerEr
         stack: &t.stack,
         env: t.env.clone(),
         secrets_for: t.provider.projects.iter().collect(),
+        runs: t.provider.projects.iter().collect(),
         interactive: s.interactive && !check,
         mode: if check { Mode::Check } else { Mode::Validate },
         idle: false,

@@ -9,9 +9,10 @@ use std::process::{Command, Stdio};
 use serde_json::{Map, Value};
 
 use super::env::Env;
+use super::stackfile::{StackFile, describe};
 use crate::diagnostic::Problem;
 use crate::programs;
-use crate::provider::{Check, KubeconfigCheck, Provider};
+use crate::provider::{Check, KubeconfigCheck, Project, Provider};
 use crate::workspace::Workspace;
 
 pub(crate) struct Inputs<'a> {
@@ -30,11 +31,12 @@ impl Inputs<'_> {
 /// The checks that need the stack configuration in place: project names and the provider's
 /// credential checks. (Tools, the stack file, secrets and the passphrase are checked while the
 /// configuration is prepared: see `setup`.)
-pub(crate) fn checks(i: &Inputs<'_>, config: &Map<String, Value>) -> Vec<Problem> {
+pub(crate) fn checks(i: &Inputs<'_>, config: &Map<String, Value>, file: &StackFile, runs: &[&Project]) -> Vec<Problem> {
     let mut problems = Vec::new();
     let programs = programs::read_all(i.ws, i.provider);
     project_names(i, &programs, &mut problems);
     problems.extend(programs::check(i.ws, i.provider, &programs));
+    declared_config(i, &programs, (config, file), runs, &mut problems);
     for check in &i.provider.checks {
         let applies =
             check.when_projects.is_empty() || check.when_projects.iter().any(|p| i.provider.graph.find(p).is_some());
@@ -198,6 +200,90 @@ fn project_names(i: &Inputs<'_>, programs: &programs::Programs, problems: &mut V
                     format!("add `name: {}`", p.name),
                 )),
             },
+        }
+    }
+}
+
+/// Each program's declared configuration against the shared stack file every project gets
+/// (`--config-file`): what `pulumi up` would refuse only when the project's turn came, after
+/// what it needs had run. `config` is the file's mapping with this run's answers added.
+fn declared_config(
+    i: &Inputs<'_>,
+    programs: &programs::Programs,
+    (config, file): (&Map<String, Value>, &StackFile),
+    runs: &[&Project],
+    problems: &mut Vec<Problem>,
+) {
+    let prompted = |key: &str| i.provider.prompts.iter().any(|p| p.key == key);
+    let runs: std::collections::HashSet<&str> = runs.iter().map(|p| p.name.as_str()).collect();
+    for (index, p) in i.provider.projects.iter().enumerate() {
+        // The secrets store runs on a stack file of its own.
+        let runs_it = runs.contains(p.name.as_str());
+        let Some(program) = programs.get(index).filter(|_| runs_it && !p.secrets_store) else {
+            continue;
+        };
+        for d in &program.config {
+            let key = if d.key.contains(':') {
+                d.key.clone()
+            } else {
+                format!("{}:{}", p.name, d.key)
+            };
+            let declared_at = format!("{}:{}", programs::file(i.ws, p), d.line);
+            let Some(value) = config.get(&key) else {
+                // A prompt's key is asked for (or reported missing) with the questions.
+                if d.required && !prompted(&key) {
+                    problems.push(Problem::new(
+                        format!(
+                            "{} has no `{key}`, which {declared_at} declares without a default: `pulumi up` would refuse the project",
+                            file.shown
+                        ),
+                        format!("add `{key}: <value>` under `config:` in {}", file.shown),
+                    ));
+                }
+                continue;
+            };
+            // Encrypted (or answered as a secret in this run): its type cannot be told here.
+            let secure = match file.config.get(&key) {
+                Some(stored) => stored
+                    .as_object()
+                    .is_some_and(|m| m.len() == 1 && m.contains_key("secure")),
+                None => value.as_str() == Some("[secret]"),
+            };
+            if secure {
+                continue;
+            }
+            if d.secret {
+                problems.push(Problem::new(
+                    format!(
+                        "{}: `{key}` is stored in plain text, but {declared_at} declares it secret: `pulumi up` would refuse the project",
+                        file.locate(&key)
+                    ),
+                    format!(
+                        "remove the line and set it with `pulumi config set --secret {key} --config-file {}`",
+                        file.shown
+                    ),
+                ));
+                continue;
+            }
+            // Stored as text, unless a list or a mapping.
+            let stored = match value {
+                Value::Array(_) | Value::Object(_) => value.clone(),
+                Value::String(s) => Value::String(s.clone()),
+                Value::Null => Value::String(String::new()),
+                other => Value::String(other.to_string()),
+            };
+            if let Some(t) = d.ty.as_ref().filter(|t| !t.admits(&stored)) {
+                problems.push(Problem::new(
+                    format!(
+                        "{}: `{key}` is {}, but {declared_at} declares it {}: `pulumi up` would refuse the project (must be of type '{}')",
+                        file.locate(&key),
+                        describe(value),
+                        t.described(),
+                        t.full_name()
+                    ),
+                    format!("set `{key}` to {} in {}", t.described(), file.shown),
+                ));
+            }
         }
     }
 }

@@ -55,6 +55,8 @@ pub(crate) struct Request<'a> {
     pub(crate) env: Env,
     /// The projects whose secrets this run needs (none for `destroy`).
     pub(crate) secrets_for: Vec<&'a Project>,
+    /// The projects it runs (their programs' configuration is checked against the stack's).
+    pub(crate) runs: Vec<&'a Project>,
     /// A person can be asked (a terminal, not CI, not `--non-interactive`).
     pub(crate) interactive: bool,
     pub(crate) mode: Mode,
@@ -178,7 +180,7 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
     for (k, _) in &answers.shared_secrets {
         config.insert(k.clone(), Value::from("[secret]"));
     }
-    problems.extend(checks::checks(&inputs, &config));
+    problems.extend(checks::checks(&inputs, &config, &file, &r.runs));
     if r.mode != Mode::Run {
         problems.extend(checks::pulumi_cli(&inputs));
         if uses_passphrase(&env, &file) && env.passphrase().is_some() {

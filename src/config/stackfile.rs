@@ -212,7 +212,7 @@ pub(crate) fn parse_bool(s: &str) -> Option<bool> {
     }
 }
 
-fn describe(v: &Value) -> String {
+pub(crate) fn describe(v: &Value) -> String {
     match v {
         Value::Null => "empty".into(),
         Value::Bool(b) => format!("`{b}`"),

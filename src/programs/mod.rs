@@ -4,6 +4,7 @@
 
 mod cache;
 mod crosscheck;
+pub(crate) mod declared;
 mod program;
 
 use std::sync::{Mutex, OnceLock};

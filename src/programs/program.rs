@@ -10,6 +10,8 @@ use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::declared::Declared;
+
 /// A program as the plan and the cross-check see it: no more than that is kept (and cached,
 /// `super::cache`), the lines a problem would name included. Flat, sorted vectors rather than
 /// maps: a big graph's cache holds thousands of these, and each allocation shows on a repeat.
@@ -21,6 +23,8 @@ pub(crate) struct Program {
     pub refs: Vec<Ref>,
     /// The keys of its `outputs:`, sorted.
     pub outputs: Vec<String>,
+    /// What its `config:` asks of the stack configuration (typed, secret or required keys).
+    pub config: Vec<Declared>,
 }
 
 /// A referenced project and what the program reads from it.
@@ -76,8 +80,10 @@ impl Program {
                 }
             })
             .collect();
+        let name = doc.name.as_ref().and_then(Value::as_str).map(str::to_string);
         Some(Program {
-            name: doc.name.as_ref().and_then(Value::as_str).map(str::to_string),
+            config: super::declared::read(name.as_deref().unwrap_or_default(), doc.config.as_ref(), text),
+            name,
             refs,
             outputs: doc.outputs.into_keys().collect(),
         })
@@ -125,6 +131,7 @@ fn read_line_in(text: &str, logical: &str, output: &str) -> usize {
 #[derive(Deserialize)]
 struct Doc {
     name: Option<Value>,
+    config: Option<Value>,
     #[serde(default)]
     resources: BTreeMap<String, Resource>,
     // Only the keys of `outputs:` matter; their values are skipped unread.

@@ -386,61 +386,62 @@ fn runner_preview_of_a_program_missing_a_required_input_fails() {
     }
 }
 
-/// What the CLI checks before an operation runs: each stack value against the type its program
-/// declares (`pkg/workspace/config.go`), and the program's `config:` block itself when it loads
-/// the project (`Project.Validate`). The runner shows the engine's message and names the project.
+/// What the CLI checks before an operation runs: the program's `config:` block itself when it
+/// loads the project (`Project.Validate`, which the runner leaves to it: the stand-in refuses
+/// through the runner, which names the project), and each stack value against the type its
+/// program declares (`pkg/workspace/config.go`), which the runner checks first, before any
+/// `pulumi` starts, with the CLI's type names.
 #[test]
-fn runner_preview_of_a_config_value_of_the_wrong_type_fails_with_the_clis_message() {
+fn a_config_value_or_declaration_the_cli_refuses_fails_with_its_message() {
     let vpc = "projects/infra/vpc/Pulumi.yaml";
     let stack = "config/pulumi/Pulumi.dev.yaml";
-    let cases: [((&str, &str, &str), &str); 4] = [
-        (
-            (
-                stack,
-                "  vpc:azs: [us-east-1a, us-east-1b]\n",
-                "  vpc:azs: [us-east-1a, us-east-1b]\n  vpc:cidr_block: [10.0.0.0/16]\n",
-            ),
-            "validating stack config: Stack 'dev' with configuration key 'cidr_block' must be of type 'string'",
-        ),
-        (
-            (
-                stack,
-                "  vpc:azs: [us-east-1a, us-east-1b]\n",
-                "  vpc:azs: [us-east-1a, 2]\n",
-            ),
-            "validating stack config: Stack 'dev' with configuration key 'azs' must be of type 'array<string>'",
-        ),
+    let azs = "  vpc:azs: [us-east-1a, us-east-1b]\n";
+    let cases: [((&str, &str, &str), i32, &str); 4] = [
         (
             (
                 vpc,
                 "    type: string\n    default: 10.0.0.0/16",
                 "    type: integer\n    default: 10.0.0.0/16",
             ),
+            1,
             "Pulumi.yaml': The default value specified for configuration key 'cidr_block' is not of the expected type 'integer'",
         ),
         (
             (
                 vpc,
                 "    type: string\n    default: 10.0.0.0/16",
-                "    type: string\n    defualt: 10.0.0.0/16",
+                "    type: string\n    descripton: CIDR\n    default: 10.0.0.0/16",
             ),
-            "#/config/cidr_block: additionalProperties 'defualt' not allowed",
+            1,
+            "#/config/cidr_block: additionalProperties 'descripton' not allowed",
+        ),
+        (
+            (
+                stack,
+                azs,
+                "  vpc:azs: [us-east-1a, us-east-1b]\n  vpc:cidr_block: [10.0.0.0/16]\n",
+            ),
+            3,
+            "`vpc:cidr_block` is a list, but projects/infra/vpc/Pulumi.yaml:10 declares it a text value: `pulumi up` would refuse the project (must be of type 'string')",
+        ),
+        (
+            (stack, azs, "  vpc:azs: [us-east-1a, 2]\n"),
+            3,
+            "declares it a list, each item a text value: `pulumi up` would refuse the project (must be of type 'array<string>')",
         ),
     ];
-    for ((file, from, to), needle) in cases {
+    for ((file, from, to), code, needle) in cases {
         let ws = Ws::configured("aws");
         ws.edit(file, from, to);
         let run = ws.exec(&["preview", "-p", "aws", "-s", "dev", "--target", "vpc"], &[]);
         assert_eq!(
-            run.code, 1,
+            run.code, code,
             "{to:?}\n--- stdout\n{}\n--- stderr\n{}",
             run.stdout, run.stderr
         );
-        let all = format!("{}{}", run.stdout, run.stderr);
         assert!(
-            all.contains(needle),
-            "{to:?}: lacks {needle:?}\n--- stdout\n{}\n--- stderr\n{}",
-            run.stdout,
+            run.stderr.contains(needle),
+            "{to:?}: lacks {needle:?}\n--- stderr\n{}",
             run.stderr
         );
         assert!(
@@ -448,5 +449,13 @@ fn runner_preview_of_a_config_value_of_the_wrong_type_fails_with_the_clis_messag
             "the failed project is named:\n{}",
             run.stderr
         );
+        if code == 3 {
+            let previews: Vec<_> = ws
+                .invocations()
+                .into_iter()
+                .filter(|i| i["argv"][0] == "preview")
+                .collect();
+            assert!(previews.is_empty(), "nothing was previewed: {previews:?}");
+        }
     }
 }

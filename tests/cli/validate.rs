@@ -111,6 +111,52 @@ fn failing_credentials_the_passphrase_and_a_misnamed_project() {
     }
 }
 
+/// The stack file every project gets is checked against what each program's `config:` declares,
+/// as `pulumi up` would check it when the project's turn came: a value of the wrong type, a
+/// secret in plain text, a key without a default missing. A run checks the projects it runs.
+#[test]
+fn stack_values_are_checked_against_the_programs_declared_config() {
+    let ws = Ws::configured("aws");
+    let stack = "config/pulumi/Pulumi.dev.yaml";
+    ws.edit(
+        stack,
+        "  eks:min_size: 3\n",
+        "  eks:min_size: 3\n  logstore:master_replicas: three\n  vpc:cidr_block: [10.0.0.0/16]\n  vpc:token: plain-text\n",
+    );
+    ws.edit(
+        "projects/infra/vpc/Pulumi.yaml",
+        "  cidr_block:\n",
+        "  zone:\n    type: string\n  token:\n    type: string\n    secret: true\n  cidr_block:\n",
+    );
+    let path = fake_tools(&ws, true, false);
+    let run = ws
+        .exec(&["validate", "-p", "aws", "-s", "dev"], &[("PATH", &path)])
+        .expect(3)
+        .stderr_has(
+            "config/pulumi/Pulumi.dev.yaml:8: `logstore:master_replicas` is `three`, but projects/services/logstore/Pulumi.yaml:17 declares it a whole number: `pulumi up` would refuse the project (must be of type 'integer')",
+        )
+        .stderr_has("set `logstore:master_replicas` to a whole number in config/pulumi/Pulumi.dev.yaml")
+        .stderr_has("config/pulumi/Pulumi.dev.yaml:9: `vpc:cidr_block` is a list, but projects/infra/vpc/Pulumi.yaml:15")
+        .stderr_has("declares it a text value")
+        .stderr_has(
+            "config/pulumi/Pulumi.dev.yaml has no `vpc:zone`, which projects/infra/vpc/Pulumi.yaml:10 declares without a default",
+        )
+        .stderr_has("add `vpc:zone: <value>` under `config:` in config/pulumi/Pulumi.dev.yaml")
+        .stderr_has("`vpc:token` is stored in plain text, but projects/infra/vpc/Pulumi.yaml:12 declares it secret")
+        .stderr_has("pulumi config set --secret vpc:token --config-file config/pulumi/Pulumi.dev.yaml");
+    assert!(
+        !run.stderr.contains("plain-text"),
+        "a value declared secret is not shown:\n{}",
+        run.stderr
+    );
+    // A run of a project that declares none of them is not held back by them.
+    ws.exec(
+        &["preview", "-p", "aws", "-s", "dev", "--target", "ecr"],
+        &[("PATH", &path)],
+    )
+    .expect(0);
+}
+
 /// Each program's `name:` is checked against the provider's, the program read once (and
 /// cached); one whose shape the plan cannot read, or that is not YAML, is still looked at.
 #[test]
