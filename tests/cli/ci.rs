@@ -388,3 +388,40 @@ fn junit_has_a_test_case_per_planned_project_and_keeps_the_strict_ant_rules() {
     );
     ant_schema(&path);
 }
+
+/// In a CI that folds each project's output into a group printed when it ends, a long project
+/// is named every `MARA_CI_HEARTBEAT` seconds while it runs, so the job log does not look hung;
+/// 0 turns it off, and a value that is not a number of seconds is refused.
+#[test]
+fn a_long_project_in_a_grouping_ci_is_named_while_it_runs() {
+    let ws = Ws::configured("aws");
+    let env = |beat: &'static str| {
+        [
+            ("CI", "true"),
+            ("GITHUB_ACTIONS", "true"),
+            ("MARA_CI_HEARTBEAT", beat),
+            ("PULUMI_STANDIN_DELAY_MS", "*=3500"),
+        ]
+    };
+    let args = ["up", "-p", "aws", "-s", "dev", "--target", "vpc", "--fresh"];
+    let run = ws.exec(&args, &env("1")).expect(0);
+    let beat = run
+        .stderr
+        .find("… [vpc] up still running after ")
+        .unwrap_or_else(|| panic!("no heartbeat:\n{}", run.stderr));
+    let done = run.stderr.find("✔ [vpc] up succeeded").unwrap();
+    assert!(beat < done, "{}", run.stderr);
+    assert!(run.stderr.contains("so far, shown when it ends)"), "{}", run.stderr);
+    assert!(
+        run.stdout.contains("::group::"),
+        "the project's lines still come in a group:\n{}",
+        run.stdout
+    );
+
+    let quiet = ws.exec(&args, &env("0")).expect(0);
+    assert!(!quiet.stderr.contains("still running"), "{}", quiet.stderr);
+
+    ws.exec(&args, &env("five"))
+        .expect(2)
+        .stderr_has("MARA_CI_HEARTBEAT=five is not a whole number of seconds");
+}
