@@ -6,17 +6,7 @@ use crate::support::{SECRETS, Ws};
 
 /// A hook script that records the variables it sees into the workspace.
 fn recording_hook(ws: &Ws, body: &str) {
-    ws.write("scripts/record.sh", &format!("#!/bin/sh\nset -e\n{body}\n"));
-    std::fs::set_permissions(
-        ws.path().join("scripts/record.sh"),
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
-    ws.edit(
-        "providers/aws.toml",
-        r#"on_success = ["kubeconfig-merge"]"#,
-        r#"on_success = ["kubeconfig-merge", "scripts/record.sh"]"#,
-    );
+    ws.eks_hook("record.sh", &format!("#!/bin/sh\nset -e\n{body}\n"));
 }
 
 #[test]

@@ -24,18 +24,11 @@ fn ran(ws: &Ws, op: &str) -> Vec<String> {
 fn only_refuses_until_its_needs_are_deployed_then_runs_alone_with_their_outputs() {
     let ws = Ws::configured("aws");
     // A hook that records what it got, as in a full run.
-    ws.write(
-        "scripts/record.sh",
+    ws.eks_hook(
+        "record.sh",
         "#!/bin/sh\nset -e\nout=\"$MARA_WORKSPACE/hook-record.txt\"\n\
          echo \"project=$MARA_PROJECT cluster_name=$MARA_OUTPUT_CLUSTER_NAME\" > \"$out\"\n\
          cat >> \"$out\"\n",
-    );
-    let script = ws.path().join("scripts/record.sh");
-    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    ws.edit(
-        "providers/aws.toml",
-        r#"on_success = ["kubeconfig-merge"]"#,
-        r#"on_success = ["kubeconfig-merge", "scripts/record.sh"]"#,
     );
 
     // Nothing deployed: eks needs vpc and iam; both are named, and nothing runs.

@@ -409,8 +409,8 @@ fn a_second_up_runs_nothing_and_a_change_reruns_only_what_reads_it() {
 #[test]
 fn outputs_reach_hooks_and_secrets_only_through_the_environment() {
     let ws = Ws::configured("aws");
-    ws.write(
-        "scripts/record.sh",
+    ws.eks_hook(
+        "record.sh",
         "#!/bin/sh\nset -e\nout=\"$MARA_WORKSPACE/hook-record.txt\"\n\
          echo \"project=$MARA_PROJECT stack=$MARA_STACK provider=$MARA_PROVIDER\" > \"$out\"\n\
          echo \"cluster_name=$MARA_OUTPUT_CLUSTER_NAME\" >> \"$out\"\n\
@@ -418,13 +418,6 @@ fn outputs_reach_hooks_and_secrets_only_through_the_environment() {
          cat \"$MARA_OUTPUTS_FILE\" >> \"$out\"\n\
          echo \"stdin_bytes=$(wc -c)\" >> \"$out\"\n\
          echo hook ran\n",
-    );
-    let script = ws.path().join("scripts/record.sh");
-    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    ws.edit(
-        "providers/aws.toml",
-        r#"on_success = ["kubeconfig-merge"]"#,
-        r#"on_success = ["kubeconfig-merge", "scripts/record.sh"]"#,
     );
     let run = ws
         .exec(&["up", "-p", "aws", "-s", "dev", "--target", "eks"], &[])
@@ -459,8 +452,8 @@ fn outputs_reach_hooks_and_secrets_only_through_the_environment() {
     assert_no_secret(&ws, &[&run.stdout, &run.stderr]);
 
     // A failing hook fails its project.
+    // (Written over, the script keeps its mode.)
     ws.write("scripts/record.sh", "#!/bin/sh\necho broken >&2\nexit 3\n");
-    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let run = ws
         .exec(&["up", "-p", "aws", "-s", "dev", "--target", "eks", "--fresh"], &[])
         .expect(1);
@@ -745,19 +738,9 @@ fn a_failure_shows_its_cause_in_the_failed_block_the_table_and_the_summary() {
 #[test]
 fn a_hook_that_fails_shows_what_it_printed_on_standard_output() {
     let ws = Ws::configured("aws");
-    ws.write(
-        "scripts/check.sh",
+    ws.eks_hook(
+        "check.sh",
         "#!/bin/sh\necho \"cluster $MARA_OUTPUT_CLUSTER_NAME is not reachable\"\nexit 4\n",
-    );
-    std::fs::set_permissions(
-        ws.path().join("scripts/check.sh"),
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
-    ws.edit(
-        "providers/aws.toml",
-        r#"on_success = ["kubeconfig-merge"]"#,
-        r#"on_success = ["kubeconfig-merge", "scripts/check.sh"]"#,
     );
     let run = ws
         .exec(&["up", "-p", "aws", "-s", "dev", "--target", "eks"], &[("CI", "true")])
@@ -843,23 +826,13 @@ fn no_secret_is_printed_or_written_in_any_form() {
     use base64::Engine as _;
     let ws = Ws::configured("aws");
     // A careless hook: it prints every secret it can reach, whole, cut into lines, in base64.
-    ws.write(
-        "scripts/leaky.sh",
+    ws.eks_hook(
+        "leaky.sh",
         "#!/bin/sh\nprintf '%s' \"$MARA_OUTPUT_KUBECONFIG\" > \"$MARA_WORKSPACE/kubeconfig-seen\"\n\
          echo \"whole: $MARA_OUTPUT_KUBECONFIG\"\necho \"$MARA_OUTPUT_KUBECONFIG\" | tr ',' '\\n'\n\
          printf '%s' \"$MARA_OUTPUT_KUBECONFIG\" | base64 -w0; echo\n\
          echo \"admin: $MARA_SECRET_PROMETHEUS_ADMINPASS\"\necho \"passphrase: ${PULUMI_CONFIG_PASSPHRASE-none}\"\n\
          cat >&2\n",
-    );
-    std::fs::set_permissions(
-        ws.path().join("scripts/leaky.sh"),
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
-    ws.edit(
-        "providers/aws.toml",
-        r#"on_success = ["kubeconfig-merge"]"#,
-        r#"on_success = ["kubeconfig-merge", "scripts/leaky.sh"]"#,
     );
     let run = ws.exec(&["up", "-p", "aws", "-s", "dev"], &[]).expect(0);
     let kubeconfig = std::fs::read_to_string(ws.path().join("kubeconfig-seen")).unwrap();

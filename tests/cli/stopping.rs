@@ -56,19 +56,9 @@ fn a_hang_up_stops_the_run_as_ctrl_c_does() {
 fn what_ignores_ctrl_c_gets_sigterm_then_sigkill_after_the_grace_period() {
     let ws = Ws::configured("aws");
     // A hook that ignores SIGINT and SIGTERM: only SIGKILL ends it.
-    ws.write(
-        "scripts/stubborn.sh",
+    ws.eks_hook(
+        "stubborn.sh",
         "#!/bin/sh\ntrap '' INT TERM\ntouch \"$MARA_WORKSPACE/stubborn-started\"\nwhile :; do sleep 1; done\n",
-    );
-    std::fs::set_permissions(
-        ws.path().join("scripts/stubborn.sh"),
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
-    ws.edit(
-        "providers/aws.toml",
-        r#"on_success = ["kubeconfig-merge"]"#,
-        r#"on_success = ["kubeconfig-merge", "scripts/stubborn.sh"]"#,
     );
     let child = ws
         .command(

@@ -103,6 +103,24 @@ impl Ws {
     pub fn run(&self, args: &[&str]) -> Run {
         run_in(self.path(), args)
     }
+
+    /// An executable `scripts/<name>` holding `script`, run after eks's `up` of the aws
+    /// provider (after the kubeconfig merge).
+    #[track_caller]
+    pub fn eks_hook(&self, name: &str, script: &str) -> &Self {
+        let rel = format!("scripts/{name}");
+        self.write(&rel, script);
+        std::fs::set_permissions(
+            self.path().join(&rel),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
+        self.edit(
+            "providers/aws.toml",
+            r#"on_success = ["kubeconfig-merge"]"#,
+            &format!(r#"on_success = ["kubeconfig-merge", "{rel}"]"#),
+        )
+    }
 }
 
 /// An existing cluster's kubeconfig, for the kubeconfig provider.

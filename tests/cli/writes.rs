@@ -87,15 +87,9 @@ fn the_passphrase_reaches_pulumi_but_no_hook_and_no_credential_check() {
     let ws = Ws::configured("aws");
     // A hook that records whether it sees the passphrase, and a credential check that fails
     // when it does.
-    ws.write(
-        "scripts/record.sh",
+    ws.eks_hook(
+        "record.sh",
         "#!/bin/sh\necho \"passphrase=${PULUMI_CONFIG_PASSPHRASE-unset}\" > \"$MARA_WORKSPACE/hook-env.txt\"\n",
-    );
-    chmod(&ws.path().join("scripts/record.sh"), 0o755);
-    ws.edit(
-        "providers/aws.toml",
-        r#"on_success = ["kubeconfig-merge"]"#,
-        r#"on_success = ["kubeconfig-merge", "scripts/record.sh"]"#,
     );
     let toml = std::fs::read_to_string(ws.path().join("providers/aws.toml")).unwrap();
     ws.write(
