@@ -582,9 +582,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::graph::Layer;
-    use crate::graph::{EdgeKind, NeedSpec, NodeSpec, Origin, ProjectGraph};
-    use crate::provider::{Project, Provider};
+    use crate::provider::Provider;
 
     /// A fake engine: records start/end order, fails the projects it is told to.
     struct Fake {
@@ -620,51 +618,10 @@ mod tests {
     }
 
     fn provider(spec: &[(&str, &[&str])]) -> Provider {
-        let nodes: Vec<NodeSpec> = spec
-            .iter()
-            .map(|(n, needs)| NodeSpec {
-                name: (*n).into(),
-                origin: Origin::default(),
-                layer: Layer::Services,
-                needs: needs
-                    .iter()
-                    .map(|x| NeedSpec {
-                        name: (*x).into(),
-                        kind: EdgeKind::Data,
-                        origin: Origin::default(),
-                    })
-                    .collect(),
-                estimate: None,
-            })
-            .collect();
-        Provider {
-            name: "t".into(),
-            description: String::new(),
-            infra_type: None,
-            file: "t.toml".into(),
-            required_tools: vec![],
-            credentials: vec![],
-            projects: spec
-                .iter()
-                .map(|(n, _)| Project {
-                    name: (*n).into(),
-                    description: None,
-                    path: format!("projects/{n}"),
-                    layer: Layer::Services,
-                    on_success: vec![],
-                    secrets: vec![],
-                    secrets_store: false,
-                    estimate: None,
-                    timeout: None,
-                    declared_in: "t.toml".into(),
-                    program_stat: None,
-                })
-                .collect(),
-            prompts: vec![],
-            checks: vec![],
-            graph: ProjectGraph::build(nodes).unwrap(),
-            sources: vec![],
-        }
+        crate::provider::for_tests(
+            spec.iter()
+                .map(|(n, needs)| ((*n).to_string(), needs.iter().map(|x| (*x).to_string()).collect())),
+        )
     }
 
     const CHAIN: &[(&str, &[&str])] = &[("net", &[]), ("db", &["net"]), ("app", &["db"]), ("other", &[])];

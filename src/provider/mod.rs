@@ -229,3 +229,56 @@ pub fn valid_project_name(name: &str) -> bool {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
 }
+
+/// A provider of the given projects (each with the names it needs, every need a data edge),
+/// for the tests of what runs a graph.
+#[cfg(test)]
+pub(crate) fn for_tests(projects: impl IntoIterator<Item = (String, Vec<String>)>) -> Provider {
+    use crate::graph::{EdgeKind, NeedSpec, NodeSpec, Origin};
+    let projects: Vec<(String, Vec<String>)> = projects.into_iter().collect();
+    let nodes = projects
+        .iter()
+        .map(|(name, needs)| NodeSpec {
+            name: name.clone(),
+            origin: Origin::default(),
+            layer: Layer::Services,
+            needs: needs
+                .iter()
+                .map(|n| NeedSpec {
+                    name: n.clone(),
+                    kind: EdgeKind::Data,
+                    origin: Origin::default(),
+                })
+                .collect(),
+            estimate: None,
+        })
+        .collect();
+    Provider {
+        name: "t".into(),
+        description: String::new(),
+        infra_type: None,
+        file: "t.toml".into(),
+        required_tools: vec![],
+        credentials: vec![],
+        projects: projects
+            .iter()
+            .map(|(name, _)| Project {
+                name: name.clone(),
+                description: None,
+                path: format!("projects/{name}"),
+                layer: Layer::Services,
+                on_success: vec![],
+                secrets: vec![],
+                secrets_store: false,
+                estimate: None,
+                timeout: None,
+                declared_in: "t.toml".into(),
+                program_stat: None,
+            })
+            .collect(),
+        prompts: vec![],
+        checks: vec![],
+        graph: ProjectGraph::build(nodes).expect("a test graph has no cycle"),
+        sources: vec![],
+    }
+}

@@ -12,9 +12,8 @@ use proptest::prelude::*;
 
 use super::{Digests, RunState};
 use crate::exec::{Control, Engine, Event, Job, JobEnd, Options, Outputs, Resume, RunResult, Status, execute};
-use crate::graph::{EdgeKind, Layer, NeedSpec, NodeSpec, Origin, ProjectGraph};
 use crate::plan::{Operation, Plan};
-use crate::provider::{Project, Provider};
+use crate::provider::Provider;
 use crate::workspace::RunDir;
 
 /// A random graph: each project needs some of those declared before it.
@@ -66,51 +65,12 @@ fn name(i: usize) -> String {
 }
 
 fn provider(needs: &[Vec<usize>]) -> Provider {
-    let nodes = needs
-        .iter()
-        .enumerate()
-        .map(|(i, n)| NodeSpec {
-            name: name(i),
-            origin: Origin::default(),
-            layer: Layer::Services,
-            needs: n
-                .iter()
-                .map(|&j| NeedSpec {
-                    name: name(j),
-                    kind: EdgeKind::Data,
-                    origin: Origin::default(),
-                })
-                .collect(),
-            estimate: None,
-        })
-        .collect();
-    Provider {
-        name: "prop".into(),
-        description: String::new(),
-        infra_type: None,
-        file: "prop.toml".into(),
-        required_tools: vec![],
-        credentials: vec![],
-        projects: (0..needs.len())
-            .map(|i| Project {
-                name: name(i),
-                description: None,
-                path: format!("projects/{}", name(i)),
-                layer: Layer::Services,
-                on_success: vec![],
-                secrets: vec![],
-                secrets_store: false,
-                estimate: None,
-                timeout: None,
-                declared_in: "prop.toml".into(),
-                program_stat: None,
-            })
-            .collect(),
-        prompts: vec![],
-        checks: vec![],
-        graph: ProjectGraph::build(nodes).expect("a graph of earlier needs has no cycle"),
-        sources: vec![],
-    }
+    crate::provider::for_tests(
+        needs
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (name(i), n.iter().map(|&j| name(j)).collect())),
+    )
 }
 
 /// Runs each project for its delay, fails those it is told to, and stops at an interrupt;
