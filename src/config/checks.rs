@@ -273,11 +273,13 @@ fn declared_config(
                 other => Value::String(other.to_string()),
             };
             if let Some(t) = d.ty.as_ref().filter(|t| !t.admits(&stored)) {
+                // A value a prompt asks as a secret is never shown, even one stored in plain text.
+                let secret_prompt = i.provider.prompts.iter().any(|p| p.key == key && p.secret);
                 problems.push(Problem::new(
                     format!(
                         "{}: `{key}` is {}, but {declared_at} declares it {}: `pulumi up` would refuse the project (must be of type '{}')",
                         file.locate(&key),
-                        describe(value),
+                        if secret_prompt { "a value of another type".to_string() } else { describe(value) },
                         t.described(),
                         t.full_name()
                     ),
