@@ -175,7 +175,6 @@ impl Settings {
     }
 }
 
-/// `CI` set to anything but empty, `false` or `0`.
 /// `MARA_CI_HEARTBEAT`: whole seconds; unset is the default, 0 is never.
 fn heartbeat(value: Option<&str>) -> Result<Option<Duration>, RunnerError> {
     let Some(v) = value.map(str::trim).filter(|v| !v.is_empty()) else {
@@ -191,6 +190,7 @@ fn heartbeat(value: Option<&str>) -> Result<Option<Duration>, RunnerError> {
     }
 }
 
+/// `CI` set to anything but empty, `false` or `0`.
 fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
 }
