@@ -6,7 +6,6 @@
 use std::collections::BTreeMap;
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use crate::config::env::Env;
 use crate::config::environment::{self, ENVIRONMENT_FILE, EnvironmentFile};
@@ -43,9 +42,6 @@ pub(crate) struct Settings {
     /// The CI job that runs the runner (`CI` is set), and whose own output the runner speaks
     /// where it knows it (groups, annotations, the job summary); `None` outside CI.
     pub(crate) ci: Option<CiSystem>,
-    /// In a CI that groups each project's output: how often a line names the projects still
-    /// running (`MARA_CI_HEARTBEAT` seconds, 0 for never).
-    pub(crate) heartbeat: Option<Duration>,
     provider: Option<String>,
     stack: Option<String>,
     switch_stack: bool,
@@ -77,7 +73,6 @@ impl Settings {
             interactive: !flags.non_interactive && !ci && std::io::stdin().is_terminal() && terminal,
             live: !ci && terminal && !dumb,
             ci: CiSystem::detect(&|k| std::env::var(k).ok()),
-            heartbeat: heartbeat(std::env::var("MARA_CI_HEARTBEAT").ok().as_deref())?,
             provider: flags.provider,
             stack: flags.stack,
             switch_stack: flags.switch_stack,
@@ -172,21 +167,6 @@ impl Settings {
             run_dir,
             default_backend: !given_backend,
         })
-    }
-}
-
-/// `MARA_CI_HEARTBEAT`: whole seconds; unset is the default, 0 is never.
-fn heartbeat(value: Option<&str>) -> Result<Option<Duration>, RunnerError> {
-    let Some(v) = value.map(str::trim).filter(|v| !v.is_empty()) else {
-        return Ok(Some(crate::report::heartbeat::EVERY));
-    };
-    match v.parse::<u64>() {
-        Ok(0) => Ok(None),
-        Ok(secs) => Ok(Some(Duration::from_secs(secs))),
-        Err(_) => Err(RunnerError::usage(
-            format!("MARA_CI_HEARTBEAT={v} is not a whole number of seconds"),
-            "set it to how often a line names the projects still running in CI, in seconds (300 by default, 0 for never), or unset it",
-        )),
     }
 }
 

@@ -141,7 +141,7 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
     );
 
     prediction.say(&plan);
-    let mut view = Plain::new(&plan, s.banner, s.style.debug).grouped(s.ci, s.heartbeat);
+    let mut view = Plain::new(&plan, s.banner, s.style.debug).grouped(s.ci);
     let mut live = (o.output == OutputMode::Auto && s.live)
         .then(|| Live::new(&plan, s.style.debug, prediction.estimates.clone(), o.parallel));
     let mut logs = Logs::new(&t.run_dir);

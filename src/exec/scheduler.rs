@@ -660,6 +660,39 @@ mod tests {
         &r.results.iter().find(|(n, _)| n == name).unwrap().1.status
     }
 
+    /// A long project says every five minutes that it still runs: in CI, where its lines wait
+    /// for its group until it ends, this is what the job log shows meanwhile.
+    #[tokio::test(start_paused = true)]
+    async fn a_long_project_says_every_five_minutes_that_it_still_runs() {
+        let p = provider(&[("eks", &[])]);
+        let engine = Arc::new(Fake {
+            log: Mutex::new(vec![]),
+            fail: vec![],
+            delay_ms: 11 * 60 * 1000,
+            hang: vec![],
+        });
+        let plan = Plan::new(&p, Operation::Up, &[]).unwrap();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let (_sig_tx, sig_rx) = tokio::sync::mpsc::unbounded_channel();
+        let r = execute(&plan, engine, &opts(2, false), None, tx, sig_rx).await;
+        assert_eq!(status(&r, "eks"), &Status::Succeeded);
+        let mut notes = Vec::new();
+        while let Ok(ev) = rx.try_recv() {
+            if let Event::Note {
+                project: Some(project),
+                message,
+                ..
+            } = ev
+            {
+                notes.push(format!("{project}: {message}"));
+            }
+        }
+        assert_eq!(
+            notes,
+            ["eks: still running after 5 min", "eks: still running after 10 min"]
+        );
+    }
+
     #[tokio::test]
     async fn needs_finish_before_dependents_start_and_parallel_1_never_overlaps() {
         let p = provider(CHAIN);

@@ -21,7 +21,6 @@ macro_rules! say_inline {
 }
 
 pub(crate) mod ci;
-pub(crate) mod heartbeat;
 pub(crate) mod junit;
 pub(crate) mod live;
 pub(crate) mod logs;

@@ -6,14 +6,13 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write as _;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use console::style;
 
 use super::Banner;
 use super::ci::{self, CiSystem};
 pub(crate) use super::duration;
-use super::heartbeat::Heartbeat;
 use crate::exec::{Event, Level, RunResult, Status, Stream};
 use crate::plan::{Operation, Plan};
 
@@ -28,9 +27,6 @@ pub(crate) struct Plain {
     ci: Option<CiSystem>,
     /// Each running project's lines, until it ends (in a CI that groups them).
     kept: HashMap<String, Vec<String>>,
-    /// How often a line says which grouped projects still run (none: never).
-    heartbeat_every: Option<Duration>,
-    heartbeat: Option<Heartbeat>,
 }
 
 impl Plain {
@@ -51,16 +47,13 @@ impl Plain {
             width: plan.order.iter().map(|&i| plan.name(i).len()).max().unwrap_or(0),
             ci: None,
             kept: HashMap::new(),
-            heartbeat_every: None,
-            heartbeat: None,
         }
     }
 
     /// Each project's output in one group of `ci`'s, printed when the project ends (in a CI
-    /// that folds output), and every `heartbeat` a line for each project still running.
-    pub(crate) fn grouped(mut self, ci: Option<CiSystem>, heartbeat: Option<Duration>) -> Self {
+    /// that folds output).
+    pub(crate) fn grouped(mut self, ci: Option<CiSystem>) -> Self {
         self.ci = ci.filter(|c| c.groups());
-        self.heartbeat_every = heartbeat.filter(|d| !d.is_zero() && self.ci.is_some());
         self
     }
 
@@ -68,11 +61,6 @@ impl Plain {
         match ev {
             Event::Started { project, operation, at } => {
                 self.started.insert(project.clone(), *at);
-                if let Some(every) = self.heartbeat_every {
-                    self.heartbeat
-                        .get_or_insert_with(|| Heartbeat::start(every))
-                        .started(project, *operation);
-                }
                 let description = self.descriptions.get(project).cloned().unwrap_or_default();
                 let line = match self.banner {
                     Banner::Boring => format!("* {description}"),
@@ -82,9 +70,6 @@ impl Plain {
                 say!("{}", style(line).for_stderr().bold());
             }
             Event::Line { project, text, .. } if self.ci.is_some() => {
-                if let Some(h) = &self.heartbeat {
-                    h.line(project);
-                }
                 let prefix = style(format!("[{project}]")).for_stdout().cyan();
                 self.kept
                     .entry(project.clone())
@@ -118,9 +103,6 @@ impl Plain {
                     .and_then(|s| result.ended.duration_since(*s).ok())
                     .map(|d| format!(" in {}", duration(d.as_secs_f64())))
                     .unwrap_or_default();
-                if let Some(h) = &self.heartbeat {
-                    h.finished(project);
-                }
                 if let Some(ci) = self.ci {
                     let lines = self.kept.remove(project).unwrap_or_default();
                     let title = format!("{project}: {} {}{took}", operation.as_str(), result.status.name());
