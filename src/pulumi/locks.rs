@@ -47,15 +47,20 @@ impl StackLock {
         self.host == this_host() && !alive(self.pid)
     }
 
-    /// The lock's file, on a file backend.
-    pub(crate) fn file(&self) -> Option<&str> {
-        self.url.strip_prefix("file://")
+    /// The lock's file, on a file backend. The CLI prints the backend's URL as Go's `net/url`
+    /// writes it (`pkg/backend/diy/lock.go` `lockURLForError`): the path percent-encoded, and
+    /// the query the backend adds (`?no_tmp_dir=true`) after it.
+    pub(crate) fn file(&self) -> Option<std::path::PathBuf> {
+        let url = self.url.strip_prefix("file://")?;
+        let path = url.split_once('?').map_or(url, |(path, _)| path);
+        Some(std::path::PathBuf::from(
+            String::from_utf8_lossy(&percent_decoded(path)).into_owned(),
+        ))
     }
 
     /// What a person needs to know about it.
     pub(crate) fn describe(&self) -> String {
-        let age = humantime::parse_rfc3339_weak(&self.at)
-            .ok()
+        let age = rfc3339(&self.at)
             .and_then(|t| SystemTime::now().duration_since(t).ok())
             .map(|d| {
                 format!(
@@ -81,6 +86,59 @@ impl StackLock {
             )
         }
     }
+}
+
+/// A time as Go's `time.RFC3339` writes it: UTC (`Z`), or local time with its offset
+/// (`+02:00`), which the CLI uses for a lock's time.
+fn rfc3339(at: &str) -> Option<SystemTime> {
+    let offset = at.len().checked_sub(6).and_then(|i| {
+        let (clock, zone) = at.split_at(i);
+        let sign = match zone.as_bytes().first()? {
+            b'+' => 1,
+            b'-' => -1,
+            _ => return None,
+        };
+        let (h, m) = zone[1..].split_once(':')?;
+        let seconds = h.parse::<u64>().ok()? * 3600 + m.parse::<u64>().ok()? * 60;
+        Some((clock, sign, seconds))
+    });
+    match offset {
+        Some((clock, sign, seconds)) => {
+            let local = humantime::parse_rfc3339_weak(clock).ok()?;
+            let by = std::time::Duration::from_secs(seconds);
+            // Local time is ahead of UTC by a positive offset.
+            if sign > 0 {
+                local.checked_sub(by)
+            } else {
+                local.checked_add(by)
+            }
+        }
+        None => humantime::parse_rfc3339_weak(at).ok(),
+    }
+}
+
+/// `%XX` sequences as the bytes they stand for (a malformed one is kept as written).
+fn percent_decoded(s: &str) -> Vec<u8> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    out
 }
 
 fn this_host() -> String {
@@ -123,8 +181,43 @@ mod tests {
         assert_eq!(locks.len(), 2);
         assert_eq!(locks[0].host, "build-7");
         assert_eq!(locks[0].pid, 4242);
-        assert_eq!(locks[0].file(), Some("/w/.pulumi/locks/organization/iam/dev/a.json"));
+        assert_eq!(
+            locks[0].file(),
+            Some(std::path::PathBuf::from("/w/.pulumi/locks/organization/iam/dev/a.json"))
+        );
         assert_eq!(locks[1].file(), None);
         assert!(parse("error: something else").is_empty());
+    }
+
+    /// As the real CLI prints a file backend's lock: the path percent-encoded, the backend's
+    /// query after it.
+    #[test]
+    fn a_file_lock_is_found_behind_go_url_escaping_and_the_backend_query() {
+        let stderr = "error: the stack is currently locked by 1 lock(s). Either wait for the other process(es) to end or delete the lock file with `pulumi cancel`.\n  \
+                      file:///home/ann/my%20platform/.pulumi-state/.pulumi/locks/organization/iam/dev/a%2Bb.json?no_tmp_dir=true: created by ann@build-7 (pid 4242) at 2026-11-23T10:00:00+02:00\n";
+        let locks = parse(stderr);
+        assert_eq!(
+            locks[0].file(),
+            Some(std::path::PathBuf::from(
+                "/home/ann/my platform/.pulumi-state/.pulumi/locks/organization/iam/dev/a+b.json"
+            ))
+        );
+        assert_eq!(locks[0].at, "2026-11-23T10:00:00+02:00");
+    }
+
+    #[test]
+    fn a_lock_time_with_an_offset_is_the_same_instant_in_utc() {
+        let utc = rfc3339("2026-11-23T08:00:00Z").unwrap();
+        assert_eq!(rfc3339("2026-11-23T10:00:00+02:00"), Some(utc));
+        assert_eq!(rfc3339("2026-11-23T03:00:00-05:00"), Some(utc));
+        assert_eq!(
+            rfc3339("2026-11-23T08:00:00.250Z")
+                .unwrap()
+                .duration_since(utc)
+                .unwrap()
+                .as_millis(),
+            250
+        );
+        assert_eq!(rfc3339("yesterday"), None);
     }
 }

@@ -288,7 +288,7 @@ impl Pulumi {
         }
         for lock in &held {
             let removed = match lock.file() {
-                Some(file) => std::fs::remove_file(file).map_err(|e| e.to_string()),
+                Some(file) => std::fs::remove_file(&file).map_err(|e| e.to_string()),
                 // Elsewhere `pulumi cancel`, safe since every lock of the stack is stale.
                 None => self.cancel(job, control).await,
             };

@@ -184,14 +184,21 @@ impl Backend {
                 .ok()
                 .and_then(|t| serde_json::from_str(&t).ok())
                 .unwrap_or_default();
+            // `lockURLForError`: the backend's URL (`massageBlobPath` adds `?no_tmp_dir=true`)
+            // with the lock's path joined in, written by Go's net/url; the time as RFC 3339
+            // to the second (the CLI's local time: UTC here).
+            let at = info["timestamp"].as_str().unwrap_or("?");
+            let at = match (at.find('.'), at.strip_suffix('Z')) {
+                (Some(dot), Some(_)) => format!("{}Z", &at[..dot]),
+                _ => at.to_string(),
+            };
             let _ = write!(
                 message,
-                "\n  file://{}: created by {}@{} (pid {}) at {}",
-                p.display(),
+                "\n  file://{}?no_tmp_dir=true: created by {}@{} (pid {}) at {at}",
+                go_escaped_path(&p.display().to_string()),
                 info["username"].as_str().unwrap_or("?"),
                 info["hostname"].as_str().unwrap_or("?"),
                 info["pid"],
-                info["timestamp"].as_str().unwrap_or("?"),
             );
         }
         Err(fail(message))
@@ -212,6 +219,20 @@ impl Drop for Lock {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
     }
+}
+
+/// A path as Go's `url.URL.EscapedPath` writes it: letters, digits and `-_.~$&+,/:;=@` as they
+/// are, every other byte `%XX`.
+fn go_escaped_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for b in path.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~$&+,/:;=@".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+    out
 }
 
 pub fn username() -> String {
