@@ -449,7 +449,12 @@ fn prepare(s: &Settings, t: &Target, plan: &Plan<'_>, fresh: bool, store: &Store
         stack: &t.stack,
         env: t.env.clone(),
         secrets_for,
-        runs: planned,
+        // `destroy` and `refresh` do not run the programs: the CLI checks no configuration then.
+        runs: if matches!(plan.operation, Operation::Up | Operation::Preview) {
+            planned
+        } else {
+            Vec::new()
+        },
         interactive: s.interactive,
         mode: Mode::Run,
         idle: plan.operation == Operation::Up && !fresh && up_to_date(s, t, plan),

@@ -55,7 +55,8 @@ pub(crate) struct Request<'a> {
     pub(crate) env: Env,
     /// The projects whose secrets this run needs (none for `destroy`).
     pub(crate) secrets_for: Vec<&'a Project>,
-    /// The projects it runs (their programs' configuration is checked against the stack's).
+    /// The projects whose programs it runs (their configuration is checked against the
+    /// stack's): none for `destroy` and `refresh`.
     pub(crate) runs: Vec<&'a Project>,
     /// A person can be asked (a terminal, not CI, not `--non-interactive`).
     pub(crate) interactive: bool,

@@ -155,6 +155,19 @@ fn stack_values_are_checked_against_the_programs_declared_config() {
         &[("PATH", &path)],
     )
     .expect(0);
+    // Nor is a refresh or a destroy, which do not run the programs (the CLI checks nothing then).
+    for op in ["refresh", "destroy"] {
+        let run = ws.exec(
+            &[op, "-p", "aws", "-s", "dev", "--only", "vpc", "--yes"],
+            &[("PATH", &path)],
+        );
+        assert!(
+            !run.stderr.contains("would refuse the project"),
+            "{op}:\n{}",
+            run.stderr
+        );
+        assert_ne!(run.code, 3, "{op}:\n{}", run.stderr);
+    }
 }
 
 /// Each program's `name:` is checked against the provider's, the program read once (and

@@ -54,8 +54,10 @@ const OPERATION: &[Spec] = &[
     flag("debug", Some('d'), Kind::Bool),
     flag("skip-config-validation", None, Kind::Bool),
     flag("show-secrets", None, Kind::Bool),
-    flag("expect-no-changes", None, Kind::Bool),
+    flag("run-program", None, Kind::Bool),
 ];
+// Not on `destroy` (operations/destroy.go); `refresh` has no `--refresh` (refresh.go).
+const EXPECT_NO_CHANGES: &[Spec] = &[flag("expect-no-changes", None, Kind::Bool)];
 const CONFIRM: &[Spec] = &[
     flag("yes", Some('y'), Kind::Bool),
     flag("skip-preview", Some('f'), Kind::Bool),
@@ -143,9 +145,10 @@ impl Command {
             .concat(),
             Command::ConfigGet => [STACK, CONFIG_FILE, JSON, &[flag("path", None, Kind::Bool)]].concat(),
             Command::Config => [STACK, CONFIG_FILE, JSON, SHOW_SECRETS].concat(),
-            Command::Up => [OPERATION, CONFIRM, REFRESH_OPT, log].concat(),
-            Command::Destroy | Command::Refresh => [OPERATION, CONFIRM, PREVIEW_ONLY, REFRESH_OPT, log].concat(),
-            Command::Preview => [OPERATION, REFRESH_OPT, log].concat(),
+            Command::Up => [OPERATION, CONFIRM, REFRESH_OPT, EXPECT_NO_CHANGES, log].concat(),
+            Command::Destroy => [OPERATION, CONFIRM, PREVIEW_ONLY, REFRESH_OPT, log].concat(),
+            Command::Refresh => [OPERATION, CONFIRM, PREVIEW_ONLY, EXPECT_NO_CHANGES, log].concat(),
+            Command::Preview => [OPERATION, REFRESH_OPT, EXPECT_NO_CHANGES, log].concat(),
             Command::Cancel => [STACK, &[flag("yes", Some('y'), Kind::Bool)]].concat(),
         }
     }

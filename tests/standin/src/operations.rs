@@ -180,7 +180,12 @@ pub fn run(args: &Args, op: Op) -> Result<i32, Failure> {
         cfg.save()?;
     }
     let (crypter, passphrase) = scope.crypter(&mut cfg, "getting stack configuration: get stack secrets manager: ")?;
-    if !args.flag("skip-config-validation") {
+    // `destroy` and `refresh` check the configuration only when they run the program
+    // (`--run-program`, PULUMI_RUN_PROGRAM); otherwise project defaults apply, unchecked.
+    let runs_program = matches!(op, Op::Up | Op::Preview)
+        || args.flag("run-program")
+        || std::env::var("PULUMI_RUN_PROGRAM").is_ok_and(|v| crate::args::truthy(&v));
+    if runs_program && !args.flag("skip-config-validation") {
         crate::program::projconfig::check_stack(
             &scope.project.name,
             &scope.stack,
