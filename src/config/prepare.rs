@@ -105,12 +105,7 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
     if let Some(p) = provider_lock(r.provider, &file) {
         return Err(RunnerError::Problems(vec![p]));
     }
-    let mut problems = Vec::new();
-    for p in &r.provider.prompts {
-        if let Some(what) = file.type_problem(p) {
-            problems.push(Problem::new(what, format!("correct the value in {}", file.shown)));
-        }
-    }
+    let mut problems = file_problems(r, &file);
 
     let store_dir = r
         .provider
@@ -198,6 +193,20 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
         config,
         secrets,
     })
+}
+
+/// What is wrong in the stack file itself: values not of their prompt's type, keys Pulumi
+/// cannot read.
+fn file_problems(r: &Request<'_>, file: &StackFile) -> Vec<Problem> {
+    let mut problems: Vec<Problem> = r
+        .provider
+        .prompts
+        .iter()
+        .filter_map(|p| file.type_problem(p))
+        .map(|what| Problem::new(what, format!("correct the value in {}", file.shown)))
+        .collect();
+    problems.extend(file.key_problems());
+    problems
 }
 
 /// The passphrase opens the stack files that hold a salt: the shared one, and the secrets

@@ -149,6 +149,28 @@ impl StackFile {
         }
     }
 
+    /// Keys Pulumi cannot read (`config.ParseKey`: one `:`, or the old `ns:config:name`), for
+    /// which it refuses the whole file, in every project.
+    pub(crate) fn key_problems(&self) -> Vec<Problem> {
+        self.config
+            .keys()
+            .filter(|k| match k.split(':').collect::<Vec<_>>().as_slice() {
+                [_] | [_, _] => false,
+                [ns, "config", name] => ns.is_empty() || name.is_empty(),
+                _ => true,
+            })
+            .map(|k| {
+                Problem::new(
+                    format!(
+                        "{}: `{k}` is not a configuration key Pulumi reads (namespace:key, with one `:`): every `pulumi` command of every project would refuse the file",
+                        self.locate(k)
+                    ),
+                    format!("rename it to namespace:key in {}", self.shown),
+                )
+            })
+            .collect()
+    }
+
     /// A value that does not have the prompt's type: what is wrong, naming the key.
     pub(crate) fn type_problem(&self, prompt: &Prompt) -> Option<String> {
         let value = self.config.get(&prompt.key)?;

@@ -510,8 +510,8 @@ impl<'a> Loader<'a> {
                     hidden: s.hidden,
                 });
             } else {
-                let message = format!("secret key `{}` has no namespace", s.key.get_ref());
-                let hint = "write it as namespace:key, such as prometheus:adminpass".to_string();
+                let message = format!("secret key `{}` is not of the form namespace:key", s.key.get_ref());
+                let hint = "write it as namespace:key (one `:`), such as prometheus:adminpass".to_string();
                 self.problem(d.file, &s.key, message, "key", hint);
             }
         }
@@ -613,9 +613,9 @@ impl<'a> Loader<'a> {
                 self.problem(
                     file,
                     &p.key,
-                    format!("prompt key `{key}` has no namespace"),
+                    format!("prompt key `{key}` is not of the form namespace:key"),
                     "key",
-                    "write it as namespace:key, such as aws:region".to_string(),
+                    "write it as namespace:key (one `:`), such as aws:region".to_string(),
                 );
                 continue;
             }
@@ -814,10 +814,11 @@ fn script_inside(root: &Path, value: &str) -> bool {
 }
 
 /// Shared stack configuration keys must carry their namespace (`ns:key`): one file serves every
-/// project, so a bare key would land in whichever project reads it.
+/// project, so a bare key would land in whichever project reads it. One `:` only: Pulumi refuses
+/// a stack file holding any other (`config.ParseKey`; its old `ns:config:name` form is `ns:name`).
 fn config_key_ok(key: &str) -> bool {
     key.split_once(':')
-        .is_some_and(|(ns, k)| !ns.is_empty() && !k.is_empty())
+        .is_some_and(|(ns, k)| !ns.is_empty() && !k.is_empty() && !k.contains(':'))
 }
 
 fn default_fits(kind: PromptType, d: &PromptDefault) -> bool {
@@ -1004,7 +1005,8 @@ needs = ["logstore"]
         let two_stores = "secrets_store = true\n\n[[project]]\nname = \"extra\"\npath = \"projects/extra\"\n\
                           layer = \"services\"\nsecrets_store = true\n";
         let prompts = "\n[[prompt]]\nkey = \"region\"\nquestion = \"?\"\n\n[[prompt]]\nkey = \"eks:min\"\n\
-                       question = \"?\"\ntype = \"int\"\ndefault = \"three\"\n";
+                       question = \"?\"\ntype = \"int\"\ndefault = \"three\"\n\n[[prompt]]\nkey = \"eks:node:size\"\n\
+                       question = \"?\"\n";
         vec![
             (
                 "a syntax error",
@@ -1065,11 +1067,12 @@ needs = ["logstore"]
                 vec!["providers/p.toml:13:17: `extra` and `cluster` are both the secrets store"],
             ),
             (
-                "a prompt without a namespace and a default of the wrong type",
+                "a prompt without a namespace, one with two, and a default of the wrong type",
                 one(provider("", prompts)),
                 vec![
-                    "providers/p.toml:9:7: prompt key `region` has no namespace",
+                    "providers/p.toml:9:7: prompt key `region` is not of the form namespace:key",
                     "providers/p.toml:16:11: the default of `eks:min` does not fit its type `int`",
+                    "providers/p.toml:19:7: prompt key `eks:node:size` is not of the form namespace:key",
                 ],
             ),
             (

@@ -170,6 +170,23 @@ fn stack_values_are_checked_against_the_programs_declared_config() {
     }
 }
 
+/// A key Pulumi cannot read (`config.ParseKey`: one `:`) makes every `pulumi` of every project
+/// refuse the shared file: said before anything runs, with its line.
+#[test]
+fn a_stack_key_with_two_colons_is_refused_with_its_line() {
+    let ws = Ws::configured("aws");
+    ws.edit(
+        "config/pulumi/Pulumi.dev.yaml",
+        "  eks:min_size: 3\n",
+        "  eks:min_size: 3\n  eks:node:size: large\n",
+    );
+    let path = fake_tools(&ws, true, false);
+    ws.exec(&["validate", "-p", "aws", "-s", "dev"], &[("PATH", &path)])
+        .expect(3)
+        .stderr_has("config/pulumi/Pulumi.dev.yaml:8: `eks:node:size` is not a configuration key Pulumi reads (namespace:key, with one `:`)")
+        .stderr_has("rename it to namespace:key in config/pulumi/Pulumi.dev.yaml");
+}
+
 /// Each program's `name:` is checked against the provider's, the program read once (and
 /// cached); one whose shape the plan cannot read, or that is not YAML, is still looked at.
 #[test]

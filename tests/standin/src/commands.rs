@@ -473,12 +473,17 @@ pub fn cancel(args: &Args) -> Result<i32, Failure> {
     Ok(0)
 }
 
-/// `ns:key` as written, or `<project>:key` for a bare key (`parseConfigKey`).
-fn full_key(project: &Project, key: &str) -> String {
-    if key.contains(':') {
-        key.to_string()
-    } else {
-        format!("{}:{key}", project.name)
+/// `<project>:key` for a bare key; else the key as `config.ParseKey` reads it: one `:`, or the
+/// old `ns:config:name` form, which is `ns:name` (`parseConfigKey`,
+/// `sdk/go/common/resource/config/key.go`).
+fn full_key(project: &Project, key: &str) -> Result<String, Failure> {
+    match key.split(':').collect::<Vec<_>>().as_slice() {
+        [_] => Ok(format!("{}:{key}", project.name)),
+        [_, _] => Ok(key.to_string()),
+        [ns, "config", name] if !ns.is_empty() && !name.is_empty() => Ok(format!("{ns}:{name}")),
+        _ => Err(fail(format!(
+            "could not parse {key} as a configuration key (configuration keys should be of the form `<namespace>:<name>`)"
+        ))),
     }
 }
 
@@ -516,7 +521,7 @@ pub fn config_set(args: &Args) -> Result<i32, Failure> {
     let Some(key) = args.positionals.first() else {
         return Err(fail("accepts between 1 and 2 arg(s), received 0"));
     };
-    let key = full_key(&scope.project, key);
+    let key = full_key(&scope.project, key)?;
     let value = match args.positionals.get(1) {
         Some(v) => v.clone(),
         None if !std::io::stdin().is_terminal() => {
@@ -609,7 +614,7 @@ pub fn config_get(args: &Args) -> Result<i32, Failure> {
     let Some(key) = args.positionals.first() else {
         return Err(fail("accepts 1 arg(s), received 0"));
     };
-    let full = full_key(&scope.project, key);
+    let full = full_key(&scope.project, key)?;
     if args.flag("path") {
         let (top, path) = split_path(&full)?;
         let map = config_map(&scope, args, true)?;

@@ -35,6 +35,20 @@ impl StackConfig {
             Value::Null => Map::new(),
             _ => return Err(fail(format!("{}: `config` must be a mapping", path.display()))),
         };
+        // `config.Map.UnmarshalYAML` reads every key with `ParseKey` (a bare key has taken the
+        // project's namespace before): one `:`, or the old `ns:config:name`.
+        for key in values.keys() {
+            let ok = match key.split(':').collect::<Vec<_>>().as_slice() {
+                [_] | [_, _] => true,
+                [ns, "config", name] => !ns.is_empty() && !name.is_empty(),
+                _ => false,
+            };
+            if !ok {
+                return Err(fail(format!(
+                    "could not unmarshal map: could not parse {key} as a configuration key (configuration keys should be of the form `<namespace>:<name>`)"
+                )));
+            }
+        }
         Ok(StackConfig {
             path: path.to_path_buf(),
             text,
@@ -207,5 +221,21 @@ mod tests {
         let mut c = cfg("config: {}\n");
         c.set("a:b", "c", false);
         assert_eq!(c.text, "config:\n  a:b: c\n");
+    }
+
+    #[test]
+    fn a_key_pulumi_cannot_parse_fails_the_whole_file() {
+        let dir = std::env::temp_dir().join(format!("standin-keys-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("Pulumi.dev.yaml");
+        std::fs::write(&file, "config:\n  aws:region: x\n  aws:config:profile: y\n  bare: z\n").unwrap();
+        assert!(StackConfig::load(&file).is_ok());
+        std::fs::write(&file, "config:\n  aws:region: x\n  eks:node:size: large\n").unwrap();
+        let err = StackConfig::load(&file).err().unwrap().message;
+        assert_eq!(
+            err,
+            "could not unmarshal map: could not parse eks:node:size as a configuration key (configuration keys should be of the form `<namespace>:<name>`)"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
