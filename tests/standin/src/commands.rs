@@ -283,7 +283,7 @@ fn create(scope: &Scope, args: &Args) -> Result<(), Failure> {
             scope.project.name, scope.stack
         )));
     }
-    let mut cfg = StackConfig::load(&scope.config_path(args))?;
+    let mut cfg = StackConfig::load(&scope.config_path(args))?.namespaced(&scope.project.name);
     let (_, _) = scope.crypter(&mut cfg, "could not create secrets manager for new stack: ")?;
     let salt = cfg.salt.clone().expect("the crypter set the salt");
     scope
@@ -538,7 +538,7 @@ pub fn config_set(args: &Args) -> Result<i32, Failure> {
         }
         None => return Err(fail("config value must be specified in non-interactive mode")),
     };
-    let mut cfg = StackConfig::load(&scope.config_path(args))?;
+    let mut cfg = StackConfig::load(&scope.config_path(args))?.namespaced(&scope.project.name);
     if args.flag("path") {
         let (top, path) = split_path(&key)?;
         let leaf = if args.flag("secret") {
@@ -575,7 +575,7 @@ pub fn config_set(args: &Args) -> Result<i32, Failure> {
 
 /// The stack's configuration with project defaults, secrets decrypted only when `reveal`.
 fn config_map(scope: &Scope, args: &Args, reveal: bool) -> Result<Map<String, Value>, Failure> {
-    let mut cfg = StackConfig::load(&scope.config_path(args))?;
+    let mut cfg = StackConfig::load(&scope.config_path(args))?.namespaced(&scope.project.name);
     let has_secret = cfg.values.values().any(|v| v.get("secure").is_some());
     let crypter = if reveal && has_secret {
         Some(scope.crypter(&mut cfg, "")?.0)
@@ -640,6 +640,7 @@ pub fn config_get(args: &Args) -> Result<i32, Failure> {
     }
     // Only a secret value needs the passphrase (plain keys read without it, as the real CLI).
     let wanted_secret = StackConfig::load(&scope.config_path(args))?
+        .namespaced(&scope.project.name)
         .values
         .get(&full)
         .is_some_and(|v| v.get("secure").is_some());

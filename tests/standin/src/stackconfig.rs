@@ -57,6 +57,23 @@ impl StackConfig {
         })
     }
 
+    /// Bare keys take the project's namespace, as the CLI reads a stack file
+    /// (`stackConfigNamespacedWithProject`, `sdk/go/common/workspace/loaders.go`).
+    #[must_use]
+    pub fn namespaced(mut self, project: &str) -> Self {
+        self.values = std::mem::take(&mut self.values)
+            .into_iter()
+            .map(|(k, v)| {
+                if k.contains(':') {
+                    (k, v)
+                } else {
+                    (format!("{project}:{k}"), v)
+                }
+            })
+            .collect();
+        self
+    }
+
     pub fn save(&self) -> Result<(), Failure> {
         write_atomic(&self.path, self.text.as_bytes())
     }
@@ -237,5 +254,16 @@ mod tests {
             "could not unmarshal map: could not parse eks:node:size as a configuration key (configuration keys should be of the form `<namespace>:<name>`)"
         );
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn bare_keys_take_the_projects_namespace_when_read() {
+        let mut c = cfg("");
+        c.values.insert("size".into(), Value::from("3"));
+        c.values.insert("aws:region".into(), Value::from("x"));
+        let c = c.namespaced("vpc");
+        let mut keys: Vec<&String> = c.values.keys().collect();
+        keys.sort();
+        assert_eq!(keys, ["aws:region", "vpc:size"]);
     }
 }
