@@ -229,7 +229,13 @@ fn declared_config(
                 format!("{}:{}", p.name, d.key)
             };
             let declared_at = format!("{}:{}", programs::file(i.ws, p), d.line);
-            let Some(value) = config.get(&key) else {
+            // A bare key of the stack file is every project's own (the CLI's loader gives it
+            // the namespace of the project that reads it).
+            let bare = key.strip_prefix(&format!("{}:", p.name));
+            let found = config
+                .get_key_value(&key)
+                .or_else(|| bare.and_then(|b| config.get_key_value(b)));
+            let Some((written, value)) = found else {
                 // A prompt's key is asked for (or reported missing) with the questions.
                 if d.required && !prompted(&key) {
                     problems.push(Problem::new(
@@ -243,7 +249,7 @@ fn declared_config(
                 continue;
             };
             // Encrypted (or answered as a secret in this run): its type cannot be told here.
-            let secure = match file.config.get(&key) {
+            let secure = match file.config.get(written) {
                 Some(stored) => stored
                     .as_object()
                     .is_some_and(|m| m.len() == 1 && m.contains_key("secure")),
@@ -256,7 +262,7 @@ fn declared_config(
                 problems.push(Problem::new(
                     format!(
                         "{}: `{key}` is stored in plain text, but {declared_at} declares it secret: `pulumi up` would refuse the project",
-                        file.locate(&key)
+                        file.locate(written)
                     ),
                     format!(
                         "remove the line and set it with `pulumi config set --secret {key} --config-file {}`",
@@ -278,7 +284,7 @@ fn declared_config(
                 problems.push(Problem::new(
                     format!(
                         "{}: `{key}` is {}, but {declared_at} declares it {}: `pulumi up` would refuse the project (must be of type '{}')",
-                        file.locate(&key),
+                        file.locate(written),
                         if secret_prompt { "a value of another type".to_string() } else { describe(value) },
                         t.described(),
                         t.full_name()

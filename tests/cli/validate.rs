@@ -144,6 +144,12 @@ fn stack_values_are_checked_against_the_programs_declared_config() {
         .stderr_has("add `vpc:zone: <value>` under `config:` in config/pulumi/Pulumi.dev.yaml")
         .stderr_has("`vpc:token` is stored in plain text, but projects/infra/vpc/Pulumi.yaml:12 declares it secret")
         .stderr_has("pulumi config set --secret vpc:token --config-file config/pulumi/Pulumi.dev.yaml");
+    // A bare key of the shared file is every project's own, as the CLI reads it.
+    ws.edit(stack, "  eks:min_size: 3\n", "  eks:min_size: 3\n  zone: eu-1\n");
+    let again = ws
+        .exec(&["validate", "-p", "aws", "-s", "dev"], &[("PATH", &path)])
+        .expect(3);
+    assert!(!again.stderr.contains("no `vpc:zone`"), "{}", again.stderr);
     assert!(
         !run.stderr.contains("plain-text"),
         "a value declared secret is not shown:\n{}",
