@@ -121,7 +121,8 @@ impl Command {
             ]
             .concat(),
             Command::StackOutput => [STACK, JSON, SHOW_SECRETS, &[flag("shell", None, Kind::Bool)]].concat(),
-            Command::StackLs => [JSON, &[flag("all", Some('a'), Kind::Bool)]].concat(),
+            // `--stack` is a persistent flag of `pulumi stack` (stack.go): its subcommands take it.
+            Command::StackLs => [STACK, JSON, &[flag("all", Some('a'), Kind::Bool)]].concat(),
             Command::StackRm => [
                 STACK,
                 &[
