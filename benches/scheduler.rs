@@ -8,10 +8,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use runner::exec::{self, Control, Engine, Event, Job, JobEnd, Options, Outputs, Status};
-use runner::graph::Layer;
-use runner::graph::{EdgeKind, NeedSpec, NodeSpec, Origin, ProjectGraph};
 use runner::plan::{Operation, Plan};
-use runner::provider::{Project, Provider};
+use runner::provider::Provider;
 
 struct Noop;
 
@@ -42,9 +40,7 @@ fn synthetic(n: usize) -> Provider {
         seed ^= seed << 17;
         seed
     };
-    let mut nodes = Vec::with_capacity(n);
-    let mut projects = Vec::with_capacity(n);
-    for i in 0..n {
+    let projects = (0..n).map(|i| {
         let mut needs: Vec<usize> = Vec::new();
         if i > 0 {
             for _ in 0..(next() % 4) {
@@ -55,47 +51,9 @@ fn synthetic(n: usize) -> Provider {
                 }
             }
         }
-        nodes.push(NodeSpec {
-            name: format!("p{i}"),
-            origin: Origin::default(),
-            layer: Layer::Services,
-            needs: needs
-                .iter()
-                .map(|j| NeedSpec {
-                    name: format!("p{j}"),
-                    kind: EdgeKind::Data,
-                    origin: Origin::default(),
-                })
-                .collect(),
-            estimate: None,
-        });
-        projects.push(Project {
-            name: format!("p{i}"),
-            description: None,
-            path: format!("projects/p{i}"),
-            layer: Layer::Services,
-            on_success: vec![],
-            secrets: vec![],
-            secrets_store: false,
-            estimate: None,
-            timeout: None,
-            declared_in: "synthetic.toml".into(),
-            program_stat: None,
-        });
-    }
-    Provider {
-        name: "synthetic".into(),
-        description: String::new(),
-        infra_type: None,
-        file: "synthetic.toml".into(),
-        required_tools: vec![],
-        credentials: vec![],
-        projects,
-        prompts: vec![],
-        checks: vec![],
-        graph: ProjectGraph::build(nodes).expect("acyclic"),
-        sources: vec![],
-    }
+        (format!("p{i}"), needs.iter().map(|j| format!("p{j}")).collect())
+    });
+    runner::provider::for_tests(projects.collect::<Vec<_>>())
 }
 
 fn main() {

@@ -231,9 +231,9 @@ pub fn valid_project_name(name: &str) -> bool {
 }
 
 /// A provider of the given projects (each with the names it needs, every need a data edge),
-/// for the tests of what runs a graph.
-#[cfg(test)]
-pub(crate) fn for_tests(projects: impl IntoIterator<Item = (String, Vec<String>)>) -> Provider {
+/// for the tests and the benchmark of what runs a graph.
+#[doc(hidden)]
+pub fn for_tests(projects: impl IntoIterator<Item = (String, Vec<String>)>) -> Provider {
     use crate::graph::{EdgeKind, NeedSpec, NodeSpec, Origin};
     let projects: Vec<(String, Vec<String>)> = projects.into_iter().collect();
     let nodes = projects
