@@ -65,7 +65,7 @@ impl ConfigType {
         }
     }
 
-    /// In words, for a message: "a whole number", "a list of text values".
+    /// In words, for a message: "a whole number", "a list, each item a text value".
     pub(crate) fn described(&self) -> String {
         match (self.name.as_str(), &self.items) {
             ("string", _) => "a text value".into(),

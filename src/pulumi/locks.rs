@@ -92,7 +92,8 @@ impl StackLock {
 /// (`+02:00`), which the CLI uses for a lock's time.
 fn rfc3339(at: &str) -> Option<SystemTime> {
     let offset = at.len().checked_sub(6).and_then(|i| {
-        let (clock, zone) = at.split_at(i);
+        // (Not a char boundary: not a time the CLI wrote.)
+        let (clock, zone) = (at.get(..i)?, at.get(i..)?);
         let sign = match zone.as_bytes().first()? {
             b'+' => 1,
             b'-' => -1,
@@ -219,5 +220,6 @@ mod tests {
             250
         );
         assert_eq!(rfc3339("yesterday"), None);
+        assert_eq!(rfc3339("x€12345"), None);
     }
 }
