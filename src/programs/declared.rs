@@ -114,10 +114,18 @@ pub(crate) fn read(project: &str, config: Option<&Value>, text: &str) -> Vec<Dec
     found
 }
 
-/// 1-based line of `key:` at or after `from` (of the file's first line when absent).
+/// 1-based line of the indented line that starts with `key:` (or the key quoted) at or after
+/// `from`; the line of `from` when there is none.
 fn line_after(text: &str, from: usize, key: &str) -> usize {
-    let at = text[from..].find(&format!(" {key}:")).map_or(from, |at| from + at);
-    text[..at].matches('\n').count() + 1
+    let first = text[..from].matches('\n').count() + 1;
+    let forms = [format!("{key}:"), format!("\"{key}\":"), format!("'{key}':")];
+    text[from..]
+        .lines()
+        .position(|l| {
+            let body = l.trim_start();
+            body.len() < l.len() && forms.iter().any(|f| body.starts_with(f.as_str()))
+        })
+        .map_or(first, |n| first + n)
 }
 
 #[cfg(test)]
@@ -127,7 +135,7 @@ mod tests {
 
     #[test]
     fn typed_secret_and_required_keys_are_kept_with_their_lines() {
-        let text = "name: vpc\nconfig:\n  azs:\n    type: array\n    items:\n      type: string\n  cidr:\n    type: string\n    default: 10.0.0.0/16\n  zone: {}\n  region: eu\n  aws:profile:\n    value: dev\n  token:\n    type: string\n    secret: true\n";
+        let text = "name: vpc\nconfig:\n  azs:\n    type: array\n    description: \"the zone: where\"\n    items:\n      type: string\n  cidr:\n    type: string\n    default: 10.0.0.0/16\n  zone: {}\n  region: eu\n  aws:profile:\n    value: dev\n  \"token\":\n    type: string\n    secret: true\n";
         let doc: Value = serde_saphyr::from_str(text).unwrap();
         let got = read("vpc", doc.get("config"), text);
         let keys: Vec<(&str, bool, usize)> = got.iter().map(|d| (d.key.as_str(), d.required, d.line)).collect();
@@ -135,9 +143,9 @@ mod tests {
             keys,
             [
                 ("azs", true, 3),
-                ("cidr", false, 7),
-                ("token", true, 14),
-                ("zone", true, 10)
+                ("cidr", false, 8),
+                ("token", true, 15),
+                ("zone", true, 11)
             ]
         );
         assert_eq!(got[0].ty.as_ref().unwrap().full_name(), "array<string>");
