@@ -13,7 +13,7 @@ use crate::backend::{self, Backend, VERSION};
 use crate::crypto::{self, Crypter};
 use crate::fail::{Failure, fail, stack_not_found};
 use crate::program::{self, Project};
-use crate::stackconfig::{StackConfig, as_config_string};
+use crate::stackconfig::{StackConfig, as_config_string, parse_key};
 
 /// Everything a stack-level command works with.
 pub struct Scope {
@@ -32,6 +32,11 @@ impl Scope {
             None => self.project.dir.clone(),
         };
         dir.join(format!("Pulumi.{}.yaml", self.stack.replace('/', "-")))
+    }
+
+    /// The stack's configuration as the CLI reads it: bare keys in the project's namespace.
+    pub fn stack_config(&self, args: &Args) -> Result<StackConfig, Failure> {
+        Ok(StackConfig::load(&self.config_path(args))?.namespaced(&self.project.name))
     }
 
     pub fn require_stack(&self) -> Result<(), Failure> {
@@ -283,7 +288,7 @@ fn create(scope: &Scope, args: &Args) -> Result<(), Failure> {
             scope.project.name, scope.stack
         )));
     }
-    let mut cfg = StackConfig::load(&scope.config_path(args))?.namespaced(&scope.project.name);
+    let mut cfg = scope.stack_config(args)?;
     let (_, _) = scope.crypter(&mut cfg, "could not create secrets manager for new stack: ")?;
     let salt = cfg.salt.clone().expect("the crypter set the salt");
     scope
@@ -477,13 +482,10 @@ pub fn cancel(args: &Args) -> Result<i32, Failure> {
 /// old `ns:config:name` form, which is `ns:name` (`parseConfigKey`,
 /// `sdk/go/common/resource/config/key.go`).
 fn full_key(project: &Project, key: &str) -> Result<String, Failure> {
-    match key.split(':').collect::<Vec<_>>().as_slice() {
-        [_] => Ok(format!("{}:{key}", project.name)),
-        [_, _] => Ok(key.to_string()),
-        [ns, "config", name] if !ns.is_empty() && !name.is_empty() => Ok(format!("{ns}:{name}")),
-        _ => Err(fail(format!(
-            "could not parse {key} as a configuration key (configuration keys should be of the form `<namespace>:<name>`)"
-        ))),
+    if key.contains(':') {
+        parse_key(key)
+    } else {
+        Ok(format!("{}:{key}", project.name))
     }
 }
 
@@ -538,7 +540,7 @@ pub fn config_set(args: &Args) -> Result<i32, Failure> {
         }
         None => return Err(fail("config value must be specified in non-interactive mode")),
     };
-    let mut cfg = StackConfig::load(&scope.config_path(args))?.namespaced(&scope.project.name);
+    let mut cfg = scope.stack_config(args)?;
     if args.flag("path") {
         let (top, path) = split_path(&key)?;
         let leaf = if args.flag("secret") {
@@ -575,7 +577,7 @@ pub fn config_set(args: &Args) -> Result<i32, Failure> {
 
 /// The stack's configuration with project defaults, secrets decrypted only when `reveal`.
 fn config_map(scope: &Scope, args: &Args, reveal: bool) -> Result<Map<String, Value>, Failure> {
-    let mut cfg = StackConfig::load(&scope.config_path(args))?.namespaced(&scope.project.name);
+    let mut cfg = scope.stack_config(args)?;
     let has_secret = cfg.values.values().any(|v| v.get("secure").is_some());
     let crypter = if reveal && has_secret {
         Some(scope.crypter(&mut cfg, "")?.0)
@@ -639,8 +641,8 @@ pub fn config_get(args: &Args) -> Result<i32, Failure> {
         return Ok(0);
     }
     // Only a secret value needs the passphrase (plain keys read without it, as the real CLI).
-    let wanted_secret = StackConfig::load(&scope.config_path(args))?
-        .namespaced(&scope.project.name)
+    let wanted_secret = scope
+        .stack_config(args)?
         .values
         .get(&full)
         .is_some_and(|v| v.get("secure").is_some());

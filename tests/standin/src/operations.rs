@@ -163,8 +163,7 @@ pub fn run(args: &Args, op: Op) -> Result<i32, Failure> {
         }
     }
 
-    let config_path = scope.config_path(args);
-    let mut cfg = StackConfig::load(&config_path)?.namespaced(&scope.project.name);
+    let mut cfg = scope.stack_config(args)?;
     for kv in args.values("config") {
         let Some((k, v)) = kv.split_once('=') else {
             return Err(fail(format!(

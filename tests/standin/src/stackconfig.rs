@@ -36,18 +36,9 @@ impl StackConfig {
             _ => return Err(fail(format!("{}: `config` must be a mapping", path.display()))),
         };
         // `config.Map.UnmarshalYAML` reads every key with `ParseKey` (a bare key has taken the
-        // project's namespace before): one `:`, or the old `ns:config:name`.
-        for key in values.keys() {
-            let ok = match key.split(':').collect::<Vec<_>>().as_slice() {
-                [_] | [_, _] => true,
-                [ns, "config", name] => !ns.is_empty() && !name.is_empty(),
-                _ => false,
-            };
-            if !ok {
-                return Err(fail(format!(
-                    "could not unmarshal map: could not parse {key} as a configuration key (configuration keys should be of the form `<namespace>:<name>`)"
-                )));
-            }
+        // project's namespace before).
+        for key in values.keys().filter(|k| k.contains(':')) {
+            parse_key(key).map_err(|f| fail(format!("could not unmarshal map: {}", f.message)))?;
         }
         Ok(StackConfig {
             path: path.to_path_buf(),
@@ -193,6 +184,18 @@ pub fn scalar(s: &str) -> String {
 }
 
 /// The string form Pulumi's config map gives a YAML value: scalars as text, structures as JSON.
+/// `config.ParseKey` (`sdk/go/common/resource/config/key.go`): a key with one `:`, or the old
+/// `ns:config:name` form, which is `ns:name`.
+pub fn parse_key(key: &str) -> Result<String, Failure> {
+    match key.split(':').collect::<Vec<_>>().as_slice() {
+        [_, _] => Ok(key.to_string()),
+        [ns, "config", name] if !ns.is_empty() && !name.is_empty() => Ok(format!("{ns}:{name}")),
+        _ => Err(fail(format!(
+            "could not parse {key} as a configuration key (configuration keys should be of the form `<namespace>:<name>`)"
+        ))),
+    }
+}
+
 pub fn as_config_string(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
