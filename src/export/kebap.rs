@@ -3,7 +3,8 @@
 //! Pulumi ESC environment with one `ExternalSecret` per Kubernetes Secret the Stacks read (the
 //! passphrase and the cloud credentials included, so nothing is created by hand), the Programs
 //! (`--source program`) and the PKO Stacks, each with the sync wave of its plan wave;
-//! `application.yaml` is the Argo CD `Application` that syncs `manifests/`; `teardown.sh`
+//! `application.yaml` is the Argo CD `Application` that syncs `manifests/`; `argocd-health.yaml`
+//! patches Argo CD's settings with a health check for Stacks; `teardown.sh`
 //! deletes the Stacks dependents first (neither PKO nor a pruning sync orders deletion).
 
 use serde_json::{Map, Value, json};
@@ -22,6 +23,10 @@ const WAVE_PROGRAMS: i32 = -1;
 /// The one Secret the bundle does not make: the store's own Pulumi access token (ESO cannot
 /// fetch the credential it signs in with). Put there once, by the cluster's bootstrap.
 pub(crate) const ESC_TOKEN_SECRET: &str = "pulumi-esc-token";
+
+/// The patch of Argo CD's settings that teaches it a Stack's health, and its key there.
+const HEALTH_FILE: &str = "argocd-health.yaml";
+const HEALTH_KEY: &str = "resource.customizations.health.pulumi.com_Stack";
 
 pub(super) fn export(plan: &Plan<'_>, input: &Input) -> Result<Export, ExportError> {
     let repo = input.repo.as_ref().ok_or_else(|| ExportError {
@@ -54,7 +59,11 @@ pub(super) fn export(plan: &Plan<'_>, input: &Input) -> Result<Export, ExportErr
     if matches!(repo.revision, Revision::Commit(_)) {
         app_header.push("It follows one commit: export again with --branch to follow a branch.".into());
     }
+    app_header.push(format!(
+        "On Argo CD up to v3.5, patch its settings with {HEALTH_FILE} once, before the first sync."
+    ));
     files.push(File::new("application.yaml", yaml::document(&app_header, &application)));
+    files.push(health_check(plan, input));
 
     let mut rbac = pko::rbac(input);
     for o in &mut rbac {
@@ -96,6 +105,22 @@ pub(super) fn export(plan: &Plan<'_>, input: &Input) -> Result<Export, ExportErr
         files,
         names: vec![("PKO Stack", names)],
     })
+}
+
+/// Argo CD's health check for PKO Stacks, as a patch of its settings (`argocd-cm`). Argo CD up
+/// to v3.5 has none and calls a Stack healthy as soon as it exists, so a sync wave would not
+/// wait for its Stacks; the check is merged for the next release (argo-cd#28534), and a key in
+/// `argocd-cm` takes the place of a built-in one.
+fn health_check(plan: &Plan<'_>, input: &Input) -> File {
+    let mut lines = header(plan, input, Format::Kebap, "Argo CD's health check for PKO Stacks");
+    lines.extend([
+        "Argo CD up to v3.5 calls a Stack healthy as soon as it exists: without this check a sync".to_string(),
+        "wave does not wait for its Stacks to succeed (their prerequisites still order them).".to_string(),
+        "Healthy once Ready, Degraded when Stalled, else Progressing. Apply it once:".to_string(),
+        format!("  kubectl -n argocd patch configmap argocd-cm --type merge --patch-file {HEALTH_FILE}"),
+    ]);
+    let patch = json!({"data": {HEALTH_KEY: include_str!("stack_health.lua")}});
+    File::new(HEALTH_FILE, yaml::document(&lines, &patch))
 }
 
 fn annotate(object: &mut Value, wave: i32) {

@@ -509,6 +509,160 @@ fn kebap_needs_the_esc_organization_and_a_repository() {
     assert!(run.stderr.contains("--repo URL"), "{}", run.stderr);
 }
 
+/// A Debian tool of scripts/install-test-tools: whether to go on (a skip when it is missing and
+/// not required).
+fn debian_tool(name: &str) -> bool {
+    if crate::support::have(name) {
+        return true;
+    }
+    assert!(!tool_required(), "{name} is missing: run scripts/install-test-tools");
+    eprintln!("skipped: {name} is not installed (scripts/install-test-tools installs it)");
+    false
+}
+
+/// A JSON value as a Lua table constructor (test data: ASCII strings).
+fn lua(v: &Value) -> String {
+    match v {
+        Value::Null => "nil".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => serde_json::to_string(s).unwrap(),
+        Value::Array(items) => format!("{{{}}}", items.iter().map(lua).collect::<Vec<_>>().join(", ")),
+        Value::Object(map) => format!(
+            "{{{}}}",
+            map.iter()
+                .map(|(k, v)| format!("[{}] = {}", serde_json::to_string(k).unwrap(), lua(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// A PKO Stack of generation 2 as the operator reports it: `observed` generation, conditions as
+/// (type, status, message).
+fn stack_with(observed: Option<u64>, conditions: &[(&str, &str, &str)]) -> Value {
+    let mut stack = serde_json::json!({
+        "apiVersion": "pulumi.com/v1",
+        "kind": "Stack",
+        "metadata": {"name": "vpc", "generation": 2},
+        "spec": {"stack": "dev"},
+    });
+    if let Some(observed) = observed {
+        let conditions: Vec<Value> = conditions
+            .iter()
+            .map(|(t, s, m)| serde_json::json!({"type": t, "status": s, "reason": "R", "message": m}))
+            .collect();
+        stack["status"] = serde_json::json!({"observedGeneration": observed, "conditions": conditions});
+    }
+    stack
+}
+
+/// Argo CD up to v3.5 calls a PKO Stack healthy at once, so the KEBAP bundle brings the health
+/// check: Lua 5.1 (what Argo CD's gopher-lua speaks) runs it on Stacks in each state the operator
+/// reports, and kubectl applies the patch to an `argocd-cm` as the file's comment says.
+#[test]
+fn kebap_health_check_follows_the_stack_conditions_and_patches_argocd_cm() {
+    if !debian_tool("lua5.1") || !debian_tool("kubectl") {
+        return;
+    }
+    let ws = Ws::configured("aws");
+    let (run, files) = export(&ws, "kebap", "aws", &[]);
+    run.expect(0);
+    let patch_file = &files["argocd-health.yaml"];
+    let key = "resource.customizations.health.pulumi.com_Stack";
+    let script = s(&docs(patch_file)[0]["data"][key]);
+    std::fs::write(ws.path().join("health.lua"), &script).unwrap();
+
+    let cases = [
+        (
+            stack_with(None, &[]),
+            "Progressing",
+            "waiting for the operator to see this spec",
+        ),
+        (
+            stack_with(Some(1), &[("Ready", "True", "the last update succeeded")]),
+            "Progressing",
+            "waiting for the operator to see this spec",
+        ),
+        (
+            stack_with(
+                Some(2),
+                &[("Ready", "False", ""), ("Reconciling", "True", "updating the stack")],
+            ),
+            "Progressing",
+            "updating the stack",
+        ),
+        (
+            stack_with(
+                Some(2),
+                &[
+                    ("Ready", "False", ""),
+                    ("Reconciling", "True", "retrying"),
+                    ("Stalled", "True", "update failed"),
+                ],
+            ),
+            "Degraded",
+            "update failed",
+        ),
+        (
+            stack_with(
+                Some(2),
+                &[
+                    ("Ready", "True", "deployed"),
+                    ("Reconciling", "False", ""),
+                    ("Stalled", "False", ""),
+                ],
+            ),
+            "Healthy",
+            "deployed",
+        ),
+        (
+            stack_with(Some(2), &[("Ready", "False", "")]),
+            "Progressing",
+            "waiting for the operator to reconcile the stack",
+        ),
+    ];
+    for (stack, status, message) in cases {
+        let harness = format!(
+            "obj = {}\nlocal hs = assert(loadfile(\"health.lua\"))()\nio.write(hs.status, \"\\t\", hs.message, \"\\n\")\n",
+            lua(&stack)
+        );
+        let out = Command::new("lua5.1")
+            .args(["-e", &harness])
+            .current_dir(ws.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            format!("{status}\t{message}\n"),
+            "{stack}"
+        );
+    }
+
+    // The command the file's comment gives, offline on a copy of Argo CD's settings.
+    let command = patch_file
+        .lines()
+        .find_map(|l| l.strip_prefix("#   kubectl -n argocd patch configmap argocd-cm "))
+        .expect("the file says how to apply it");
+    std::fs::write(ws.path().join("argocd-health.yaml"), patch_file).unwrap();
+    std::fs::write(
+        ws.path().join("argocd-cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: argocd-cm, namespace: argocd}\ndata: {url: https://cd.example.test}\n",
+    )
+    .unwrap();
+    let out = Command::new("kubectl")
+        .args(["patch", "-f", "argocd-cm.yaml", "--local", "-o", "json"])
+        .args(command.split(' '))
+        .current_dir(ws.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let patched: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(s(&patched["data"][key]), script);
+    assert_eq!(s(&patched["data"]["url"]), "https://cd.example.test");
+}
+
 /// The directory of the test tools from `PyPI` and npm (scripts/install-test-tools).
 fn tools_dir() -> PathBuf {
     std::env::var_os("RUNNER_TEST_TOOLS").map_or_else(
