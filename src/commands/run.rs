@@ -87,7 +87,7 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
     crate::fs::remove_stale_temporaries(&t.run_dir.stack_dir());
     // From here until the first project starts, Ctrl-C ends the runner at once.
     let _interrupt = exec::signals::hub().on_interrupt(|| report::info("\ninterrupted: no project was started"));
-    let store = Store::new(PathBuf::from("pulumi"), &t.stack);
+    let store = Store::new(PathBuf::from("pulumi"), &t.stack, o.remove_stale_locks);
     let ready = prepare(s, t, &plan, o.fresh, &store)?;
     if s.interactive && !o.yes {
         confirm(t, &plan, &ready)?;

@@ -25,7 +25,7 @@ pub(crate) fn run(s: &Settings, t: &Target, check: bool) -> Result<i32, RunnerEr
         mode: if check { Mode::Check } else { Mode::Validate },
         idle: false,
     };
-    let store = Store::new(PathBuf::from("pulumi"), &t.stack);
+    let store = Store::new(PathBuf::from("pulumi"), &t.stack, false);
     prepare::prepare(&request, &mut Terminal::new(), &store)?;
     report::info(&format!(
         "All configuration is OK: provider {}, stack {}, {} projects",

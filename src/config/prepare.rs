@@ -28,8 +28,8 @@ pub(crate) const EXAMPLE_FILE: &str = "config/pulumi/Pulumi.stackname.yaml.examp
 /// --secret`: `crate::pulumi::Store`).
 pub(crate) trait SecretStore {
     /// Creates the stack of the project in `dir` when missing (its own stack file then holds the
-    /// passphrase salt).
-    fn create_stack(&self, dir: &Path, env: &Env) -> Result<(), String>;
+    /// passphrase salt); notes of what it removed on the way (stale locks).
+    fn create_stack(&self, dir: &Path, env: &Env) -> Result<Vec<String>, String>;
 
     /// Stores `key` in the stack of the project in `dir`: into `config_file` when given, else
     /// the project's own `Pulumi.<stack>.yaml`.
@@ -462,17 +462,21 @@ fn save(
         return Ok(());
     }
     let failed = |message: String| {
-        RunnerError::Problems(vec![Problem::new(
-            message,
-            "check the passphrase and the backend (PULUMI_BACKEND_URL), then run again; nothing else was changed",
-        )])
+        let fix = if message.contains("currently locked") {
+            "wait for the process that holds the lock to end; if it no longer runs, run again with `--remove-stale-locks`; nothing else was changed"
+        } else {
+            "check the passphrase and the backend (PULUMI_BACKEND_URL), then run again; nothing else was changed"
+        };
+        RunnerError::Problems(vec![Problem::new(message, fix)])
     };
     // Any project serves to run `pulumi config` against the shared file: the store if there is one.
     let dir = store_dir
         .map(Path::to_path_buf)
         .or_else(|| r.provider.projects.first().map(|p| ws.root.join(&p.path)));
     let Some(dir) = dir else { return Ok(()) };
-    store.create_stack(&dir, env).map_err(failed)?;
+    for note in store.create_stack(&dir, env).map_err(failed)? {
+        report::warning(&note);
+    }
     for (key, value) in &answers.shared_secrets {
         store
             .set_secret(&dir, env, key, value, Some(&file.path))

@@ -88,6 +88,30 @@ impl StackLock {
     }
 }
 
+/// A failure's text with the locks that refused the stack, each described, the stale ones with
+/// the flag that removes them.
+pub(crate) fn described(mut error: String, stderr: &str) -> String {
+    for lock in parse(stderr) {
+        error.push_str("\n  ");
+        error.push_str(&lock.describe());
+        if lock.stale() {
+            error.push_str("; `--remove-stale-locks` removes it");
+        }
+    }
+    error
+}
+
+/// What removing a stale lock came to, in words: the note that says it is gone, or the failure.
+pub(crate) fn removal(lock: &StackLock, removed: Result<(), String>) -> Result<String, String> {
+    match removed {
+        Ok(()) => Ok(format!(
+            "removed the stale lock {} (pid {} no longer runs)",
+            lock.url, lock.pid
+        )),
+        Err(e) => Err(format!("cannot remove the stale lock {}: {e}", lock.url)),
+    }
+}
+
 /// A time as Go's `time.RFC3339` writes it: UTC (`Z`), or local time with its offset
 /// (`+02:00`), which the CLI uses for a lock's time.
 fn rfc3339(at: &str) -> Option<SystemTime> {

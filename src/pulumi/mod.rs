@@ -88,17 +88,30 @@ impl Pulumi {
         if create {
             args.push("--create");
         }
-        let cmd = self.command(job, &args);
-        say(job, control, &cmd);
-        let end = self
-            .step(job, control)
-            .run(cmd, true, None)
-            .await
-            .map_err(JobEnd::failed)?;
+        let run = || async {
+            let cmd = self.command(job, &args);
+            say(job, control, &cmd);
+            self.step(job, control)
+                .run(cmd, true, None)
+                .await
+                .map_err(JobEnd::failed)
+        };
+        let mut end = run().await?;
+        // Creating a stack holds its lock (`CreateStack`), which a killed creation leaves.
+        if create && end.code != Some(0) {
+            match self.remove_stale_locks(job, control, &end.stderr).await {
+                Some(Ok(())) => end = run().await?,
+                Some(Err(e)) => return Err(e),
+                None => {}
+            }
+        }
         match end.code {
             Some(0) => Ok(true),
             _ if !create && end.stderr.contains("no stack named") => Ok(false),
-            _ => Err(failed("pulumi stack select", &end)),
+            _ => Err(JobEnd::failed(locks::described(
+                process::failure("pulumi stack select", &end, &[]),
+                &end.stderr,
+            ))),
         }
     }
 
@@ -230,14 +243,7 @@ impl Pulumi {
         }
         if end.code != Some(0) && !drift::found(self.drift, &end, &changes) {
             let what = format!("pulumi {}", op.as_str());
-            let mut error = process::failure(&what, &end, &log.errors);
-            for lock in locks::parse(&end.stderr) {
-                error.push_str("\n  ");
-                error.push_str(&lock.describe());
-                if lock.stale() {
-                    error.push_str("; `--remove-stale-locks` removes it");
-                }
-            }
+            let error = locks::described(process::failure(&what, &end, &log.errors), &end.stderr);
             return JobEnd {
                 changes,
                 ..JobEnd::failed(error)
@@ -282,7 +288,17 @@ impl Pulumi {
         control: &Control,
         end: &Ended,
     ) -> Option<Result<(Ended, EventLog), JobEnd>> {
-        let held = locks::parse(&end.stderr);
+        match self.remove_stale_locks(job, control, &end.stderr).await? {
+            Ok(()) => Some(self.run_operation(job, control).await),
+            Err(e) => Some(Err(e)),
+        }
+    }
+
+    /// With `--remove-stale-locks`, when `stderr` refused the stack for locks all left by
+    /// processes of this host that no longer run: those locks removed, each said. `None` when
+    /// there is nothing this may remove.
+    async fn remove_stale_locks(&self, job: &Job, control: &Control, stderr: &str) -> Option<Result<(), JobEnd>> {
+        let held = locks::parse(stderr);
         if !self.remove_stale_locks || held.is_empty() || !held.iter().all(locks::StackLock::stale) {
             return None;
         }
@@ -292,14 +308,9 @@ impl Pulumi {
                 // Elsewhere `pulumi cancel`, safe since every lock of the stack is stale.
                 None => self.cancel(job, control).await,
             };
-            let message = match removed {
-                Ok(()) => format!("removed the stale lock {} (pid {} no longer runs)", lock.url, lock.pid),
-                Err(e) => {
-                    return Some(Err(JobEnd::failed(format!(
-                        "cannot remove the stale lock {}: {e}",
-                        lock.url
-                    ))));
-                }
+            let message = match locks::removal(lock, removed) {
+                Ok(message) => message,
+                Err(e) => return Some(Err(JobEnd::failed(e))),
             };
             let _ = control.events.send(Event::Note {
                 project: Some(job.project.name.clone()),
@@ -310,7 +321,7 @@ impl Pulumi {
                 break;
             }
         }
-        Some(self.run_operation(job, control).await)
+        Some(Ok(()))
     }
 
     /// `pulumi cancel --yes --stack S` in the project's directory.

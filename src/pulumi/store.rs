@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Mutex;
 
-use super::process;
+use super::{locks, process};
 use crate::config::SecretStore;
 use crate::config::env::Env;
 
@@ -18,14 +18,17 @@ pub(crate) struct Store {
     /// The project directories whose stack this store selected or created: the run then
     /// needs no `stack select` of its own there.
     created: Mutex<BTreeSet<PathBuf>>,
+    /// `--remove-stale-locks`: a stack creation refused only by stale lock files removes them.
+    remove_stale_locks: bool,
 }
 
 impl Store {
-    pub(crate) fn new(program: PathBuf, stack: &str) -> Self {
+    pub(crate) fn new(program: PathBuf, stack: &str, remove_stale_locks: bool) -> Self {
         Store {
             program,
             stack: stack.to_string(),
             created: Mutex::default(),
+            remove_stale_locks,
         }
     }
 
@@ -43,24 +46,39 @@ impl Store {
 }
 
 impl SecretStore for Store {
-    fn create_stack(&self, dir: &Path, env: &Env) -> Result<(), String> {
-        let c = self.command(
-            dir,
-            env,
-            &[
-                "stack",
-                "select",
-                "--create",
-                "--stack",
-                &self.stack,
-                "--non-interactive",
-            ],
-        );
-        finish(c, None, "pulumi stack select --create")?;
+    fn create_stack(&self, dir: &Path, env: &Env) -> Result<Vec<String>, String> {
+        let what = "pulumi stack select --create";
+        let args = [
+            "stack",
+            "select",
+            "--create",
+            "--stack",
+            &self.stack,
+            "--non-interactive",
+        ];
+        let mut notes = Vec::new();
+        let mut out = run(self.command(dir, env, &args), None, what)?;
+        // Creating a stack holds its lock (`CreateStack`), which a killed creation leaves.
+        let held = locks::parse(&String::from_utf8_lossy(&out.stderr));
+        let files: Vec<PathBuf> = held
+            .iter()
+            .filter(|l| l.stale())
+            .filter_map(locks::StackLock::file)
+            .collect();
+        if self.remove_stale_locks && !out.status.success() && !held.is_empty() && files.len() == held.len() {
+            for (lock, file) in held.iter().zip(&files) {
+                notes.push(locks::removal(
+                    lock,
+                    std::fs::remove_file(file).map_err(|e| e.to_string()),
+                )?);
+            }
+            out = run(self.command(dir, env, &args), None, what)?;
+        }
+        checked(&out, what)?;
         if let Ok(mut created) = self.created.lock() {
             created.insert(dir.to_path_buf());
         }
-        Ok(())
+        Ok(notes)
     }
 
     fn set_secret(
@@ -125,7 +143,12 @@ impl Drop for Scratch {
     }
 }
 
-fn finish(mut c: std::process::Command, input: Option<&str>, what: &str) -> Result<(), String> {
+fn finish(c: std::process::Command, input: Option<&str>, what: &str) -> Result<(), String> {
+    checked(&run(c, input, what)?, what)
+}
+
+/// Runs `c` to its end, `input` on its standard input.
+fn run(mut c: std::process::Command, input: Option<&str>, what: &str) -> Result<std::process::Output, String> {
     let mut child = c.spawn().map_err(|e| format!("cannot start `{what}`: {e}"))?;
     if let Some(text) = input
         && let Some(mut stdin) = child.stdin.take()
@@ -133,19 +156,34 @@ fn finish(mut c: std::process::Command, input: Option<&str>, what: &str) -> Resu
         // The real CLI reads the value from a non-terminal stdin, trailing newline stripped.
         let _ = stdin.write_all(text.as_bytes());
     }
-    let out = child.wait_with_output().map_err(|e| format!("`{what}`: {e}"))?;
+    child.wait_with_output().map_err(|e| format!("`{what}`: {e}"))
+}
+
+/// A run that failed, in words: its exit, its last line, and the locks that refused the stack.
+fn checked(out: &std::process::Output, what: &str) -> Result<(), String> {
     if out.status.success() {
         return Ok(());
     }
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let last = process::last_line(&stderr);
-    Err(format!(
+    let held = !locks::parse(&stderr).is_empty();
+    // A lock's refusal ends with the lock's own line: its first line says what happened.
+    let line = if held {
+        stderr
+            .lines()
+            .find(|l| l.contains("currently locked"))
+            .unwrap_or_default()
+    } else {
+        process::last_line(&stderr)
+    };
+    let line = line.trim();
+    let error = format!(
         "`{what}` failed (exit {}){}",
         out.status.code().map_or_else(|| "by signal".into(), |c| c.to_string()),
-        if last.is_empty() {
+        if line.is_empty() {
             String::new()
         } else {
-            format!(": {last}")
+            format!(": {line}")
         }
-    ))
+    );
+    Err(locks::described(error, &stderr))
 }

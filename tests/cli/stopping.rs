@@ -143,6 +143,52 @@ fn dead_pid() -> u32 {
     pid
 }
 
+/// Creating a stack takes its lock too (`CreateStack`), which a killed creation leaves: named,
+/// and removed only when asked, both where the run's set-up creates the secrets store's stack
+/// and where a project's own stack is created.
+#[test]
+fn a_stale_lock_on_a_stack_not_created_yet_is_named_and_removed_only_when_asked() {
+    let ws = Ws::configured("aws");
+    let store = lock(&ws, "secrets", "store", &this_host(), dead_pid());
+    let own = lock(&ws, "iam", "own", &this_host(), dead_pid());
+    let up = ["up", "-p", "aws", "-s", "dev", "--target", "iam"];
+    // The set-up creates the store's stack, for the salt of the shared stack file.
+    let run = ws.exec(&up, &[]).expect(3);
+    for text in [
+        "`pulumi stack select --create` failed (exit 1): error: could not create stack: the stack is currently locked by 1 lock(s)",
+        "which no longer runs: a stale lock (file://",
+        "/locks/organization/secrets/dev/store.json?no_tmp_dir=true); `--remove-stale-locks` removes it",
+        "fix: wait for the process that holds the lock to end",
+    ] {
+        assert!(run.stderr.contains(text), "no {text:?} in:\n{}", run.stderr);
+    }
+    assert!(store.exists() && own.exists());
+
+    let mut removing = up.to_vec();
+    removing.push("--remove-stale-locks");
+    let run = ws.exec(&removing, &[]).expect(0);
+    assert_eq!(
+        run.stderr.matches("removed the stale lock file://").count(),
+        2,
+        "{}",
+        run.stderr
+    );
+    assert!(!store.exists() && !own.exists());
+
+    // Where the run itself creates a project's stack, just before its `up`.
+    let vpc = lock(&ws, "vpc", "vpc", &this_host(), dead_pid());
+    let run = ws
+        .exec(&["up", "-p", "aws", "-s", "dev", "--target", "vpc"], &[])
+        .expect(1);
+    for text in [
+        "pulumi stack select exited with code 1: error: could not create stack: the stack is currently locked by 1 lock(s)",
+        "/locks/organization/vpc/dev/vpc.json?no_tmp_dir=true); `--remove-stale-locks` removes it",
+    ] {
+        assert!(run.stderr.contains(text), "no {text:?} in:\n{}", run.stderr);
+    }
+    assert!(vpc.exists());
+}
+
 #[test]
 fn a_stale_lock_is_named_and_removed_only_when_asked_and_another_hosts_never() {
     let ws = Ws::configured("aws");

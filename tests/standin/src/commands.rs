@@ -51,6 +51,17 @@ impl Scope {
     /// one in state when `PULUMI_FALLBACK_TO_STATE_SECRETS_MANAGER` is true — then written into
     /// the config file, as `getAndSaveSecretsManager` does.
     pub fn crypter(&self, cfg: &mut StackConfig, context: &str) -> Result<(Crypter, String), Failure> {
+        let had_salt = cfg.salt.is_some();
+        let made = self.secrets_manager(cfg, context)?;
+        if !had_salt {
+            cfg.save()?;
+        }
+        Ok(made)
+    }
+
+    /// [`Scope::crypter`] with the new salt only in `cfg`: a new stack's is written once the
+    /// stack exists (`stack.CreateStack` saves the config after the backend's `CreateStack`).
+    fn secrets_manager(&self, cfg: &mut StackConfig, context: &str) -> Result<(Crypter, String), Failure> {
         let passphrase = crypto::passphrase().map_err(|f| fail(format!("{context}{}", f.message)))?;
         if let Some(salt) = cfg.salt.clone() {
             return Ok((Crypter::open(&passphrase, &salt)?, passphrase));
@@ -73,7 +84,6 @@ impl Scope {
             None => Crypter::new_salt(&passphrase),
         };
         cfg.set_salt(&salt);
-        cfg.save()?;
         Ok((crypter, passphrase))
     }
 }
@@ -282,19 +292,29 @@ fn create(scope: &Scope, args: &Args) -> Result<(), Failure> {
             "the pulumi stand-in supports only the passphrase secrets provider, not {p}"
         )));
     }
+    let mut cfg = scope.stack_config(args)?;
+    let had_salt = cfg.salt.is_some();
+    scope.secrets_manager(&mut cfg, "could not create secrets manager for new stack: ")?;
+    let salt = cfg.salt.clone().expect("the secrets manager set the salt");
+    // `diyBackend.CreateStack`: the stack's lock first, then the check that it is new.
+    let lock = scope
+        .backend
+        .lock(&scope.project.name, &scope.stack)
+        .map_err(|f| fail(format!("could not create stack: {}", f.message)))?;
     if scope.backend.exists(&scope.project.name, &scope.stack) {
         return Err(fail(format!(
             "stack 'organization/{}/{}' already exists",
             scope.project.name, scope.stack
         )));
     }
-    let mut cfg = scope.stack_config(args)?;
-    let (_, _) = scope.crypter(&mut cfg, "could not create secrets manager for new stack: ")?;
-    let salt = cfg.salt.clone().expect("the crypter set the salt");
     scope
         .backend
         .save(&scope.project.name, &scope.stack, &Backend::deployment(&salt, None))?;
+    drop(lock);
     eprintln!("Created stack '{}'", scope.stack);
+    if !had_salt {
+        cfg.save()?;
+    }
     Ok(())
 }
 

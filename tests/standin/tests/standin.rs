@@ -38,6 +38,12 @@ impl Out {
         self
     }
 
+    #[track_caller]
+    fn stderr_has(self, text: &str) -> Self {
+        assert!(self.stderr.contains(text), "no {text:?} in stderr:\n{}", self.stderr);
+        self
+    }
+
     fn json(&self) -> Value {
         serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("{e}: {}", self.stdout))
     }
@@ -273,8 +279,7 @@ fn version_whoami_and_login() {
     // A file backend directory must exist.
     e.run("vpc", &["login", "file:///does/not/exist"])
         .code(1)
-        .stderr
-        .contains("unable to open state directory \"file:///does/not/exist\"");
+        .stderr_has("unable to open state directory \"file:///does/not/exist\"");
 }
 
 #[test]
@@ -282,8 +287,7 @@ fn stack_select_create_init_and_the_backend_layout() {
     let e = Env::new();
     e.run("vpc", &["stack", "select", "--stack", "dev"])
         .code(6)
-        .stderr
-        .contains("error: no stack named 'dev' found");
+        .stderr_has("error: no stack named 'dev' found");
     e.init("vpc");
     let files = e.files();
     for f in [
@@ -317,13 +321,37 @@ fn stack_select_create_init_and_the_backend_layout() {
     assert!(again.stderr.is_empty() && again.stdout.is_empty());
     e.run("vpc", &["stack", "init", "dev"])
         .code(1)
-        .stderr
-        .contains("stack 'organization/vpc/dev' already exists");
+        .stderr_has("stack 'organization/vpc/dev' already exists");
     e.run("vpc", &["stack", "init", "bad/na me"]).code(1);
     let ls = e.run("vpc", &["stack", "ls", "--json"]).ok().json();
     assert_eq!(ls[0]["name"], "dev");
     assert_eq!(ls[0]["current"], true);
     assert_eq!(ls[0]["resourceCount"], 0);
+}
+
+/// `CreateStack` holds the stack's lock (`pkg/backend/diy/backend.go`): a lock left behind
+/// refuses the creation, and nothing is written, not even the new salt.
+#[test]
+fn creating_a_stack_takes_its_lock_and_writes_nothing_when_it_is_held() {
+    let e = Env::new();
+    let locks = e.state().join(".pulumi/locks/organization/vpc/dev");
+    std::fs::create_dir_all(&locks).unwrap();
+    let held = locks.join("left.json");
+    let lock = r#"{"pid":1,"username":"ann","hostname":"ci-7","timestamp":"2026-11-23T10:00:00Z"}"#;
+    std::fs::write(&held, lock).unwrap();
+    e.run("vpc", &["stack", "select", "--create", "--stack", "dev"])
+        .code(1)
+        .stderr_has("error: could not create stack: the stack is currently locked by 1 lock(s).")
+        .stderr_has("/left.json?no_tmp_dir=true: created by ann@ci-7 (pid 1) at 2026-11-23T10:00:00Z");
+    assert!(!e.state().join(".pulumi/stacks/vpc/dev.json").exists());
+    assert!(!e.root().join("projects/vpc/Pulumi.dev.yaml").exists());
+
+    std::fs::remove_file(&held).unwrap();
+    e.init("vpc");
+    assert!(
+        std::fs::read_dir(&locks).unwrap().next().is_none(),
+        "the creation's own lock was left behind"
+    );
 }
 
 #[test]
@@ -349,8 +377,7 @@ fn a_missing_passphrase_fails_like_the_real_cli() {
         &[("PULUMI_CONFIG_PASSPHRASE", "wrong")],
     )
     .code(1)
-    .stderr
-    .contains("incorrect passphrase");
+    .stderr_has("incorrect passphrase");
 }
 
 #[test]
@@ -397,12 +424,10 @@ fn config_set_get_and_secrets_are_encrypted() {
     assert_eq!(get("cidr").ok().stdout, "10.0.0.0/16\n", "project defaults count");
     get("nope")
         .code(1)
-        .stderr
-        .contains("error: configuration key 'nope' not found for stack 'dev'");
+        .stderr_has("error: configuration key 'nope' not found for stack 'dev'");
     get("aws:nope")
         .code(1)
-        .stderr
-        .contains("configuration key 'aws:nope' not found for stack 'dev'");
+        .stderr_has("configuration key 'aws:nope' not found for stack 'dev'");
     let json = e
         .run(
             "vpc",
@@ -533,28 +558,19 @@ fn non_interactive_operations_need_yes() {
     let e = Env::new();
     e.init("vpc");
     let msg = "error: --yes or --skip-preview or --preview-only must be passed in to proceed when running in non-interactive mode";
-    assert!(
-        e.run("vpc", &["up", "-s", "dev", "--non-interactive"])
-            .code(2)
-            .stderr
-            .contains(msg)
-    );
+    e.run("vpc", &["up", "-s", "dev", "--non-interactive"])
+        .code(2)
+        .stderr_has(msg);
     assert!(e.run("vpc", &["destroy", "-s", "dev"]).code(2).stderr.contains(msg));
     assert!(e.run("vpc", &["refresh", "-s", "dev"]).code(1).stderr.contains(msg));
-    assert!(
-        e.run("vpc", &["up", "-s", "dev", "--frobnicate"])
-            .code(1)
-            .stderr
-            .contains("unknown flag: --frobnicate")
-    );
+    e.run("vpc", &["up", "-s", "dev", "--frobnicate"])
+        .code(1)
+        .stderr_has("unknown flag: --frobnicate");
     // --event-log exists only with PULUMI_DEBUG_COMMANDS.
     let log = e.root().join("events.jsonl").display().to_string();
-    assert!(
-        e.run("vpc", &["preview", "-s", "dev", "--event-log", &log])
-            .code(1)
-            .stderr
-            .contains("unknown flag: --event-log")
-    );
+    e.run("vpc", &["preview", "-s", "dev", "--event-log", &log])
+        .code(1)
+        .stderr_has("unknown flag: --event-log");
 }
 
 #[test]
@@ -709,8 +725,7 @@ fn refresh_and_destroy() {
     );
     e.run("vpc", &["stack", "rm", "dev"])
         .code(1)
-        .stderr
-        .contains("non-interactive mode requires --yes flag");
+        .stderr_has("non-interactive mode requires --yes flag");
     e.run("vpc", &["stack", "rm", "--yes", "dev"]).ok();
     e.run("vpc", &["stack", "select", "dev"]).code(6);
 }
@@ -853,8 +868,7 @@ fn config_set_and_get_with_path() {
     assert_eq!(get("eks:nodes.spot").ok().stdout, "true\n");
     get("eks:nodes.max")
         .code(1)
-        .stderr
-        .contains("configuration key 'eks:nodes.max' not found");
+        .stderr_has("configuration key 'eks:nodes.max' not found");
     let all = e
         .run("vpc", &["config", "--json", "-s", "dev", "--config-file", &cfg])
         .ok()
