@@ -153,15 +153,12 @@ fn a_stale_lock_on_a_stack_not_created_yet_is_named_and_removed_only_when_asked(
     let own = lock(&ws, "iam", "own", &this_host(), dead_pid());
     let up = ["up", "-p", "aws", "-s", "dev", "--target", "iam"];
     // The set-up creates the store's stack, for the salt of the shared stack file.
-    let run = ws.exec(&up, &[]).expect(3);
-    for text in [
-        "`pulumi stack select --create` failed (exit 1): error: could not create stack: the stack is currently locked by 1 lock(s)",
-        "which no longer runs: a stale lock (file://",
-        "/locks/organization/secrets/dev/store.json?no_tmp_dir=true); `--remove-stale-locks` removes it",
-        "fix: wait for the process that holds the lock to end",
-    ] {
-        assert!(run.stderr.contains(text), "no {text:?} in:\n{}", run.stderr);
-    }
+    ws.exec(&up, &[])
+        .expect(3)
+        .stderr_has("`pulumi stack select --create` failed (exit 1): error: could not create stack: the stack is currently locked by 1 lock(s)")
+        .stderr_has("which no longer runs: a stale lock (file://")
+        .stderr_has("/locks/organization/secrets/dev/store.json?no_tmp_dir=true); `--remove-stale-locks` removes it")
+        .stderr_has("fix: wait for the process that holds the lock to end");
     assert!(store.exists() && own.exists());
 
     let mut removing = up.to_vec();
@@ -177,15 +174,10 @@ fn a_stale_lock_on_a_stack_not_created_yet_is_named_and_removed_only_when_asked(
 
     // Where the run itself creates a project's stack, just before its `up`.
     let vpc = lock(&ws, "vpc", "vpc", &this_host(), dead_pid());
-    let run = ws
-        .exec(&["up", "-p", "aws", "-s", "dev", "--target", "vpc"], &[])
-        .expect(1);
-    for text in [
-        "pulumi stack select exited with code 1: error: could not create stack: the stack is currently locked by 1 lock(s)",
-        "/locks/organization/vpc/dev/vpc.json?no_tmp_dir=true); `--remove-stale-locks` removes it",
-    ] {
-        assert!(run.stderr.contains(text), "no {text:?} in:\n{}", run.stderr);
-    }
+    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "vpc"], &[])
+        .expect(1)
+        .stderr_has("pulumi stack select exited with code 1: error: could not create stack: the stack is currently locked by 1 lock(s)")
+        .stderr_has("/locks/organization/vpc/dev/vpc.json?no_tmp_dir=true); `--remove-stale-locks` removes it");
     assert!(vpc.exists());
 }
 
