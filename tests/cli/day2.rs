@@ -456,6 +456,48 @@ fn drift_previews_what_the_backend_holds_and_exits_6_when_anything_differs() {
     .stderr_has("Failed: vpc (preview)");
 }
 
+/// A change made by hand in the cloud shows only to a refreshing check: `drift` compares the
+/// programs with the state, `drift --refresh` with what the cloud holds (`preview --refresh`).
+#[test]
+fn only_drift_with_refresh_sees_a_change_made_outside_pulumi() {
+    let ws = Ws::configured("aws");
+    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "eks"], &[])
+        .expect(0);
+    let by_hand = [("PULUMI_STANDIN_DRIFT", "eks")];
+    let drift = ["drift", "-p", "aws", "-s", "dev"];
+    ws.exec(&drift, &by_hand).expect(0).stderr_has("No drift");
+    ws.clear_invocations();
+    ws.exec(&[&drift[..], &["--refresh"]].concat(), &by_hand)
+        .expect(6)
+        .stderr_has("Drift: 1 of 3 deployed projects differ from their programs and configuration (13 not deployed: not checked): eks (~1 update)");
+    let previews: Vec<serde_json::Value> = ws
+        .invocations()
+        .into_iter()
+        .filter(|i| i["argv"][0] == "preview")
+        .collect();
+    assert_eq!(previews.len(), 3);
+    assert!(
+        previews
+            .iter()
+            .all(|p| p["argv"].as_array().unwrap().contains(&serde_json::json!("--refresh"))),
+        "{previews:?}"
+    );
+
+    // `refresh` takes the change into the state: now the programs differ from it; `up` puts
+    // the program's values back.
+    ws.exec(
+        &["refresh", "-p", "aws", "-s", "dev", "--target", "eks", "--yes"],
+        &by_hand,
+    )
+    .expect(0);
+    ws.exec(&drift, &[]).expect(6).stderr_has("eks (~1 update)");
+    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "eks"], &[])
+        .expect(0);
+    ws.exec(&[&drift[..], &["--refresh"]].concat(), &[])
+        .expect(0)
+        .stderr_has("No drift");
+}
+
 /// The projects whose `op` command ran, from the invocation log.
 fn ran(ws: &Ws, op: &str) -> std::collections::BTreeSet<String> {
     ws.invocations()

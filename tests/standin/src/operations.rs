@@ -232,6 +232,10 @@ pub fn run(args: &Args, op: Op) -> Result<i32, Failure> {
         .as_array()
         .cloned()
         .unwrap_or_default();
+    // A refresh reads every resource back from the cloud: `refresh` records what it read,
+    // `up`/`preview --refresh` compare the program with it rather than with the state.
+    let refreshes = op == Op::Refresh || (matches!(op, Op::Up | Op::Preview) && args.flag("refresh"));
+    let cloud = refreshes.then(|| as_in_cloud(&scope.project.name, &old));
 
     let human = !json_out;
     if human {
@@ -322,9 +326,9 @@ pub fn run(args: &Args, op: Op) -> Result<i32, Failure> {
                 }
             })?;
             warnings.clone_from(&evaluated.warnings);
-            plan_update(&scope, &old, evaluated)
+            plan_update(&scope, cloud.as_deref().unwrap_or(&old), evaluated)
         }
-        Op::Refresh => (refresh_steps(&old), None),
+        Op::Refresh => (refresh_steps(&old, cloud.as_deref().unwrap_or(&old)), None),
         Op::Destroy => (destroy_steps(&old), None),
     };
     for line in &warnings {
@@ -340,8 +344,10 @@ pub fn run(args: &Args, op: Op) -> Result<i32, Failure> {
 
     for s in &steps {
         let meta = |v: &Option<Value>| v.as_ref().map(event_state);
+        // A refresh's events carry the step's own op; its summary counts what it found
+        // (`RefreshStep.ResultOp`, pkg/engine/update.go).
         let metadata = json!({
-            "op": s.op, "urn": s.urn, "type": s.ty,
+            "op": if op == Op::Refresh { "refresh" } else { s.op }, "urn": s.urn, "type": s.ty,
             "old": meta(&s.old), "new": meta(&s.new),
             "detailedDiff": Value::Null, "provider": "",
         });
@@ -364,7 +370,7 @@ pub fn run(args: &Args, op: Op) -> Result<i32, Failure> {
                     .filter_map(|s| s.new.as_ref().map(|v| encrypt_state(v, &crypter)))
                     .collect(),
             ),
-            Op::Refresh => Some(old.clone()),
+            Op::Refresh => cloud.clone(),
             _ => None,
         };
         let salt = cfg.salt.clone().expect("the crypter set the salt");
@@ -513,8 +519,38 @@ fn step_on_old(r: &Value, op: &'static str) -> Step {
     }
 }
 
-fn refresh_steps(old: &[Value]) -> Vec<Step> {
-    old.iter().map(|r| step_on_old(r, "same")).collect()
+/// Each resource of the state against the cloud's copy: `update` where they differ.
+fn refresh_steps(old: &[Value], cloud: &[Value]) -> Vec<Step> {
+    old.iter()
+        .zip(cloud)
+        .map(|(r, now)| Step {
+            new: Some(now.clone()),
+            ..step_on_old(r, if r == now { "same" } else { "update" })
+        })
+        .collect()
+}
+
+/// The resources as the cloud holds them: those `PULUMI_STANDIN_DRIFT` names were changed by
+/// hand (an input and an output `changedOutsidePulumi`). The stack resource and what was only
+/// read are not this stack's to drift.
+fn as_in_cloud(project: &str, state: &[Value]) -> Vec<Value> {
+    state
+        .iter()
+        .map(|r| {
+            let name = r["urn"]
+                .as_str()
+                .unwrap_or_default()
+                .rsplit("::")
+                .next()
+                .unwrap_or_default();
+            let mut now = r.clone();
+            if r["custom"] == true && r["external"] != true && switches::drifted(project, name) {
+                now["inputs"]["changedOutsidePulumi"] = Value::Bool(true);
+                now["outputs"]["changedOutsidePulumi"] = Value::Bool(true);
+            }
+            now
+        })
+        .collect()
 }
 
 /// Dependents were registered after what they depend on: delete in reverse.

@@ -4,6 +4,8 @@
 //! - `PULUMI_STANDIN_DELAY_MS=proj=ms,…` spend that long in the operation (`*=ms` for all)
 //! - `PULUMI_STANDIN_HANG=proj[:op],…`   never finish the operation until interrupted
 //! - `PULUMI_STANDIN_SLOW_CANCEL=proj,…` the first SIGINT is acknowledged, not obeyed
+//! - `PULUMI_STANDIN_DRIFT=proj[:name],…` that resource (every one of the project without a
+//!   name) was changed outside Pulumi: a refresh reads it changed
 //! - `PULUMI_STANDIN_LOG=FILE`            append one JSON line per invocation
 //! - `PULUMI_STANDIN_LOG_ENV=A,B`         extra environment variables to record in the log
 //! - `PULUMI_STANDIN_KDF_ITERATIONS=N`    PBKDF2 rounds (the real CLI: 1,000,000)
@@ -40,6 +42,12 @@ pub fn fails(project: &str, op: &str) -> bool {
 
 pub fn hangs(project: &str, op: &str) -> bool {
     matches(&entries("PULUMI_STANDIN_HANG"), project, op)
+}
+
+/// `PULUMI_STANDIN_DRIFT=proj[:name],…`: the cloud's copy of this resource differs from the
+/// state's, as if someone changed it by hand.
+pub fn drifted(project: &str, resource: &str) -> bool {
+    matches(&entries("PULUMI_STANDIN_DRIFT"), project, resource)
 }
 
 /// `PULUMI_STANDIN_SLOW_CANCEL=proj,…`: the first SIGINT does not stop the operation.

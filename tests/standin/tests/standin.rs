@@ -730,6 +730,63 @@ fn refresh_and_destroy() {
     e.run("vpc", &["stack", "select", "dev"]).code(6);
 }
 
+/// A resource changed by hand (`PULUMI_STANDIN_DRIFT`): a plain preview compares the program
+/// with the state and sees nothing; `preview --refresh` reads the cloud first and sees the
+/// update (exit 7 with `--expect-no-changes`); `refresh` records what it read, its events with
+/// the `refresh` op and its summary with what it found; `up` then puts the program back.
+#[test]
+fn a_change_made_outside_pulumi_shows_only_through_a_refresh() {
+    let e = Env::new();
+    e.init("vpc");
+    e.set_secret("vpc");
+    e.up("vpc").ok();
+    let cfg = e.shared_config();
+    let by_hand = [("PULUMI_STANDIN_DRIFT", "vpc:main")];
+    let check = |extra: &[&str], env: &[(&str, &str)]| {
+        let mut args = vec!["preview", "-s", "dev", "--config-file", &cfg, "--expect-no-changes"];
+        args.extend(extra);
+        e.run_with("vpc", &args, env)
+    };
+    check(&[], &by_hand).ok();
+    check(&["--refresh"], &by_hand)
+        .code(7)
+        .stderr_has("no changes were expected for preview but changes were proposed");
+    check(&["--refresh"], &[("PULUMI_STANDIN_DRIFT", "vpc:other")]).ok();
+
+    let log = e.root().join("refresh.jsonl");
+    let log_arg = log.display().to_string();
+    let refresh = [
+        "refresh",
+        "--yes",
+        "-s",
+        "dev",
+        "--config-file",
+        &cfg,
+        "--event-log",
+        &log_arg,
+    ];
+    e.run_with("vpc", &refresh, &[by_hand[0], ("PULUMI_DEBUG_COMMANDS", "true")])
+        .ok();
+    let events: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let ops: Vec<&Value> = events
+        .iter()
+        .filter_map(|e| e.get("resourcePreEvent"))
+        .map(|e| &e["metadata"]["op"])
+        .collect();
+    assert_eq!(ops, ["refresh", "refresh"], "{events:?}");
+    let summary = events.iter().find_map(|e| e.get("summaryEvent")).unwrap();
+    assert_eq!(summary["resourceChanges"], serde_json::json!({"same": 1, "update": 1}));
+
+    // The state now holds the change: a plain preview sees it, `up` undoes it.
+    check(&[], &[]).code(7);
+    e.up("vpc").ok();
+    check(&[], &[]).ok();
+}
+
 #[test]
 fn the_lock_refuses_a_second_update_of_the_same_stack_but_not_of_another_project() {
     let e = Env::new();
