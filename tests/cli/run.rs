@@ -92,27 +92,6 @@ fn statuses(ws: &Ws) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// Waits for a stack's lock and returns its content, which names the pulumi process holding it
-/// (the temporary file the lock is written through, renamed at once, is skipped).
-fn lock_info(locks: &Path) -> Value {
-    let start = Instant::now();
-    loop {
-        let lock = std::fs::read_dir(locks).ok().and_then(|d| {
-            d.flatten().map(|e| e.path()).find(|p| {
-                p.extension().is_some_and(|x| x == "json") && !p.file_name().unwrap().to_string_lossy().starts_with('.')
-            })
-        });
-        if let Some(v) = lock.and_then(|p| serde_json::from_str(&std::fs::read_to_string(p).ok()?).ok()) {
-            return v;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "the stack lock was never taken"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 /// No file the runner wrote, and nothing it printed, holds a secret value.
 #[track_caller]
 fn assert_no_secret(ws: &Ws, printed: &[&str]) {
@@ -512,7 +491,7 @@ fn ctrl_c_stops_the_run_leaves_no_process_and_resume_works() {
         .spawn()
         .unwrap();
     let locks = ws.path().join(".pulumi-state/.pulumi/locks/organization/logstore/dev");
-    let info = lock_info(&locks);
+    let info = crate::support::up_lock(&locks);
     let pulumi_pid = info["pid"].as_u64().unwrap();
     std::process::Command::new("kill")
         .args(["-INT", &child.id().to_string()])
@@ -660,7 +639,7 @@ fn a_second_ctrl_c_kills_what_does_not_stop() {
         .spawn()
         .unwrap();
     let locks = ws.path().join(".pulumi-state/.pulumi/locks/organization/logstore/dev");
-    let info = lock_info(&locks);
+    let info = crate::support::up_lock(&locks);
     let pulumi = format!("/proc/{}", info["pid"]);
     let interrupt = || {
         std::process::Command::new("kill")

@@ -45,7 +45,7 @@ fn a_hang_up_stops_the_run_as_ctrl_c_does() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    wait_for(&ws.path().join(".pulumi-state/.pulumi/locks/organization/iam/dev"));
+    crate::support::up_lock(&ws.path().join(".pulumi-state/.pulumi/locks/organization/iam/dev"));
     signal(child.id(), "HUP");
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));

@@ -365,3 +365,34 @@ impl Ws {
         let _ = std::fs::remove_file(self.path().join("invocations.jsonl"));
     }
 }
+
+/// Waits for the lock a `pulumi up` takes on a stack and returns its content, which names that
+/// process (the temporary file the lock is written through, renamed at once, is skipped, and so
+/// is the lock a stack's creation holds for a moment).
+pub fn up_lock(locks: &Path) -> serde_json::Value {
+    let held_by_up = |v: &serde_json::Value| {
+        let cmdline = std::fs::read(format!("/proc/{}/cmdline", v["pid"])).unwrap_or_default();
+        cmdline.split(|&b| b == 0).any(|arg| arg == b"up")
+    };
+    let start = std::time::Instant::now();
+    loop {
+        let lock = std::fs::read_dir(locks).ok().and_then(|d| {
+            d.flatten()
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.extension().is_some_and(|x| x == "json")
+                        && !p.file_name().unwrap().to_string_lossy().starts_with('.')
+                })
+                .filter_map(|p| serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(p).ok()?).ok())
+                .find(held_by_up)
+        });
+        if let Some(v) = lock {
+            return v;
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(30),
+            "the stack lock was never taken"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

@@ -30,7 +30,7 @@ use std::sync::atomic::Ordering;
 
 use args::Command;
 use fail::Failure;
-use operations::{Op, SIGNALS};
+use operations::{LAST_SIGNAL, Op, SIGNALS, signal_name};
 
 fn main() {
     let argv: Vec<String> = std::env::args().skip(1).collect();
@@ -51,18 +51,20 @@ fn main() {
     std::process::exit(code);
 }
 
-/// First SIGINT/SIGTERM: the running operation cancels itself (see `operations::work`).
-/// Second: terminate at once, leaving the lock behind, as the real CLI's termination does.
+/// First SIGINT/SIGTERM: the running operation cancels itself; second: it is terminated, no
+/// longer waited for (see `operations::work`). Either way it ends as cancelled and releases
+/// its lock, as the real CLI's cancellation scope does (`pkg/backend/cancellation_scope.go`).
 fn install_signal_handlers() {
     use signal_hook::consts::{SIGINT, SIGTERM};
     std::thread::spawn(|| {
         let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
             return;
         };
-        for _ in signals.forever() {
+        for signal in signals.forever() {
+            LAST_SIGNAL.store(signal, Ordering::SeqCst);
             if SIGNALS.fetch_add(1, Ordering::SeqCst) >= 1 {
-                eprintln!("^C received; terminating");
-                std::process::exit(255);
+                println!("{} received; terminating", signal_name(signal));
+                let _ = std::io::Write::flush(&mut std::io::stdout());
             }
         }
     });

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
@@ -96,6 +96,17 @@ impl Events {
 
 /// Signals seen since start (SIGINT / SIGTERM), set by the handler in `main`.
 pub static SIGNALS: AtomicUsize = AtomicUsize::new(0);
+/// The last of them.
+pub static LAST_SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+/// How the CLI names a signal in its messages: `^C` for SIGINT.
+pub fn signal_name(signal: i32) -> &'static str {
+    if signal == signal_hook::consts::SIGTERM {
+        "SIGTERM"
+    } else {
+        "^C"
+    }
+}
 
 pub fn interactive(args: &Args) -> bool {
     use std::io::IsTerminal as _;
@@ -108,19 +119,22 @@ pub fn interactive(args: &Args) -> bool {
 
 /// Waits `ms` (forever when `None`) unless a signal arrives: `Err(cancelled)` then. With
 /// `slow_cancel`, the first signal is acknowledged but the work goes on (a cancellation that
-/// takes long); the second one terminates the process (see `main`).
+/// takes long); the second one terminates it: the engine returns at once, without waiting for
+/// the work (`pkg/engine/deployment.go`), and the operation ends as cancelled all the same
+/// (`context.Canceled`, `pkg/cmd/pulumi/operations/up.go`).
 fn work(ms: Option<u64>, op: Op, slow_cancel: bool) -> Result<(), Failure> {
     let start = Instant::now();
     let mut acknowledged = false;
     loop {
-        if slow_cancel && !acknowledged && SIGNALS.load(Ordering::SeqCst) > 0 {
+        let signals = SIGNALS.load(Ordering::SeqCst);
+        if signals > 0 && !acknowledged {
             acknowledged = true;
-            println!("^C received; cancelling. If you would like to terminate immediately, press ^C again.");
-            let _ = std::io::stdout().flush();
-        }
-        if !slow_cancel && SIGNALS.load(Ordering::SeqCst) > 0 {
+            let (name, again) = match signal_name(LAST_SIGNAL.load(Ordering::SeqCst)) {
+                "SIGTERM" => ("SIGTERM", "send SIGTERM again"),
+                _ => ("^C", "press ^C again"),
+            };
             print!(
-                "^C received; cancelling. If you would like to terminate immediately, press ^C again.\n{}",
+                "{name} received; cancelling. If you would like to terminate immediately, {again}.\n{}",
                 if op == Op::Preview {
                     ""
                 } else {
@@ -128,6 +142,8 @@ fn work(ms: Option<u64>, op: Op, slow_cancel: bool) -> Result<(), Failure> {
                 }
             );
             let _ = std::io::stdout().flush();
+        }
+        if signals > 1 || (signals > 0 && !slow_cancel) {
             return Err(cancelled(op.kind()));
         }
         let tick = Duration::from_millis(10);
@@ -267,7 +283,17 @@ pub fn run(args: &Args, op: Op) -> Result<i32, Failure> {
     let hang = switches::hangs(&project, op.name());
     let slow = switches::slow_cancel(&project);
     if let Err(f) = work(if hang { None } else { Some(delay) }, op, slow) {
+        // Cancelled: the summary says so, the history keeps it as failed (`diyBackend.apply`),
+        // the lock is released on the way out.
+        let nothing = BTreeMap::new();
+        events.emit(
+            "summaryEvent",
+            summary_event(&nothing, started, preview_only, "canceled"),
+        );
         events.emit("cancelEvent", json!({}));
+        if !preview_only {
+            record(&scope, op, &cfg, started, "failed", &nothing)?;
+        }
         return Err(f);
     }
     if switches::fails(&project, op.name()) {

@@ -3,7 +3,7 @@
 //! - `PULUMI_STANDIN_FAIL=proj[:op],…`   fail that project's operation (`*` for every project)
 //! - `PULUMI_STANDIN_DELAY_MS=proj=ms,…` spend that long in the operation (`*=ms` for all)
 //! - `PULUMI_STANDIN_HANG=proj[:op],…`   never finish the operation until interrupted
-//! - `PULUMI_STANDIN_SLOW_CANCEL=proj,…` the first SIGINT is acknowledged, not obeyed
+//! - `PULUMI_STANDIN_SLOW_CANCEL=proj,…` the first SIGINT/SIGTERM is acknowledged, not obeyed
 //! - `PULUMI_STANDIN_DRIFT=proj[:name],…` that resource (every one of the project without a
 //!   name) was changed outside Pulumi: a refresh reads it changed
 //! - `PULUMI_STANDIN_LOG=FILE`            append one JSON line per invocation

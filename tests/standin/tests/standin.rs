@@ -844,6 +844,98 @@ fn the_lock_refuses_a_second_update_of_the_same_stack_but_not_of_another_project
     e.up("vpc").ok();
 }
 
+/// SIGTERM twice, to an update whose cancellation takes long: the first asks it to cancel (the
+/// SIGTERM wording), the second terminates it; either way it ends as cancelled (exit 8), with a
+/// summary that says so, a failed history entry and its lock released.
+#[test]
+fn a_second_sigterm_terminates_an_update_and_releases_its_lock() {
+    let e = Env::new();
+    e.init("vpc");
+    e.set_secret("vpc");
+    e.up("vpc").ok();
+    let cfg = e.shared_config();
+    let log = e.root().join("up.jsonl");
+    let log_arg = log.display().to_string();
+    let args = [
+        "up",
+        "--yes",
+        "--skip-preview",
+        "-s",
+        "dev",
+        "--config-file",
+        &cfg,
+        "--event-log",
+        &log_arg,
+    ];
+    let env = [
+        ("PULUMI_STANDIN_HANG", "vpc"),
+        ("PULUMI_STANDIN_SLOW_CANCEL", "vpc"),
+        ("PULUMI_DEBUG_COMMANDS", "true"),
+    ];
+    let mut child = e.spawn_with("vpc", &args, &env);
+    let locks = e.state().join(".pulumi/locks/organization/vpc/dev");
+    wait_for("the lock", || {
+        std::fs::read_dir(&locks).is_ok_and(|mut d| d.next().is_some())
+    });
+    let pid = child.id().to_string();
+    let term = || {
+        Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    };
+    term();
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "a slow cancellation ended at the first SIGTERM"
+    );
+    term();
+    let start = Instant::now();
+    let out: Out = loop {
+        if child.try_wait().unwrap().is_some() {
+            break child.wait_with_output().unwrap().into();
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the second SIGTERM did not end it"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(out.code, 8, "{}", out.stderr);
+    assert!(
+        out.stdout
+            .contains("SIGTERM received; cancelling. If you would like to terminate immediately, send SIGTERM again."),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("SIGTERM received; terminating"), "{}", out.stdout);
+    assert!(out.stderr.contains("error: update cancelled"), "{}", out.stderr);
+    assert!(
+        std::fs::read_dir(&locks).map_or(true, |mut d| d.next().is_none()),
+        "lock left behind"
+    );
+    let events: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let summary = events.iter().find_map(|e| e.get("summaryEvent")).unwrap();
+    assert_eq!(summary["result"], "canceled");
+    assert!(events.last().unwrap().get("cancelEvent").is_some());
+    // The history: the first update succeeded, the cancelled one failed.
+    let dir = e.state().join(".pulumi/history/vpc/dev");
+    let mut results: Vec<(String, String)> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|f| f.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".history.json"))
+        .map(|p| {
+            let info: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+            (p.display().to_string(), info["result"].as_str().unwrap().to_string())
+        })
+        .collect();
+    results.sort();
+    let results: Vec<&str> = results.iter().map(|(_, r)| r.as_str()).collect();
+    assert_eq!(results, ["succeeded", "failed"]);
+}
+
 #[test]
 fn switches_fail_delay_and_log_every_invocation() {
     let e = Env::new();
