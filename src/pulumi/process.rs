@@ -49,8 +49,9 @@ pub(crate) struct Step<'a> {
 
 impl Step<'_> {
     /// Runs `cmd`, streaming its lines unless `capture` (then both are kept, not shown),
-    /// writing `input` to its standard input when given (a pipe, never argv or a file). The
-    /// first Ctrl-C sends SIGINT to its group, the second SIGKILL.
+    /// writing `input` to its standard input when given (a pipe, never argv or a file). Its
+    /// group gets SIGINT, then SIGTERM, then SIGKILL, as the run's stop says (a further Ctrl-C
+    /// or the grace period each); `pulumi` cancels on the first and ends on the second.
     pub(crate) async fn run(
         &self,
         cmd: std::process::Command,
