@@ -210,26 +210,25 @@ pub fn run(args: &Args, op: Op) -> Result<i32, Failure> {
         )?;
     }
 
-    let mut events = Events {
-        sequence: 0,
-        stdout: json_out && op != Op::Preview,
-        file: match args.value("event-log") {
-            Some(p) => Some(
-                std::fs::OpenOptions::new()
-                    .create(true)
-                    .write(true)
-                    .truncate(true)
-                    .open(p)
-                    .map_err(|e| fail(format!("failed to create event log: {e}")))?,
-            ),
-            None => None,
-        },
-    };
     let preview_only = op == Op::Preview || args.flag("preview-only");
     let _lock = if preview_only {
         None
     } else {
         Some(scope.backend.lock(&scope.project.name, &scope.stack)?)
+    };
+    // The event log is opened as the display starts, once the stack is locked; a log that
+    // cannot be created is logged at -v=7 and done without (`display.startEventLogger`).
+    let mut events = Events {
+        sequence: 0,
+        stdout: json_out && op != Op::Preview,
+        file: args.value("event-log").and_then(|p| {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .write(true)
+                .truncate(true)
+                .open(p)
+                .ok()
+        }),
     };
 
     let ctx = Context {

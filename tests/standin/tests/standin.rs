@@ -815,8 +815,33 @@ fn the_lock_refuses_a_second_update_of_the_same_stack_but_not_of_another_project
         second.stderr
     );
 
-    // Another project's stack is not locked.
-    e.up("eks").ok();
+    // A refused update never opened its event log.
+    let log = e.root().join("refused.jsonl");
+    let log_arg = log.display().to_string();
+    let with_log = [&args[..], &["--event-log", &log_arg]].concat();
+    e.run_with("vpc", &with_log, &[("PULUMI_DEBUG_COMMANDS", "true")])
+        .code(1)
+        .stderr_has("the stack is currently locked");
+    assert!(!log.exists());
+
+    // Another project's stack is not locked; an event log that cannot be created is done without.
+    let nowhere = e.root().join("no/such/dir/events.jsonl").display().to_string();
+    e.run_with(
+        "eks",
+        &[
+            "up",
+            "--yes",
+            "--skip-preview",
+            "-s",
+            "dev",
+            "--config-file",
+            &cfg,
+            "--event-log",
+            &nowhere,
+        ],
+        &[("PULUMI_DEBUG_COMMANDS", "true")],
+    )
+    .ok();
 
     // SIGINT: the real cancellation line, exit 8 (CancelledError), lock released.
     Command::new("kill")
