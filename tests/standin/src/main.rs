@@ -54,6 +54,7 @@ fn main() {
 /// First SIGINT/SIGTERM: the running operation cancels itself; second: it is terminated, no
 /// longer waited for (see `operations::work`). Either way it ends as cancelled and releases
 /// its lock, as the real CLI's cancellation scope does (`pkg/backend/cancellation_scope.go`).
+#[allow(clippy::print_stdout)] // the CLI's engine prints it as a stdout event
 fn install_signal_handlers() {
     use signal_hook::consts::{SIGINT, SIGTERM};
     std::thread::spawn(|| {
