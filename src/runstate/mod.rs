@@ -61,6 +61,19 @@ pub(crate) struct ProjectState {
     pub outputs: Option<Map<String, Value>>,
 }
 
+impl ProjectState {
+    /// The digests (inputs, outputs) of its last successful `up`, while that `up` still tells
+    /// what the stack holds: nothing that changes a stack (`up`, `refresh`, `destroy`) ran there
+    /// since, or is running (a preview or a drift check changes nothing). The one rule for
+    /// skipping a project, in the scheduler, `status` and the prediction alike.
+    pub(crate) fn last_up(&self) -> Option<(&str, &str)> {
+        if !self.deployed || (self.status == "running" && self.operation != "preview") {
+            return None;
+        }
+        Some((self.inputs_digest.as_deref()?, self.outputs_digest.as_deref()?))
+    }
+}
+
 impl RunState {
     /// The state of `run_dir`'s stack; a fresh one when none was written yet.
     pub(crate) fn load(run_dir: &RunDir) -> Result<Self, String> {
@@ -131,8 +144,11 @@ impl RunState {
         let previous = self
             .projects
             .iter()
-            .filter(|(_, p)| !fresh && p.deployed && p.operation == "up" && p.status != "failed")
-            .filter_map(|(n, p)| Some((n.clone(), (p.inputs_digest.clone()?, p.outputs_digest.clone()?))))
+            .filter(|_| !fresh)
+            .filter_map(|(n, p)| {
+                let (inputs, outputs) = p.last_up()?;
+                Some((n.clone(), (inputs.to_string(), outputs.to_string())))
+            })
             .collect();
         let paths: BTreeMap<String, String> = provider
             .projects
@@ -154,13 +170,9 @@ impl RunState {
         let mut outputs: BTreeMap<&str, &str> = BTreeMap::new();
         for &i in &plan.order {
             let name = plan.name(i);
-            let Some(p) = self.projects.get(name) else { return false };
-            let (Some(inputs), Some(out)) = (&p.inputs_digest, &p.outputs_digest) else {
+            let Some((inputs, out)) = self.projects.get(name).and_then(ProjectState::last_up) else {
                 return false;
             };
-            if !p.deployed || p.operation != "up" || p.status == "failed" {
-                return false;
-            }
             let upstream = plan
                 .waits_for(i)
                 .iter()
@@ -169,7 +181,7 @@ impl RunState {
                     (up.to_string(), outputs.get(up).copied().unwrap_or_default().to_string())
                 })
                 .collect();
-            if &digests.inputs(&plan.project(i).path, &upstream) != inputs {
+            if digests.inputs(&plan.project(i).path, &upstream) != inputs {
                 return false;
             }
             outputs.insert(name, out);
@@ -182,6 +194,11 @@ impl RunState {
         match record {
             Record::Started { project, operation, at } => {
                 let p = self.projects.entry(project.clone()).or_default();
+                // From here on the stack may differ from what the last `up` left, however
+                // this one ends (a crash included): only a successful `up` records anew.
+                if operation != "preview" {
+                    p.inputs_digest = None;
+                }
                 p.status = "running".into();
                 p.operation.clone_from(operation);
                 p.started = Some(at.clone());

@@ -58,9 +58,9 @@ impl RunState {
                     Pending::runs(format!("its last up {}", p.status))
                 }
                 Some(p) if !p.deployed => Pending::runs("not deployed"),
-                Some(p) => match (&p.inputs_digest, &p.outputs_digest, digests, first_running) {
-                    (_, _, _, Some(u)) => Pending::runs(format!("after {u}, which runs (its outputs may change)")),
-                    (Some(inputs), Some(out), Some(d), None) => {
+                Some(p) => match (p.last_up(), digests, first_running) {
+                    (_, _, Some(u)) => Pending::runs(format!("after {u}, which runs (its outputs may change)")),
+                    (Some((inputs, out)), Some(d), None) => {
                         let upstream = upstream
                             .iter()
                             .map(|u| {
@@ -70,7 +70,7 @@ impl RunState {
                                 )
                             })
                             .collect();
-                        if &d.inputs(&plan.project(i).path, &upstream) == inputs {
+                        if d.inputs(&plan.project(i).path, &upstream) == inputs {
                             outputs.insert(name, out);
                             Pending {
                                 runs: false,
@@ -81,6 +81,9 @@ impl RunState {
                                 "its inputs changed since its last up (program, stack configuration, environment file or a file it reads)",
                             )
                         }
+                    }
+                    _ if p.operation == "refresh" => {
+                        Pending::runs("refreshed since its last up (the state may hold changes made outside Pulumi)")
                     }
                     _ => Pending::runs("no record of its inputs"),
                 },

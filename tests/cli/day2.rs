@@ -498,6 +498,43 @@ fn only_drift_with_refresh_sees_a_change_made_outside_pulumi() {
         .stderr_has("No drift");
 }
 
+/// Looking changes nothing: after a preview or a drift check an `up` still skips what is up
+/// to date, as its prediction and `status` say. A refresh may take changes made outside Pulumi
+/// into the state: after one, `up` runs the project again to put its program back.
+#[test]
+fn a_preview_or_drift_check_keeps_a_project_up_to_date_and_a_refresh_does_not() {
+    let ws = Ws::configured("aws");
+    let up = ["up", "-p", "aws", "-s", "dev", "--target", "vpc"];
+    ws.exec(&up, &[]).expect(0);
+    let looks: [&[&str]; 2] = [
+        &["preview", "-p", "aws", "-s", "dev", "--target", "vpc"],
+        &["drift", "-p", "aws", "-s", "dev"],
+    ];
+    for look in looks {
+        ws.exec(look, &[]).expect(0);
+        ws.exec(&up, &[])
+            .expect(0)
+            .stderr_has("Predicted: about 0.0s for 0 of 1 projects")
+            .stderr_has("1 unchanged: nothing it depends on changed since its last successful up");
+    }
+    ws.exec(&["refresh", "-p", "aws", "-s", "dev", "--target", "vpc", "--yes"], &[])
+        .expect(0);
+    let status = ws.exec(&["status", "-p", "aws", "-s", "dev"], &[]).expect(0);
+    let row = status
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("vpc "))
+        .unwrap();
+    assert!(
+        row.contains("run: refreshed since its last up (the state may hold changes made outside Pulumi)"),
+        "{row}"
+    );
+    ws.exec(&up, &[])
+        .expect(0)
+        .stderr_has(" for 1 of 1 projects")
+        .stderr_has("✔ [vpc] up succeeded");
+}
+
 /// The projects whose `op` command ran, from the invocation log.
 fn ran(ws: &Ws, op: &str) -> std::collections::BTreeSet<String> {
     ws.invocations()
