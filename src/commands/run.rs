@@ -24,7 +24,7 @@ use crate::provider::{Project, PromptType, Provider};
 use crate::pulumi::{self, Drift, Pulumi, Redactor, Store};
 use crate::report::live::Live;
 use crate::report::logs::Logs;
-use crate::report::plain::{Plain, drift_verdict, would_change};
+use crate::report::plain::{Plain, drift_verdict, refresh_verdict, would_change};
 use crate::report::summary::Predicted;
 use crate::report::{self, OutputMode};
 use crate::runstate::{Digests, History, Outside, Recorder, RunState};
@@ -409,6 +409,12 @@ fn after(
     }
     let verdict = (o.drift.is_some() && !result.interrupted).then(|| drift_verdict(result));
     if let Some(v) = &verdict {
+        report::info(&format!("\n{v}"));
+    }
+    if o.operation == Operation::Refresh
+        && !result.interrupted
+        && let Some(v) = refresh_verdict(result)
+    {
         report::info(&format!("\n{v}"));
     }
     let asked = super::ci::Asked {

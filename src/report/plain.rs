@@ -281,6 +281,37 @@ pub(crate) fn drift_verdict(result: &RunResult) -> String {
     }
 }
 
+/// After a refresh: which stacks it found changed outside Pulumi (now in their state, so the
+/// next `up` runs those projects again), or that none was. `None` when nothing was refreshed.
+pub(crate) fn refresh_verdict(result: &RunResult) -> Option<String> {
+    let refreshed = result
+        .results
+        .iter()
+        .filter(|(_, f)| f.status == Status::Succeeded)
+        .count();
+    let changed: Vec<String> = result
+        .results
+        .iter()
+        .filter(|(_, f)| f.status == Status::Succeeded && would_change(&f.changes))
+        .map(|(name, f)| format!("{name} ({})", spelled(&f.changes)))
+        .collect();
+    if refreshed == 0 {
+        None
+    } else if changed.is_empty() {
+        Some(if refreshed == 1 {
+            "Nothing changed outside Pulumi: the refreshed stack matches its state.".to_string()
+        } else {
+            format!("Nothing changed outside Pulumi: the {refreshed} refreshed stacks match their state.")
+        })
+    } else {
+        Some(format!(
+            "Changed outside Pulumi, now in the state: {}. The next `up` runs these projects again and \
+             sets what their programs say; to keep a change, make it in the program too.",
+            changed.join(", ")
+        ))
+    }
+}
+
 /// Whether the engine's counts hold a change: anything but keeping or reading a resource, as
 /// Pulumi's own `--expect-no-changes` counts (`ResourceChanges.HasChanges`).
 pub(crate) fn would_change(c: &BTreeMap<String, u64>) -> bool {

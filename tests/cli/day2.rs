@@ -485,11 +485,13 @@ fn only_drift_with_refresh_sees_a_change_made_outside_pulumi() {
 
     // `refresh` takes the change into the state: now the programs differ from it; `up` puts
     // the program's values back.
-    ws.exec(
-        &["refresh", "-p", "aws", "-s", "dev", "--target", "eks", "--yes"],
-        &by_hand,
-    )
-    .expect(0);
+    let refresh = ["refresh", "-p", "aws", "-s", "dev", "--target", "eks", "--yes"];
+    ws.exec(&refresh, &[])
+        .expect(0)
+        .stderr_has("Nothing changed outside Pulumi: the 3 refreshed stacks match their state.");
+    ws.exec(&refresh, &by_hand).expect(0).stderr_has(
+        "Changed outside Pulumi, now in the state: eks (~1 update). The next `up` runs these projects again",
+    );
     ws.exec(&drift, &[]).expect(6).stderr_has("eks (~1 update)");
     ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "eks"], &[])
         .expect(0);
