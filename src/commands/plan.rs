@@ -44,7 +44,7 @@ pub(crate) fn show(
             };
             RunnerError::usage(e.to_string(), help)
         })?;
-    let programs = programs::read_with(&s.ws, provider, cache);
+    let programs = programs::read_with(&s.ws, provider, cache, programs::Learn::Keep);
     let labels = match o.format {
         Format::Tree => EdgeLabels::default(),
         Format::Dot | Format::Mermaid | Format::Json => edge_labels(&plan, &programs),

@@ -19,6 +19,8 @@ pub(crate) struct Inputs<'a> {
     pub(crate) ws: &'a Workspace,
     pub(crate) provider: &'a Provider,
     pub(crate) env: &'a Env,
+    /// Whether reading the programs may update their cache under `.runner/`.
+    pub(crate) learn: programs::Learn,
 }
 
 impl Inputs<'_> {
@@ -33,7 +35,7 @@ impl Inputs<'_> {
 /// configuration is prepared: see `setup`.)
 pub(crate) fn checks(i: &Inputs<'_>, config: &Map<String, Value>, file: &StackFile, runs: &[&Project]) -> Vec<Problem> {
     let mut problems = Vec::new();
-    let programs = programs::read_all(i.ws, i.provider);
+    let programs = programs::read_all(i.ws, i.provider, i.learn);
     project_names(i, &programs, &mut problems);
     problems.extend(programs::check(i.ws, i.provider, &programs));
     declared_config(i, &programs, (config, file), runs, &mut problems);

@@ -156,6 +156,11 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
         ws,
         provider: r.provider,
         env: &env,
+        learn: if r.mode == Mode::Check {
+            crate::programs::Learn::ReadOnly
+        } else {
+            crate::programs::Learn::Keep
+        },
     };
     checks::tools(&inputs, &mut problems);
     // Everything answered: write it. Anything missing or wrong: write nothing, but still run

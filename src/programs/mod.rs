@@ -90,16 +90,26 @@ impl crate::fs::ProgramStats for CacheRead {
     }
 }
 
+/// What may be done with the programs cache under `.runner/`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Learn {
+    /// Keep what was read for the next run.
+    Keep,
+    /// Write nothing (`validate --check` changes no file).
+    ReadOnly,
+}
+
 /// Reads every project's program: from the cache under `.runner/` when its file is unchanged,
-/// otherwise from the file, on all cores (big graphs have thousands); the cache then learns
-/// what was read (a failure to write it only costs the next run the same reading).
-pub(crate) fn read_all(ws: &Workspace, provider: &Provider) -> Programs {
-    read_with(ws, provider, CacheRead::start(ws))
+/// otherwise from the file, on all cores (big graphs have thousands); with [`Learn::Keep`] the
+/// cache then learns what was read (a failure to write it only costs the next run the same
+/// reading).
+pub(crate) fn read_all(ws: &Workspace, provider: &Provider, learn: Learn) -> Programs {
+    read_with(ws, provider, CacheRead::start(ws), learn)
 }
 
 /// [`read_all`] with the cache already being read. A file's key is the `stat` the provider's
 /// loader took of it (one look per file).
-pub(crate) fn read_with(ws: &Workspace, provider: &Provider, cache: CacheRead) -> Programs {
+pub(crate) fn read_with(ws: &Workspace, provider: &Provider, cache: CacheRead, learn: Learn) -> Programs {
     let projects = &provider.projects;
     let now = SystemTime::now();
     let keys: Vec<Option<(FileKey, bool)>> = projects
@@ -119,7 +129,7 @@ pub(crate) fn read_with(ws: &Workspace, provider: &Provider, cache: CacheRead) -
         learnt |= program.is_some() && keys[i].as_ref().is_some_and(|(_, settled)| *settled);
         found[i] = program;
     }
-    if learnt {
+    if learnt && learn == Learn::Keep {
         let fresh = projects
             .iter()
             .zip(&keys)
