@@ -7,9 +7,9 @@ use std::path::Path;
 use crate::exec::{RunResult, Status};
 use crate::fs::{NewFile, write_atomic};
 use crate::plan::Plan;
+use crate::report;
 use crate::report::ci::{self, CiSystem};
 use crate::report::junit::{self, Suite};
-use crate::report::{self, plain};
 use crate::settings::{Settings, Target};
 
 /// In CI, the file backend inside the workspace goes when the job's checkout does: said once,
@@ -65,7 +65,7 @@ pub(super) fn reports(
     if asked.drift {
         for (name, f) in &result.results {
             if f.status == Status::Succeeded
-                && plain::would_change(&f.changes)
+                && crate::exec::would_change(&f.changes)
                 && let Some(a) = CiSystem::GitHub.annotation(
                     "warning",
                     &format!("{name} drifted"),

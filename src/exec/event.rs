@@ -81,6 +81,17 @@ impl Status {
     }
 }
 
+/// Whether the engine's counts hold a change: anything but keeping or reading a resource, as
+/// Pulumi's own `--expect-no-changes` counts (`ResourceChanges.HasChanges`).
+pub fn would_change(c: &BTreeMap<String, u64>) -> bool {
+    c.iter().any(|(op, n)| is_change(op) && *n > 0)
+}
+
+/// One kind of step counts as a change (see [`would_change`]).
+pub fn is_change(op: &str) -> bool {
+    !matches!(op, "same" | "read" | "discard" | "read-replacement" | "refresh")
+}
+
 /// The end of one project.
 #[derive(Debug, Clone)]
 pub struct Finished {

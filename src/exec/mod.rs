@@ -14,7 +14,7 @@ use std::future::Future;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-pub use event::{Event, Finished, Level, Status, Stream};
+pub use event::{Event, Finished, Level, Status, Stream, is_change, would_change};
 pub use outputs::Outputs;
 pub use scheduler::{InputsDigest, Options, Resume, RunResult, execute};
 

@@ -41,7 +41,7 @@ pub(crate) fn render(plan: &Plan<'_>, result: &RunResult, suite: &Suite<'_>) -> 
             xml(name),
             xml(&classname)
         );
-        let drifted = suite.drift && f.status == Status::Succeeded && super::plain::would_change(&f.changes);
+        let drifted = suite.drift && f.status == Status::Succeeded && crate::exec::would_change(&f.changes);
         match &f.status {
             Status::Failed | Status::TimedOut => {
                 failures += 1;

@@ -13,7 +13,7 @@ use console::style;
 use super::Banner;
 use super::ci::{self, CiSystem};
 pub(crate) use super::duration;
-use crate::exec::{Event, Level, RunResult, Status, Stream};
+use crate::exec::{Event, Level, RunResult, Status, Stream, is_change, would_change};
 use crate::plan::{Operation, Plan};
 
 pub(crate) struct Plain {
@@ -310,16 +310,6 @@ pub(crate) fn refresh_verdict(result: &RunResult) -> Option<String> {
             changed.join(", ")
         ))
     }
-}
-
-/// Whether the engine's counts hold a change: anything but keeping or reading a resource, as
-/// Pulumi's own `--expect-no-changes` counts (`ResourceChanges.HasChanges`).
-pub(crate) fn would_change(c: &BTreeMap<String, u64>) -> bool {
-    c.iter().any(|(op, n)| is_change(op) && *n > 0)
-}
-
-fn is_change(op: &str) -> bool {
-    !matches!(op, "same" | "read" | "discard" | "read-replacement" | "refresh")
 }
 
 /// `~1 update, +2 create`

@@ -43,6 +43,10 @@ pub(crate) struct Finish {
     pub(crate) outputs_digest: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) outputs: Option<Map<String, Value>>,
+    /// Its summary counted a change (for a refresh: changes made outside Pulumi, now in the
+    /// state).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) changed: bool,
 }
 
 /// The records of a journal, and a warning for each line that could not be read.

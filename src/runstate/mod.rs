@@ -63,9 +63,10 @@ pub(crate) struct ProjectState {
 
 impl ProjectState {
     /// The digests (inputs, outputs) of its last successful `up`, while that `up` still tells
-    /// what the stack holds: nothing that changes a stack (`up`, `refresh`, `destroy`) ran there
-    /// since, or is running (a preview or a drift check changes nothing). The one rule for
-    /// skipping a project, in the scheduler, `status` and the prediction alike.
+    /// what the stack holds: nothing changed the stack since (a failed `up`, `refresh` or
+    /// `destroy`, or a refresh that found changes made outside Pulumi, forgets them), and
+    /// nothing is running there but a preview (a runner that died leaves `running`). The one
+    /// rule for skipping a project, in the scheduler, `status` and the prediction alike.
     pub(crate) fn last_up(&self) -> Option<(&str, &str)> {
         if !self.deployed || (self.status == "running" && self.operation != "preview") {
             return None;
@@ -194,11 +195,7 @@ impl RunState {
         match record {
             Record::Started { project, operation, at } => {
                 let p = self.projects.entry(project.clone()).or_default();
-                // From here on the stack may differ from what the last `up` left, however
-                // this one ends (a crash included): only a successful `up` records anew.
-                if operation != "preview" {
-                    p.inputs_digest = None;
-                }
+                // While it runs (or if the runner dies meanwhile) `last_up` trusts nothing.
                 p.status = "running".into();
                 p.operation.clone_from(operation);
                 p.started = Some(at.clone());
@@ -231,9 +228,13 @@ impl RunState {
                         p.outputs_digest = None;
                         p.outputs = None;
                     }
-                    // A failed up may have changed some resources: it must run again.
-                    ("failed" | "timed out", "up") => p.inputs_digest = None,
-                    _ => {}
+                    // A refresh that found changes made outside Pulumi took them into the
+                    // state: `up` must run to set what the program says.
+                    ("succeeded", "refresh") if end.changed => p.inputs_digest = None,
+                    ("succeeded", _) | (_, "preview") => {}
+                    // A failed or cut-short up, refresh or destroy may have changed some
+                    // resources: `up` must run again.
+                    _ => p.inputs_digest = None,
                 }
                 p.status = status.into();
                 p.operation.clone_from(&end.operation);
@@ -267,6 +268,7 @@ fn record_of(ev: &Event) -> Option<Record> {
                 inputs_digest: result.inputs_digest.clone().filter(|_| up),
                 outputs_digest: result.outputs_digest.clone().filter(|_| up),
                 outputs: result.outputs.as_ref().filter(|_| up).map(Outputs::redacted),
+                changed: crate::exec::would_change(&result.changes),
             })))
         }
         Event::Line { .. } | Event::Note { .. } => None,
@@ -354,6 +356,48 @@ mod proptests;
 mod tests {
     use super::*;
 
+    /// What keeps a successful `up` standing for skipping, and what makes the next `up` run.
+    #[test]
+    fn only_what_may_have_changed_the_stack_forgets_its_last_up() {
+        let started = |operation: &str| Record::Started {
+            project: "p".into(),
+            operation: operation.into(),
+            at: "t1".into(),
+        };
+        let ended = |operation: &str, status: &str, changed: bool| {
+            let up = operation == "up" && status == "succeeded";
+            Record::Finished(Box::new(Finish {
+                project: "p".into(),
+                operation: operation.into(),
+                status: status.into(),
+                started: Some("t1".into()),
+                ended: "t2".into(),
+                inputs_digest: up.then(|| "in".into()),
+                outputs_digest: up.then(|| "out".into()),
+                outputs: None,
+                changed,
+            }))
+        };
+        let after = |then: &[Record]| {
+            let mut state = RunState::default();
+            for r in [started("up"), ended("up", "succeeded", true)].iter().chain(then) {
+                state.apply(r);
+            }
+            state.projects["p"].last_up().is_some()
+        };
+        assert!(after(&[]));
+        assert!(after(&[started("preview"), ended("preview", "succeeded", true)]));
+        assert!(after(&[started("preview"), ended("preview", "failed", false)]));
+        assert!(after(&[started("preview")]), "a preview cut short changed nothing");
+        assert!(after(&[started("refresh"), ended("refresh", "succeeded", false)]));
+        assert!(!after(&[started("refresh"), ended("refresh", "succeeded", true)]));
+        assert!(!after(&[started("refresh"), ended("refresh", "failed", false)]));
+        assert!(!after(&[started("up")]), "an up cut short by a crash");
+        assert!(!after(&[started("up"), ended("up", "failed", false)]));
+        assert!(!after(&[started("destroy"), ended("destroy", "failed", false)]));
+        assert!(!after(&[started("destroy"), ended("destroy", "succeeded", true)]));
+    }
+
     #[test]
     fn folding_a_journal_again_changes_nothing() {
         // A crash after state.json was written and before the journal was removed folds the
@@ -368,6 +412,7 @@ mod tests {
                 inputs_digest: Some(format!("in-{project}")),
                 outputs_digest: Some(format!("out-{project}")),
                 outputs: None,
+                changed: false,
             }))
         };
         let start = |project: &str| Record::Started {

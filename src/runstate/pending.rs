@@ -54,8 +54,8 @@ impl RunState {
             let pending = match p {
                 None => Pending::runs("never run"),
                 Some(p) if p.status == "running" => Pending::runs(format!("running now ({})", p.operation)),
-                Some(p) if p.operation == "up" && matches!(p.status.as_str(), "failed" | "timed out") => {
-                    Pending::runs(format!("its last up {}", p.status))
+                Some(p) if p.operation != "preview" && matches!(p.status.as_str(), "failed" | "timed out") => {
+                    Pending::runs(format!("its last {} {}", p.operation, p.status))
                 }
                 Some(p) if !p.deployed => Pending::runs("not deployed"),
                 Some(p) => match (p.last_up(), digests, first_running) {
@@ -83,7 +83,7 @@ impl RunState {
                         }
                     }
                     _ if p.operation == "refresh" => {
-                        Pending::runs("refreshed since its last up (the state may hold changes made outside Pulumi)")
+                        Pending::runs("its last refresh took changes made outside Pulumi into the state")
                     }
                     _ => Pending::runs("no record of its inputs"),
                 },

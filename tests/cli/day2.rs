@@ -500,17 +500,20 @@ fn only_drift_with_refresh_sees_a_change_made_outside_pulumi() {
         .stderr_has("No drift");
 }
 
-/// Looking changes nothing: after a preview or a drift check an `up` still skips what is up
-/// to date, as its prediction and `status` say. A refresh may take changes made outside Pulumi
-/// into the state: after one, `up` runs the project again to put its program back.
+/// Looking changes nothing: after a preview, a drift check or a refresh that found nothing, an
+/// `up` still skips what is up to date, as its prediction and `status` say. A refresh that
+/// found changes made outside Pulumi took them into the state: `up` then runs the project again
+/// to put its program back.
 #[test]
-fn a_preview_or_drift_check_keeps_a_project_up_to_date_and_a_refresh_does_not() {
+fn only_a_refresh_that_found_changes_makes_an_up_to_date_project_run_again() {
     let ws = Ws::configured("aws");
     let up = ["up", "-p", "aws", "-s", "dev", "--target", "vpc"];
     ws.exec(&up, &[]).expect(0);
-    let looks: [&[&str]; 2] = [
+    let refresh = ["refresh", "-p", "aws", "-s", "dev", "--target", "vpc", "--yes"];
+    let looks: [&[&str]; 3] = [
         &["preview", "-p", "aws", "-s", "dev", "--target", "vpc"],
         &["drift", "-p", "aws", "-s", "dev"],
+        &refresh,
     ];
     for look in looks {
         ws.exec(look, &[]).expect(0);
@@ -519,8 +522,9 @@ fn a_preview_or_drift_check_keeps_a_project_up_to_date_and_a_refresh_does_not() 
             .stderr_has("Predicted: about 0.0s for 0 of 1 projects")
             .stderr_has("1 unchanged: nothing it depends on changed since its last successful up");
     }
-    ws.exec(&["refresh", "-p", "aws", "-s", "dev", "--target", "vpc", "--yes"], &[])
-        .expect(0);
+    ws.exec(&refresh, &[("PULUMI_STANDIN_DRIFT", "vpc")])
+        .expect(0)
+        .stderr_has("Changed outside Pulumi, now in the state: vpc (~1 update)");
     let status = ws.exec(&["status", "-p", "aws", "-s", "dev"], &[]).expect(0);
     let row = status
         .stdout
@@ -528,7 +532,7 @@ fn a_preview_or_drift_check_keeps_a_project_up_to_date_and_a_refresh_does_not() 
         .find(|l| l.trim_start().starts_with("vpc "))
         .unwrap();
     assert!(
-        row.contains("run: refreshed since its last up (the state may hold changes made outside Pulumi)"),
+        row.contains("run: its last refresh took changes made outside Pulumi into the state"),
         "{row}"
     );
     ws.exec(&up, &[])
