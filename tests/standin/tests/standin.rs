@@ -252,6 +252,25 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
     }
 }
 
+/// The engine events of an event log, one per line.
+fn event_log(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// How a child process ended, once it has (within 20 s, else `what` went wrong).
+fn ended(mut child: Child, what: &str) -> Out {
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(start.elapsed() < Duration::from_secs(20), "{what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap().into()
+}
+
 fn wait_for(what: &str, mut f: impl FnMut() -> bool) {
     let start = Instant::now();
     while !f() {
@@ -614,11 +633,7 @@ fn preview_json_digest_and_event_log() {
         &[("PULUMI_DEBUG_COMMANDS", "true")],
     )
     .ok();
-    let events: Vec<Value> = std::fs::read_to_string(&log)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let events = event_log(&log);
     assert!(events[0].get("preludeEvent").is_some());
     assert!(events.last().unwrap().get("cancelEvent").is_some());
     let summary = events.iter().find_map(|e| e.get("summaryEvent")).unwrap();
@@ -767,11 +782,7 @@ fn a_change_made_outside_pulumi_shows_only_through_a_refresh() {
     ];
     e.run_with("vpc", &refresh, &[by_hand[0], ("PULUMI_DEBUG_COMMANDS", "true")])
         .ok();
-    let events: Vec<Value> = std::fs::read_to_string(&log)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let events = event_log(&log);
     let ops: Vec<&Value> = events
         .iter()
         .filter_map(|e| e.get("resourcePreEvent"))
@@ -797,7 +808,7 @@ fn the_lock_refuses_a_second_update_of_the_same_stack_but_not_of_another_project
     let cfg = e.shared_config();
     let args = ["up", "--yes", "--skip-preview", "-s", "dev", "--config-file", &cfg];
     let hang = [("PULUMI_STANDIN_HANG", "vpc")];
-    let mut first = e.spawn_with("vpc", &args, &hang);
+    let first = e.spawn_with("vpc", &args, &hang);
     let locks = e.state().join(".pulumi/locks/organization/vpc/dev");
     wait_for("the lock", || {
         std::fs::read_dir(&locks).is_ok_and(|mut d| d.next().is_some())
@@ -848,14 +859,7 @@ fn the_lock_refuses_a_second_update_of_the_same_stack_but_not_of_another_project
         .args(["-INT", &first.id().to_string()])
         .status()
         .unwrap();
-    let start = Instant::now();
-    let out: Out = loop {
-        if let Some(_status) = first.try_wait().unwrap() {
-            break first.wait_with_output().unwrap().into();
-        }
-        assert!(start.elapsed() < Duration::from_secs(20), "the stand-in ignored SIGINT");
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let out = ended(first, "the stand-in ignored SIGINT");
     assert_eq!(out.code, 8, "{}", out.stderr);
     assert!(
         out.stdout
@@ -913,17 +917,7 @@ fn a_second_sigterm_terminates_an_update_and_releases_its_lock() {
         "a slow cancellation ended at the first SIGTERM"
     );
     term();
-    let start = Instant::now();
-    let out: Out = loop {
-        if child.try_wait().unwrap().is_some() {
-            break child.wait_with_output().unwrap().into();
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "the second SIGTERM did not end it"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let out = ended(child, "the second SIGTERM did not end it");
     assert_eq!(out.code, 8, "{}", out.stderr);
     assert!(
         out.stdout
@@ -937,11 +931,7 @@ fn a_second_sigterm_terminates_an_update_and_releases_its_lock() {
         std::fs::read_dir(&locks).map_or(true, |mut d| d.next().is_none()),
         "lock left behind"
     );
-    let events: Vec<Value> = std::fs::read_to_string(&log)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let events = event_log(&log);
     let summary = events.iter().find_map(|e| e.get("summaryEvent")).unwrap();
     assert_eq!(summary["result"], "canceled");
     assert!(events.last().unwrap().get("cancelEvent").is_some());
