@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::exec::{RunResult, Status};
+use crate::exec::{RunResult, Status, would_change};
 use crate::fs::{NewFile, write_atomic};
 use crate::plan::Plan;
 use crate::report;
@@ -65,7 +65,7 @@ pub(super) fn reports(
     if asked.drift {
         for (name, f) in &result.results {
             if f.status == Status::Succeeded
-                && crate::exec::would_change(&f.changes)
+                && would_change(&f.changes)
                 && let Some(a) = CiSystem::GitHub.annotation(
                     "warning",
                     &format!("{name} drifted"),

@@ -8,7 +8,7 @@
 use std::fmt::Write as _;
 use std::time::SystemTime;
 
-use crate::exec::{RunResult, Status};
+use crate::exec::{RunResult, Status, would_change};
 use crate::plan::Plan;
 use crate::runstate::timestamp;
 
@@ -41,7 +41,7 @@ pub(crate) fn render(plan: &Plan<'_>, result: &RunResult, suite: &Suite<'_>) -> 
             xml(name),
             xml(&classname)
         );
-        let drifted = suite.drift && f.status == Status::Succeeded && crate::exec::would_change(&f.changes);
+        let drifted = suite.drift && f.status == Status::Succeeded && would_change(&f.changes);
         match &f.status {
             Status::Failed | Status::TimedOut => {
                 failures += 1;
