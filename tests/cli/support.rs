@@ -283,6 +283,11 @@ pub fn standin_dir() -> &'static Path {
         let exe = std::env::current_exe().unwrap();
         let target = exe.parent().unwrap().parent().unwrap().to_path_buf();
         let bin = target.join("pulumi");
+        assert!(
+            !bin.is_file() || !older_than_its_sources(&bin),
+            "{} is older than the stand-in's sources: run `cargo test --workspace` (or `cargo build -p pulumi-standin`) so the tests do not drive an old stand-in",
+            bin.display()
+        );
         if !bin.is_file() {
             let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
             let status = Command::new(cargo)
@@ -299,6 +304,38 @@ pub fn standin_dir() -> &'static Path {
         std::os::unix::fs::symlink(&bin, &link).unwrap();
         dir
     })
+}
+
+/// Whether a file under `tests/standin/` changed after `bin` was built (a `cargo test --test cli`
+/// does not rebuild the stand-in, another package).
+fn older_than_its_sources(bin: &Path) -> bool {
+    fn newest(dir: &Path) -> Option<std::time::SystemTime> {
+        std::fs::read_dir(dir)
+            .ok()?
+            .flatten()
+            .filter_map(|e| {
+                let meta = e.metadata().ok()?;
+                if meta.is_dir() {
+                    newest(&e.path())
+                } else {
+                    meta.modified().ok()
+                }
+            })
+            .max()
+    }
+    let built = std::fs::metadata(bin).and_then(|m| m.modified()).ok();
+    let sources = ["src", "Cargo.toml"]
+        .iter()
+        .filter_map(|p| {
+            let path = Path::new(REPO).join("tests/standin").join(p);
+            if path.is_dir() {
+                newest(&path)
+            } else {
+                std::fs::metadata(path).and_then(|m| m.modified()).ok()
+            }
+        })
+        .max();
+    matches!((built, sources), (Some(b), Some(s)) if s > b)
 }
 
 impl Ws {
