@@ -175,7 +175,7 @@ impl StackFile {
     pub(crate) fn type_problem(&self, prompt: &Prompt) -> Option<String> {
         let value = self.config.get(&prompt.key)?;
         let ok = match prompt.kind {
-            PromptType::Int => value.is_i64() || value.as_str().is_some_and(|s| s.trim().parse::<i64>().is_ok()),
+            PromptType::Int => value.is_i64() || value.as_str().is_some_and(|s| s.parse::<i64>().is_ok()),
             PromptType::Bool => value.is_boolean() || value.as_str().is_some_and(|s| parse_bool(s).is_some()),
             PromptType::List => value.is_array(),
             PromptType::String => value.is_string() || value.is_number() || value.is_boolean(),
@@ -403,5 +403,9 @@ mod tests {
             "Pulumi.dev.yaml:2: `eks:min_size` is `three`, not a whole number"
         );
         assert_eq!(f.type_problem(&prompt("linode:k8s_ha", PromptType::Bool)), None);
+        // A number as text, as Go's strconv.Atoi reads it: a sign, digits, nothing around.
+        let f = file("config:\n  eks:min_size: ' 3'\n  eks:max_size: '+12'\n");
+        assert!(f.type_problem(&prompt("eks:min_size", PromptType::Int)).is_some());
+        assert_eq!(f.type_problem(&prompt("eks:max_size", PromptType::Int)), None);
     }
 }
