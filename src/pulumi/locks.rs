@@ -88,6 +88,13 @@ impl StackLock {
     }
 }
 
+/// The locks a refusal names, when there are some and every one is stale: what
+/// `--remove-stale-locks` may remove.
+pub(crate) fn all_stale(stderr: &str) -> Option<Vec<StackLock>> {
+    let held = parse(stderr);
+    (!held.is_empty() && held.iter().all(StackLock::stale)).then_some(held)
+}
+
 /// A failure's text with the locks that refused the stack, each described, the stale ones with
 /// the flag that removes them.
 pub(crate) fn described(mut error: String, stderr: &str) -> String {

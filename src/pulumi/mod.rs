@@ -298,10 +298,10 @@ impl Pulumi {
     /// processes of this host that no longer run: those locks removed, each said. `None` when
     /// there is nothing this may remove.
     async fn remove_stale_locks(&self, job: &Job, control: &Control, stderr: &str) -> Option<Result<(), JobEnd>> {
-        let held = locks::parse(stderr);
-        if !self.remove_stale_locks || held.is_empty() || !held.iter().all(locks::StackLock::stale) {
+        if !self.remove_stale_locks {
             return None;
         }
+        let held = locks::all_stale(stderr)?;
         for lock in &held {
             let removed = match lock.file() {
                 Some(file) => std::fs::remove_file(&file).map_err(|e| e.to_string()),

@@ -59,13 +59,12 @@ impl SecretStore for Store {
         let mut notes = Vec::new();
         let mut out = run(self.command(dir, env, &args), None, what)?;
         // Creating a stack holds its lock (`CreateStack`), which a killed creation leaves.
-        let held = locks::parse(&String::from_utf8_lossy(&out.stderr));
-        let files: Vec<PathBuf> = held
-            .iter()
-            .filter(|l| l.stale())
-            .filter_map(locks::StackLock::file)
-            .collect();
-        if self.remove_stale_locks && !out.status.success() && !held.is_empty() && files.len() == held.len() {
+        // Only lock files are removed here: `pulumi cancel` needs the stack.
+        if self.remove_stale_locks
+            && !out.status.success()
+            && let Some(held) = locks::all_stale(&String::from_utf8_lossy(&out.stderr))
+            && let Some(files) = held.iter().map(locks::StackLock::file).collect::<Option<Vec<_>>>()
+        {
             for (lock, file) in held.iter().zip(&files) {
                 notes.push(locks::removal(
                     lock,
