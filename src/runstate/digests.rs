@@ -71,17 +71,16 @@ impl Digests {
         let mut h = self.hasher();
         let dir = self.root.join(project_path);
         let mut files = Vec::new();
-        collect_files(&dir, &dir, &mut files);
+        collect_files(&dir, &dir, &mut Vec::new(), &mut files);
         files.sort();
-        let mut program = String::new();
+        let program = std::fs::read_to_string(dir.join("Pulumi.yaml")).unwrap_or_default();
         for rel in files {
-            let bytes = std::fs::read(dir.join(&rel)).unwrap_or_default();
-            if rel == "Pulumi.yaml" {
-                program = String::from_utf8_lossy(&bytes).into_owned();
-            }
             h.update(rel.as_bytes());
             h.update([0]);
-            h.update(&bytes);
+            // Streamed: a project may hold a large file (an archive, a binary).
+            if let Ok(mut f) = std::fs::File::open(dir.join(&rel)) {
+                let _ = std::io::copy(&mut f, &mut h);
+            }
             h.update([0]);
         }
         for (key, path) in &self.outside.files {
@@ -125,8 +124,16 @@ impl Digests {
 }
 
 /// Files under `dir`, relative, skipping hidden entries and dependency or build directories.
-fn collect_files(root: &Path, dir: &Path, out: &mut Vec<String>) {
+/// Links are followed (a program may link a shared library in), but a directory already on the
+/// way down is not entered again: a link to a parent would otherwise repeat the tree until the
+/// path grows too long, and two such links would double it at every level.
+fn collect_files(root: &Path, dir: &Path, above: &mut Vec<DirId>, out: &mut Vec<String>) {
+    let Some(real) = dir_id(dir) else { return };
+    if above.contains(&real) {
+        return;
+    }
     let Ok(entries) = std::fs::read_dir(dir) else { return };
+    above.push(real);
     for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
         if name.starts_with('.') || matches!(name.as_str(), "node_modules" | "venv" | "__pycache__" | "target") {
@@ -134,11 +141,29 @@ fn collect_files(root: &Path, dir: &Path, out: &mut Vec<String>) {
         }
         let path = e.path();
         if path.is_dir() {
-            collect_files(root, &path, out);
+            collect_files(root, &path, above, out);
         } else if let Ok(rel) = path.strip_prefix(root) {
             out.push(rel.display().to_string());
         }
     }
+    above.pop();
+}
+
+/// What tells a directory from any other, whatever the path it is reached by.
+#[cfg(unix)]
+type DirId = (u64, u64);
+#[cfg(not(unix))]
+type DirId = PathBuf;
+
+#[cfg(unix)]
+fn dir_id(dir: &Path) -> Option<DirId> {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::metadata(dir).ok().map(|m| (m.dev(), m.ino()))
+}
+
+#[cfg(not(unix))]
+fn dir_id(dir: &Path) -> Option<DirId> {
+    std::fs::canonicalize(dir).ok()
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -214,5 +239,35 @@ mod tests {
             .unwrap()
             .with_outside(outside(&[("AWS_PROFILE", "ops")]));
         assert_eq!(again.inputs("p", &up), d.inputs("p", &up));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn linked_directories_count_and_a_link_to_a_parent_is_entered_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("p");
+        std::fs::create_dir_all(&p).unwrap();
+        std::fs::create_dir_all(dir.path().join("shared")).unwrap();
+        std::fs::write(p.join("Pulumi.yaml"), "name: p\n").unwrap();
+        std::fs::write(dir.path().join("shared/lib.yaml"), "a: 1\n").unwrap();
+        std::os::unix::fs::symlink("../shared", p.join("lib")).unwrap();
+        // Two links up: followed blindly, the tree doubles at every level.
+        std::os::unix::fs::symlink("..", p.join("up")).unwrap();
+        std::os::unix::fs::symlink(".", p.join("here")).unwrap();
+        let mut files = Vec::new();
+        collect_files(&p, &p, &mut Vec::new(), &mut files);
+        files.sort();
+        assert_eq!(
+            files,
+            ["Pulumi.yaml", "lib/lib.yaml", "up/shared/lib.yaml"],
+            "each directory once below the project, a parent's files through the link"
+        );
+        let cfg = dir.path().join("cfg.yaml");
+        std::fs::write(&cfg, "config: {}\n").unwrap();
+        let d = Digests::open(dir.path(), &RunDir::new(dir.path(), "dev"), &cfg).unwrap();
+        let none = BTreeMap::new();
+        let before = d.inputs("p", &none);
+        std::fs::write(dir.path().join("shared/lib.yaml"), "a: 2\n").unwrap();
+        assert_ne!(before, d.inputs("p", &none), "a linked file is an input");
     }
 }
