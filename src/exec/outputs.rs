@@ -14,13 +14,15 @@ pub struct Outputs {
 }
 
 impl Outputs {
-    /// From `stack output --json --show-secrets` and `stack output --json` (where secrets read
-    /// `"[secret]"`), as Pulumi's Automation API tells them apart.
+    /// From `stack output --json --show-secrets` and `stack output --json` (where each secret,
+    /// however deep in a value, reads `"[secret]"`), as Pulumi's Automation API tells them
+    /// apart. An output with a secret anywhere in it is secret as a whole, as a stack
+    /// reference takes it; one missing from the second read counts as secret.
     pub fn from_pair(shown: Map<String, Value>, hidden: &Map<String, Value>) -> Self {
-        let secret = hidden
-            .iter()
-            .filter(|(_, v)| v.as_str() == Some(REDACTED))
-            .map(|(k, _)| k.clone())
+        let secret = shown
+            .keys()
+            .filter(|k| hidden.get(*k).is_none_or(holds_redacted))
+            .cloned()
             .collect();
         Outputs { values: shown, secret }
     }
@@ -53,6 +55,16 @@ impl Outputs {
     }
 }
 
+/// `[secret]` anywhere in a value as `stack output --json` prints it.
+fn holds_redacted(v: &Value) -> bool {
+    match v {
+        Value::String(s) => s == REDACTED,
+        Value::Array(a) => a.iter().any(holds_redacted),
+        Value::Object(m) => m.values().any(holds_redacted),
+        _ => false,
+    }
+}
+
 fn collect_strings(v: &Value, out: &mut Vec<String>) {
     match v {
         Value::String(s) => out.push(s.clone()),
@@ -70,16 +82,22 @@ mod tests {
 
     #[test]
     fn secrets_are_told_apart_and_redacted() {
-        let shown = json!({"url": "http://x", "password": "hunter22", "nested": {"token": "abcd1234"}});
-        let hidden = json!({"url": "http://x", "password": "[secret]", "nested": "[secret]"});
+        let shown = json!({"url": "http://x", "password": "hunter22", "nested": {"token": "abcd1234"},
+            "deep": {"user": "u", "hosts": ["h", "s3cr3t"]}, "late": 1});
+        // The real CLI blinds each secret where it is, however deep.
+        let hidden = json!({"url": "http://x", "password": "[secret]", "nested": "[secret]",
+            "deep": {"user": "u", "hosts": ["h", "[secret]"]}});
         let o = Outputs::from_pair(shown.as_object().unwrap().clone(), hidden.as_object().unwrap());
-        assert_eq!(o.secret.iter().collect::<Vec<_>>(), ["nested", "password"]);
+        assert_eq!(
+            o.secret.iter().collect::<Vec<_>>(),
+            ["deep", "late", "nested", "password"]
+        );
         assert_eq!(
             Value::Object(o.redacted()),
-            json!({"url": "http://x", "password": "[secret]", "nested": "[secret]"})
+            json!({"url": "http://x", "password": "[secret]", "nested": "[secret]", "deep": "[secret]", "late": "[secret]"})
         );
         let mut texts = o.secret_texts();
         texts.sort();
-        assert_eq!(texts, ["abcd1234", "hunter22"]);
+        assert_eq!(texts, ["abcd1234", "hunter22", "s3cr3t"]);
     }
 }

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::support::Ws;
+use crate::support::{Ws, files_under};
 
 #[test]
 fn logs_keeps_one_log_per_operation_and_follows_a_running_project() {
@@ -277,6 +277,54 @@ fn output_reads_the_backend_and_shows_secrets_only_when_asked() {
     )
     .expect(1)
     .stderr_has("cannot read the outputs of eks from the backend");
+}
+
+#[test]
+fn an_output_with_a_secret_nested_in_it_is_secret_as_a_whole() {
+    let ws = Ws::configured("aws");
+    ws.edit(
+        "projects/cluster/eks/Pulumi.yaml",
+        "outputs:\n",
+        "outputs:\n  access:\n    user: admin\n    tokens:\n      - fn::secret: tok-${pulumi.stack}-abcdef\n",
+    );
+    let up = ws
+        .exec(&["up", "-p", "aws", "-s", "dev", "--target", "eks"], &[])
+        .expect(0);
+    assert!(!up.stdout.contains("tok-dev-abcdef") && !up.stderr.contains("tok-dev-abcdef"));
+
+    // `output` reads the backend without an operation's event log: the blinded read tells.
+    let json = ws.exec(&["output", "eks", "-s", "dev", "--json"], &[]).expect(0);
+    assert_eq!(json.json()["access"], "[secret]", "{}", json.stdout);
+    let table = ws.exec(&["output", "eks", "-s", "dev"], &[]).expect(0);
+    assert!(
+        table
+            .stdout
+            .contains("access        [secret] (--show-secrets shows it)\n"),
+        "{}",
+        table.stdout
+    );
+    ws.exec(&["output", "eks", "access", "-s", "dev"], &[])
+        .expect(1)
+        .stderr_has("the output `access` of eks is a secret");
+    let shown = ws
+        .exec(
+            &["output", "eks", "access", "-s", "dev", "--show-secrets", "--json"],
+            &[],
+        )
+        .expect(0)
+        .json();
+    assert_eq!(
+        shown,
+        serde_json::json!({"user": "admin", "tokens": ["tok-dev-abcdef"]})
+    );
+    for f in files_under(&ws.path().join(".runner")) {
+        let text = std::fs::read(&f).unwrap();
+        assert!(
+            !String::from_utf8_lossy(&text).contains("tok-dev-abcdef"),
+            "{} holds the secret",
+            f.display()
+        );
+    }
 }
 
 #[test]

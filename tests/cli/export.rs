@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-use crate::support::{Run, SECRETS, Ws, tool_required};
+use crate::support::{Run, SECRETS, Ws, files_under, tool_required};
 
 const PROVIDERS: [&str; 4] = ["aws", "do", "kubeconfig", "linode"];
 const FORMATS: [&str; 6] = [
@@ -43,25 +43,11 @@ fn export(ws: &Ws, format: &str, provider: &str, extra: &[&str]) -> (Run, BTreeM
     let run = ws.exec(&args, &[BACKEND]);
     let mut files = BTreeMap::new();
     let dir = ws.path().join(&out);
-    let mut paths = Vec::new();
-    walk(&dir, &mut paths);
-    for p in paths {
+    for p in files_under(&dir) {
         let rel = p.strip_prefix(&dir).unwrap().display().to_string();
         files.insert(rel, std::fs::read_to_string(&p).unwrap());
     }
     (run, files)
-}
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for e in entries {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            walk(&p, out);
-        } else {
-            out.push(p);
-        }
-    }
 }
 
 fn is_yaml(path: &str) -> bool {

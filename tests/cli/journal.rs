@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::Ws;
+use crate::support::{Ws, files_under};
 
 fn journal(ws: &Ws) -> std::path::PathBuf {
     ws.path().join(".runner/dev/journal.jsonl")
@@ -48,26 +48,13 @@ fn wait_for_unlocked(ws: &Ws) {
     let locks = ws.path().join(".pulumi-state/.pulumi/locks");
     let start = Instant::now();
     loop {
-        let mut held = Vec::new();
-        walk(&locks, &mut held);
+        let held = files_under(&locks);
         let workspace_free = std::fs::File::open(ws.path().join(".runner/lock")).map_or(true, |f| f.try_lock().is_ok());
         if held.is_empty() && workspace_free {
             return;
         }
         assert!(start.elapsed() < Duration::from_secs(60), "locks still held: {held:?}");
         std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else { return };
-    for e in rd.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            walk(&p, out);
-        } else {
-            out.push(p);
-        }
     }
 }
 

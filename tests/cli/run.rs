@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::Ws;
+use crate::support::{Ws, files_under};
 
 /// The token inside every placeholder kubeconfig output: a secret.
 const SECRET_MARK: &str = "placeholder-token-dev";
@@ -98,23 +98,9 @@ fn assert_no_secret(ws: &Ws, printed: &[&str]) {
     for p in printed {
         assert!(!p.contains(SECRET_MARK), "a secret was printed:\n{p}");
     }
-    let mut files = Vec::new();
-    walk(&ws.path().join(".runner"), &mut files);
-    for f in files {
+    for f in files_under(&ws.path().join(".runner")) {
         let text = String::from_utf8_lossy(&std::fs::read(&f).unwrap()).into_owned();
         assert!(!text.contains(SECRET_MARK), "{} holds a secret", f.display());
-    }
-}
-
-fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else { return };
-    for e in rd.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            walk(&p, out);
-        } else {
-            out.push(p);
-        }
     }
 }
 
@@ -838,8 +824,7 @@ fn no_secret_is_printed_or_written_in_any_form() {
         ("stdout".to_string(), run.stdout.clone()),
         ("stderr".into(), run.stderr.clone()),
     ];
-    let mut files = Vec::new();
-    walk(&ws.path().join(".runner"), &mut files);
+    let mut files = files_under(&ws.path().join(".runner"));
     files.push(ws.path().join("config/pulumi/environment"));
     files.push(ws.path().join("config/pulumi/Pulumi.dev.yaml"));
     for f in files {

@@ -189,6 +189,24 @@ pub fn fake_clis() -> &'static Path {
 }
 
 /// Runs the runner binary in `cwd` with a clean, colourless environment.
+/// Every file under `dir`, at any depth (none when it does not exist).
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
 pub fn run_in(cwd: &Path, args: &[&str]) -> Run {
     let out = Command::new(env!("CARGO_BIN_EXE_runner"))
         .args(args)

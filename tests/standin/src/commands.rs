@@ -337,6 +337,8 @@ pub fn stack_select(args: &Args) -> Result<i32, Failure> {
     Ok(0)
 }
 
+/// The root stack resource's outputs as stored (secrets encrypted) and the stack's salt; no
+/// outputs and no salt when there is no root stack resource (never updated, or destroyed).
 fn root_outputs(scope: &Scope) -> Result<(Map<String, Value>, String), Failure> {
     scope.require_stack()?;
     let cp = scope
@@ -348,12 +350,14 @@ fn root_outputs(scope: &Scope) -> Result<(Map<String, Value>, String), Failure> 
         .as_str()
         .unwrap_or_default()
         .to_string();
-    let outputs = latest["resources"]
+    let root = latest["resources"]
         .as_array()
-        .and_then(|rs| rs.iter().find(|r| r["type"] == "pulumi:pulumi:Stack"))
-        .and_then(|r| r["outputs"].as_object().cloned())
-        .unwrap_or_default();
-    Ok((outputs, salt))
+        .and_then(|rs| {
+            rs.iter()
+                .find(|r| r["type"] == "pulumi:pulumi:Stack" && r["parent"].as_str().unwrap_or_default().is_empty())
+        })
+        .map(|r| (r["outputs"].as_object().cloned().unwrap_or_default(), salt));
+    Ok(root.unwrap_or_default())
 }
 
 pub fn stack_output(args: &Args) -> Result<i32, Failure> {
@@ -362,23 +366,21 @@ pub fn stack_output(args: &Args) -> Result<i32, Failure> {
     }
     let scope = scope(args)?;
     let (raw, salt) = root_outputs(&scope)?;
-    let show = args.flag("show-secrets");
-    let crypter = if show && raw.values().any(|v| v.get("ciphertext").is_some()) {
+    // Secrets, however deep, read `[secret]`; with --show-secrets their values. Showing opens
+    // the stack's secrets manager (the passphrase) as soon as there is a root stack resource,
+    // secret or not (`SnapshotStackOutputs` with the default provider).
+    let crypter = if args.flag("show-secrets") && !salt.is_empty() {
         Some(Crypter::open(&crypto::passphrase()?, &salt)?)
     } else {
         None
     };
+    let mut open = |ct: &str| match &crypter {
+        Some(c) => Ok(crypto::plaintext_value(c.decrypt(ct)?)),
+        None => Ok(Value::String("[secret]".into())),
+    };
     let mut outputs = Map::new();
     for (k, v) in raw {
-        let shown = match (v.get("ciphertext").and_then(Value::as_str), &crypter) {
-            (Some(ct), Some(c)) => {
-                let text = c.decrypt(ct)?;
-                serde_json::from_str(&text).unwrap_or(Value::String(text))
-            }
-            (Some(_), None) => Value::String("[secret]".into()),
-            _ => v,
-        };
-        outputs.insert(k, shown);
+        outputs.insert(k, crypto::open_secrets(&v, &mut open)?.0);
     }
     if let Some(name) = args.positionals.first() {
         let Some(v) = outputs.get(name) else {

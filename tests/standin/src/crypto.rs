@@ -9,7 +9,10 @@ use aes_gcm::{Aes256Gcm, Nonce};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
 
+use serde_json::{Map, Value};
+
 use crate::fail::{Failure, fail};
+use crate::program::is_secret;
 
 /// The real CLI's round count. `PULUMI_STANDIN_KDF_ITERATIONS` (test switch) lowers it so test
 /// suites that start hundreds of processes stay fast; files then only open with the same setting.
@@ -111,4 +114,47 @@ impl Crypter {
             .map_err(|_| fail("failed to decrypt: incorrect passphrase"))?;
         String::from_utf8(pt).map_err(|_| fail("failed to decrypt: not UTF-8"))
     }
+}
+
+/// A state value with each secret in it, however deep, replaced by what `open` makes of its
+/// ciphertext (its plaintext, or `[secret]`), and whether it held any. The real CLI walks
+/// outputs the same way (`display.MassageSecrets`; `v.HasSecrets()` for a stack reference's
+/// `secretOutputNames`).
+pub fn open_secrets(v: &Value, open: &mut dyn FnMut(&str) -> Result<Value, Failure>) -> Result<(Value, bool), Failure> {
+    if is_secret(v) {
+        let inner = match v.get("ciphertext").and_then(Value::as_str) {
+            Some(ct) => open(ct)?,
+            None => v["plaintext"].clone(),
+        };
+        let (opened, _) = open_secrets(&inner, open)?;
+        return Ok((opened, true));
+    }
+    Ok(match v {
+        Value::Array(a) => {
+            let mut any = false;
+            let mut out = Vec::with_capacity(a.len());
+            for x in a {
+                let (x, secret) = open_secrets(x, open)?;
+                any |= secret;
+                out.push(x);
+            }
+            (Value::Array(out), any)
+        }
+        Value::Object(m) => {
+            let mut any = false;
+            let mut out = Map::new();
+            for (k, x) in m {
+                let (x, secret) = open_secrets(x, open)?;
+                any |= secret;
+                out.insert(k.clone(), x);
+            }
+            (Value::Object(out), any)
+        }
+        other => (other.clone(), false),
+    })
+}
+
+/// A decrypted value: the JSON it was written as, or the text itself.
+pub fn plaintext_value(text: String) -> Value {
+    serde_json::from_str(&text).unwrap_or(Value::String(text))
 }

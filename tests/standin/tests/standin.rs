@@ -1246,3 +1246,61 @@ fn a_config_file_without_a_salt_gets_a_new_one_unless_the_state_fallback_is_aske
     let reused = config(&[("PULUMI_FALLBACK_TO_STATE_SECRETS_MANAGER", "true")]);
     assert_eq!(reused, first, "the salt recorded in the state");
 }
+
+#[test]
+fn secrets_nested_in_an_output_stay_secret_in_stack_output_and_stack_references() {
+    let e = Env::new();
+    e.project(
+        "db",
+        "name: db\nruntime: yaml\noutputs:\n  conn:\n    user: admin\n    password: ${db:password}\n    hosts: [primary, \"${db:password}\"]\n  plain: open\n",
+    );
+    e.project(
+        "app",
+        "name: app\nruntime: yaml\nresources:\n  db:\n    type: pulumi:pulumi:StackReference\n    properties:\n      name: organization/db/dev\noutputs:\n  user: ${db.outputs[\"conn\"][\"user\"]}\n  plain: ${db.outputs[\"plain\"]}\n",
+    );
+    e.init("db");
+    e.set_secret("db");
+    e.up("db").ok();
+    e.assert_no_plain_secret();
+
+    // As `display.MassageSecrets` shows them: each secret `[secret]` where it is, the rest as it is.
+    let hidden = e.run("db", &["stack", "output", "--json", "-s", "dev"]).ok().json();
+    assert_eq!(
+        hidden,
+        serde_json::json!({"conn": {"user": "admin", "password": "[secret]", "hosts": ["primary", "[secret]"]}, "plain": "open"})
+    );
+    let shown = e
+        .run("db", &["stack", "output", "--json", "--show-secrets", "-s", "dev"])
+        .ok()
+        .json();
+    assert_eq!(shown["conn"]["password"], SECRET);
+    assert_eq!(shown["conn"]["hosts"][1], SECRET);
+    let one = e.run("db", &["stack", "output", "conn", "-s", "dev"]).ok();
+    assert!(
+        one.stdout.contains("[secret]") && !one.stdout.contains(SECRET),
+        "{}",
+        one.stdout
+    );
+
+    // Showing opens the secrets manager: no passphrase, no values; hiding needs none.
+    let mut c = e.cmd("db", &["stack", "output", "--json", "--show-secrets", "-s", "dev"]);
+    c.env_remove("PULUMI_CONFIG_PASSPHRASE");
+    Out::from(c.output().unwrap())
+        .code(1)
+        .stderr_has("passphrase must be set with PULUMI_CONFIG_PASSPHRASE");
+    let mut c = e.cmd("db", &["stack", "output", "--json", "-s", "dev"]);
+    c.env_remove("PULUMI_CONFIG_PASSPHRASE");
+    Out::from(c.output().unwrap()).ok();
+
+    // A stack reference marks an output secret when any part of it is: what is read from it is.
+    e.init("app");
+    e.up("app").ok();
+    let app = e.run("app", &["stack", "output", "--json", "-s", "dev"]).ok().json();
+    assert_eq!(app, serde_json::json!({"user": "[secret]", "plain": "open"}));
+    let app = e
+        .run("app", &["stack", "output", "--json", "--show-secrets", "-s", "dev"])
+        .ok()
+        .json();
+    assert_eq!(app["user"], "admin");
+    e.assert_no_plain_secret();
+}

@@ -408,18 +408,25 @@ impl<'a> Evaluator<'a> {
             .unwrap_or_default();
         let mut outputs = Map::new();
         let mut secret_names = Vec::new();
-        let mut their = None;
+        let mut their: Option<Crypter> = None;
+        let passphrase = self.ctx.passphrase;
+        let mut open = |ct: &str| {
+            if their.is_none() {
+                their = Some(Crypter::open(passphrase, salt)?);
+            }
+            Ok(crate::crypto::plaintext_value(
+                their.as_ref().expect("opened").decrypt(ct)?,
+            ))
+        };
+        // An output with a secret anywhere in it is a secret output as a whole
+        // (`secretOutputNames`: every output whose value `HasSecrets()`).
         for (k, v) in root.as_object().cloned().unwrap_or_default() {
-            if let Some(ct) = v.get("ciphertext").and_then(Value::as_str) {
-                if their.is_none() {
-                    their = Some(Crypter::open(self.ctx.passphrase, salt)?);
-                }
-                let text = their.as_ref().expect("opened").decrypt(ct)?;
-                let plain: Value = serde_json::from_str(&text).unwrap_or(Value::String(text));
+            let (plain, held_secret) = crate::crypto::open_secrets(&v, &mut open)?;
+            if held_secret {
                 outputs.insert(k.clone(), secret(plain));
                 secret_names.push(k);
             } else {
-                outputs.insert(k, v);
+                outputs.insert(k, plain);
             }
         }
         secret_names.sort();
