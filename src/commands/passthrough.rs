@@ -13,16 +13,20 @@ use crate::exec;
 use crate::report;
 use crate::settings::{Settings, Target};
 
-/// Commands (and their aliases) that take `--stack` (`pkg/cmd/pulumi`: a persistent `stack`
-/// flag on each).
+/// Commands (and their aliases) that take `--stack` (`pkg/cmd/pulumi`: a flag on each, or a
+/// persistent one on `stack`, `config` and `logs` for their subcommands).
 const TAKE_STACK: [&str; 17] = [
     "up", "update", "preview", "pre", "refresh", "destroy", "down", "dn", "config", "stack", "cancel", "import",
     "state", "watch", "logs", "console", "about",
 ];
 
+/// Subcommands of `state` without `--stack`: they name their stacks otherwise (`state move
+/// --source/--dest`) or act on the whole backend (`state upgrade`).
+const STATE_WITHOUT_STACK: [&str; 3] = ["move", "mv", "upgrade"];
+
 /// Commands that read the stack configuration and take `--config-file`.
-const TAKE_CONFIG_FILE: [&str; 9] = [
-    "up", "update", "preview", "pre", "refresh", "destroy", "down", "dn", "config",
+const TAKE_CONFIG_FILE: [&str; 12] = [
+    "up", "update", "preview", "pre", "refresh", "destroy", "down", "dn", "config", "import", "watch", "logs",
 ];
 
 /// Root flags of `pulumi` that take a value (`pkg/cmd/pulumi/pulumi.go`), to find the command
@@ -91,6 +95,8 @@ fn with_run_flags(args: &[String], stack: &str, config_file: Option<&str>) -> Ve
             break;
         }
     }
+    // The first word after the command that is not a flag: enough to tell `state move`.
+    let subcommand = words.find(|a| !a.starts_with('-')).map(String::as_str);
     let given = |long: &str, short: Option<&str>| {
         before
             .iter()
@@ -98,7 +104,9 @@ fn with_run_flags(args: &[String], stack: &str, config_file: Option<&str>) -> Ve
     };
     let mut extra = Vec::new();
     if let Some(command) = command {
-        if TAKE_STACK.contains(&command) && !given("--stack", Some("-s")) {
+        let takes_stack = TAKE_STACK.contains(&command)
+            && !(command == "state" && subcommand.is_some_and(|sub| STATE_WITHOUT_STACK.contains(&sub)));
+        if takes_stack && !given("--stack", Some("-s")) {
             extra.extend(["--stack".to_string(), stack.to_string()]);
         }
         if let Some(file) = config_file
@@ -139,6 +147,23 @@ mod tests {
         );
         assert_eq!(with_run_flags(&args("up"), "dev", None).join(" "), "up --stack dev");
         assert_eq!(with_run_flags(&args("version"), "dev", f).join(" "), "version");
+        // `state move` names its stacks with --source/--dest and has no --stack to take.
+        assert_eq!(
+            with_run_flags(&args("state move --source dev --dest prod urn"), "dev", f).join(" "),
+            "state move --source dev --dest prod urn"
+        );
+        assert_eq!(
+            with_run_flags(&args("state upgrade"), "dev", f).join(" "),
+            "state upgrade"
+        );
+        assert_eq!(
+            with_run_flags(&args("state delete urn"), "dev", f).join(" "),
+            "state delete urn --stack dev"
+        );
+        assert_eq!(
+            with_run_flags(&args("import aws:s3/bucket:Bucket b id"), "dev", f).join(" "),
+            "import aws:s3/bucket:Bucket b id --stack dev --config-file /ws/config/pulumi/Pulumi.dev.yaml"
+        );
         assert_eq!(with_run_flags(&args("whoami -v 9"), "dev", f).join(" "), "whoami -v 9");
     }
 }
