@@ -96,7 +96,10 @@ impl SecretStore for Store {
         args.extend(["--", key]);
         let mut c = self.command(dir, env, &args);
         c.stdin(Stdio::piped());
-        finish(c, Some(value), &format!("pulumi config set --secret {key}"))
+        // `pulumi` drops one trailing newline from what it reads (`--raw`, which would not, is
+        // too new to rely on): one more keeps the value exactly as it is, line ends and all.
+        let line = format!("{value}\n");
+        finish(c, Some(&line), &format!("pulumi config set --secret {key}"))
     }
 
     /// Encrypting a value needs the secrets manager, which checks the passphrase against the
@@ -152,7 +155,6 @@ fn run(mut c: std::process::Command, input: Option<&str>, what: &str) -> Result<
     if let Some(text) = input
         && let Some(mut stdin) = child.stdin.take()
     {
-        // The real CLI reads the value from a non-terminal stdin, trailing newline stripped.
         let _ = stdin.write_all(text.as_bytes());
     }
     child.wait_with_output().map_err(|e| format!("`{what}`: {e}"))

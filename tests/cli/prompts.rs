@@ -736,3 +736,34 @@ fn a_dumb_terminal_gets_every_question_as_plain_text() {
     // The passphrase was never echoed.
     assert!(!all.contains("a passphrase") && !all.contains("another"), "{all}");
 }
+
+#[test]
+fn a_secret_is_stored_exactly_as_given_line_ends_and_all() {
+    let ws = Ws::configured("aws");
+    // `pulumi config set` drops one trailing newline from its input: the value keeps its own.
+    let value = "line one\nline two\n";
+    ws.exec(
+        &["up", "-p", "aws", "-s", "dev", "--target", "secrets"],
+        &[("MARA_SECRET_PROMETHEUS_ADMINPASS", value)],
+    )
+    .expect(0);
+    let got = ws
+        .exec(
+            &[
+                "pulumi",
+                "secrets",
+                "-s",
+                "dev",
+                "--",
+                "config",
+                "get",
+                "prometheus:adminpass",
+                "--json",
+            ],
+            &[],
+        )
+        .expect(0)
+        .json();
+    assert_eq!(got["value"], value, "{got}");
+    assert_eq!(got["secret"], true);
+}

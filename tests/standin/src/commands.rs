@@ -553,10 +553,10 @@ pub fn config_set(args: &Args) -> Result<i32, Failure> {
             std::io::stdin()
                 .read_to_string(&mut v)
                 .map_err(|e| fail(e.to_string()))?;
-            if !args.flag("raw") {
-                while v.ends_with('\n') || v.ends_with('\r') {
-                    v.pop();
-                }
+            // One trailing newline goes (`cmdutil.RemoveTrailingNewline`; `\r` too on Windows
+            // only), unless --raw: a value's own line ends are kept.
+            if !args.flag("raw") && v.ends_with('\n') {
+                v.pop();
             }
             v
         }
