@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use crate::backend::write_atomic;
 use crate::fail::{Failure, fail};
 
 pub struct StackConfig {
@@ -65,15 +64,26 @@ impl StackConfig {
         self
     }
 
+    /// Written in place, as `workspace.save` does (`os.WriteFile`: truncated, then written), so a
+    /// reader at that moment sees a short or empty file: nothing should read it meanwhile.
     pub fn save(&self) -> Result<(), Failure> {
-        write_atomic(&self.path, self.text.as_bytes())
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| fail(format!("could not save {}: {e}", self.path.display())))?;
+        }
+        std::fs::write(&self.path, self.text.as_bytes())
+            .map_err(|e| fail(format!("could not save {}: {e}", self.path.display())))
     }
 
+    /// Sets `encryptionsalt`: in place when present; a new key goes after the others, as the
+    /// real CLI's comment-keeping edit adds keys (`yamlutil.Edit`, pulumi/pulumi#14860), or
+    /// first in a file that has none (`encryptionsalt` precedes `config` in `ProjectStack`).
     pub fn set_salt(&mut self, salt: &str) {
         let line = format!("encryptionsalt: {salt}");
         let mut lines: Vec<String> = self.text.lines().map(str::to_string).collect();
+        let top_level_key = |l: &String| !l.is_empty() && !l.starts_with([' ', '\t', '#', '-']);
         match lines.iter().position(|l| l.starts_with("encryptionsalt:")) {
             Some(i) => lines[i] = line,
+            None if lines.iter().any(top_level_key) => lines.push(line),
             None => lines.insert(0, line),
         }
         self.text = lines.join("\n") + "\n";
@@ -229,8 +239,17 @@ mod tests {
             c.text,
             "# shared\nconfig:\n  aws:region: us-east-1 # here\n  vpc:azs: x\n  eks:min_size: 3\n  new:key: \"on\"\n  db:pw:\n    secure: v1:abc\n"
         );
+        // A new key goes last, as the real CLI's edit adds it; an existing one stays where it is.
         c.set_salt("v1:s");
-        assert!(c.text.starts_with("encryptionsalt: v1:s\n# shared\n"));
+        assert!(
+            c.text.starts_with("# shared\nconfig:\n") && c.text.ends_with("    secure: v1:abc\nencryptionsalt: v1:s\n")
+        );
+        c.set_salt("v1:t");
+        assert_eq!(c.text.matches("encryptionsalt").count(), 1);
+        assert!(c.text.ends_with("\nencryptionsalt: v1:t\n"));
+        let mut empty = cfg("# nothing yet\n");
+        empty.set_salt("v1:s");
+        assert_eq!(empty.text, "encryptionsalt: v1:s\n# nothing yet\n");
     }
 
     #[test]
