@@ -45,6 +45,11 @@ pub(crate) trait SecretStore {
     /// Whether the passphrase opens the salt of `config_file` (else the project's own stack
     /// file), changing no file; `None` when that cannot be told (no such stack yet).
     fn passphrase_opens(&self, dir: &Path, env: &Env, config_file: Option<&Path>) -> Option<bool>;
+
+    /// A new `encryptionsalt` for the passphrase, made by `pulumi` for the stack of the project
+    /// in `dir` in a scratch stack file: for when the project's own file has none (its stack
+    /// was made elsewhere, e.g. from another clone against the same backend).
+    fn new_salt(&self, dir: &Path, env: &Env) -> Result<String, String>;
 }
 
 pub(crate) struct Request<'a> {
@@ -488,13 +493,6 @@ fn save(
             .map_err(failed)?;
         report::info(&format!("stored {key} (encrypted) in {}", file.shown));
     }
-    if needs_salt {
-        let own = dir.join(format!("Pulumi.{}.yaml", r.stack));
-        copy_salt(&own, &file.path, &file.shown).map_err(|e| match e {
-            SaltError::Io(source) => write_err(source),
-            SaltError::Refused(p) => RunnerError::Problems(vec![p]),
-        })?;
-    }
     if let Some(store_dir) = store_dir
         && !answers.secrets.is_empty()
     {
@@ -505,6 +503,19 @@ fn save(
         let own = ws.show(&store_dir.join(format!("Pulumi.{}.yaml", r.stack)));
         report::info(&format!("stored {} (encrypted) in {own}", keys.join(", ")));
     }
+    if needs_salt && salt_of(&file.path).is_none() {
+        // The project's own file has a salt when `stack select --create` made the stack or a
+        // secret was stored there; else `pulumi` makes one (never left to the parallel runs).
+        let own = dir.join(format!("Pulumi.{}.yaml", r.stack));
+        let salt = match salt_of(&own) {
+            Some(salt) => salt,
+            None => store.new_salt(&dir, env).map_err(failed)?,
+        };
+        copy_salt(&salt, &file.path, &file.shown).map_err(|e| match e {
+            SaltError::Io(source) => write_err(source),
+            SaltError::Refused(p) => RunnerError::Problems(vec![p]),
+        })?;
+    }
     Ok(())
 }
 
@@ -514,29 +525,33 @@ enum SaltError {
     Refused(Problem),
 }
 
-/// Puts the `encryptionsalt` of a project's own stack file (written by `stack select
-/// --create`; any salt made with the same passphrase serves) at the top of the shared file,
+/// The `encryptionsalt` of a stack file, if it has one.
+fn salt_of(path: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    stackedit::top_level(&text)
+        .ok()?
+        .get("encryptionsalt")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+}
+
+/// Puts `salt` (any salt made with the same passphrase serves) at the top of the shared file,
 /// unless that has one by now. The shared file is edited through its syntax tree and checked
 /// before it is written ([`stackedit::add_salt`]).
-fn copy_salt(from: &Path, to: &Path, shown: &str) -> Result<(), SaltError> {
+fn copy_salt(salt: &str, to: &Path, shown: &str) -> Result<(), SaltError> {
     let shared = match std::fs::read_to_string(to) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(e) => return Err(SaltError::Io(e)),
     };
-    let own = std::fs::read_to_string(from).unwrap_or_default();
-    let salt = stackedit::top_level(&own)
-        .ok()
-        .and_then(|m| m.get("encryptionsalt").and_then(Value::as_str).map(str::to_string));
-    let Some(salt) = salt else { return Ok(()) };
-    match stackedit::add_salt(&shared, &salt) {
+    match stackedit::add_salt(&shared, salt) {
         Ok(Some(text)) => write_atomic(to, text.as_bytes(), NewFile::Default).map_err(SaltError::Io),
         Ok(None) => Ok(()),
         Err(stackedit::Refused(why)) => Err(SaltError::Refused(Problem::new(
             format!("{shown}: cannot add the passphrase salt safely: {why}; the file was left unchanged"),
             format!(
                 "add `encryptionsalt: {}` as a top-level key of {shown} by hand, then run again",
-                stackedit::yaml_key(&salt)
+                stackedit::yaml_key(salt)
             ),
         ))),
     }

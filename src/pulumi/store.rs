@@ -11,6 +11,7 @@ use std::sync::Mutex;
 use super::{locks, process};
 use crate::config::SecretStore;
 use crate::config::env::Env;
+use crate::config::stackedit;
 
 pub(crate) struct Store {
     pub(crate) program: PathBuf,
@@ -107,11 +108,7 @@ impl SecretStore for Store {
     fn passphrase_opens(&self, dir: &Path, env: &Env, config_file: Option<&Path>) -> Option<bool> {
         let own = dir.join(format!("Pulumi.{}.yaml", self.stack));
         let original = config_file.unwrap_or(&own);
-        let copy = Scratch(std::env::temp_dir().join(format!(
-            "runner-passphrase-check-{}-{}.yaml",
-            std::process::id(),
-            self.stack
-        )));
+        let copy = Scratch::new("passphrase-check", &self.stack);
         std::fs::copy(original, &copy.0).ok()?;
         let file = copy.0.display().to_string();
         let args = [
@@ -134,10 +131,45 @@ impl SecretStore for Store {
             Err(_) => None,
         }
     }
+
+    /// `config set --secret` of a throwaway key into a scratch file of no salt: `pulumi` gives
+    /// it a new one (`DefaultSecretManager`), which is read back.
+    fn new_salt(&self, dir: &Path, env: &Env) -> Result<String, String> {
+        let what = "pulumi config set --secret (to make a passphrase salt)";
+        let scratch = Scratch::new("salt", &self.stack);
+        let file = scratch.0.display().to_string();
+        let args = [
+            "config",
+            "set",
+            "--secret",
+            "--stack",
+            &self.stack,
+            "--non-interactive",
+            "--config-file",
+            &file,
+            "--",
+            "runner:salt",
+        ];
+        let mut c = self.command(dir, env, &args);
+        c.stdin(Stdio::piped());
+        finish(c, Some("salt\n"), what)?;
+        let text = std::fs::read_to_string(&scratch.0).map_err(|e| format!("`{what}` wrote no stack file: {e}"))?;
+        stackedit::top_level(&text)
+            .ok()
+            .and_then(|top| top.get("encryptionsalt")?.as_str().map(str::to_string))
+            .ok_or_else(|| format!("`{what}` wrote no encryptionsalt (is the stack's secrets provider a passphrase?)"))
+    }
 }
 
-/// A copy of a stack file, removed when dropped: what `pulumi` may write goes there.
+/// A scratch stack file (a copy, or none yet), removed when dropped: what `pulumi` may write
+/// goes there.
 struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(what: &str, stack: &str) -> Self {
+        Scratch(std::env::temp_dir().join(format!("runner-{what}-{}-{stack}.yaml", std::process::id())))
+    }
+}
 
 impl Drop for Scratch {
     fn drop(&mut self) {

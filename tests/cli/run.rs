@@ -843,3 +843,42 @@ fn no_secret_is_printed_or_written_in_any_form() {
     assert_eq!(mode(&ws.path().join(".runner")), 0o700);
     assert_eq!(mode(&ws.path().join(".runner/dev/logs/eks.up.log")), 0o600);
 }
+
+#[test]
+fn a_fresh_clone_against_an_existing_backend_gets_the_salt_before_projects_run_in_parallel() {
+    let ws = Ws::configured("aws");
+    ws.exec(&["up", "-p", "aws", "-s", "dev"], &[]).expect(0);
+    // A new clone of the workspace against the same backend: the stacks exist, the projects'
+    // own stack files (ignored by git) and the runner's record do not, and the shared file was
+    // committed without its salt.
+    for f in files_under(&ws.path().join("projects")) {
+        if f.file_name().is_some_and(|n| n == "Pulumi.dev.yaml") {
+            std::fs::remove_file(f).unwrap();
+        }
+    }
+    std::fs::remove_dir_all(ws.path().join(".runner")).unwrap();
+    let shared = ws.path().join("config/pulumi/Pulumi.dev.yaml");
+    let text = std::fs::read_to_string(&shared).unwrap();
+    let without: Vec<&str> = text.lines().filter(|l| !l.starts_with("encryptionsalt:")).collect();
+    let without = without.join("\n") + "\n";
+    std::fs::write(&shared, without).unwrap();
+    ws.clear_invocations();
+
+    // No secret is stored on the way (eks needs none): no file of this clone has a salt.
+    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "eks"], &[])
+        .expect(0);
+    // `pulumi up` rewrites the file in place to add a missing salt, each project its own: the
+    // runner adds one (first, where it puts it) before any project runs.
+    let text = std::fs::read_to_string(&shared).unwrap();
+    assert_eq!(text.matches("encryptionsalt:").count(), 1, "{text}");
+    assert!(text.starts_with("encryptionsalt: v1:"), "{text}");
+    let calls = ws.invocations();
+    let made = calls
+        .iter()
+        .position(|i| i["argv"][0] == "config" && i["argv"].to_string().contains("runner:salt"))
+        .expect("pulumi made a salt");
+    let first_up = calls.iter().position(|i| i["argv"][0] == "up").expect("projects ran");
+    assert!(made < first_up);
+    // The salt opens with the run's passphrase: every project runs with it.
+    ws.exec(&["up", "-p", "aws", "-s", "dev"], &[]).expect(0);
+}
