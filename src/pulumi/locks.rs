@@ -173,7 +173,7 @@ fn percent_decoded(s: &str) -> Vec<u8> {
     out
 }
 
-fn this_host() -> String {
+pub(crate) fn this_host() -> String {
     #[cfg(unix)]
     {
         nix::unistd::gethostname()
@@ -185,7 +185,7 @@ fn this_host() -> String {
 }
 
 /// The process exists (a signal 0 reaches it, or is refused for want of permission).
-fn alive(pid: i32) -> bool {
+pub(crate) fn alive(pid: i32) -> bool {
     #[cfg(unix)]
     {
         use nix::errno::Errno;

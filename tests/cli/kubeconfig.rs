@@ -452,3 +452,29 @@ fn a_symlinked_kubeconfig_is_written_through_and_keeps_its_mode() {
     assert_eq!(yaml(&real)["current-context"], "eks-dev");
     assert_eq!(mode(&real), 0o640);
 }
+
+#[test]
+fn a_lock_left_by_a_runner_killed_mid_merge_is_removed_not_waited_for() {
+    let ws = Ws::configured("aws");
+    let file = home(&ws).join(".kube/config");
+    let lock = PathBuf::from(format!("{}.lock", file.display()));
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    // A runner of this host that no longer runs, as a SIGKILL mid-merge leaves it.
+    let mut gone = Command::new("true").spawn().unwrap();
+    let pid = gone.id();
+    gone.wait().unwrap();
+    let host = nix::unistd::gethostname().unwrap().to_string_lossy().into_owned();
+    std::fs::write(&lock, format!("runner pid {pid} on {host}\n")).unwrap();
+    // Waited for, it would fail the hook after 30 s.
+    let run = up(&ws, None).expect(0);
+    assert!(
+        run.stderr.contains(&format!(
+            "removed {}, left by runner pid {pid}, which no longer runs",
+            lock.display()
+        )),
+        "{}",
+        run.stderr
+    );
+    assert!(names(&yaml(&file), "contexts").contains(&"eks-dev".to_string()));
+    assert!(!lock.exists(), "the lock stayed");
+}

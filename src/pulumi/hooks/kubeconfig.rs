@@ -33,15 +33,21 @@ pub(super) struct Merged {
     pub added: bool,
     /// Names merged: (clusters, users, contexts).
     pub names: (Vec<String>, Vec<String>, Vec<String>),
+    /// A lock left by a runner that no longer runs, removed on the way.
+    pub stale_lock: Option<String>,
 }
 
 impl Merged {
     /// `Added new context X to FILE` / `Updated context X in FILE`.
     pub(super) fn message(&self) -> String {
-        if self.added {
+        let m = if self.added {
             format!("Added new context {} to {}", self.context, self.file.display())
         } else {
             format!("Updated context {} in {}", self.context, self.file.display())
+        };
+        match &self.stale_lock {
+            Some(note) => format!("{m} ({note})"),
+            None => m,
         }
     }
 }
@@ -191,7 +197,7 @@ pub(super) fn merge(incoming: &Map<String, Value>, paths: &[PathBuf]) -> Result<
         .ok_or_else(|| MergeError::BadInput("no kubeconfig path".into()))?
         .clone();
     // kubectl's lock, held from the read to the write, so no concurrent writer's entry is lost.
-    let _lock = Lock::take(&target)?;
+    let lock = Lock::take(&target)?;
     let existing = read_config(&target)?;
     let (config, added) = merged(existing, incoming, &context);
     let text = serde_saphyr::to_string(&Value::Object(config)).map_err(|e| MergeError::Write {
@@ -208,6 +214,7 @@ pub(super) fn merge(incoming: &Map<String, Value>, paths: &[PathBuf]) -> Result<
             names(incoming, "users"),
             names(incoming, "contexts"),
         ),
+        stale_lock: lock.stale.clone(),
     })
 }
 
@@ -270,7 +277,13 @@ pub(crate) fn merged(
 
 /// kubectl's lock on a kubeconfig: `<file>.lock`, created only when it does not exist (as
 /// `clientcmd` does), removed when dropped. Held by someone else, it is waited for a while.
-struct Lock(PathBuf);
+/// The runner writes who holds it into it, so one left by a runner killed mid-merge (a
+/// process of this host that no longer runs) is removed rather than waited for.
+struct Lock {
+    path: PathBuf,
+    /// What was said about a stale lock removed on the way.
+    stale: Option<String>,
+}
 
 impl Lock {
     /// How long a lock held by someone else is waited for.
@@ -285,22 +298,50 @@ impl Lock {
         }
         let started = std::time::Instant::now();
         let mut wait = std::time::Duration::from_millis(5);
+        let mut stale = None;
         loop {
             match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
-                Ok(_) => return Ok(Lock(path)),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && started.elapsed() < Self::PATIENCE => {
-                    std::thread::sleep(wait);
-                    wait = (wait * 2).min(std::time::Duration::from_millis(200));
+                Ok(mut f) => {
+                    use std::io::Write as _;
+                    // Best effort: an empty lock is still a lock (kubectl's are empty).
+                    let _ = writeln!(
+                        f,
+                        "{}",
+                        holder_line(std::process::id(), &crate::pulumi::locks::this_host())
+                    );
+                    return Ok(Lock { path, stale });
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    return Err(MergeError::Write {
-                        path: file.display().to_string(),
-                        reason: format!(
-                            "{} has been held for {}s by another writer (kubectl or a runner); if none is running, remove it",
-                            path.display(),
-                            Self::PATIENCE.as_secs()
-                        ),
-                    });
+                    let said = std::fs::read_to_string(&path).unwrap_or_default();
+                    // Once: a lock that cannot be removed is waited for like any other.
+                    if stale.is_none()
+                        && let Some(pid) = dead_runner(&said)
+                    {
+                        // Gone already is fine: another runner cleared it first.
+                        let _ = std::fs::remove_file(&path);
+                        stale = Some(format!(
+                            "removed {}, left by runner pid {pid}, which no longer runs",
+                            path.display()
+                        ));
+                        continue;
+                    }
+                    if started.elapsed() >= Self::PATIENCE {
+                        return Err(MergeError::Write {
+                            path: file.display().to_string(),
+                            reason: format!(
+                                "{} has been held for {}s by another writer ({}); if none is running, remove it",
+                                path.display(),
+                                Self::PATIENCE.as_secs(),
+                                if said.trim().is_empty() {
+                                    "kubectl or a runner"
+                                } else {
+                                    said.trim()
+                                }
+                            ),
+                        });
+                    }
+                    std::thread::sleep(wait);
+                    wait = (wait * 2).min(std::time::Duration::from_millis(200));
                 }
                 Err(e) => {
                     return Err(MergeError::Write {
@@ -313,9 +354,23 @@ impl Lock {
     }
 }
 
+/// What the runner writes into a kubeconfig lock it takes.
+fn holder_line(pid: u32, host: &str) -> String {
+    format!("runner pid {pid} on {host}")
+}
+
+/// The pid of the runner that wrote `said` into a lock, when that runner was of this host and
+/// no longer runs; `None` for anything else (kubectl's empty locks, a live runner, another host).
+fn dead_runner(said: &str) -> Option<i32> {
+    let rest = said.trim().strip_prefix("runner pid ")?;
+    let (pid, host) = rest.split_once(" on ")?;
+    let pid: i32 = pid.parse().ok()?;
+    (host == crate::pulumi::locks::this_host() && !crate::pulumi::locks::alive(pid)).then_some(pid)
+}
+
 impl Drop for Lock {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
+        let _ = std::fs::remove_file(&self.path);
     }
 }
 
@@ -366,6 +421,26 @@ mod tests {
     use super::*;
 
     const EKS: &str = "apiVersion: v1\nkind: Config\nclusters:\n- name: eks-dev\n  cluster:\n    server: https://eks.example\n    certificate-authority-data: Q0E=\nusers:\n- name: eks-dev-admin\n  user:\n    token: s3cr3t-token\ncontexts:\n- name: eks-dev\n  context:\n    cluster: eks-dev\n    user: eks-dev-admin\ncurrent-context: eks-dev\n";
+
+    #[test]
+    fn only_a_lock_of_a_runner_of_this_host_that_no_longer_runs_is_stale() {
+        let host = crate::pulumi::locks::this_host();
+        assert_eq!(
+            dead_runner(&holder_line(std::process::id(), &host)),
+            None,
+            "this runner runs"
+        );
+        let mut gone = std::process::Command::new("true").spawn().unwrap();
+        let pid = gone.id();
+        gone.wait().unwrap();
+        assert_eq!(dead_runner(&holder_line(pid, &host)), Some(i32::try_from(pid).unwrap()));
+        assert_eq!(
+            dead_runner(&holder_line(pid, "another-host")),
+            None,
+            "its processes are not seen"
+        );
+        assert_eq!(dead_runner(""), None, "kubectl's locks are empty");
+    }
 
     #[test]
     fn input_may_be_yaml_json_or_base64() {
