@@ -53,7 +53,6 @@ const OPERATION: &[Spec] = &[
     flag("target", Some('t'), Kind::Value),
     flag("debug", Some('d'), Kind::Bool),
     flag("skip-config-validation", None, Kind::Bool),
-    flag("show-secrets", None, Kind::Bool),
     flag("run-program", None, Kind::Bool),
 ];
 // Not on `destroy` (operations/destroy.go); `refresh` has no `--refresh` (refresh.go).
@@ -146,17 +145,81 @@ impl Command {
             .concat(),
             Command::ConfigGet => [STACK, CONFIG_FILE, JSON, &[flag("path", None, Kind::Bool)]].concat(),
             Command::Config => [STACK, CONFIG_FILE, JSON, SHOW_SECRETS].concat(),
-            Command::Up => [OPERATION, CONFIRM, REFRESH_OPT, EXPECT_NO_CHANGES, log].concat(),
+            // `--show-secrets` is on up and preview only (refresh.go and destroy.go have none).
+            Command::Up => [OPERATION, SHOW_SECRETS, CONFIRM, REFRESH_OPT, EXPECT_NO_CHANGES, log].concat(),
             Command::Destroy => [OPERATION, CONFIRM, PREVIEW_ONLY, REFRESH_OPT, log].concat(),
             Command::Refresh => [OPERATION, CONFIRM, PREVIEW_ONLY, EXPECT_NO_CHANGES, log].concat(),
-            Command::Preview => [OPERATION, REFRESH_OPT, EXPECT_NO_CHANGES, log].concat(),
+            Command::Preview => [OPERATION, SHOW_SECRETS, REFRESH_OPT, EXPECT_NO_CHANGES, log].concat(),
             Command::Cancel => [STACK, &[flag("yes", Some('y'), Kind::Bool)]].concat(),
         }
     }
+
+    /// (required, at most) positional arguments, as each command's `constrictor.Arguments`
+    /// says; `None` where the stand-in does not check.
+    fn arity(self) -> Option<(usize, usize)> {
+        Some(match self {
+            Command::Version | Command::StackLs | Command::Config => (0, 0),
+            Command::Login
+            | Command::Logout
+            | Command::StackSelect
+            | Command::StackInit
+            | Command::StackOutput
+            | Command::StackRm
+            | Command::Cancel
+            | Command::Up
+            | Command::Preview
+            | Command::Refresh
+            | Command::Destroy => (0, 1),
+            Command::ConfigGet => (1, 1),
+            Command::ConfigSet => (1, 2),
+            Command::Whoami => return None,
+        })
+    }
 }
 
+/// cobra's check of the positional arguments, with `constrictor`'s messages.
+fn check_arity(command: Command, given: usize) -> Result<(), Failure> {
+    let Some((required, most)) = command.arity() else {
+        return Ok(());
+    };
+    if required == most && given != most {
+        return Err(fail(format!("accepts {most} arg(s), received {given}")));
+    }
+    if given < required {
+        return Err(fail(format!(
+            "requires at least {required} arg(s), only received {given}"
+        )));
+    }
+    if given > most {
+        return Err(fail(format!("accepts at most {most} arg(s), received {given}")));
+    }
+    Ok(())
+}
+
+/// A boolean environment variable as Pulumi reads one (`env.BoolValue`): `1` or `true` in any
+/// case; anything else is false.
 pub fn truthy(v: &str) -> bool {
-    matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on")
+    v == "1" || v.eq_ignore_ascii_case("true")
+}
+
+/// A boolean flag's value as pflag reads it (`strconv.ParseBool`).
+fn parse_bool(v: &str) -> Option<bool> {
+    match v {
+        "1" | "t" | "T" | "TRUE" | "true" | "True" => Some(true),
+        "0" | "f" | "F" | "FALSE" | "false" | "False" => Some(false),
+        _ => None,
+    }
+}
+
+/// pflag's refusal of a value its flag cannot take.
+fn invalid_bool(spec: &Spec, value: &str) -> Failure {
+    let name = match spec.short {
+        Some(c) => format!("-{c}, --{}", spec.long),
+        None => format!("--{}", spec.long),
+    };
+    fail(format!(
+        "invalid argument \"{value}\" for \"{name}\" flag: strconv.ParseBool: parsing \"{value}\": invalid syntax"
+    ))
 }
 
 #[derive(Debug)]
@@ -167,11 +230,21 @@ pub struct Args {
 }
 
 impl Args {
+    /// A boolean flag (checked as it was parsed) or an optional-value one read as a boolean.
     pub fn flag(&self, long: &str) -> bool {
         self.values
             .get(long)
             .and_then(|v| v.last())
-            .is_some_and(|v| v.is_empty() || truthy(v))
+            .is_some_and(|v| parse_bool(v) == Some(true))
+    }
+
+    /// `--refresh` of up, preview and destroy (`getRefreshOption`, operations/io.go): its
+    /// value as a boolean, else the project's `options.refresh: always`.
+    pub fn refresh(&self, project_always: bool) -> Result<bool, Failure> {
+        match self.value("refresh") {
+            Some(v) => parse_bool(v).ok_or_else(|| fail("unable to determine value for --refresh")),
+            None => Ok(project_always),
+        }
     }
 
     pub fn value(&self, long: &str) -> Option<&str> {
@@ -247,6 +320,7 @@ pub fn parse(argv: &[String]) -> Result<Args, Failure> {
                 return Err(fail(format!("unknown flag: --{name}")));
             };
             let value = match (spec.kind, inline) {
+                (Kind::Bool, Some(v)) if parse_bool(&v).is_none() => return Err(invalid_bool(spec, &v)),
                 (_, Some(v)) => v,
                 (Kind::Bool, None) => "true".into(),
                 (Kind::OptionalValue, None) => "true".into(),
@@ -288,6 +362,10 @@ pub fn parse(argv: &[String]) -> Result<Args, Failure> {
         } else {
             args.positionals.push(a.clone());
         }
+    }
+    // cobra answers --help before it checks the arguments.
+    if !args.flag("help") {
+        check_arity(args.command, args.positionals.len())?;
     }
     Ok(args)
 }

@@ -148,7 +148,16 @@ impl Backend {
     pub fn lock(&self, project: &str, stack: &str) -> Result<Lock, Failure> {
         let dir = self.lock_dir(project, stack);
         Self::check_unlocked(&dir, None)?;
-        let id = time::random_hex(16);
+        // The backend's lock id is a random UUID (`uuid.New()`, diy/backend.go).
+        let hex = time::random_hex(16);
+        let id = format!(
+            "{}-{}-4{}-a{}-{}",
+            &hex[..8],
+            &hex[8..12],
+            &hex[13..16],
+            &hex[17..20],
+            &hex[20..]
+        );
         let path = dir.join(format!("{id}.json"));
         let content = json!({
             "pid": std::process::id(),
@@ -162,14 +171,17 @@ impl Backend {
         Ok(lock)
     }
 
+    /// `checkForLock`: every file in the stack's lock directory but our own is a lock, whatever
+    /// its name; one that does not read as a lock fails the command with the reading's error.
     fn check_unlocked(dir: &Path, ours: Option<&Path>) -> Result<(), Failure> {
         let Ok(entries) = std::fs::read_dir(dir) else {
             return Ok(());
         };
         let mut others: Vec<PathBuf> = entries
             .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_ok_and(|t| !t.is_dir()))
             .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|e| e == "json") && Some(p.as_path()) != ours)
+            .filter(|p| Some(p.as_path()) != ours)
             .collect();
         if others.is_empty() {
             return Ok(());
@@ -180,25 +192,19 @@ impl Backend {
             others.len()
         );
         for p in &others {
-            let info: Value = std::fs::read_to_string(p)
-                .ok()
-                .and_then(|t| serde_json::from_str(&t).ok())
-                .unwrap_or_default();
+            let text = std::fs::read_to_string(p).map_err(|e| fail(format!("open {}: {e}", p.display())))?;
+            let info: Value = serde_json::from_str(&text).map_err(|_| fail(go_json_error(&text)))?;
             // `lockURLForError`: the backend's URL (`massageBlobPath` adds `?no_tmp_dir=true`)
-            // with the lock's path joined in, written by Go's net/url; the time as RFC 3339
-            // to the second (the CLI's local time: UTC here).
-            let at = info["timestamp"].as_str().unwrap_or("?");
-            let at = match (at.find('.'), at.strip_suffix('Z')) {
-                (Some(dot), Some(_)) => format!("{}Z", &at[..dot]),
-                _ => at.to_string(),
-            };
+            // with the lock's path joined in, written by Go's net/url; the time as the lock
+            // holds it (its writer's zone), to the second (`time.RFC3339`).
             let _ = write!(
                 message,
-                "\n  file://{}?no_tmp_dir=true: created by {}@{} (pid {}) at {at}",
+                "\n  file://{}?no_tmp_dir=true: created by {}@{} (pid {}) at {}",
                 go_escaped_path(&p.display().to_string()),
-                info["username"].as_str().unwrap_or("?"),
-                info["hostname"].as_str().unwrap_or("?"),
-                info["pid"],
+                info["username"].as_str().unwrap_or_default(),
+                info["hostname"].as_str().unwrap_or_default(),
+                info["pid"].as_i64().unwrap_or_default(),
+                go_rfc3339(info["timestamp"].as_str().unwrap_or_default()),
             );
         }
         Err(fail(message))
@@ -207,6 +213,29 @@ impl Backend {
     /// `pulumi cancel`: removes every lock of the stack.
     pub fn unlock_all(&self, project: &str, stack: &str) {
         let _ = std::fs::remove_dir_all(self.lock_dir(project, stack));
+    }
+}
+
+/// A time as Go's `time.RFC3339` writes the one it read: no fraction of a second, `Z` for UTC.
+fn go_rfc3339(at: &str) -> String {
+    let (clock, zone) = match at.strip_suffix('Z') {
+        Some(clock) => (clock, "Z"),
+        None if at.len() > 6 && at.is_char_boundary(at.len() - 6) => at.split_at(at.len() - 6),
+        None => return at.to_string(),
+    };
+    let clock = clock.split_once('.').map_or(clock, |(whole, _)| whole);
+    let zone = if zone == "+00:00" { "Z" } else { zone };
+    format!("{clock}{zone}")
+}
+
+/// Go's `encoding/json` words for text that is not JSON, as far as the stand-in tells them.
+fn go_json_error(text: &str) -> String {
+    match text.trim_start().chars().next() {
+        None => "unexpected end of JSON input".into(),
+        Some(c) if !matches!(c, '{' | '[' | '"' | '-' | '0'..='9' | 't' | 'f' | 'n') => {
+            format!("invalid character '{c}' looking for beginning of value")
+        }
+        Some(_) => "unexpected end of JSON input".into(),
     }
 }
 

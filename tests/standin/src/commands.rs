@@ -543,7 +543,7 @@ pub fn config_set(args: &Args) -> Result<i32, Failure> {
     let scope = scope(args)?;
     scope.require_stack()?;
     let Some(key) = args.positionals.first() else {
-        return Err(fail("accepts between 1 and 2 arg(s), received 0"));
+        return Err(fail("requires at least 1 arg(s), only received 0"));
     };
     let key = full_key(&scope.project, key)?;
     let value = match args.positionals.get(1) {

@@ -160,11 +160,24 @@ pub fn run(args: &Args, op: Op) -> Result<i32, Failure> {
     let started = Instant::now();
     let scope = scope(args)?;
     scope.require_stack()?;
+    // A --refresh that is no boolean fails before anything runs; `options.refresh: always` in
+    // Pulumi.yaml refreshes without the flag (`getRefreshOption`).
+    let refresh_first = op != Op::Refresh && args.refresh(scope.project.doc["options"]["refresh"] == "always")?;
     let json_out = args.flag("json");
     if op != Op::Preview {
         let yes = args.flag("yes")
             || args.flag("skip-preview")
             || std::env::var("PULUMI_SKIP_CONFIRMATIONS").is_ok_and(|v| crate::args::truthy(&v));
+        // `updateFlagsToOptions` (operations/io.go), after --skip-preview and
+        // PULUMI_SKIP_CONFIRMATIONS have made `yes` true.
+        if args.flag("preview-only") {
+            if args.flag("skip-preview") {
+                return Err(fail("--skip-preview and --preview-only cannot be used together"));
+            }
+            if yes {
+                return Err(fail("--yes and --preview-only cannot be used together"));
+            }
+        }
         if !interactive(args) && !yes && !args.flag("preview-only") {
             let message = "--yes or --skip-preview or --preview-only must be passed in to proceed when running in non-interactive mode";
             // `refresh` returns it as a plain error (exit 1); up and destroy as a configuration error (2).
@@ -249,7 +262,7 @@ pub fn run(args: &Args, op: Op) -> Result<i32, Failure> {
         .unwrap_or_default();
     // A refresh reads every resource back from the cloud: `refresh` records what it read,
     // `up`/`preview --refresh` compare the program with it rather than with the state.
-    let refreshes = op == Op::Refresh || (matches!(op, Op::Up | Op::Preview) && args.flag("refresh"));
+    let refreshes = op == Op::Refresh || (matches!(op, Op::Up | Op::Preview) && refresh_first);
     let cloud = refreshes.then(|| as_in_cloud(&scope.project.name, &old));
 
     let human = !json_out;

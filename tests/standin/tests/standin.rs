@@ -598,6 +598,88 @@ fn non_interactive_operations_need_yes() {
     e.run("vpc", &["preview", "-s", "dev", "--event-log", &log])
         .code(1)
         .stderr_has("unknown flag: --event-log");
+    e.run_with(
+        "vpc",
+        &["preview", "-s", "dev", "--event-log", &log],
+        &[("PULUMI_DEBUG_COMMANDS", "yes")],
+    )
+    .code(1)
+    .stderr_has("unknown flag: --event-log");
+}
+
+#[test]
+fn flags_and_arguments_are_refused_as_cobra_and_the_cli_refuse_them() {
+    let e = Env::new();
+    e.init("vpc");
+    e.set_secret("vpc");
+    let cfg = e.shared_config();
+    let up = |extra: &[&str]| {
+        let mut args = vec!["up", "-s", "dev", "--config-file", &cfg];
+        args.extend(extra);
+        e.run("vpc", &args)
+    };
+    up(&["--yes=sure"]).code(1).stderr_has(
+        "invalid argument \"sure\" for \"-y, --yes\" flag: strconv.ParseBool: parsing \"sure\": invalid syntax",
+    );
+    up(&["--yes", "--refresh=yes"])
+        .code(1)
+        .stderr_has("unable to determine value for --refresh");
+    up(&["--yes", "one", "two"])
+        .code(1)
+        .stderr_has("accepts at most 1 arg(s), received 2");
+    e.run("vpc", &["stack", "ls", "extra"])
+        .code(1)
+        .stderr_has("accepts 0 arg(s), received 1");
+    e.run("vpc", &["config", "get", "-s", "dev"])
+        .code(1)
+        .stderr_has("accepts 1 arg(s), received 0");
+    e.run("vpc", &["config", "set", "-s", "dev"])
+        .code(1)
+        .stderr_has("requires at least 1 arg(s), only received 0");
+    // --show-secrets is a flag of up and preview only.
+    e.run("vpc", &["refresh", "-s", "dev", "--yes", "--show-secrets"])
+        .code(1)
+        .stderr_has("unknown flag: --show-secrets");
+    e.run("vpc", &["refresh", "-s", "dev", "--preview-only", "--yes"])
+        .code(1)
+        .stderr_has("--yes and --preview-only cannot be used together");
+    e.run("vpc", &["destroy", "-s", "dev", "--preview-only", "--skip-preview"])
+        .code(1)
+        .stderr_has("--skip-preview and --preview-only cannot be used together");
+    up(&["--yes=false", "--skip-preview=1"]).ok();
+}
+
+#[test]
+fn any_file_in_a_stacks_lock_directory_is_a_lock() {
+    let e = Env::new();
+    e.init("vpc");
+    e.set_secret("vpc");
+    let locks = e.state().join(".pulumi/locks/organization/vpc/dev");
+    std::fs::create_dir_all(&locks).unwrap();
+    // Not named *.json, written by another host in its own zone: still a lock, its time as written.
+    std::fs::write(
+        locks.join("left-over"),
+        r#"{"pid":4242,"username":"ann","hostname":"build-7","timestamp":"2026-11-23T10:00:00.123456+01:00"}"#,
+    )
+    .unwrap();
+    let refused = e.up("vpc").code(1);
+    assert!(
+        refused.stderr.contains("the stack is currently locked by 1 lock(s)"),
+        "{}",
+        refused.stderr
+    );
+    assert!(
+        refused
+            .stderr
+            .contains("left-over?no_tmp_dir=true: created by ann@build-7 (pid 4242) at 2026-11-23T10:00:00+01:00"),
+        "{}",
+        refused.stderr
+    );
+    // One that is not a lock at all fails the check with the JSON reader's words.
+    std::fs::write(locks.join("left-over"), "").unwrap();
+    e.up("vpc").code(1).stderr_has("unexpected end of JSON input");
+    std::fs::remove_file(locks.join("left-over")).unwrap();
+    e.up("vpc").ok();
 }
 
 #[test]
@@ -775,6 +857,13 @@ fn a_change_made_outside_pulumi_shows_only_through_a_refresh() {
         .code(7)
         .stderr_has("no changes were expected for preview but changes were proposed");
     check(&["--refresh"], &[("PULUMI_STANDIN_DRIFT", "vpc:other")]).ok();
+    // `options.refresh: always` in Pulumi.yaml refreshes without the flag; `--refresh=false`
+    // still turns it off.
+    let program = std::fs::read_to_string(e.root().join("projects/vpc/Pulumi.yaml")).unwrap();
+    e.project("vpc", &format!("{program}options:\n  refresh: always\n"));
+    check(&[], &by_hand).code(7);
+    check(&["--refresh=false"], &by_hand).ok();
+    e.project("vpc", &program);
 
     let log = e.root().join("refresh.jsonl");
     let log_arg = log.display().to_string();
