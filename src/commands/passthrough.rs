@@ -133,37 +133,37 @@ mod tests {
     #[test]
     fn the_stack_and_the_config_file_go_where_the_command_takes_them() {
         let f = Some("/ws/config/pulumi/Pulumi.dev.yaml");
-        assert_eq!(
-            with_run_flags(&args("stack output --json"), "dev", f).join(" "),
-            "stack output --json --stack dev"
-        );
-        assert_eq!(
-            with_run_flags(&args("--color never config set k -- -v"), "dev", f).join(" "),
-            "--color never config set k --stack dev --config-file /ws/config/pulumi/Pulumi.dev.yaml -- -v"
-        );
-        assert_eq!(
-            with_run_flags(&args("up -s prod --config-file x.yaml"), "dev", f).join(" "),
-            "up -s prod --config-file x.yaml"
-        );
-        assert_eq!(with_run_flags(&args("up"), "dev", None).join(" "), "up --stack dev");
-        assert_eq!(with_run_flags(&args("version"), "dev", f).join(" "), "version");
-        // `state move` names its stacks with --source/--dest and has no --stack to take.
-        assert_eq!(
-            with_run_flags(&args("state move --source dev --dest prod urn"), "dev", f).join(" "),
-            "state move --source dev --dest prod urn"
-        );
-        assert_eq!(
-            with_run_flags(&args("state upgrade"), "dev", f).join(" "),
-            "state upgrade"
-        );
-        assert_eq!(
-            with_run_flags(&args("state delete urn"), "dev", f).join(" "),
-            "state delete urn --stack dev"
-        );
-        assert_eq!(
-            with_run_flags(&args("import aws:s3/bucket:Bucket b id"), "dev", f).join(" "),
-            "import aws:s3/bucket:Bucket b id --stack dev --config-file /ws/config/pulumi/Pulumi.dev.yaml"
-        );
-        assert_eq!(with_run_flags(&args("whoami -v 9"), "dev", f).join(" "), "whoami -v 9");
+        let cf = "--config-file /ws/config/pulumi/Pulumi.dev.yaml";
+        for (given, file, expected) in [
+            ("stack output --json", f, "stack output --json --stack dev".to_string()),
+            (
+                "--color never config set k -- -v",
+                f,
+                format!("--color never config set k --stack dev {cf} -- -v"),
+            ),
+            (
+                "up -s prod --config-file x.yaml",
+                f,
+                "up -s prod --config-file x.yaml".into(),
+            ),
+            ("up", None, "up --stack dev".into()),
+            ("version", f, "version".into()),
+            ("whoami -v 9", f, "whoami -v 9".into()),
+            // `state move` names its stacks with --source/--dest; `state upgrade` has no stack.
+            (
+                "state move --source dev --dest prod urn",
+                f,
+                "state move --source dev --dest prod urn".into(),
+            ),
+            ("state upgrade", f, "state upgrade".into()),
+            ("state delete urn", f, "state delete urn --stack dev".into()),
+            (
+                "import aws:s3/bucket:Bucket b id",
+                f,
+                format!("import aws:s3/bucket:Bucket b id --stack dev {cf}"),
+            ),
+        ] {
+            assert_eq!(with_run_flags(&args(given), "dev", file).join(" "), expected, "{given}");
+        }
     }
 }

@@ -110,22 +110,7 @@ impl SecretStore for Store {
         let original = config_file.unwrap_or(&own);
         let copy = Scratch::new("passphrase-check", &self.stack);
         std::fs::copy(original, &copy.0).ok()?;
-        let file = copy.0.display().to_string();
-        let args = [
-            "config",
-            "set",
-            "--secret",
-            "--stack",
-            &self.stack,
-            "--non-interactive",
-            "--config-file",
-            &file,
-            "--",
-            "runner:passphrase-check",
-        ];
-        let mut c = self.command(dir, env, &args);
-        c.stdin(Stdio::piped());
-        match finish(c, Some("check"), "pulumi config set --secret") {
+        match self.set_secret(dir, env, "runner:passphrase-check", "check", Some(&copy.0)) {
             Ok(()) => Some(true),
             Err(e) if e.contains("incorrect passphrase") => Some(false),
             Err(_) => None,
@@ -137,22 +122,7 @@ impl SecretStore for Store {
     fn new_salt(&self, dir: &Path, env: &Env) -> Result<String, String> {
         let what = "pulumi config set --secret (to make a passphrase salt)";
         let scratch = Scratch::new("salt", &self.stack);
-        let file = scratch.0.display().to_string();
-        let args = [
-            "config",
-            "set",
-            "--secret",
-            "--stack",
-            &self.stack,
-            "--non-interactive",
-            "--config-file",
-            &file,
-            "--",
-            "runner:salt",
-        ];
-        let mut c = self.command(dir, env, &args);
-        c.stdin(Stdio::piped());
-        finish(c, Some("salt\n"), what)?;
+        self.set_secret(dir, env, "runner:salt", "salt", Some(&scratch.0))?;
         let text = std::fs::read_to_string(&scratch.0).map_err(|e| format!("`{what}` wrote no stack file: {e}"))?;
         stackedit::top_level(&text)
             .ok()
