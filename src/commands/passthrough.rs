@@ -29,6 +29,31 @@ const TAKE_CONFIG_FILE: [&str; 12] = [
     "up", "update", "preview", "pre", "refresh", "destroy", "down", "dn", "config", "import", "watch", "logs",
 ];
 
+/// Commands that take the stack as their argument instead (`cancel dev`, `stack rm dev`): with
+/// both, `pulumi` refuses ("only one of --stack or argument stack name may be specified").
+const STACK_AS_ARGUMENT: [(&str, Option<&str>); 9] = [
+    ("cancel", None),
+    ("stack", Some("select")),
+    ("stack", Some("rm")),
+    ("stack", Some("remove")),
+    ("stack", Some("delete")),
+    ("stack", Some("new")),
+    ("stack", Some("init")),
+    ("stack", Some("create")),
+    ("stack", Some("setup")),
+];
+
+/// Flags of those commands that take a value, so their values are not taken for arguments.
+const ARGUMENT_VALUES: [&str; 7] = [
+    "--stack",
+    "-s",
+    "--secrets-provider",
+    "--copy-config-from",
+    "--teams",
+    "--source",
+    "--dest",
+];
+
 /// Root flags of `pulumi` that take a value (`pkg/cmd/pulumi/pulumi.go`), to find the command
 /// after them.
 const ROOT_VALUES: [&str; 10] = [
@@ -95,8 +120,16 @@ fn with_run_flags(args: &[String], stack: &str, config_file: Option<&str>) -> Ve
             break;
         }
     }
-    // The first word after the command that is not a flag: enough to tell `state move`.
-    let subcommand = words.find(|a| !a.starts_with('-')).map(String::as_str);
+    // The words after the command that are not flags or their values: the subcommand first.
+    let mut arguments = Vec::new();
+    while let Some(a) = words.next() {
+        if ROOT_VALUES.contains(&a.as_str()) || ARGUMENT_VALUES.contains(&a.as_str()) {
+            words.next();
+        } else if !a.starts_with('-') {
+            arguments.push(a.as_str());
+        }
+    }
+    let subcommand = arguments.first().copied();
     let given = |long: &str, short: Option<&str>| {
         before
             .iter()
@@ -104,7 +137,15 @@ fn with_run_flags(args: &[String], stack: &str, config_file: Option<&str>) -> Ve
     };
     let mut extra = Vec::new();
     if let Some(command) = command {
+        let named_by_argument = STACK_AS_ARGUMENT.iter().any(|&(c, sub)| {
+            c == command
+                && match sub {
+                    None => !arguments.is_empty(),
+                    Some(sub) => subcommand == Some(sub) && arguments.len() > 1,
+                }
+        });
         let takes_stack = TAKE_STACK.contains(&command)
+            && !named_by_argument
             && !(command == "state" && subcommand.is_some_and(|sub| STATE_WITHOUT_STACK.contains(&sub)));
         if takes_stack && !given("--stack", Some("-s")) {
             extra.extend(["--stack".to_string(), stack.to_string()]);

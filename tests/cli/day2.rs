@@ -395,6 +395,11 @@ fn pulumi_runs_in_the_project_with_the_runs_backend_stack_and_configuration() {
     ws.exec(&["pulumi", "vpcc", "-s", "dev", "--", "version"], &[])
         .expect(2)
         .stderr_has("did you mean `vpc`?");
+    // A stack named as the command's argument gets no --stack beside it (pulumi refuses both).
+    ws.exec(&["pulumi", "vpc", "-s", "dev", "--", "cancel", "dev", "--yes"], &[])
+        .expect(0);
+    let last = ws.invocations().pop().unwrap();
+    assert_eq!(last["argv"], serde_json::json!(["cancel", "dev", "--yes"]));
 }
 
 #[test]

@@ -282,7 +282,7 @@ pub fn parse(argv: &[String]) -> Result<Args, Failure> {
         ["stack", "select", ..] => (Command::StackSelect, 2),
         ["stack", "init" | "new" | "create" | "setup", ..] => (Command::StackInit, 2),
         ["stack", "output", ..] => (Command::StackOutput, 2),
-        ["stack", "ls", ..] => (Command::StackLs, 2),
+        ["stack", "ls" | "list", ..] => (Command::StackLs, 2),
         ["stack", "rm" | "remove" | "delete", ..] => (Command::StackRm, 2),
         ["config", "set", ..] => (Command::ConfigSet, 2),
         ["config", "get", ..] => (Command::ConfigGet, 2),

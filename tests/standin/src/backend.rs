@@ -210,9 +210,16 @@ impl Backend {
         Err(fail(message))
     }
 
-    /// `pulumi cancel`: removes every lock of the stack.
+    /// `pulumi cancel` (`CancelCurrentUpdate`): every file in the stack's lock directory goes, directories stay.
     pub fn unlock_all(&self, project: &str, stack: &str) {
-        let _ = std::fs::remove_dir_all(self.lock_dir(project, stack));
+        let Ok(entries) = std::fs::read_dir(self.lock_dir(project, stack)) else {
+            return;
+        };
+        for e in entries.filter_map(Result::ok) {
+            if e.file_type().is_ok_and(|t| !t.is_dir()) {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
     }
 }
 

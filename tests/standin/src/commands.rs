@@ -492,8 +492,13 @@ pub fn stack_rm(args: &Args, interactive: bool) -> Result<i32, Failure> {
     Ok(0)
 }
 
+/// `cancel [stack]`: the stack named, else the current one (`--stack` beside a name is refused).
 pub fn cancel(args: &Args) -> Result<i32, Failure> {
-    let scope = scope(args)?;
+    let scope = if args.positionals.is_empty() {
+        scope(args)?
+    } else {
+        named_scope(args, "")?
+    };
     scope.require_stack()?;
     scope.backend.unlock_all(&scope.project.name, &scope.stack);
     println!("The currently running update for '{}' has been canceled!", scope.stack);

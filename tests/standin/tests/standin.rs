@@ -678,8 +678,15 @@ fn any_file_in_a_stacks_lock_directory_is_a_lock() {
     // One that is not a lock at all fails the check with the JSON reader's words.
     std::fs::write(locks.join("left-over"), "").unwrap();
     e.up("vpc").code(1).stderr_has("unexpected end of JSON input");
-    std::fs::remove_file(locks.join("left-over")).unwrap();
+    // `cancel` removes every file there, the stack named as its argument or with --stack.
+    std::fs::write(locks.join("left-over"), "").unwrap();
+    e.run("vpc", &["cancel", "dev", "--stack", "dev", "--yes"])
+        .code(1)
+        .stderr_has("only one of --stack or argument stack name may be specified, not both");
+    e.run("vpc", &["cancel", "dev", "--yes"]).ok();
+    assert!(locks.is_dir() && std::fs::read_dir(&locks).unwrap().next().is_none());
     e.up("vpc").ok();
+    e.run("vpc", &["stack", "list", "--json"]).ok();
 }
 
 #[test]
