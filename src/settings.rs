@@ -133,8 +133,14 @@ impl Settings {
 
     fn resolve_target(&self, command: &str, read_only: bool) -> Result<Target, RunnerError> {
         let path = self.ws.root.join(ENVIRONMENT_FILE);
-        // Read once; a problem in it is reported after the provider's (MARA's order).
+        // Read once; a problem in it is reported after the provider's (MARA's order), unless
+        // the provider is to be found through it (no `-p`): then it is the problem to fix.
         let file = EnvironmentFile::load(&path, &self.ws.show(&path));
+        if self.provider.is_none()
+            && let Err(problems) = &file
+        {
+            return Err(RunnerError::Validation(problems.clone()));
+        }
         // Only a stack already known and configured can name its provider; anything else is the
         // usual missing-provider error, before anything is written.
         let named = || {

@@ -60,6 +60,20 @@ fn a_malformed_file_names_its_line_and_stays_untouched() {
         .expect(3)
         .stderr_has("config/pulumi/environment:2:1: `this is not a setting` is not a KEY=VALUE line");
     assert_eq!(read(&ws).as_deref(), Some("A=1\nthis is not a setting\n"));
+    // Without -p the provider would be found through the file: its problem is the one to fix,
+    // not a missing -p.
+    for args in [
+        &["up", "-s", "dev"][..],
+        &["status", "-s", "dev"],
+        &["output", "eks", "-s", "dev"],
+    ] {
+        let run = ws.exec(args, &[]).expect(3);
+        assert!(
+            run.stderr.contains("config/pulumi/environment:2:1:") && !run.stderr.contains("needs a provider"),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
 }
 
 #[test]
