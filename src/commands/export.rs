@@ -12,6 +12,7 @@ use std::process::Command;
 use serde_json::{Map, Value};
 
 use super::write_result;
+use crate::config::prepare;
 use crate::config::stackfile::{self, StackFile};
 use crate::config::{SECRET_PREFIX, env_name};
 use crate::error::{RunnerError, exit};
@@ -196,6 +197,10 @@ fn read_config(s: &Settings, t: &Target) -> Result<Config, RunnerError> {
     let path = stackfile::path(&s.ws.root, &t.stack);
     let shown = s.ws.show(&path);
     let file = StackFile::load(&path, &shown).map_err(|d| RunnerError::Validation(vec![*d]))?;
+    // What every exported job would refuse, refused here.
+    if let Some(p) = prepare::provider_lock(&t.provider, &file) {
+        return Err(RunnerError::Problems(vec![p]));
+    }
     if file.config.is_empty() {
         return Err(RunnerError::usage(
             format!("the stack configuration {shown} is missing or empty: an export carries its values"),

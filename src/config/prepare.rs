@@ -324,7 +324,7 @@ fn example(ws: &Workspace) -> Result<Map<String, Value>, RunnerError> {
 }
 
 /// `kubernetes:infra_type` of another provider: the stack's resources belong to it.
-fn provider_lock(provider: &Provider, file: &StackFile) -> Option<Problem> {
+pub(crate) fn provider_lock(provider: &Provider, file: &StackFile) -> Option<Problem> {
     let wanted = provider.infra_type.as_deref()?;
     let stored = file.config.get("kubernetes:infra_type")?;
     let stored = stored.as_str().map_or_else(|| stored.to_string(), str::to_string);

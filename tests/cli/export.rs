@@ -307,6 +307,21 @@ fn a_workspace_file_backend_is_refused_with_the_fix() {
 }
 
 #[test]
+fn another_providers_stack_file_is_refused_as_every_exported_job_would_refuse_it() {
+    let ws = Ws::configured("aws");
+    let (run, files) = export(&ws, "gitlab-ci", "linode", &[]);
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "Stack has already been used with the provider [AWS], so it cannot be run with the specified provider [LKE]"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(files.is_empty(), "nothing written: {files:?}");
+}
+
+#[test]
 fn secrets_travel_only_as_references_and_plain_configuration_travels_whole() {
     let ws = Ws::configured("do");
     ws.edit(
