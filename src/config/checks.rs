@@ -267,8 +267,14 @@ fn declared_config(
                         file.locate(written)
                     ),
                     format!(
-                        "remove the line and set it with `pulumi config set --secret {key} --config-file {}`",
-                        file.shown
+                        "remove the line from {} and set it with `{}`",
+                        file.shown,
+                        super::set_secret_command(
+                            &p.name,
+                            &i.provider.name,
+                            &i.var("PULUMI_STACK").unwrap_or_else(|| "STACK".into()),
+                            &key
+                        )
                     ),
                 ));
                 continue;

@@ -26,6 +26,15 @@ pub(crate) const SECRET_PREFIX: &str = "MARA_SECRET_";
 /// A stack output handed to a hook script: `MARA_OUTPUT_KUBECONFIG`.
 pub(crate) const OUTPUT_PREFIX: &str = "MARA_OUTPUT_";
 
+/// The command line that stores secret `key` where `project` reads it (the shared stack file,
+/// or the secrets store's own), run from the workspace: `pulumi config set` needs the project's
+/// directory, the right `--config-file` (which `runner pulumi` gives it) and the stack to exist
+/// (`stack select --create` makes it when new, and only selects it otherwise).
+pub(crate) fn set_secret_command(project: &str, provider: &str, stack: &str, key: &str) -> String {
+    let pulumi = format!("runner pulumi {project} -p {provider} -s {stack} --");
+    format!("{pulumi} stack select --create && {pulumi} config set --secret {key}")
+}
+
 /// `prefix` and the key upper-cased, anything but letters and digits as `_`: `aws:region` →
 /// `MARA_CONFIG_AWS_REGION`; `kic-helm:fqdn` → `MARA_CONFIG_KIC_HELM_FQDN`.
 pub(crate) fn env_name(prefix: &str, key: &str) -> String {

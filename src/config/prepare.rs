@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 use super::checks::{self, Inputs};
 use super::env::{Env, Passphrase};
 use super::questions::{self, Answers, Ask, Context};
+use super::set_secret_command;
 use super::stackedit;
 use super::stackfile::{self, StackFile};
 use crate::diagnostic::Problem;
@@ -94,6 +95,32 @@ pub(crate) struct Ready {
     pub(crate) secrets: Vec<String>,
 }
 
+impl Request<'_> {
+    /// The secrets store's directory, and its own stack file: the secrets already stored (by
+    /// key; values stay encrypted).
+    fn store(&self) -> Result<(Option<PathBuf>, StackFile), RunnerError> {
+        let Some(p) = self.provider.projects.iter().find(|p| p.secrets_store) else {
+            return Ok((None, StackFile::default()));
+        };
+        let dir = self.ws.root.join(&p.path);
+        let path = dir.join(format!("Pulumi.{}.yaml", self.stack));
+        let file = StackFile::load(&path, &self.ws.show(&path)).map_err(|d| RunnerError::Validation(vec![*d]))?;
+        Ok((Some(dir), file))
+    }
+
+    /// [`set_secret_command`] through the secrets store (`store`), which keeps its own stack
+    /// file, or through a project that reads the shared one.
+    fn set_secret(&self, store: bool, key: &str) -> String {
+        let project = self
+            .provider
+            .projects
+            .iter()
+            .find(|p| p.secrets_store == store)
+            .map_or("PROJECT", |p| p.name.as_str());
+        set_secret_command(project, &self.provider.name, self.stack, key)
+    }
+}
+
 pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStore) -> Result<Ready, RunnerError> {
     let ws = r.ws;
     let mut env = r.env.clone();
@@ -112,26 +139,13 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
     }
     let mut problems = file_problems(r, &file);
 
-    let store_dir = r
-        .provider
-        .projects
-        .iter()
-        .find(|p| p.secrets_store)
-        .map(|p| ws.root.join(&p.path));
-    // The secrets already stored: the store's own stack file (by key; values stay encrypted).
-    let store_file = store_dir
-        .as_ref()
-        .map(|d| {
-            let path = d.join(format!("Pulumi.{}.yaml", r.stack));
-            StackFile::load(&path, &ws.show(&path))
-        })
-        .transpose()
-        .map_err(|d| RunnerError::Validation(vec![*d]))?
-        .unwrap_or_default();
+    let (store_dir, store_file) = r.store()?;
+    let set_shared_secret = |key: &str| r.set_secret(false, key);
     let cx = Context {
         var: &var,
         example: &example,
         file_shown: &file.shown,
+        set_shared_secret: &set_shared_secret,
         interactive: r.interactive && problems.is_empty() && r.mode != Mode::Check,
         defaults: r.mode != Mode::Check,
     };
@@ -149,7 +163,15 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
         report::info(&intro);
     }
     questions::prompts(&cx, &r.provider.prompts, &file.config, file.is_new(), ask, &mut answers).map_err(io)?;
-    questions::secrets(&cx, needed(), &stored, (&store_shown, r.stack), ask, &mut answers).map_err(io)?;
+    questions::secrets(
+        &cx,
+        needed(),
+        &stored,
+        &|key| r.set_secret(true, key),
+        ask,
+        &mut answers,
+    )
+    .map_err(io)?;
     problems.append(&mut answers.problems);
     let changes = !(answers.config.is_empty() && answers.secrets.is_empty() && answers.shared_secrets.is_empty());
     if (changes || !r.idle)
@@ -361,6 +383,8 @@ pub(crate) fn with_passphrase(
         var: &var,
         example: &example,
         file_shown: &file.shown,
+        // Only the passphrase is asked here: no secret key is reported missing.
+        set_shared_secret: &|_| String::new(),
         interactive,
         defaults: false,
     };

@@ -39,6 +39,9 @@ pub(crate) struct Context<'a> {
     pub var: &'a dyn Fn(&str) -> Option<String>,
     pub example: &'a Map<String, Value>,
     pub file_shown: &'a str,
+    /// Stores a secret key in the shared stack file (`set_secret_command` for a project that
+    /// reads it).
+    pub set_shared_secret: &'a dyn Fn(&str) -> String,
     pub interactive: bool,
     /// Nobody to ask: a question's default answers it (a run), or it is missing (`validate
     /// --check`, which reports what a run would still ask).
@@ -263,7 +266,7 @@ pub(crate) fn secrets<'s>(
     cx: &Context<'_>,
     needed: impl IntoIterator<Item = &'s Secret>,
     stored: &dyn Fn(&str) -> bool,
-    store: (&str, &str),
+    store: &dyn Fn(&str) -> String,
     ask: &mut dyn Ask,
     answers: &mut Answers,
 ) -> std::io::Result<()> {
@@ -282,10 +285,7 @@ pub(crate) fn secrets<'s>(
         } else {
             answers.problems.push(Problem::new(
                 format!("the secret `{}` ({}) is not stored", s.key, s.question),
-                format!(
-                    "set {var} in the environment, or run `pulumi config set --secret {} --stack {}` in {}",
-                    s.key, store.1, store.0
-                ),
+                format!("set {var} in the environment, or run `{}`", store(&s.key)),
             ));
             continue;
         };
@@ -297,10 +297,9 @@ pub(crate) fn secrets<'s>(
 fn missing(cx: &Context<'_>, p: &Prompt, var: &str) -> Problem {
     let how = if p.secret {
         format!(
-            "set {var}{} in the environment, or run `pulumi config set --secret {} --config-file {}`",
+            "set {var}{} in the environment, or run `{}`",
             p.skip_if_env.as_deref().map(|e| format!(" or {e}")).unwrap_or_default(),
-            p.key,
-            cx.file_shown
+            (cx.set_shared_secret)(&p.key)
         )
     } else {
         format!(
@@ -522,6 +521,7 @@ mod tests {
             var: &var,
             example: &example,
             file_shown: "f",
+            set_shared_secret: &|k| format!("store {k}"),
             interactive: true,
             defaults: true,
         };
@@ -572,6 +572,7 @@ mod tests {
             var: &var,
             example: &Map::new(),
             file_shown: "Pulumi.dev.yaml",
+            set_shared_secret: &|k| format!("store {k}"),
             interactive: false,
             defaults: true,
         };
@@ -602,6 +603,7 @@ mod tests {
             var: &var,
             example: &Map::new(),
             file_shown: "f",
+            set_shared_secret: &|k| format!("store {k}"),
             interactive: true,
             defaults: true,
         };

@@ -144,13 +144,57 @@ fn stack_values_are_checked_against_the_programs_declared_config() {
         )
         .stderr_has("add `vpc:zone: <value>` under `config:` in config/pulumi/Pulumi.dev.yaml")
         .stderr_has("`vpc:token` is stored in plain text, but projects/infra/vpc/Pulumi.yaml:12 declares it secret")
-        .stderr_has("pulumi config set --secret vpc:token --config-file config/pulumi/Pulumi.dev.yaml");
+        .stderr_has(
+            "remove the line from config/pulumi/Pulumi.dev.yaml and set it with `runner pulumi vpc -p aws -s dev -- stack select --create && runner pulumi vpc -p aws -s dev -- config set --secret vpc:token`",
+        );
     // A bare key of the shared file is every project's own, as the CLI reads it.
     ws.edit(stack, "  eks:min_size: 3\n", "  eks:min_size: 3\n  zone: eu-1\n");
     let again = ws
         .exec(&["validate", "-p", "aws", "-s", "dev"], &[("PATH", &path)])
         .expect(3);
     assert!(!again.stderr.contains("no `vpc:zone`"), "{}", again.stderr);
+    // The fix as printed, from the workspace root (the stack is new: made first), the value from
+    // standard input, stored encrypted.
+    ws.edit(stack, "  vpc:token: plain-text\n", "");
+    ws.exec(
+        &[
+            "pulumi", "vpc", "-p", "aws", "-s", "dev", "--", "stack", "select", "--create",
+        ],
+        &[("PATH", &path)],
+    )
+    .expect(0);
+    let mut fix = ws.command(
+        &[
+            "pulumi",
+            "vpc",
+            "-p",
+            "aws",
+            "-s",
+            "dev",
+            "--",
+            "config",
+            "set",
+            "--secret",
+            "vpc:token",
+        ],
+        &[("PATH", &path)],
+    );
+    fix.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = fix.spawn().unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), b"t0ken\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let fixed = ws
+        .exec(&["validate", "-p", "aws", "-s", "dev"], &[("PATH", &path)])
+        .expect(3);
+    assert!(!fixed.stderr.contains("`vpc:token`"), "{}", fixed.stderr);
+    assert!(
+        !std::fs::read_to_string(ws.path().join(stack))
+            .unwrap()
+            .contains("t0ken")
+    );
     assert!(
         !run.stderr.contains("plain-text"),
         "a value declared secret is not shown:\n{}",
