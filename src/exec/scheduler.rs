@@ -388,9 +388,10 @@ async fn watched(
                     let _ = control.events.send(Event::Note {
                         project: Some(project.to_string()),
                         level: Level::Warning,
+                        // The limit as given (`30m`), not the instant measured past it.
                         message: format!(
                             "timed out after {}: stopping it",
-                            humantime::format_duration(begun.elapsed())
+                            humantime::format_duration(timeout.unwrap_or_else(|| begun.elapsed()))
                         ),
                     });
                     control.interrupt.cancel();

@@ -89,7 +89,11 @@ fn a_project_that_runs_too_long_is_stopped_and_ends_timed_out() {
             &[("PULUMI_STANDIN_HANG", "iam:up")],
         )
         .expect(1);
-    assert!(run.stderr.contains("[iam] timed out after"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("[iam] timed out after 1s: stopping it"),
+        "{}",
+        run.stderr
+    );
     assert!(
         run.stderr.contains("Failed: iam (up): timed out after 1s"),
         "{}",
