@@ -69,6 +69,40 @@ const CONFIG_FILE: &[Spec] = &[flag("config-file", None, Kind::Value)];
 const JSON: &[Spec] = &[flag("json", Some('j'), Kind::Bool)];
 const SHOW_SECRETS: &[Spec] = &[flag("show-secrets", None, Kind::Bool)];
 
+/// The real CLI's top-level commands (`pulumi --help`), for what the stand-in does not imitate.
+const REAL_COMMANDS: &[&str] = &[
+    "about",
+    "ai",
+    "cancel",
+    "config",
+    "console",
+    "convert",
+    "deployment",
+    "destroy",
+    "env",
+    "gen-completion",
+    "import",
+    "install",
+    "login",
+    "logout",
+    "logs",
+    "new",
+    "org",
+    "package",
+    "plugin",
+    "policy",
+    "preview",
+    "project",
+    "refresh",
+    "schema",
+    "stack",
+    "state",
+    "up",
+    "version",
+    "watch",
+    "whoami",
+];
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Command {
     Version,
@@ -293,6 +327,13 @@ pub fn parse(argv: &[String]) -> Result<Args, Failure> {
         ["destroy" | "down" | "dn", ..] => (Command::Destroy, 1),
         ["cancel", ..] => (Command::Cancel, 1),
         [] => return Err(fail("this stand-in needs a command; see tests/standin/README.md")),
+        // A command of the real CLI the stand-in does not imitate: say so, not "unknown".
+        [w, ..] if REAL_COMMANDS.contains(w) => {
+            let shown = words.join(" ");
+            return Err(fail(format!(
+                "the pulumi stand-in does not imitate `pulumi {shown}` (tests/standin/README.md lists what it does)"
+            )));
+        }
         [w, ..] => return Err(fail(format!("unknown command \"{w}\" for \"pulumi\""))),
     };
     let mut specs: Vec<Spec> = GLOBAL.to_vec();

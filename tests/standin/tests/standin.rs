@@ -647,6 +647,13 @@ fn flags_and_arguments_are_refused_as_cobra_and_the_cli_refuse_them() {
         .code(1)
         .stderr_has("--skip-preview and --preview-only cannot be used together");
     up(&["--yes=false", "--skip-preview=1"]).ok();
+    // A real command it does not imitate says so; one pulumi does not have is cobra's error.
+    e.run("vpc", &["stack", "history", "-s", "dev"])
+        .code(1)
+        .stderr_has("the pulumi stand-in does not imitate `pulumi stack history`");
+    e.run("vpc", &["frobnicate"])
+        .code(1)
+        .stderr_has("unknown command \"frobnicate\" for \"pulumi\"");
 }
 
 #[test]
