@@ -28,19 +28,27 @@ STACK = "bench"
 
 # The `pulumi` of the generated workspaces: logs each call (directory and arguments, tab-separated,
 # one write), sleeps the project's time on `up`, writes an event log like the real CLI's when asked
-# (the root stack's outputs, the summary) and prints `{}` for `stack output`.
+# (the root stack's outputs, the summary), prints `{}` for `stack output`, and gives a stack file
+# its passphrase salt as the real CLI does: `stack select --create` of a new stack (its own file
+# absent here) and `config set` into a file without one.
 FAKE_PULUMI = r"""#!/bin/sh
 line=$PWD
 for a in "$@"; do line="$line	$a"; done
 printf '%s\n' "$line" >> "$BENCH_CALLS"
-log= prev=
+log= file= stack= create= prev=
 for a in "$@"; do
+  [ "$a" = --create ] && create=1
   [ "$prev" = --event-log ] && log=$a
+  [ "$prev" = --config-file ] && file=$a
+  [ "$prev" = --stack ] && stack=$a
   prev=$a
 done
+salted() { grep -q '^encryptionsalt:' "$1" 2>/dev/null || printf 'encryptionsalt: v1:YmVuY2g=:v1:bench\n' >> "$1"; }
 case "$1" in
   up) if [ -f .bench-seconds ]; then read s < .bench-seconds; [ -n "$BENCH_NO_SLEEP" ] && s=0; sleep "$s"; fi ;;
-  stack) [ "$2" = output ] && echo '{}' ;;
+  stack) [ "$2" = output ] && echo '{}'
+         if [ "$2" = select ] && [ -n "$create" ] && [ ! -f "Pulumi.$stack.yaml" ]; then salted "Pulumi.$stack.yaml"; fi ;;
+  config) [ "$2" = set ] && salted "${file:-Pulumi.$stack.yaml}" ;;
 esac
 if [ -n "$log" ]; then
   printf '%s\n%s\n%s\n' \
