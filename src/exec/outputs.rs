@@ -11,6 +11,9 @@ pub const REDACTED: &str = "[secret]";
 pub struct Outputs {
     pub values: Map<String, Value>,
     pub secret: BTreeSet<String>,
+    /// Where the secrets are in a secret output that is only secret in part: its value with
+    /// each secret `[secret]`, as `stack output --json` prints it. Without one, all of it is.
+    pub blinded: Map<String, Value>,
 }
 
 impl Outputs {
@@ -19,12 +22,20 @@ impl Outputs {
     /// apart. An output with a secret anywhere in it is secret as a whole, as a stack
     /// reference takes it; one missing from the second read counts as secret.
     pub fn from_pair(shown: Map<String, Value>, hidden: &Map<String, Value>) -> Self {
-        let secret = shown
+        let secret: BTreeSet<String> = shown
             .keys()
             .filter(|k| hidden.get(*k).is_none_or(holds_redacted))
             .cloned()
             .collect();
-        Outputs { values: shown, secret }
+        let blinded = secret
+            .iter()
+            .filter_map(|k| hidden.get(k).map(|v| (k.clone(), v.clone())))
+            .collect();
+        Outputs {
+            values: shown,
+            secret,
+            blinded,
+        }
     }
 
     /// The outputs with every secret value replaced by `[secret]`: safe to print and write.
@@ -42,12 +53,16 @@ impl Outputs {
             .collect()
     }
 
-    /// Every secret value as text, so output lines can be scrubbed of them.
+    /// Every secret value as text, so output lines can be scrubbed of them: of an output
+    /// secret in part, only its secret parts (its user name `admin` is left to be read).
     pub fn secret_texts(&self) -> Vec<String> {
         let mut out = Vec::new();
         for k in &self.secret {
             if let Some(v) = self.values.get(k) {
-                collect_strings(v, &mut out);
+                match self.blinded.get(k) {
+                    Some(b) => collect_secret_strings(v, b, &mut out),
+                    None => collect_strings(v, &mut out),
+                }
             }
         }
         out.retain(|s| s.len() >= 4);
@@ -62,6 +77,27 @@ fn holds_redacted(v: &Value) -> bool {
         Value::Array(a) => a.iter().any(holds_redacted),
         Value::Object(m) => m.values().any(holds_redacted),
         _ => false,
+    }
+}
+
+/// The strings of `v` where `blinded` (the same value, its secrets `[secret]`) has a secret;
+/// where the two differ in shape, every string of `v` there: nothing secret is left out.
+fn collect_secret_strings(v: &Value, blinded: &Value, out: &mut Vec<String>) {
+    match (v, blinded) {
+        (_, Value::String(b)) if b == REDACTED => collect_strings(v, out),
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
+            a.iter().zip(b).for_each(|(x, y)| collect_secret_strings(x, y, out));
+        }
+        (Value::Object(a), Value::Object(b)) => {
+            for (k, x) in a {
+                match b.get(k) {
+                    Some(y) => collect_secret_strings(x, y, out),
+                    None => collect_strings(x, out),
+                }
+            }
+        }
+        (x, y) if x == y => {}
+        _ => collect_strings(v, out),
     }
 }
 
@@ -99,5 +135,16 @@ mod tests {
         let mut texts = o.secret_texts();
         texts.sort();
         assert_eq!(texts, ["abcd1234", "hunter22", "s3cr3t"]);
+        // Only the secret parts of an output secret in part are scrubbed from logs.
+        let shown = json!({"conn": {"user": "admin", "password": "hunter22", "hosts": ["primary", "replica-secret"]}});
+        let hidden = json!({"conn": {"user": "admin", "password": "[secret]", "hosts": ["primary", "[secret]"]}});
+        let o = Outputs::from_pair(shown.as_object().unwrap().clone(), hidden.as_object().unwrap());
+        let mut texts = o.secret_texts();
+        texts.sort();
+        assert_eq!(texts, ["hunter22", "replica-secret"]);
+        // A shape the blinded read does not share is scrubbed whole.
+        let mut odd = o.clone();
+        odd.blinded.insert("conn".into(), json!(["x"]));
+        assert_eq!(odd.secret_texts().len(), 4);
     }
 }

@@ -5,12 +5,13 @@
 //! "[secret]"}` (its signature and a blinded ciphertext), so one `stack output --show-secrets`
 //! afterwards is enough to hold the values and know which to hide.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde_json::{Map, Value};
 
 use crate::exec::Outputs;
+use crate::exec::outputs::REDACTED;
 
 /// The signature key of a special value in Pulumi's serialized state, and a secret's signature
 /// (`sdk/go/common/resource/sig`).
@@ -23,9 +24,9 @@ pub(crate) struct EventLog {
     /// `summaryEvent.resourceChanges` (empty when the log has no summary).
     pub(crate) changes: BTreeMap<String, u64>,
     /// The root stack's outputs as the last `resOutputsEvent` of the `pulumi:pulumi:Stack`
-    /// resource left them: each name, and whether any part of its value is secret. `None` when
-    /// the log has no such event (then the secrets must be learnt another way).
-    pub(crate) outputs: Option<BTreeMap<String, bool>>,
+    /// resource left them, each secret in them `[secret]` (as `stack output --json` shows
+    /// them). `None` when the log has no such event (then the secrets must be learnt another way).
+    pub(crate) outputs: Option<Map<String, Value>>,
     /// The messages of `diagnosticEvent`s of severity `error`, colour tags removed: the cause
     /// of a failure (Pulumi prints them on standard output, among the progress).
     pub(crate) errors: Vec<String>,
@@ -63,7 +64,7 @@ impl EventLog {
                 continue;
             }
             if let Some(outputs) = meta.pointer("/new/outputs").and_then(Value::as_object) {
-                log.outputs = Some(outputs.iter().map(|(k, v)| (k.clone(), holds_secret(v))).collect());
+                log.outputs = Some(outputs.iter().map(|(k, v)| (k.clone(), blinded(v))).collect());
             }
         }
         log
@@ -78,12 +79,7 @@ impl EventLog {
             return Some(Outputs::default());
         }
         let known = self.outputs.as_ref()?;
-        let secret: BTreeSet<String> = shown
-            .keys()
-            .filter(|k| known.get(*k).copied().unwrap_or(true))
-            .cloned()
-            .collect();
-        Some(Outputs { values: shown, secret })
+        Some(Outputs::from_pair(shown, known))
     }
 }
 
@@ -103,12 +99,15 @@ fn strip_colour_tags(text: &str) -> String {
     out
 }
 
-/// A secret anywhere in a serialized property value.
-fn holds_secret(v: &Value) -> bool {
+/// A serialized property value with each secret in it `[secret]`.
+fn blinded(v: &Value) -> Value {
     match v {
-        Value::Object(m) => m.get(SIG_KEY).and_then(Value::as_str) == Some(SIG_SECRET) || m.values().any(holds_secret),
-        Value::Array(a) => a.iter().any(holds_secret),
-        _ => false,
+        Value::Object(m) if m.get(SIG_KEY).and_then(Value::as_str) == Some(SIG_SECRET) => {
+            Value::String(REDACTED.into())
+        }
+        Value::Object(m) => Value::Object(m.iter().map(|(k, x)| (k.clone(), blinded(x))).collect()),
+        Value::Array(a) => Value::Array(a.iter().map(blinded).collect()),
+        other => other.clone(),
     }
 }
 
@@ -119,7 +118,7 @@ mod tests {
 
     const LOG: &str = r#"{"sequence":0,"timestamp":1,"preludeEvent":{"config":{}}}
 {"sequence":1,"timestamp":1,"resOutputsEvent":{"metadata":{"op":"create","urn":"urn:pulumi:dev::p::aws:s3/bucket:Bucket::b","type":"aws:s3/bucket:Bucket","new":{"outputs":{"arn":"x"}}}}}
-{"sequence":2,"timestamp":1,"resOutputsEvent":{"metadata":{"op":"same","urn":"urn:pulumi:dev::p::pulumi:pulumi:Stack::p-dev","type":"pulumi:pulumi:Stack","new":{"outputs":{"url":"http://x","password":{"4dabf18193072939515e22adb298388d":"1b47061264138c4ac30d75fd1eb44270","ciphertext":"[secret]"},"nested":{"user":"u","token":{"4dabf18193072939515e22adb298388d":"1b47061264138c4ac30d75fd1eb44270","ciphertext":"[secret]"}}}}}}}
+{"sequence":2,"timestamp":1,"resOutputsEvent":{"metadata":{"op":"same","urn":"urn:pulumi:dev::p::pulumi:pulumi:Stack::p-dev","type":"pulumi:pulumi:Stack","new":{"outputs":{"url":"http://x","password":{"4dabf18193072939515e22adb298388d":"1b47061264138c4ac30d75fd1eb44270","ciphertext":"[secret]"},"nested":{"user":"admin-user","token":{"4dabf18193072939515e22adb298388d":"1b47061264138c4ac30d75fd1eb44270","ciphertext":"[secret]"}}}}}}}
 {"sequence":3,"timestamp":1,"summaryEvent":{"maybeCorrupt":false,"durationSeconds":0,"resourceChanges":{"create":1,"same":1},"PolicyPacks":{}}}
 {"sequence":4,"timestamp":1,"cancelEvent":{}}
 "#;
@@ -132,8 +131,7 @@ mod tests {
     fn changes_and_secret_outputs_come_from_the_log() {
         let log = EventLog::parse(LOG);
         assert_eq!(log.changes, BTreeMap::from([("create".into(), 1), ("same".into(), 1)]));
-        let shown =
-            json!({"url": "http://x", "password": "hunter22", "nested": {"user": "u", "token": "t0k3n"}, "later": 1});
+        let shown = json!({"url": "http://x", "password": "hunter22", "nested": {"user": "admin-user", "token": "t0k3n"}, "later": 1});
         let o = log.mark(object(&shown)).unwrap();
         assert_eq!(
             o.secret.iter().collect::<Vec<_>>(),
@@ -142,6 +140,10 @@ mod tests {
         );
         assert_eq!(o.redacted()["url"], "http://x");
         assert!(!LOG.contains("hunter22"));
+        // The log says where in `nested` the secret is: its user name is no secret to scrub.
+        let mut texts = o.secret_texts();
+        texts.sort();
+        assert_eq!(texts, ["hunter22", "t0k3n"]);
     }
 
     #[test]

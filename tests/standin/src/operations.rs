@@ -792,11 +792,11 @@ fn print_human(
     {
         println!("Outputs:");
         let width = out.keys().map(String::len).max().unwrap_or(0);
+        // Each secret `[secret]` where it is: the rest of a value secret in part is shown.
         for (k, v) in out {
-            let shown = if program::contains_secret(v) {
-                "[secret]".to_string()
-            } else {
-                v.to_string()
+            let shown = match display_state(v) {
+                Value::String(s) if s == "[secret]" => s,
+                other => other.to_string(),
             };
             println!("    {k:<width$}: {shown}");
         }

@@ -1371,7 +1371,15 @@ fn secrets_nested_in_an_output_stay_secret_in_stack_output_and_stack_references(
     );
     e.init("db");
     e.set_secret("db");
-    e.up("db").ok();
+    let up = e.up("db").ok();
+    // The summary shows each secret `[secret]` where it is, and the rest of the value.
+    assert!(
+        up.stdout
+            .contains(r#"conn : {"user":"admin","password":"[secret]","hosts":["primary","[secret]"]}"#),
+        "{}",
+        up.stdout
+    );
+    assert!(!up.stdout.contains(SECRET));
     e.assert_no_plain_secret();
 
     // As `display.MassageSecrets` shows them: each secret `[secret]` where it is, the rest as it is.
