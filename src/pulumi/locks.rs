@@ -4,6 +4,7 @@
 //! `pulumi cancel`, only when every lock of the stack is stale, since it removes them all). A
 //! lock of another host is reported with its host and age, never removed.
 
+use std::fmt::Write as _;
 use std::time::SystemTime;
 
 /// One lock as `pulumi` reports it: `  <url>: created by <user>@<host> (pid <n>) at <time>`.
@@ -104,6 +105,58 @@ pub(crate) fn described(mut error: String, stderr: &str) -> String {
         if lock.stale() {
             error.push_str("; `--remove-stale-locks` removes it");
         }
+    }
+    error
+}
+
+/// Files in the stack's lock directory of a file backend (`backend`, a `file://` URL) that do
+/// not read as a lock, when `stderr` is the JSON error `pulumi` fails with on one: it reads
+/// every file there as a lock. The file backend writes a lock through a temporary file beside it
+/// (`no_tmp_dir`), which a process killed at that moment leaves behind.
+pub(crate) fn broken(stderr: &str, backend: &str, project: &str, stack: &str) -> Vec<std::path::PathBuf> {
+    let json_error = [
+        "unexpected end of JSON input",
+        "looking for beginning of value",
+        "invalid character",
+    ];
+    if !json_error.iter().any(|e| stderr.contains(e)) {
+        return Vec::new();
+    }
+    let Some(path) = backend.strip_prefix("file://") else {
+        return Vec::new();
+    };
+    let path = path.split_once('?').map_or(path, |(p, _)| p);
+    let root = match path.strip_prefix("~/") {
+        Some(rest) => std::env::var_os("HOME").map_or_else(|| path.into(), |h| std::path::Path::new(&h).join(rest)),
+        None => std::path::PathBuf::from(String::from_utf8_lossy(&percent_decoded(path)).into_owned()),
+    };
+    let dir = root.join(".pulumi/locks/organization").join(project).join(stack);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<std::path::PathBuf> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.path())
+        .filter(|p| {
+            std::fs::read(p)
+                .ok()
+                .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+                .is_none_or(|v| !v.is_object())
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// `error` with each of the [`broken`] lock files named, and what to do about it.
+pub(crate) fn with_broken(mut error: String, broken: &[std::path::PathBuf]) -> String {
+    for file in broken {
+        let _ = write!(
+            error,
+            "\n  {} is not a lock, and pulumi reads every file there as one: a file left by a pulumi killed while it took the stack's lock; remove it",
+            file.display()
+        );
     }
     error
 }

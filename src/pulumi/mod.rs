@@ -108,7 +108,8 @@ impl Pulumi {
         match end.code {
             Some(0) => Ok(true),
             _ if !create && end.stderr.contains("no stack named") => Ok(false),
-            _ => Err(JobEnd::failed(locks::described(
+            _ => Err(JobEnd::failed(self.explained(
+                job,
                 process::failure("pulumi stack select", &end, &[]),
                 &end.stderr,
             ))),
@@ -243,7 +244,7 @@ impl Pulumi {
         }
         if end.code != Some(0) && !drift::found(self.drift, &end, &changes) {
             let what = format!("pulumi {}", op.as_str());
-            let error = locks::described(process::failure(&what, &end, &log.errors), &end.stderr);
+            let error = self.explained(job, process::failure(&what, &end, &log.errors), &end.stderr);
             return JobEnd {
                 changes,
                 ..JobEnd::failed(error)
@@ -427,6 +428,16 @@ fn say(job: &Job, control: &Control, cmd: &std::process::Command) {
 }
 
 /// A step that failed, with what it printed as the cause.
+impl Pulumi {
+    /// A failure's text with what the stack's locks say about it: those that refused the stack
+    /// ([`locks::described`]), and files among them that are no lock ([`locks::broken`]).
+    fn explained(&self, job: &Job, error: String, stderr: &str) -> String {
+        let backend = self.env.get("PULUMI_BACKEND_URL").unwrap_or_default();
+        let broken = locks::broken(stderr, &backend, &job.project.name, &self.stack);
+        locks::with_broken(locks::described(error, stderr), &broken)
+    }
+}
+
 fn failed(what: &str, end: &Ended) -> JobEnd {
     JobEnd::failed(process::failure(what, end, &[]))
 }

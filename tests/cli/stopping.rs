@@ -244,3 +244,31 @@ fn a_stale_lock_is_named_and_removed_only_when_asked_and_another_hosts_never() {
     .stderr_has("another machine's lock, left alone");
     assert!(other.exists());
 }
+
+/// The file backend writes a lock through a temporary file beside it; a pulumi killed at that
+/// moment leaves it, and pulumi then fails on every operation of the stack with a bare JSON
+/// error: the runner names the file and the fix.
+#[test]
+fn a_file_left_among_a_stacks_locks_by_a_killed_pulumi_is_named() {
+    let ws = Ws::configured("aws");
+    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam"], &[])
+        .expect(0);
+    let dir = ws.path().join(".pulumi-state/.pulumi/locks/organization/iam/dev");
+    std::fs::create_dir_all(&dir).unwrap();
+    let stranded = dir.join("0b7a5c1e-3f0e-4c1a-9d2b-5e8f7a6b4c3d.json.18a2b3c4d5e6f708.tmp");
+    std::fs::write(&stranded, "").unwrap();
+    let run = ws
+        .exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam", "--fresh"], &[])
+        .expect(1);
+    assert!(
+        run.stderr.contains(&format!(
+            "{} is not a lock, and pulumi reads every file there as one",
+            stranded.display()
+        )) && run.stderr.contains("remove it"),
+        "{}",
+        run.stderr
+    );
+    std::fs::remove_file(&stranded).unwrap();
+    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam", "--fresh"], &[])
+        .expect(0);
+}
