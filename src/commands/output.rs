@@ -43,9 +43,7 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &OutputOptions) -> Result<i32, Ru
         t.provider.name, t.stack, project.name
     );
     // A file backend never used holds no stack (and `pulumi` refuses a missing directory).
-    let unused = backend
-        .strip_prefix("file://")
-        .is_some_and(|dir| !std::path::Path::new(dir).exists());
+    let unused = crate::pulumi::file_url_path(&backend).is_some_and(|dir| !dir.exists());
     let read = if unused {
         Ok(Deployed::NoStack)
     } else {

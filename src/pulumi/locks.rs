@@ -52,11 +52,7 @@ impl StackLock {
     /// writes it (`pkg/backend/diy/lock.go` `lockURLForError`): the path percent-encoded, and
     /// the query the backend adds (`?no_tmp_dir=true`) after it.
     pub(crate) fn file(&self) -> Option<std::path::PathBuf> {
-        let url = self.url.strip_prefix("file://")?;
-        let path = url.split_once('?').map_or(url, |(path, _)| path);
-        Some(std::path::PathBuf::from(
-            String::from_utf8_lossy(&percent_decoded(path)).into_owned(),
-        ))
+        file_url_path(&self.url)
     }
 
     /// What a person needs to know about it.
@@ -122,13 +118,8 @@ pub(crate) fn broken(stderr: &str, backend: &str, project: &str, stack: &str) ->
     if !json_error.iter().any(|e| stderr.contains(e)) {
         return Vec::new();
     }
-    let Some(path) = backend.strip_prefix("file://") else {
+    let Some(root) = file_url_path(backend) else {
         return Vec::new();
-    };
-    let path = path.split_once('?').map_or(path, |(p, _)| p);
-    let root = match path.strip_prefix("~/") {
-        Some(rest) => std::env::var_os("HOME").map_or_else(|| path.into(), |h| std::path::Path::new(&h).join(rest)),
-        None => std::path::PathBuf::from(String::from_utf8_lossy(&percent_decoded(path)).into_owned()),
     };
     let dir = root.join(".pulumi/locks/organization").join(project).join(stack);
     let Ok(entries) = std::fs::read_dir(&dir) else {
@@ -200,6 +191,19 @@ fn rfc3339(at: &str) -> Option<SystemTime> {
         }
         None => humantime::parse_rfc3339_weak(at).ok(),
     }
+}
+
+/// The path of a `file://` URL as the file backend reads it: the query (`?no_tmp_dir=true`)
+/// left out, `%XX` decoded (Go's `net/url` writes them), `~/` the home directory; `None` for
+/// any other scheme.
+pub(crate) fn file_url_path(url: &str) -> Option<std::path::PathBuf> {
+    let path = url.strip_prefix("file://")?;
+    let path = path.split_once('?').map_or(path, |(p, _)| p);
+    let path = String::from_utf8_lossy(&percent_decoded(path)).into_owned();
+    Some(match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => std::path::Path::new(&home).join(rest),
+        _ => std::path::PathBuf::from(path),
+    })
 }
 
 /// `%XX` sequences as the bytes they stand for (a malformed one is kept as written).
@@ -288,6 +292,13 @@ mod tests {
             ))
         );
         assert_eq!(locks[0].at, "2026-11-23T10:00:00+02:00");
+        // A backend URL as a user writes it: `~/` is the home directory; other schemes no path.
+        let home = std::path::PathBuf::from(std::env::var_os("HOME").unwrap());
+        assert_eq!(
+            file_url_path("file://~/state?no_tmp_dir=true"),
+            Some(home.join("state"))
+        );
+        assert_eq!(file_url_path("s3://bucket"), None);
     }
 
     #[test]

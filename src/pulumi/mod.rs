@@ -32,6 +32,7 @@ pub(crate) use deployed::Deployed;
 pub(crate) use drift::Drift;
 use events::EventLog;
 pub(crate) use hooks::prune_kubeconfig;
+pub(crate) use locks::file_url_path;
 use process::{Ended, Step};
 pub(crate) use redact::Redactor;
 pub(crate) use store::Store;
@@ -427,7 +428,6 @@ fn say(job: &Job, control: &Control, cmd: &std::process::Command) {
     });
 }
 
-/// A step that failed, with what it printed as the cause.
 impl Pulumi {
     /// A failure's text with what the stack's locks say about it: those that refused the stack
     /// ([`locks::described`]), and files among them that are no lock ([`locks::broken`]).
@@ -438,6 +438,7 @@ impl Pulumi {
     }
 }
 
+/// A step that failed, with what it printed as the cause.
 fn failed(what: &str, end: &Ended) -> JobEnd {
     JobEnd::failed(process::failure(what, end, &[]))
 }
