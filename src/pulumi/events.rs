@@ -30,6 +30,10 @@ pub(crate) struct EventLog {
     /// The messages of `diagnosticEvent`s of severity `error`, colour tags removed: the cause
     /// of a failure (Pulumi prints them on standard output, among the progress).
     pub(crate) errors: Vec<String>,
+    /// What the program (its language host) wrote to its standard error, one message a line
+    /// (`diagnosticEvent`s of severity `info#err`): where Pulumi YAML reports a program it
+    /// refuses, with no `error` diagnostic beside it.
+    pub(crate) program_errors: Vec<String>,
 }
 
 impl EventLog {
@@ -49,12 +53,19 @@ impl EventLog {
                 log.changes = changes;
             }
             if let Some(d) = event.get("diagnosticEvent")
-                && d.get("severity").and_then(Value::as_str) == Some("error")
                 && let Some(message) = d.get("message").and_then(Value::as_str)
             {
-                let message = strip_colour_tags(message).trim().to_string();
-                if !message.is_empty() && !log.errors.contains(&message) {
-                    log.errors.push(message);
+                let message = strip_colour_tags(message).trim_end().to_string();
+                match d.get("severity").and_then(Value::as_str) {
+                    Some("error") => {
+                        let message = message.trim().to_string();
+                        if !message.is_empty() && !log.errors.contains(&message) {
+                            log.errors.push(message);
+                        }
+                    }
+                    // Lines of the program's stderr, each kept (indentation shows structure).
+                    Some("info#err") if !message.trim().is_empty() => log.program_errors.push(message),
+                    _ => {}
                 }
             }
             let Some(meta) = event.get("resOutputsEvent").and_then(|e| e.get("metadata")) else {
@@ -68,6 +79,16 @@ impl EventLog {
             }
         }
         log
+    }
+
+    /// The cause of a failed operation as the engine reported it: its errors, else what the
+    /// program wrote to its standard error (empty when the log told neither).
+    pub(crate) fn cause(&self) -> &[String] {
+        if self.errors.is_empty() {
+            &self.program_errors
+        } else {
+            &self.errors
+        }
     }
 
     /// The outputs read with `stack output --json --show-secrets`, each marked secret when the
@@ -156,6 +177,26 @@ mod tests {
             r#"{"sequence":4,"#,
         ));
         assert_eq!(log.errors, ["creating failed: quota"]);
+        assert_eq!(log.cause(), ["creating failed: quota"]);
+    }
+
+    #[test]
+    fn a_program_refused_by_its_language_host_is_the_cause_when_the_engine_adds_no_error() {
+        // Pulumi YAML v1.38.3 under pulumi v3.274.1: each line of its report an `info#err`.
+        let log = EventLog::parse(concat!(
+            r#"{"sequence":2,"timestamp":1,"diagnosticEvent":{"message":"Error: Property retention_days does not exist on 'pulumi:index:Stash'\n\n","color":"never","severity":"info#err"}}"#,
+            "\n",
+            r#"{"sequence":3,"timestamp":1,"diagnosticEvent":{"message":"  on Pulumi.yaml line 18:\n\n","color":"never","severity":"info#err"}}"#,
+            "\n",
+        ));
+        assert!(log.errors.is_empty());
+        assert_eq!(
+            log.cause(),
+            [
+                "Error: Property retention_days does not exist on 'pulumi:index:Stash'",
+                "  on Pulumi.yaml line 18:"
+            ]
+        );
     }
 
     #[test]

@@ -140,6 +140,47 @@ pub(crate) fn broken(stderr: &str, backend: &str, project: &str, stack: &str) ->
     out
 }
 
+/// The lock files of the stack in a file backend (`backend`, a `file://` URL) that the process
+/// `pid` of this host took: what a `pulumi` the runner stopped (or saw killed) left behind. It
+/// no longer runs (the runner waited for it), so they are stale by definition.
+pub(crate) fn left_by(pid: u32, backend: &str, project: &str, stack: &str) -> Vec<std::path::PathBuf> {
+    let Some(root) = file_url_path(backend) else {
+        return Vec::new();
+    };
+    let dir = root.join(".pulumi/locks/organization").join(project).join(stack);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let host = this_host();
+    let mut out: Vec<std::path::PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .filter(|p| {
+            let lock = crate::fs::read_text(p)
+                .ok()
+                .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
+            lock.is_some_and(|l| l["pid"].as_u64() == Some(u64::from(pid)) && l["hostname"] == host.as_str())
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Removes a lock file of a file backend, and the attributes the backend keeps beside each of
+/// its files (`<file>.attrs`, as gocloud's fileblob deletes them).
+pub(crate) fn remove_file(file: &std::path::Path) -> Result<(), String> {
+    std::fs::remove_file(file).map_err(|e| format!("cannot remove {}: {e}", file.display()))?;
+    let mut attrs = file.as_os_str().to_owned();
+    attrs.push(".attrs");
+    match std::fs::remove_file(std::path::PathBuf::from(attrs)) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(format!("cannot remove {}.attrs: {e}", file.display()))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// `error` with each of the [`broken`] lock files named, and what to do about it.
 pub(crate) fn with_broken(mut error: String, broken: &[std::path::PathBuf]) -> String {
     for file in broken {
@@ -248,13 +289,27 @@ pub(crate) fn alive(pid: i32) -> bool {
         use nix::errno::Errno;
         use nix::sys::signal::kill;
         use nix::unistd::Pid;
-        pid > 0 && !matches!(kill(Pid::from_raw(pid), None), Err(Errno::ESRCH))
+        pid > 0 && !matches!(kill(Pid::from_raw(pid), None), Err(Errno::ESRCH)) && !zombie(pid)
     }
     #[cfg(not(unix))]
     {
         let _ = pid;
         true
     }
+}
+
+/// A process that ended and that its parent has not reaped yet (state `Z` in Linux's
+/// `/proc/<pid>/stat`): it runs no more, whatever a signal 0 says. A `pulumi` whose runner was
+/// killed with it stays such until something reaps it, which in a container may be never.
+fn zombie(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        // `pid (comm) S …`: the state follows the last `)` (comm may hold one).
+        .and_then(|stat| {
+            stat.rsplit_once(')')
+                .map(|(_, rest)| rest.trim_start().starts_with('Z'))
+        })
+        .unwrap_or(false)
 }
 
 #[cfg(test)]

@@ -98,6 +98,7 @@ impl Pulumi {
                 .map_err(JobEnd::failed)
         };
         let mut end = run().await?;
+        self.clear_own_locks(job, control, &end);
         // Creating a stack holds its lock (`CreateStack`), which a killed creation leaves.
         if create && end.code != Some(0) {
             match self.remove_stale_locks(job, control, &end.stderr).await {
@@ -195,6 +196,7 @@ impl Pulumi {
             .run(cmd, false, None)
             .await
             .map_err(JobEnd::failed)?;
+        self.clear_own_locks(job, control, &end);
         let log = EventLog::read(&event_log);
         let _ = std::fs::remove_file(&event_log);
         Ok((end, log))
@@ -214,6 +216,18 @@ impl Pulumi {
                 Ok(false) => return no_deployment(name, op, control),
                 Err(e) => return e,
             }
+        }
+        // Stopped while the stack was being selected (which is let finish): the operation
+        // does not start.
+        if control.interrupt.is_cancelled() {
+            return JobEnd {
+                status: Status::NotStarted {
+                    reason: "interrupted".into(),
+                },
+                outputs: None,
+                changes: BTreeMap::new(),
+                error: None,
+            };
         }
         let (mut end, mut log) = match self.run_operation(job, control).await {
             Ok(ran) => ran,
@@ -245,7 +259,7 @@ impl Pulumi {
         }
         if end.code != Some(0) && !drift::found(self.drift, &end, &changes) {
             let what = format!("pulumi {}", op.as_str());
-            let error = self.explained(job, process::failure(&what, &end, &log.errors), &end.stderr);
+            let error = self.explained(job, process::failure(&what, &end, log.cause()), &end.stderr);
             return JobEnd {
                 changes,
                 ..JobEnd::failed(error)
@@ -306,7 +320,7 @@ impl Pulumi {
         let held = locks::all_stale(stderr)?;
         for lock in &held {
             let removed = match lock.file() {
-                Some(file) => std::fs::remove_file(&file).map_err(|e| e.to_string()),
+                Some(file) => locks::remove_file(&file),
                 // Elsewhere `pulumi cancel`, safe since every lock of the stack is stale.
                 None => self.cancel(job, control).await,
             };
@@ -324,6 +338,38 @@ impl Pulumi {
             }
         }
         Some(Ok(()))
+    }
+
+    /// A `pulumi` stopped by a signal (the runner's, after Ctrl-C or a timeout, or anyone's)
+    /// may leave the stack's lock behind: it dies before its deferred unlock, or before it set
+    /// up its cancellation (a moment after it took the lock). Its locks are stale (the runner
+    /// waited for it to end) and the runner's own, so they go, each said.
+    fn clear_own_locks(&self, job: &Job, control: &Control, end: &Ended) {
+        if end.code == Some(0) || !(end.interrupted || end.signal.is_some()) {
+            return;
+        }
+        let Some(pid) = end.pid else { return };
+        let backend = self.env.get("PULUMI_BACKEND_URL").unwrap_or_default();
+        for file in locks::left_by(pid, &backend, &job.project.name, &self.stack) {
+            let (level, message) = match locks::remove_file(&file) {
+                Ok(()) => (
+                    Level::Warning,
+                    format!(
+                        "pulumi (pid {pid}) was stopped while it held the stack's lock: removed the lock it left ({})",
+                        file.display()
+                    ),
+                ),
+                Err(e) => (
+                    Level::Warning,
+                    format!("pulumi (pid {pid}) was stopped while it held the stack's lock, which stays: {e}"),
+                ),
+            };
+            let _ = control.events.send(Event::Note {
+                project: Some(job.project.name.clone()),
+                level,
+                message,
+            });
+        }
     }
 
     /// `pulumi cancel --yes --stack S` in the project's directory.

@@ -32,6 +32,10 @@ pub(crate) fn command(program: &Path, cwd: &Path) -> std::process::Command {
 /// How one child ended.
 pub(crate) struct Ended {
     pub(crate) code: Option<i32>,
+    /// The signal that killed it, when one did.
+    pub(crate) signal: Option<i32>,
+    /// Its process id (the lock a `pulumi` takes names it).
+    pub(crate) pid: Option<u32>,
     /// Standard output when captured (never printed: it may hold secrets).
     pub(crate) captured: String,
     /// The last lines of standard output when it was streamed (scrubbed, as printed).
@@ -51,7 +55,11 @@ impl Step<'_> {
     /// Runs `cmd`, streaming its lines unless `capture` (then both are kept, not shown),
     /// writing `input` to its standard input when given (a pipe, never argv or a file). Its
     /// group gets SIGINT, then SIGTERM, then SIGKILL, as the run's stop says (a further Ctrl-C
-    /// or the grace period each); `pulumi` cancels on the first and ends on the second.
+    /// or the grace period each); `pulumi` cancels an operation on the first and ends on the
+    /// second. A captured command (a read, `stack select --create`) is short and not an
+    /// operation: `pulumi` does not cancel those but dies at once, and one killed while it
+    /// creates a stack leaves the stack locked, so it gets no SIGINT and finishes (SIGTERM and
+    /// SIGKILL still end it).
     pub(crate) async fn run(
         &self,
         cmd: std::process::Command,
@@ -85,7 +93,7 @@ impl Step<'_> {
         let status = loop {
             tokio::select! {
                 status = child.wait() => break status,
-                () = control.interrupt.cancelled(), if !interrupted => {
+                () = control.interrupt.cancelled(), if !interrupted && !capture => {
                     interrupted = true;
                     signal_group(pid, Signal::Interrupt);
                 }
@@ -100,11 +108,19 @@ impl Step<'_> {
                 }
             }
         };
+        let status = status.map_err(|e| format!("waiting for {program}: {e}"))?;
+        let signal = std::os::unix::process::ExitStatusExt::signal(&status);
+        if signal.is_some() {
+            // Killed, it could not stop its language host and plugins: they would stay, holding
+            // what the program opened (and the pipes the tasks below read to their end).
+            signal_group(pid, Signal::Kill);
+        }
         let (captured, stdout_tail) = out_task.await.unwrap_or_default();
         let (stderr, _) = err_task.await.unwrap_or_default();
-        let code = status.map_err(|e| format!("waiting for {program}: {e}"))?.code();
         Ok(Ended {
-            code,
+            code: status.code(),
+            signal,
+            pid,
             captured,
             stdout_tail: stdout_tail.into(),
             stderr,
@@ -132,9 +148,12 @@ impl Step<'_> {
             let mut kept = String::new();
             let mut tail = VecDeque::new();
             while let Ok(Some(line)) = lines.next_line().await {
-                // Captured stdout stays raw for its reader; everything else is scrubbed.
+                // Captured stdout stays raw for its reader; everything else is scrubbed, and
+                // freed of terminal escapes: `pulumi` writes none into a pipe, but Pulumi YAML's
+                // language host colours its diagnostics whatever it writes to, and they reach
+                // logs, summaries and JUnit through here.
                 let line = if forward || stream == Stream::Stderr {
-                    redactor.scrub(&line)
+                    redactor.scrub(&without_escapes(&line))
                 } else {
                     line
                 };
@@ -159,13 +178,43 @@ impl Step<'_> {
     }
 }
 
+/// `line` without ANSI escape sequences (`ESC [ … final byte`, and a lone `ESC x`).
+fn without_escapes(line: &str) -> std::borrow::Cow<'_, str> {
+    if !line.contains('\u{1b}') {
+        return line.into();
+    }
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\u{1b}' {
+            out.push(c);
+            continue;
+        }
+        if chars.next_if_eq(&'[').is_some() {
+            // Parameters and intermediates, up to the final byte (@ to ~).
+            for c in chars.by_ref() {
+                if ('@'..='~').contains(&c) {
+                    break;
+                }
+            }
+        } else {
+            chars.next();
+        }
+    }
+    out.into()
+}
+
 /// `what exited with code N: <cause>`, and the rest of the cause on the lines after. The cause
 /// is what the engine reported as errors (`diagnostics`) when it did; otherwise the last lines
 /// of standard error and standard output that are not progress.
 pub(crate) fn failure(what: &str, ended: &Ended, diagnostics: &[String]) -> String {
-    let how = match ended.code {
-        Some(c) => format!("exited with code {c}"),
-        None => "was killed by a signal".into(),
+    let how = match (ended.code, ended.signal) {
+        (Some(c), _) => format!("exited with code {c}"),
+        (None, Some(s)) => match nix::sys::signal::Signal::try_from(s) {
+            Ok(name) => format!("was killed by {name}"),
+            Err(_) => format!("was killed by signal {s}"),
+        },
+        (None, None) => "was killed by a signal".into(),
     };
     let cause: Vec<&str> = if diagnostics.is_empty() {
         let mut lines: Vec<&str> = ended.stderr.lines().filter(|l| !is_noise(l)).collect();
@@ -245,4 +294,23 @@ fn signal_group(pid: Option<u32>, signal: Signal) {
     }
     #[cfg(not(unix))]
     let _ = (pid, signal);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_escapes;
+
+    #[test]
+    fn terminal_escapes_are_taken_out_of_a_line() {
+        assert_eq!(
+            without_escapes("\u{1b}[31mError\u{1b}[0m: Property x does not exist"),
+            "Error: Property x does not exist"
+        );
+        assert_eq!(
+            without_escapes("  18:       \u{1b}[1;4mretention_days\u{1b}[0m: 7"),
+            "  18:       retention_days: 7"
+        );
+        assert_eq!(without_escapes("plain [31m text"), "plain [31m text");
+        assert_eq!(without_escapes("cut \u{1b}["), "cut ");
+    }
 }

@@ -77,10 +77,7 @@ impl Digests {
         for rel in files {
             h.update(rel.as_bytes());
             h.update([0]);
-            // Streamed: a project may hold a large file (an archive, a binary).
-            if let Ok(mut f) = std::fs::File::open(dir.join(&rel)) {
-                let _ = std::io::copy(&mut f, &mut h);
-            }
+            hash_file(&mut h, &dir.join(&rel));
             h.update([0]);
         }
         for (key, path) in &self.outside.files {
@@ -88,7 +85,7 @@ impl Digests {
                 h.update(b"file\0");
                 h.update(key.as_bytes());
                 h.update([0]);
-                h.update(std::fs::read(path).unwrap_or_default());
+                hash_file(&mut h, path);
                 h.update([0]);
             }
         }
@@ -120,6 +117,21 @@ impl Digests {
         let mut h = self.hasher();
         h.update(serde_json::to_string(&outputs.values).unwrap_or_default().as_bytes());
         hex(&h.finalize())
+    }
+}
+
+/// A regular file's content, streamed (a project may hold a large archive or binary). Anything
+/// else counts by its kind alone: reading a FIFO, a socket or a device could block the run or
+/// never end, and what the program would read there is not a file's content anyway.
+fn hash_file(h: &mut Sha256, path: &Path) {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => {
+            if let Ok(mut f) = std::fs::File::open(path) {
+                let _ = std::io::copy(&mut f, h);
+            }
+        }
+        Ok(_) => h.update(b"\0not a regular file\0"),
+        Err(_) => h.update(b"\0missing\0"),
     }
 }
 
@@ -269,5 +281,26 @@ mod tests {
         let before = d.inputs("p", &none);
         std::fs::write(dir.path().join("shared/lib.yaml"), "a: 2\n").unwrap();
         assert_ne!(before, d.inputs("p", &none), "a linked file is an input");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_in_a_project_counts_without_being_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("p");
+        std::fs::create_dir_all(&p).unwrap();
+        std::fs::write(p.join("Pulumi.yaml"), "name: p\n").unwrap();
+        let cfg = dir.path().join("cfg.yaml");
+        std::fs::write(&cfg, "config: {}\n").unwrap();
+        let d = Digests::open(dir.path(), &RunDir::new(dir.path(), "dev"), &cfg).unwrap();
+        let none = BTreeMap::new();
+        let before = d.inputs("p", &none);
+        // Nobody writes to it: reading it would wait for ever.
+        let made = std::process::Command::new("mkfifo")
+            .arg(p.join("gate"))
+            .status()
+            .unwrap();
+        assert!(made.success());
+        assert_ne!(before, d.inputs("p", &none), "a new entry changes the digest");
     }
 }

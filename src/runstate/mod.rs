@@ -229,8 +229,9 @@ impl RunState {
                         p.outputs = None;
                     }
                     // A refresh that found changes made outside Pulumi took them into the
-                    // state: `up` must run to set what the program says.
-                    ("succeeded", "refresh") if end.changed => p.inputs_digest = None,
+                    // state, and a preview (`drift`) that would change something found the stack
+                    // other than its last up left it: `up` must run to set what the program says.
+                    ("succeeded", "refresh" | "preview") if end.changed => p.inputs_digest = None,
                     ("succeeded", _) | (_, "preview") => {}
                     // A failed or cut-short up, refresh or destroy may have changed some
                     // resources: `up` must run again.
@@ -386,7 +387,11 @@ mod tests {
             state.projects["p"].last_up().is_some()
         };
         assert!(after(&[]));
-        assert!(after(&[started("preview"), ended("preview", "succeeded", true)]));
+        assert!(after(&[started("preview"), ended("preview", "succeeded", false)]));
+        assert!(
+            !after(&[started("preview"), ended("preview", "succeeded", true)]),
+            "a preview (drift) that would change the stack: up must run"
+        );
         assert!(after(&[started("preview"), ended("preview", "failed", false)]));
         assert!(after(&[started("preview")]), "a preview cut short changed nothing");
         assert!(after(&[started("refresh"), ended("refresh", "succeeded", false)]));

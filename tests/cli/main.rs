@@ -6,6 +6,7 @@ mod cache;
 mod ci;
 mod confirm;
 mod day2;
+mod engines;
 mod environment;
 mod errors;
 mod estimates;

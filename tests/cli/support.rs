@@ -451,3 +451,51 @@ pub fn up_lock(locks: &Path) -> serde_json::Value {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// The directory `scripts/install-pulumi` builds the real `pulumi` and its YAML language host
+/// into (the same rule: `$RUNNER_REAL_PULUMI`, else `$RUNNER_TEST_TOOLS/real-pulumi`, else
+/// `~/.cache/runner-test-tools/real-pulumi`, then `pulumi-<v>-yaml-<v>` of
+/// `scripts/real-pulumi/versions`), when both are there and `pulumi version` prints the pin.
+/// `None` (the test skips) when not, unless `RUNNER_REQUIRE_TOOLS=1` (as in CI): then the test
+/// fails, saying how to build them.
+pub fn real_pulumi_dir() -> Option<PathBuf> {
+    static DIR: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
+    let found = DIR.get_or_init(|| {
+        let versions = std::fs::read_to_string(Path::new(REPO).join("scripts/real-pulumi/versions")).unwrap();
+        let pin = |name: &str| {
+            versions
+                .lines()
+                .map(|l| l.split('#').next().unwrap_or_default())
+                .find_map(|l| {
+                    let mut words = l.split_whitespace();
+                    (words.next() == Some(name)).then(|| words.next().unwrap_or_default().to_string())
+                })
+                .unwrap_or_else(|| panic!("scripts/real-pulumi/versions names no {name}"))
+        };
+        let (cli, yaml) = (pin("pulumi"), pin("pulumi-language-yaml"));
+        let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+        let cache = var("RUNNER_REAL_PULUMI")
+            .or_else(|| var("RUNNER_TEST_TOOLS").map(|d| d.join("real-pulumi")))
+            .or_else(|| var("HOME").map(|h| h.join(".cache/runner-test-tools/real-pulumi")))
+            .unwrap_or_default();
+        let dir = cache.join(format!("pulumi-{cli}-yaml-{yaml}"));
+        let version = Command::new(dir.join("pulumi")).arg("version").output();
+        match version {
+            Ok(out) if String::from_utf8_lossy(&out.stdout).trim() == cli && dir.join("pulumi-language-yaml").is_file() => {
+                Ok(dir)
+            }
+            _ => Err(format!(
+                "the real pulumi {cli} (with pulumi-language-yaml {yaml}) is not built in {}: run scripts/install-pulumi",
+                dir.display()
+            )),
+        }
+    });
+    match found {
+        Ok(dir) => Some(dir.clone()),
+        Err(why) if tool_required() => panic!("{why}"),
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            None
+        }
+    }
+}

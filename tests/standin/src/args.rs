@@ -113,6 +113,7 @@ pub enum Command {
     StackInit,
     StackOutput,
     StackLs,
+    StackHistory,
     StackRm,
     ConfigSet,
     ConfigGet,
@@ -156,6 +157,17 @@ impl Command {
             Command::StackOutput => [STACK, JSON, SHOW_SECRETS, &[flag("shell", None, Kind::Bool)]].concat(),
             // `--stack` is a persistent flag of `pulumi stack` (stack.go): its subcommands take it.
             Command::StackLs => [STACK, JSON, &[flag("all", Some('a'), Kind::Bool)]].concat(),
+            Command::StackHistory => [
+                STACK,
+                JSON,
+                SHOW_SECRETS,
+                &[
+                    flag("page-size", None, Kind::Value),
+                    flag("page", None, Kind::Value),
+                    flag("full-dates", None, Kind::Bool),
+                ],
+            ]
+            .concat(),
             Command::StackRm => [
                 STACK,
                 &[
@@ -192,7 +204,7 @@ impl Command {
     /// says; `None` where the stand-in does not check.
     fn arity(self) -> Option<(usize, usize)> {
         Some(match self {
-            Command::Version | Command::StackLs | Command::Config => (0, 0),
+            Command::Version | Command::StackLs | Command::StackHistory | Command::Config => (0, 0),
             Command::Login
             | Command::Logout
             | Command::StackSelect
@@ -317,6 +329,7 @@ pub fn parse(argv: &[String]) -> Result<Args, Failure> {
         ["stack", "init" | "new" | "create" | "setup", ..] => (Command::StackInit, 2),
         ["stack", "output", ..] => (Command::StackOutput, 2),
         ["stack", "ls" | "list", ..] => (Command::StackLs, 2),
+        ["stack", "history" | "hist", ..] => (Command::StackHistory, 2),
         ["stack", "rm" | "remove" | "delete", ..] => (Command::StackRm, 2),
         ["config", "set", ..] => (Command::ConfigSet, 2),
         ["config", "get", ..] => (Command::ConfigGet, 2),

@@ -463,6 +463,70 @@ pub fn stack_ls(args: &Args) -> Result<i32, Failure> {
     Ok(0)
 }
 
+/// `stack history [--json] [--page-size N] [--page N]`: the stack's updates, newest first, from
+/// the backend's history files (`pkg/cmd/pulumi/stack/stack_history.go`, the DIY backend's
+/// `GetHistory`, whose versions are all 0). Secret config values are shown as secret without a
+/// value (the history keeps them encrypted; the stand-in does not decrypt them).
+pub fn stack_history(args: &Args) -> Result<i32, Failure> {
+    let scope = scope(args)?;
+    scope.require_stack()?;
+    let number = |k: &str, default: usize| -> Result<usize, Failure> {
+        args.value(k).map_or(Ok(default), |v| {
+            v.parse().map_err(|_| {
+                fail(format!(
+                    "invalid argument \"{v}\" for \"--{k}\" flag: strconv.ParseInt: parsing \"{v}\": invalid syntax"
+                ))
+            })
+        })
+    };
+    let (page_size, page) = (number("page-size", 10)?, number("page", 1)?.max(1));
+    let dir = scope
+        .backend
+        .dir
+        .join(format!(".pulumi/history/{}/{}", scope.project.name, scope.stack));
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
+        .map(|rd| rd.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    files.retain(|p| p.to_string_lossy().ends_with(".history.json"));
+    // Named `<stack>-<nanoseconds>`: newest first.
+    files.sort();
+    files.reverse();
+    let updates: Vec<Value> = files
+        .iter()
+        .skip(page_size * (page - 1))
+        .take(page_size)
+        .filter_map(|p| serde_json::from_slice::<Value>(&std::fs::read(p).ok()?).ok())
+        .collect();
+    if args.flag("json") {
+        let shown: Vec<Value> = updates
+            .iter()
+            .map(|u| {
+                let mut u = u.clone();
+                for k in ["startTime", "endTime"] {
+                    if let Some(t) = u[k].as_u64() {
+                        u[k] = Value::String(crate::time::rfc3339(
+                            std::time::UNIX_EPOCH + std::time::Duration::from_secs(t),
+                        ));
+                    }
+                }
+                u
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&Value::Array(shown)).expect("JSON"));
+    } else if updates.is_empty() {
+        println!("Stack has never been updated");
+    } else {
+        for u in updates {
+            println!("Version: {}", u["version"]);
+            println!("UpdateKind: {}", u["kind"].as_str().unwrap_or_default());
+            println!("Status: {}", u["result"].as_str().unwrap_or_default());
+            println!("Message: {}", u["message"].as_str().unwrap_or_default());
+            println!();
+        }
+    }
+    Ok(0)
+}
+
 pub fn stack_rm(args: &Args, interactive: bool) -> Result<i32, Failure> {
     let scope = named_scope(args, "no stack selected; specify a stack name with --stack")?;
     scope.require_stack()?;

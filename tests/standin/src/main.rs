@@ -97,6 +97,7 @@ fn run(argv: &[String]) -> Result<i32, Failure> {
         Command::StackInit => commands::stack_init(&args),
         Command::StackOutput => commands::stack_output(&args),
         Command::StackLs => commands::stack_ls(&args),
+        Command::StackHistory => commands::stack_history(&args),
         Command::StackRm => commands::stack_rm(&args, interactive),
         Command::ConfigSet => commands::config_set(&args),
         Command::ConfigGet => commands::config_get(&args),

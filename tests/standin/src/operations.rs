@@ -129,19 +129,7 @@ fn work(ms: Option<u64>, op: Op, slow_cancel: bool) -> Result<(), Failure> {
         let signals = SIGNALS.load(Ordering::SeqCst);
         if signals > 0 && !acknowledged {
             acknowledged = true;
-            let (name, again) = match signal_name(LAST_SIGNAL.load(Ordering::SeqCst)) {
-                "SIGTERM" => ("SIGTERM", "send SIGTERM again"),
-                _ => ("^C", "press ^C again"),
-            };
-            print!(
-                "{name} received; cancelling. If you would like to terminate immediately, {again}.\n{}",
-                if op == Op::Preview {
-                    ""
-                } else {
-                    "Note that terminating immediately may lead to orphaned resources and other inconsistencies.\n"
-                }
-            );
-            let _ = std::io::stdout().flush();
+            acknowledge(op);
         }
         if signals > 1 || (signals > 0 && !slow_cancel) {
             return Err(cancelled(op.kind()));
@@ -152,6 +140,47 @@ fn work(ms: Option<u64>, op: Op, slow_cancel: bool) -> Result<(), Failure> {
             // Sleep exactly what is left (at most a tick), so delays do not overshoot.
             Some(left) => std::thread::sleep(left.min(tick)),
             None => std::thread::sleep(tick),
+        }
+    }
+}
+
+/// What the engine prints on the first SIGINT/SIGTERM of an operation.
+fn acknowledge(op: Op) {
+    let (name, again) = match signal_name(LAST_SIGNAL.load(Ordering::SeqCst)) {
+        "SIGTERM" => ("SIGTERM", "send SIGTERM again"),
+        _ => ("^C", "press ^C again"),
+    };
+    print!(
+        "{name} received; cancelling. If you would like to terminate immediately, {again}.\n{}",
+        if op == Op::Preview {
+            ""
+        } else {
+            "Note that terminating immediately may lead to orphaned resources and other inconsistencies.\n"
+        }
+    );
+    let _ = std::io::stdout().flush();
+}
+
+/// Exit code of a [`Failure`] a program's evaluation returns when a signal cancelled it.
+pub const CANCELLED_WHILE_EVALUATING: i32 = 8;
+
+/// `read` done on a thread of its own while the program waits for it, unless a signal comes
+/// first: the engine cancels an update at once, without waiting for its language host, which
+/// may be blocked reading (a FIFO nobody writes to), `pkg/engine/deployment.go`. Then a failure
+/// with [`CANCELLED_WHILE_EVALUATING`], and the thread is left to the process's end.
+pub fn unless_cancelled<T: Send + 'static>(read: impl FnOnce() -> T + Send + 'static) -> Result<T, Failure> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(read());
+    });
+    loop {
+        if SIGNALS.load(Ordering::SeqCst) > 0 {
+            return Err(cancelled("program"));
+        }
+        match rx.recv_timeout(Duration::from_millis(10)) {
+            Ok(v) => return Ok(v),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return Err(fail("the program's read ended")),
         }
     }
 }
@@ -263,7 +292,7 @@ pub fn run(args: &Args, op: Op) -> Result<i32, Failure> {
     // A refresh reads every resource back from the cloud: `refresh` records what it read,
     // `up`/`preview --refresh` compare the program with it rather than with the state.
     let refreshes = op == Op::Refresh || (matches!(op, Op::Up | Op::Preview) && refresh_first);
-    let cloud = refreshes.then(|| as_in_cloud(&scope.project.name, &old));
+    let cloud = refreshes.then(|| as_in_cloud(&scope.project.name, &old, &ctx));
 
     let human = !json_out;
     if human {
@@ -336,7 +365,24 @@ pub fn run(args: &Args, op: Op) -> Result<i32, Failure> {
     let mut warnings: Vec<String> = Vec::new();
     let (steps, outputs) = match op {
         Op::Up | Op::Preview => {
-            let evaluated = Evaluator::new(&ctx)?.run().inspect_err(|f| {
+            let evaluated = Evaluator::new(&ctx)?.run();
+            if let Err(f) = &evaluated
+                && f.code == CANCELLED_WHILE_EVALUATING
+            {
+                // Cancelled while the program ran: as a cancellation between steps.
+                acknowledge(op);
+                let nothing = BTreeMap::new();
+                events.emit(
+                    "summaryEvent",
+                    summary_event(&nothing, started, preview_only, "canceled"),
+                );
+                events.emit("cancelEvent", json!({}));
+                if !preview_only {
+                    record(&scope, op, &cfg, started, "failed", &nothing)?;
+                }
+                return Err(cancelled(op.kind()));
+            }
+            let evaluated = evaluated.inspect_err(|f| {
                 let root = root_urn(&scope);
                 for line in &f.diagnostics {
                     events.emit(
@@ -355,7 +401,12 @@ pub fn run(args: &Args, op: Op) -> Result<i32, Failure> {
                 if human {
                     println!("Diagnostics:\n  pulumi:pulumi:Stack ({project}-{}):", scope.stack);
                     for line in &f.diagnostics {
-                        println!("    {line}");
+                        // Pulumi YAML colours its report whatever it writes to (its
+                        // `NewDiagnosticWriter(os.Stderr, 0, true)`); the event log has none.
+                        match line.strip_prefix("Error: ") {
+                            Some(rest) => println!("    \u{1b}[31mError\u{1b}[0m: {rest}"),
+                            None => println!("    {line}"),
+                        }
                     }
                     if !f.message.is_empty() {
                         println!("    error: {}", f.message);
@@ -570,11 +621,15 @@ fn refresh_steps(old: &[Value], cloud: &[Value]) -> Vec<Step> {
 
 /// The resources as the cloud holds them: those `PULUMI_STANDIN_DRIFT` names were changed by
 /// hand (an input and an output `changedOutsidePulumi`). The stack resource and what was only
-/// read are not this stack's to drift.
-fn as_in_cloud(project: &str, state: &[Value]) -> Vec<Value> {
+/// read are not this stack's to drift, but a stack reference reads its stack again: what the
+/// referenced stack's outputs are now (`builtinProvider.Read`, `pkg/resource/deploy/builtins.go`).
+fn as_in_cloud(project: &str, state: &[Value], ctx: &Context<'_>) -> Vec<Value> {
     state
         .iter()
         .map(|r| {
+            if r["type"] == "pulumi:pulumi:StackReference" {
+                return reference_now(r, ctx).unwrap_or_else(|| r.clone());
+            }
             let name = r["urn"]
                 .as_str()
                 .unwrap_or_default()
@@ -589,6 +644,23 @@ fn as_in_cloud(project: &str, state: &[Value]) -> Vec<Value> {
             now
         })
         .collect()
+}
+
+/// A stack reference of the state as its stack's outputs are now: itself when they read the
+/// same (secrets compared by their plaintext), else with the new outputs (encrypted as the
+/// state keeps them). `None` when it cannot be read (then it stays as it was).
+fn reference_now(r: &Value, ctx: &Context<'_>) -> Option<Value> {
+    let name = r["urn"].as_str()?.rsplit("::").next()?;
+    let now = Evaluator::new(ctx).ok()?.read_reference(name, &r["inputs"]).ok()?;
+    let mut open = |ct: &str| Ok(crate::crypto::plaintext_value(ctx.crypter.decrypt(ct)?));
+    let (was, _) = crate::crypto::open_secrets(&r["outputs"]["outputs"], &mut open).ok()?;
+    if deep_reveal(&now["outputs"]) == was {
+        return Some(r.clone());
+    }
+    let mut changed = r.clone();
+    changed["outputs"]["outputs"] = encrypt_state(&now["outputs"], ctx.crypter);
+    changed["outputs"]["secretOutputNames"] = now["secretOutputNames"].clone();
+    Some(changed)
 }
 
 /// Dependents were registered after what they depend on: delete in reverse.

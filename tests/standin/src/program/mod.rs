@@ -319,6 +319,14 @@ impl<'a> Evaluator<'a> {
         if let Some(out) = self.ctx.project.doc["outputs"].as_object().cloned() {
             for (k, expr) in out {
                 let v = self.value(&expr)?;
+                // Pulumi YAML registers an output holding a secret anywhere as a secret as a
+                // whole (checked against pulumi v3.274.1 with pulumi-language-yaml v1.38.3: the
+                // state keeps `{user, password: secret}` as one secret value).
+                let v = if !is_secret(&v) && contains_secret(&v) {
+                    secret(deep_reveal(&v))
+                } else {
+                    v
+                };
                 outputs.insert(k, v);
             }
         }
@@ -363,6 +371,13 @@ impl<'a> Evaluator<'a> {
             out
         } else {
             let mut out = props.as_object().cloned().unwrap_or_default();
+            // A Stash outputs its input twice: `input`, and `output` as it was at creation
+            // (kept by an update in the real engine; not imitated: here always the input).
+            if ty == "pulumi:index:Stash"
+                && let Some(input) = out.get("input").cloned()
+            {
+                out.insert("output".into(), input);
+            }
             for (k, v) in crate::fakes::resource(&ty, name, self.ctx.stack) {
                 out.entry(k).or_insert(v);
             }
@@ -381,6 +396,12 @@ impl<'a> Evaluator<'a> {
         let read = got.is_some() || ty == "pulumi:pulumi:StackReference";
         self.done.push((name.to_string(), ty, props, outputs.clone(), read));
         Ok(outputs)
+    }
+
+    /// What a stack reference reads now (its `name`, `outputs`, `secretOutputNames`), as a
+    /// refresh reads it back (`builtinProvider.Read` reads the referenced stack again).
+    pub fn read_reference(&mut self, name: &str, props: &Value) -> Result<Value, Failure> {
+        self.stack_reference(name, props)
     }
 
     fn stack_reference(&mut self, name: &str, props: &Value) -> Result<Value, Failure> {
@@ -698,9 +719,12 @@ impl<'a> Evaluator<'a> {
                 _ => Err(fail("Pulumi.yaml: fn::select takes [index, list]")),
             },
             "fn::readfile" => match &plain {
-                Value::String(p) => std::fs::read_to_string(self.ctx.project.dir.join(p))
-                    .map(|t| wrap(Value::String(t)))
-                    .map_err(|e| fail(format!("Pulumi.yaml: fn::readFile {p}: {e}"))),
+                Value::String(p) => {
+                    let path = self.ctx.project.dir.join(p);
+                    crate::operations::unless_cancelled(move || std::fs::read_to_string(path))?
+                        .map(|t| wrap(Value::String(t)))
+                        .map_err(|e| fail(format!("Pulumi.yaml: fn::readFile {p}: {e}")))
+                }
                 _ => Err(fail("Pulumi.yaml: fn::readFile takes a path")),
             },
             "fn::invoke" => {

@@ -52,6 +52,16 @@ fn stack_reference_spec() -> Value {
     json!({ "outputs": { "name": "string", "outputs": { "map": "any" }, "secretOutputNames": { "array": "string" } } })
 }
 
+/// The built-in `pulumi:index:Stash` (`pkg/codegen/schema/mock_pulumi_schema.go`, its provider
+/// in `pkg/resource/deploy/builtins.go`): one required input of any type, `input`; it outputs
+/// `input` and `output`. Pulumi YAML knows the `pulumi` package without any schema installed.
+fn stash_spec() -> Value {
+    json!({
+        "inputs": { "input": { "type": "any", "required": true } },
+        "outputs": { "input": "any", "output": "any" }
+    })
+}
+
 impl Evaluator<'_> {
     fn line(&self, path: &[String]) -> Option<usize> {
         let keys: Vec<&str> = path.iter().map(String::as_str).collect();
@@ -100,6 +110,10 @@ impl Evaluator<'_> {
         }
         if ty == "pulumi:pulumi:StackReference" {
             self.specs.insert(name.to_string(), stack_reference_spec());
+            return;
+        }
+        if ty == "pulumi:index:Stash" {
+            self.specs.insert(name.to_string(), stash_spec());
             return;
         }
         let Some(schema) = self.schema else { return };

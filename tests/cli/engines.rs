@@ -1,0 +1,784 @@
+//! One scenario table, two engines: the runner binary driven through the end-to-end workspace
+//! (`examples/local`: 11 Pulumi YAML projects over the five layers, resources the engine has
+//! built in) once with the Pulumi stand-in and once with the real `pulumi` built from Go modules
+//! by `scripts/install-pulumi`. Each scenario runs on both with the same assertions; where the
+//! two differed, the real CLI was right, and what was fixed is listed in
+//! tests/standin/README.md ("Checked against the real CLI").
+//!
+//! Without the real CLI built, its half skips (and fails under `RUNNER_REQUIRE_TOOLS=1`, as in
+//! CI).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::support::{REPO, Run, files_under, real_pulumi_dir, standin_dir};
+
+/// The secrets every scenario gives in `MARA_SECRET_*`, as a CI job would.
+const ADMIN_PASSWORD: &str = "adm-S3cret-e2e";
+const DB_PASSWORD: &str = "db-S3cret-e2e";
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Engine {
+    Standin,
+    Real,
+}
+
+/// A throw-away copy of the end-to-end workspace and the engine that runs it.
+pub struct E2e {
+    dir: tempfile::TempDir,
+    bin: PathBuf,
+    /// Everything the runner printed so far (both streams), to check no secret ever was.
+    printed: std::cell::RefCell<String>,
+}
+
+impl E2e {
+    /// `None` (the test skips) when the engine is the real CLI and it is not built; under
+    /// `RUNNER_REQUIRE_TOOLS=1` that fails instead.
+    pub fn new(engine: Engine) -> Option<Self> {
+        let bin = match engine {
+            Engine::Standin => standin_dir().to_path_buf(),
+            Engine::Real => real_pulumi_dir()?,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let example = Path::new(REPO).join("examples/local");
+        for d in ["providers", "projects", "scripts"] {
+            copy_committed(&example.join(d), &dir.path().join(d));
+        }
+        let example_config = "config/pulumi/Pulumi.stackname.yaml.example";
+        std::fs::create_dir_all(dir.path().join("config/pulumi")).unwrap();
+        std::fs::copy(example.join(example_config), dir.path().join(example_config)).unwrap();
+        std::fs::create_dir_all(dir.path().join("home")).unwrap();
+        Some(E2e {
+            dir,
+            bin,
+            printed: std::cell::RefCell::default(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn kubeconfig(&self) -> PathBuf {
+        self.path().join("home/kubeconfig")
+    }
+
+    /// The environment of a `pulumi` (or of the runner, which passes it on): the engine first on
+    /// PATH, a home of its own, the passphrase, nothing fetched from the network.
+    fn engine_env(&self, c: &mut Command) {
+        let path = format!("{}:{}", self.bin.display(), std::env::var("PATH").unwrap_or_default());
+        c.current_dir(self.path())
+            .env("PATH", path)
+            .env("HOME", self.path().join("home"))
+            .env("KUBECONFIG", self.kubeconfig())
+            .env("PULUMI_HOME", self.path().join(".pulumi-home"))
+            .env("PULUMI_CONFIG_PASSPHRASE", "e2e passphrase")
+            .env("PULUMI_SKIP_UPDATE_CHECK", "true")
+            .env("PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION", "true")
+            // The stand-in's key derivation with fewer rounds (its only test switch used here).
+            .env("PULUMI_STANDIN_KDF_ITERATIONS", "1000")
+            .env_remove("PULUMI_BACKEND_URL")
+            .env_remove("PULUMI_STACK")
+            .env_remove("PULUMI_CONFIG_PASSPHRASE_FILE")
+            .env_remove("PULUMI_ACCESS_TOKEN")
+            .env_remove("NO_COLOR")
+            .env_remove("CI")
+            .env_remove("GITHUB_ACTIONS")
+            .env_remove("GITHUB_STEP_SUMMARY")
+            .env_remove("GITLAB_CI")
+            .env("TERM", "dumb");
+    }
+
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_runner"));
+        self.engine_env(&mut c);
+        c.args(args)
+            .env("MARA_SECRET_MONITORING_ADMIN_PASSWORD", ADMIN_PASSWORD)
+            .env("MARA_SECRET_APP_DB_PASSWORD", DB_PASSWORD);
+        c
+    }
+
+    /// The runner with `args` (`-p local -s dev` before them).
+    #[track_caller]
+    pub fn runner(&self, args: &[&str]) -> Run {
+        let mut all = vec!["-p", "local", "-s", "dev"];
+        all.extend(args);
+        let out = self.command(&all).output().unwrap();
+        self.record(out)
+    }
+
+    fn record(&self, out: std::process::Output) -> Run {
+        let run = Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8(out.stdout).unwrap(),
+            stderr: String::from_utf8(out.stderr).unwrap(),
+        };
+        let mut printed = self.printed.borrow_mut();
+        printed.push_str(&run.stdout);
+        printed.push_str(&run.stderr);
+        run
+    }
+
+    /// The engine's own `pulumi` in a project's directory, against the workspace's backend: a
+    /// change made by hand, outside the runner.
+    pub fn pulumi_by_hand(&self, project_dir: &str, args: &[&str]) -> Run {
+        let mut c = Command::new(self.bin.join("pulumi"));
+        self.engine_env(&mut c);
+        let backend = format!("file://{}", self.path().join(".pulumi-state").display());
+        c.current_dir(self.path().join(project_dir))
+            .env("PULUMI_BACKEND_URL", backend)
+            .args(args);
+        let out = c.output().unwrap();
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8(out.stdout).unwrap(),
+            stderr: String::from_utf8(out.stderr).unwrap(),
+        }
+    }
+
+    pub fn summary(&self) -> Value {
+        serde_json::from_str(&std::fs::read_to_string(self.path().join(".runner/last-run.json")).unwrap()).unwrap()
+    }
+
+    /// Each project's status in the last run's summary.
+    pub fn statuses(&self) -> BTreeMap<String, String> {
+        self.summary()["projects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| (name(p), p["status"].as_str().unwrap().to_string()))
+            .collect()
+    }
+
+    /// A project's entry in the last run's summary.
+    pub fn project(&self, project: &str) -> Value {
+        self.summary()["projects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == project)
+            .unwrap_or_else(|| panic!("{project} is not in the summary"))
+            .clone()
+    }
+
+    /// (started, ended) of each project that ran in the last run (RFC 3339 UTC with
+    /// milliseconds: they sort as text).
+    pub fn spans(&self) -> BTreeMap<String, (String, String)> {
+        self.summary()["projects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|p| {
+                Some((
+                    name(p),
+                    (p["started"].as_str()?.to_string(), p["ended"].as_str()?.to_string()),
+                ))
+            })
+            .collect()
+    }
+
+    /// What each project waits for (needs and ordering-only), from the plan.
+    pub fn waits(&self) -> BTreeMap<String, Vec<String>> {
+        let plan = self.runner(&["show-plan", "--format", "json"]).expect(0).json();
+        plan["projects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                let w = p["waits_for"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_str().unwrap().to_string());
+                (name(p), w.collect())
+            })
+            .collect()
+    }
+
+    /// Replaces `from` (which must occur) by `to` in a workspace file.
+    #[track_caller]
+    pub fn edit(&self, rel: &str, from: &str, to: &str) {
+        let p = self.path().join(rel);
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(text.contains(from), "{rel} does not contain {from:?}");
+        std::fs::write(p, text.replacen(from, to, 1)).unwrap();
+    }
+
+    /// One output of a deployed project, as `runner output` prints it (a secret one only with
+    /// `--show-secrets`).
+    #[track_caller]
+    pub fn output(&self, project: &str, output: &str, show_secrets: bool) -> String {
+        let mut args = vec!["output", project, output, "-s", "dev"];
+        if show_secrets {
+            args.push("--show-secrets");
+        }
+        let out = self.command(&args).output().unwrap();
+        // A secret asked for is printed by design: only what was not asked for is recorded.
+        let run = if show_secrets {
+            Run {
+                code: out.status.code().unwrap_or(-1),
+                stdout: String::from_utf8(out.stdout).unwrap(),
+                stderr: String::from_utf8(out.stderr).unwrap(),
+            }
+        } else {
+            self.record(out)
+        };
+        run.expect(0).stdout.trim_end().to_string()
+    }
+
+    /// `runner output PROJECT NAME` of a secret output without `--show-secrets`: refused.
+    #[track_caller]
+    pub fn secret_output_refused(&self, project: &str, output: &str) {
+        let run = self.record(
+            self.command(&["output", project, output, "-s", "dev"])
+                .output()
+                .unwrap(),
+        );
+        let run = run.expect(1);
+        assert!(run.stderr.contains("is a secret"), "{}", run.stderr);
+    }
+
+    /// Asserts that no secret given to the run (nor one the engine made) was ever printed or
+    /// written in plain text anywhere in the workspace.
+    #[track_caller]
+    pub fn assert_no_plain_secret(&self, made: &[String]) {
+        let printed = self.printed.borrow();
+        for secret in [ADMIN_PASSWORD, DB_PASSWORD]
+            .iter()
+            .copied()
+            .chain(made.iter().map(String::as_str))
+        {
+            assert!(!printed.contains(secret), "{secret} was printed:\n{printed}");
+            for file in files_under(self.path()) {
+                // The user's kubeconfig holds the cluster's token: that is what it is for.
+                if file == self.kubeconfig() {
+                    continue;
+                }
+                let bytes = std::fs::read(&file).unwrap_or_default();
+                assert!(
+                    !String::from_utf8_lossy(&bytes).contains(secret),
+                    "{} holds {secret} in plain text",
+                    file.display()
+                );
+            }
+        }
+    }
+
+    /// Makes `project`'s program read `./gate`, a FIFO nobody writes to: its `pulumi up` holds
+    /// the stack's lock and waits there, in the real language host as in the stand-in.
+    pub fn hang(&self, project_dir: &str) -> Gate {
+        self.edit(
+            &format!("{project_dir}/Pulumi.yaml"),
+            "        cluster: ${kubeconfig.outputs[\"cluster_name\"]}\n",
+            "        cluster: ${kubeconfig.outputs[\"cluster_name\"]}\n        gate:\n          fn::readFile: ./gate\n",
+        );
+        let fifo = self.path().join(project_dir).join("gate");
+        let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(made.success());
+        Gate { fifo }
+    }
+
+    /// The content of the lock `pulumi up` holds on `project`'s stack, once it is taken (the
+    /// process must still run: its command line tells an `up`).
+    pub fn wait_for_lock(&self, project: &str) -> Value {
+        let dir = self
+            .path()
+            .join(".pulumi-state/.pulumi/locks/organization")
+            .join(project)
+            .join("dev");
+        let start = Instant::now();
+        loop {
+            let lock = std::fs::read_dir(&dir).ok().and_then(|d| {
+                d.flatten()
+                    .map(|e| e.path())
+                    // The file backend keeps each blob's attributes beside it (`.attrs`).
+                    .filter(|p| p.extension().is_some_and(|x| x == "json"))
+                    .filter_map(|p| serde_json::from_slice::<Value>(&std::fs::read(p).ok()?).ok())
+                    // Not the lock `stack select --create` holds while it creates the stack.
+                    .find(|v| {
+                        let cmdline = std::fs::read(format!("/proc/{}/cmdline", v["pid"])).unwrap_or_default();
+                        cmdline.split(|&b| b == 0).any(|arg| arg == b"up")
+                    })
+            });
+            if let Some(v) = lock {
+                return v;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "{project}'s stack was never locked"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The files of the stack's lock directory of `project` (none once every lock is gone).
+    pub fn lock_files(&self, project: &str) -> Vec<PathBuf> {
+        files_under(
+            &self
+                .path()
+                .join(".pulumi-state/.pulumi/locks/organization")
+                .join(project),
+        )
+    }
+
+    /// The resources the backend holds for `project`'s stack.
+    pub fn resources(&self, project: &str) -> Vec<Value> {
+        let file = self
+            .path()
+            .join(format!(".pulumi-state/.pulumi/stacks/{project}/dev.json"));
+        let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let v: Value = serde_json::from_str(&text).unwrap();
+        v.pointer("/checkpoint/latest/resources")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    }
+}
+
+/// A FIFO a program reads: opened for writing (and closed) on drop, so no reader stays blocked.
+pub struct Gate {
+    fifo: PathBuf,
+}
+
+impl Gate {
+    /// Replaces the FIFO by a file, so the program reads it at once from now on.
+    pub fn open(&self) {
+        self.release();
+        let _ = std::fs::remove_file(&self.fifo);
+        std::fs::write(&self.fifo, "open\n").unwrap();
+    }
+
+    fn release(&self) {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        // O_NONBLOCK: fails at once when nobody reads, instead of waiting for a reader.
+        const O_NONBLOCK: i32 = 0o4000;
+        let _ = std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(O_NONBLOCK)
+            .open(&self.fifo);
+    }
+}
+
+impl Drop for Gate {
+    fn drop(&mut self) {
+        self.release();
+    }
+}
+
+fn name(p: &Value) -> String {
+    p["name"].as_str().unwrap().to_string()
+}
+
+/// Copies what git holds of the example (not what a run of it left: state, stack files).
+fn copy_committed(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let target = to.join(&name);
+        if entry.file_type().unwrap().is_dir() {
+            copy_committed(&entry.path(), &target);
+        } else if !(name.starts_with("Pulumi.") && name != "Pulumi.yaml") && name != "gate" {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+fn signal(pid: u32, sig: &str) {
+    let ok = Command::new("kill").args([sig, &pid.to_string()]).status().unwrap();
+    assert!(ok.success(), "kill {sig} {pid}");
+}
+
+/// Every project's start came after the end of each project it waits for.
+#[track_caller]
+fn assert_order(spans: &BTreeMap<String, (String, String)>, waits: &BTreeMap<String, Vec<String>>, reverse: bool) {
+    for (project, upstream) in waits {
+        for u in upstream {
+            let (first, then) = if reverse { (project, u) } else { (u, project) };
+            let (Some(a), Some(b)) = (spans.get(first), spans.get(then)) else {
+                continue;
+            };
+            assert!(b.0 >= a.1, "{then} started at {} before {first} ended at {}", b.0, a.1);
+        }
+    }
+}
+
+/// The sha256 of `text`, in hex, first 16 digits (what the example's smoke-test hook prints).
+fn fingerprint(text: &str) -> String {
+    use sha2::Digest as _;
+    let d = sha2::Sha256::digest(text.as_bytes());
+    let hex = d.iter().fold(String::new(), |mut s, b| {
+        use std::fmt::Write as _;
+        let _ = write!(s, "{b:02x}");
+        s
+    });
+    hex[..16].to_string()
+}
+
+macro_rules! on_both_engines {
+    ($($scenario:ident),* $(,)?) => {$(
+        mod $scenario {
+            #[test]
+            fn standin() {
+                if let Some(e2e) = super::E2e::new(super::Engine::Standin) {
+                    super::$scenario(&e2e);
+                }
+            }
+            #[test]
+            fn real() {
+                if let Some(e2e) = super::E2e::new(super::Engine::Real) {
+                    super::$scenario(&e2e);
+                }
+            }
+        }
+    )*};
+}
+
+on_both_engines!(day_one_and_day_two, ctrl_c_during_up, a_killed_pulumi_leaves_its_lock);
+
+/// A step of a scenario: what it shows, and the step itself.
+type Step = (&'static str, fn(&E2e));
+
+/// From nothing to a deployed platform and back, on one workspace: each step starts from
+/// what the one before left.
+const DAY_ONE_AND_DAY_TWO: &[Step] = &[
+    ("validate writes the stack file and stores the secrets", validate),
+    ("up creates every stack, in dependency order", first_up),
+    (
+        "outputs and secrets reach downstream projects and hooks, never printed",
+        secrets_downstream,
+    ),
+    (
+        "a repeat runs nothing; a configuration change updates in place",
+        repeat_and_change,
+    ),
+    (
+        "a change made by hand: drift, preview --expect-no-changes, refresh, up",
+        change_by_hand,
+    ),
+    ("a program the engine refuses, then the resume", refused_then_resumed),
+    ("status, logs, the engine's own history", day_two_commands),
+    ("destroy: dependents first, nothing left", destroy_all),
+];
+
+fn day_one_and_day_two(e: &E2e) {
+    for (what, step) in DAY_ONE_AND_DAY_TWO {
+        eprintln!("step: {what}");
+        step(e);
+    }
+}
+
+/// The secrets the engine made: the identity's token, the app's database URL.
+fn made_secrets(e: &E2e) -> Vec<String> {
+    vec![
+        e.output("identity", "ci_token", true),
+        e.output("app", "database_url", true),
+    ]
+}
+
+/// `validate` asks nothing without a terminal: the stack file from the defaults, the secrets
+/// (through stdin) in the secrets store's own stack file.
+fn validate(e: &E2e) {
+    // validate: asks nothing (no terminal), writes the stack file from the defaults, stores the
+    // secrets (through stdin) in the secrets store's own stack file.
+    let run = e.runner(&["validate"]).expect(0);
+    assert!(run.stderr.contains("All configuration is OK"), "{}", run.stderr);
+    let shared = std::fs::read_to_string(e.path().join("config/pulumi/Pulumi.dev.yaml")).unwrap();
+    assert!(shared.contains("kubernetes:infra_type: local"), "{shared}");
+    assert!(shared.contains("logstore:retention: 7d"), "{shared}");
+    let store = std::fs::read_to_string(e.path().join("projects/services/secrets/Pulumi.dev.yaml")).unwrap();
+    assert!(store.contains("encryptionsalt: v1:"), "the store's own salt:\n{store}");
+    assert_eq!(store.matches("secure: v1:").count(), 2, "{store}");
+}
+
+/// `up`: every stack created, in dependency order, with the shared stack file.
+fn first_up(e: &E2e) {
+    // up: every stack created, in dependency order, with the shared stack file.
+    let run = e.runner(&["up", "--yes"]).expect(0);
+    let statuses = e.statuses();
+    assert!(
+        statuses.values().all(|s| s == "succeeded"),
+        "{statuses:?}\n{}",
+        run.stderr
+    );
+    assert_eq!(statuses.len(), 11);
+    assert_order(&e.spans(), &e.waits(), false);
+    let shared = std::fs::read_to_string(e.path().join("config/pulumi/Pulumi.dev.yaml")).unwrap();
+    assert_eq!(
+        shared.matches("encryptionsalt:").count(),
+        1,
+        "one salt, shared:\n{shared}"
+    );
+    for p in ["identity", "network", "cluster", "secrets", "app"] {
+        assert!(!e.resources(p).is_empty(), "{p} holds no resource");
+    }
+    // A config value from the shared file, through two stack references.
+    assert_eq!(e.output("network", "cidr", false), "10.0.0.0/16");
+    assert_eq!(e.output("logstore", "retention", false), "7d");
+}
+
+/// Outputs and secrets through stack references, to a hook and the user's kubeconfig.
+fn secrets_downstream(e: &E2e) {
+    // Secrets downstream: the database password went store → app (two stack references), the
+    // app's output is secret, shown only when asked; the hook got it (its fingerprint printed).
+    e.secret_output_refused("app", "database_url");
+    let database_url = e.output("app", "database_url", true);
+    assert!(
+        database_url.starts_with(&format!("postgres://app:{DB_PASSWORD}@db.dev-cluster")),
+        "{database_url}"
+    );
+    assert!(
+        e.printed.borrow().contains(&format!(
+            "its database URL arrived (sha256 {})",
+            fingerprint(&database_url)
+        )),
+        "the hook's line, when the first up ran it"
+    );
+    assert_eq!(e.output("monitoring", "admin_password", true), ADMIN_PASSWORD);
+    // A secret made by the engine (the identity's token), read by the cluster, merged into the
+    // user's kubeconfig; kubectl reads the result.
+    let token = e.output("identity", "ci_token", true);
+    assert!(token.starts_with("token-"), "{token}");
+    let kubectl = |args: &[&str]| {
+        let out = Command::new("kubectl")
+            .args(args)
+            .env("KUBECONFIG", e.kubeconfig())
+            .output()
+            .expect("kubectl (scripts/install-test-tools installs it)");
+        assert!(
+            out.status.success(),
+            "kubectl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_eq!(kubectl(&["config", "current-context"]).trim(), "dev-cluster");
+    assert_eq!(
+        kubectl(&["config", "view", "--raw", "-o", "jsonpath={.users[0].user.token}"]),
+        token
+    );
+    e.assert_no_plain_secret(&made_secrets(e));
+}
+
+/// A repeat, then a configuration change.
+fn repeat_and_change(e: &E2e) {
+    // A repeat changes nothing and runs nothing.
+    e.runner(&["up", "--yes"]).expect(0);
+    assert!(e.statuses().values().all(|s| s == "unchanged"), "{:?}", e.statuses());
+
+    // A configuration change: logstore updates its resource in place; nothing else changes.
+    e.edit(
+        "config/pulumi/Pulumi.dev.yaml",
+        "logstore:retention: 7d",
+        "logstore:retention: 30d",
+    );
+    e.runner(&["up", "--yes"]).expect(0);
+    let logstore = e.project("logstore");
+    assert_eq!(logstore["status"], "succeeded", "{logstore}");
+    assert_eq!(logstore["changes"]["update"], 1, "{logstore}");
+    for p in e.summary()["projects"].as_array().unwrap() {
+        if p["name"] != "logstore" && p["name"] != "logagent" {
+            let changes = p["changes"].as_object().unwrap();
+            assert!(
+                changes.keys().all(|k| k == "same" || k == "read"),
+                "{} changed: {p}",
+                p["name"]
+            );
+        }
+    }
+    assert_eq!(e.output("logstore", "retention", false), "30d");
+}
+
+/// The network deployed by hand with another range, outside the runner.
+fn change_by_hand(e: &E2e) {
+    // A change made by hand: the network deployed with another range, outside the runner.
+    let shared = std::fs::read_to_string(e.path().join("config/pulumi/Pulumi.dev.yaml")).unwrap();
+    let other = e.path().join("home/other.yaml");
+    std::fs::write(&other, shared.replace("10.0.0.0/16", "10.9.0.0/16")).unwrap();
+    let by_hand = e.pulumi_by_hand(
+        "projects/infra/network",
+        &[
+            "up",
+            "--yes",
+            "--skip-preview",
+            "--non-interactive",
+            "--stack",
+            "dev",
+            "--config-file",
+            other.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(by_hand.code, 0, "{}{}", by_hand.stdout, by_hand.stderr);
+    // drift and preview --expect-no-changes find it (exit 6), naming network.
+    let drift = e.runner(&["drift"]).expect(6);
+    assert!(
+        drift.stdout.contains("network") || drift.stderr.contains("network (~1"),
+        "{}",
+        drift.stderr
+    );
+    e.runner(&["preview", "--expect-no-changes"]).expect(6);
+    // refresh takes it into the cluster's view of the network (its stack reference).
+    let refresh = e.runner(&["refresh", "--yes"]).expect(0);
+    assert!(refresh.stderr.contains("Changed outside Pulumi"), "{}", refresh.stderr);
+    assert_eq!(e.project("cluster")["changes"]["update"], 1, "{}", e.project("cluster"));
+    // The next up sets what the workspace says again: network (which drift found) and cluster.
+    e.runner(&["up", "--yes"]).expect(0);
+    for p in ["network", "cluster"] {
+        assert_eq!(e.project(p)["status"], "succeeded", "{p} ran again: {:?}", e.statuses());
+    }
+    assert_eq!(e.output("network", "cidr", false), "10.0.0.0/16");
+    e.runner(&["drift"]).expect(0);
+}
+
+/// A program the engine refuses, fixed, and the run resumed.
+fn refused_then_resumed(e: &E2e) {
+    // A program the engine refuses: its own diagnostic is the cause, the dependents skipped.
+    e.edit(
+        "projects/services/logstore/Pulumi.yaml",
+        "        retention: ${retention}\n",
+        "        retention: ${retention}\n      retention_days: 7\n",
+    );
+    let failed = e.runner(&["up", "--yes"]).expect(1);
+    let logstore = e.project("logstore");
+    assert_eq!(logstore["status"], "failed");
+    let error = logstore["error"].as_str().unwrap();
+    assert!(
+        error.contains("Property retention_days does not exist on 'pulumi:index:Stash'"),
+        "the engine's diagnostic is the cause: {error}"
+    );
+    assert!(!error.contains('\u{1b}'), "no terminal escapes in the cause: {error:?}");
+    assert!(failed.stderr.contains("retention_days"), "{}", failed.stderr);
+    assert_eq!(e.project("logagent")["status"], "skipped");
+    assert_eq!(e.project("app")["status"], "skipped");
+    // Fixed, the run resumes: logstore runs; what was skipped after it had been deployed
+    // before and reads the same outputs as then, so it stays.
+    e.edit(
+        "projects/services/logstore/Pulumi.yaml",
+        "      retention_days: 7\n",
+        "",
+    );
+    e.runner(&["up", "--yes"]).expect(0);
+    let statuses = e.statuses();
+    for (p, s) in &statuses {
+        let expected = if p == "logstore" { "succeeded" } else { "unchanged" };
+        assert_eq!(s, expected, "{p}: {statuses:?}");
+    }
+}
+
+/// Day two: `status`, `logs`, `runner pulumi P -- stack history`.
+fn day_two_commands(e: &E2e) {
+    // Day two: status, output, logs, the engine's own history.
+    let status = e.runner(&["status"]).expect(0);
+    assert!(status.stdout.contains("An up would run nothing"), "{}", status.stdout);
+    let logs = e.runner(&["logs", "logstore"]).expect(0);
+    assert!(logs.stdout.contains("Updating (dev)"), "{}", logs.stdout);
+    let history = e
+        .runner(&["pulumi", "network", "--", "stack", "history", "--json"])
+        .expect(0);
+    let history: Value =
+        serde_json::from_str(&history.stdout).unwrap_or_else(|err| panic!("{err}: {}", history.stdout));
+    let kinds: Vec<&str> = history
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|h| h["kind"].as_str())
+        .collect();
+    assert!(kinds.contains(&"update") && kinds.contains(&"refresh"), "{kinds:?}");
+}
+
+/// `destroy`: dependents first, every stack empty after, no secret anywhere.
+fn destroy_all(e: &E2e) {
+    // destroy: dependents first, every stack empty after.
+    let made = made_secrets(e);
+    let waits = e.waits();
+    e.runner(&["destroy", "--yes"]).expect(0);
+    assert!(e.statuses().values().all(|s| s == "succeeded"), "{:?}", e.statuses());
+    assert_order(&e.spans(), &waits, true);
+    for p in waits.keys() {
+        assert!(e.resources(p).is_empty(), "{p} still holds resources after destroy");
+    }
+    e.assert_no_plain_secret(&made);
+}
+
+/// Ctrl-C while a `pulumi up` holds its stack: the run ends 130, nothing is left locked, and the
+/// next `up` finishes the job.
+fn ctrl_c_during_up(e: &E2e) {
+    let gate = e.hang("projects/services/logstore");
+    let child = e
+        .command(&["up", "--yes", "-p", "local", "-s", "dev"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    e.wait_for_lock("logstore");
+    signal(child.id(), "-INT");
+    let out = e.record(child.wait_with_output().unwrap());
+    assert_eq!(out.code, 130, "Ctrl-C ends the run with 130:\n{}", out.stderr);
+    assert!(
+        e.lock_files("logstore").is_empty(),
+        "{:?}\n{}\n{}",
+        e.lock_files("logstore"),
+        out.stdout,
+        out.stderr
+    );
+    gate.open();
+    let logstore = e.project("logstore");
+    assert_ne!(logstore["status"], "succeeded", "{logstore}");
+    assert_eq!(e.project("app")["status"], "not started", "{}", e.project("app"));
+
+    e.runner(&["up", "--yes"]).expect(0);
+    let statuses = e.statuses();
+    for p in ["logstore", "logagent", "app"] {
+        assert_eq!(statuses[p], "succeeded", "{statuses:?}");
+    }
+    assert!(
+        statuses.values().all(|s| s == "succeeded" || s == "unchanged"),
+        "{statuses:?}"
+    );
+}
+
+/// A `pulumi` killed with SIGKILL while it holds its stack's lock. Seen by the runner: the project fails
+/// naming the signal and the runner removes the lock its own child left, so the next `up` just
+/// runs. With the runner killed too (a crash, an OOM kill): the lock stays, the next `up` names
+/// it as stale, and `--remove-stale-locks` removes it and finishes.
+fn a_killed_pulumi_leaves_its_lock(e: &E2e) {
+    let gate = e.hang("projects/services/logstore");
+    let spawn = || {
+        e.command(&["up", "--yes", "-p", "local", "-s", "dev"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let pid_of = |lock: &Value| u32::try_from(lock["pid"].as_u64().unwrap()).unwrap();
+
+    let child = spawn();
+    let lock = e.wait_for_lock("logstore");
+    signal(pid_of(&lock), "-KILL");
+    let out = e.record(child.wait_with_output().unwrap());
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let error = e.project("logstore")["error"].as_str().unwrap().to_string();
+    assert!(error.contains("killed by SIGKILL"), "{error}");
+    assert!(out.stderr.contains("removed the lock it left"), "{}", out.stderr);
+    assert!(e.lock_files("logstore").is_empty(), "{:?}", e.lock_files("logstore"));
+
+    // The runner and its pulumi both killed: nobody removes the lock.
+    let child = spawn();
+    let lock = e.wait_for_lock("logstore");
+    signal(child.id(), "-KILL");
+    signal(pid_of(&lock), "-KILL");
+    let _ = child.wait_with_output();
+    gate.open();
+    let refused = e.runner(&["up", "--yes"]).expect(1);
+    let error = e.project("logstore")["error"].as_str().unwrap().to_string();
+    assert!(error.contains("the stack is currently locked"), "{error}");
+    assert!(error.contains("--remove-stale-locks"), "{error}\n{}", refused.stderr);
+
+    let removed = e.runner(&["up", "--yes", "--remove-stale-locks"]).expect(0);
+    assert!(removed.stderr.contains("removed the stale lock"), "{}", removed.stderr);
+    assert!(e.lock_files("logstore").is_empty(), "{:?}", e.lock_files("logstore"));
+    assert_eq!(e.statuses()["app"], "succeeded");
+}
