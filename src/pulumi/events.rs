@@ -91,6 +91,20 @@ impl EventLog {
         }
     }
 
+    /// The stack's outputs, whole, when the log holds them and none is secret: then nothing
+    /// needs reading after the operation. `None` when it has none to tell, or a secret (its
+    /// value blinded here) is among them.
+    pub(crate) fn plain_outputs(&self) -> Option<Outputs> {
+        let outputs = self.outputs.as_ref()?;
+        if outputs.values().any(holds_secret) {
+            return None;
+        }
+        Some(Outputs {
+            values: outputs.clone(),
+            ..Outputs::default()
+        })
+    }
+
     /// The outputs read with `stack output --json --show-secrets`, each marked secret when the
     /// log says any part of it is; `None` when the log cannot tell (it has no stack outputs
     /// event) and there is something to tell. An output the log does not know counts as secret:
@@ -118,6 +132,17 @@ fn strip_colour_tags(text: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// A blinded value holds a secret (or the text `[secret]`, which counts as one: nothing that
+/// could be a secret is taken for plain).
+fn holds_secret(v: &Value) -> bool {
+    match v {
+        Value::String(s) => s == REDACTED,
+        Value::Array(a) => a.iter().any(holds_secret),
+        Value::Object(m) => m.values().any(holds_secret),
+        _ => false,
+    }
 }
 
 /// A serialized property value with each secret in it `[secret]`.
@@ -196,6 +221,22 @@ mod tests {
                 "Error: Property retention_days does not exist on 'pulumi:index:Stash'",
                 "  on Pulumi.yaml line 18:"
             ]
+        );
+    }
+
+    #[test]
+    fn outputs_all_plain_come_whole_from_the_log_and_a_secret_among_them_needs_a_read() {
+        let with_secret = EventLog::parse(LOG);
+        assert!(with_secret.plain_outputs().is_none());
+        let plain = EventLog::parse(
+            r#"{"resOutputsEvent":{"metadata":{"type":"pulumi:pulumi:Stack","new":{"outputs":{"url":"http://x","n":{"a":[1]}}}}}}"#,
+        );
+        let o = plain.plain_outputs().unwrap();
+        assert_eq!(o.values["url"], "http://x");
+        assert!(o.secret.is_empty());
+        assert!(
+            EventLog::parse("").plain_outputs().is_none(),
+            "no outputs event: read them"
         );
     }
 

@@ -118,10 +118,16 @@ impl Pulumi {
         }
     }
 
-    /// Reads the stack's outputs, values in memory only: one `stack output --show-secrets`,
-    /// which of them are secret told by the operation's event log; only when the log cannot
-    /// tell, a second read without `--show-secrets` (secrets read `"[secret]"` there).
+    /// Reads the stack's outputs, values in memory only. When the operation's event log holds
+    /// them and none is secret, they are taken from it: no `pulumi` starts. Otherwise one
+    /// `stack output --show-secrets` (the log blinds secrets, and a secret's change must change
+    /// the outputs' digest, so that what reads it runs again), which of them are secret told by
+    /// the log; only when the log cannot tell, a second read without `--show-secrets`
+    /// (secrets read `"[secret]"` there).
     async fn outputs(&self, job: &Job, control: &Control, log: &EventLog) -> Result<Outputs, JobEnd> {
+        if let Some(outputs) = log.plain_outputs() {
+            return Ok(outputs);
+        }
         let read = |show: bool| {
             let mut args = vec![
                 "stack",
