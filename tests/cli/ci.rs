@@ -287,10 +287,7 @@ pub fn ant_rules<'a>(doc: &'a roxmltree::Document<'a>) -> Vec<roxmltree::Node<'a
 /// The report against the strict Ant schema itself, when `RUNNER_SCHEMAS_DIR` holds
 /// `junit.xsd` (no registry ships it); skipped otherwise.
 pub fn ant_schema(path: &std::path::Path) {
-    let Some(dir) = std::env::var_os("RUNNER_SCHEMAS_DIR").map(std::path::PathBuf::from) else {
-        eprintln!(
-            "skipped: RUNNER_SCHEMAS_DIR is not set (a directory holding junit.xsd); the Ant rules were checked in the test"
-        );
+    let Some(dir) = crate::support::schemas_dir("junit.xsd; the Ant rules were checked in the test") else {
         return;
     };
     if !crate::support::have("xmllint") {

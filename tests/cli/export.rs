@@ -817,8 +817,7 @@ fn kubernetes_objects_validate_against_the_crds_in_runner_schemas_dir() {
     // The CRDs of PKO, Argo Workflows, Argo CD and External Secrets as published upstream: no
     // package registry ships them, so they are read from a directory holding those files
     // (RUNNER_SCHEMAS_DIR); without it this check is skipped.
-    let Some(dir) = std::env::var_os("RUNNER_SCHEMAS_DIR").map(PathBuf::from) else {
-        eprintln!("skipped: RUNNER_SCHEMAS_DIR is not set (a directory holding the published CRDs)");
+    let Some(dir) = crate::support::schemas_dir("the published CRDs") else {
         return;
     };
     let validators: BTreeMap<(String, String), jsonschema::Validator> = CRDS
@@ -846,7 +845,11 @@ fn kubernetes_objects_validate_against_the_crds_in_runner_schemas_dir() {
             run.expect(0);
             for (path, text) in files.iter().filter(|(p, _)| is_yaml(p)) {
                 for object in docs(text) {
-                    let key = (s(&object["apiVersion"]), s(&object["kind"]));
+                    // Not every document is an object: argocd-health.yaml is a patch (`data` only).
+                    let (Some(api), Some(kind)) = (object["apiVersion"].as_str(), object["kind"].as_str()) else {
+                        continue;
+                    };
+                    let key = (api.to_string(), kind.to_string());
                     let Some(v) = validators.get(&key) else { continue };
                     seen.insert(key.1.clone());
                     let errors: Vec<String> = v

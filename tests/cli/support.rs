@@ -499,3 +499,18 @@ pub fn real_pulumi_dir() -> Option<PathBuf> {
         }
     }
 }
+
+/// The directory of the published schemas no registry ships (junit.xsd, the CRDs of PKO, Argo
+/// and External Secrets): `RUNNER_SCHEMAS_DIR`, which `.ci/run` points at the copy CI keeps
+/// beside the clone. `None` (the check skips, saying so) when unset, unless
+/// `RUNNER_REQUIRE_TOOLS=1`: a check that skips in CI proves nothing, so it fails there.
+pub fn schemas_dir(what: &str) -> Option<PathBuf> {
+    match std::env::var_os("RUNNER_SCHEMAS_DIR").filter(|v| !v.is_empty()) {
+        Some(dir) => Some(PathBuf::from(dir)),
+        None if tool_required() => panic!("RUNNER_SCHEMAS_DIR is not set: it must name a directory holding {what}"),
+        None => {
+            eprintln!("skipped: RUNNER_SCHEMAS_DIR is not set (a directory holding {what})");
+            None
+        }
+    }
+}
