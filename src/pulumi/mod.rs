@@ -357,22 +357,16 @@ impl Pulumi {
         let Some(pid) = end.pid else { return };
         let backend = self.env.get("PULUMI_BACKEND_URL").unwrap_or_default();
         for file in locks::left_by(pid, &backend, &job.project.name, &self.stack) {
-            let (level, message) = match locks::remove_file(&file) {
-                Ok(()) => (
-                    Level::Warning,
-                    format!(
-                        "pulumi (pid {pid}) was stopped while it held the stack's lock: removed the lock it left ({})",
-                        file.display()
-                    ),
+            let message = match locks::remove_file(&file) {
+                Ok(()) => format!(
+                    "pulumi (pid {pid}) was stopped while it held the stack's lock: removed the lock it left ({})",
+                    file.display()
                 ),
-                Err(e) => (
-                    Level::Warning,
-                    format!("pulumi (pid {pid}) was stopped while it held the stack's lock, which stays: {e}"),
-                ),
+                Err(e) => format!("pulumi (pid {pid}) was stopped while it held the stack's lock, which stays: {e}"),
             };
             let _ = control.events.send(Event::Note {
                 project: Some(job.project.name.clone()),
-                level,
+                level: Level::Warning,
                 message,
             });
         }

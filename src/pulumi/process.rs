@@ -109,7 +109,10 @@ impl Step<'_> {
             }
         };
         let status = status.map_err(|e| format!("waiting for {program}: {e}"))?;
+        #[cfg(unix)]
         let signal = std::os::unix::process::ExitStatusExt::signal(&status);
+        #[cfg(not(unix))]
+        let signal: Option<i32> = None;
         if signal.is_some() {
             // Killed, it could not stop its language host and plugins: they would stay, holding
             // what the program opened (and the pipes the tasks below read to their end).
