@@ -2,7 +2,10 @@
 //! around the pure exports (`crate::export`): it checks the state backend is one every engine
 //! reaches, reads the stack configuration (plain values travel with the export, secrets only as
 //! references), the repository's remote and revision, the programs (`--source program`), then
-//! writes the files and prints every name it had to change.
+//! writes the files (`outdir`: only inside the output directory, only over its own files) and
+//! prints every name it had to change.
+
+mod outdir;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -17,7 +20,6 @@ use crate::config::stackfile::{self, StackFile};
 use crate::config::{SECRET_PREFIX, env_name};
 use crate::error::{RunnerError, exit};
 use crate::export::{self, Esc, Format, Input, Repo, Revision, SecretKey, Source};
-use crate::fs::{NewFile, write_atomic};
 use crate::plan::{Operation, Plan};
 use crate::report;
 use crate::settings::{Settings, Target};
@@ -50,6 +52,8 @@ pub(crate) struct ExportOptions {
     pub(crate) esc_project: String,
     pub(crate) esc_environment: Option<String>,
     pub(crate) owner: String,
+    /// Replace files in the output directory that no export made (links themselves).
+    pub(crate) force: bool,
 }
 
 pub(crate) fn run(s: &Settings, t: &Target, o: &ExportOptions) -> Result<i32, RunnerError> {
@@ -127,40 +131,37 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &ExportOptions) -> Result<i32, Ru
             }
             write_result(&text)?;
         }
-        Output::Dir(dir) => {
-            for f in &made.files {
-                let path = dir.join(&f.path);
-                write_file(s, &path, &f.text, f.executable)?;
-            }
-            report::info(&format!(
-                "Exported {} ({} projects) to {}: {}",
-                o.format.as_str(),
-                plan.order.len(),
-                s.ws.show(&dir),
-                made.files
-                    .iter()
-                    .map(|f| f.path.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-        }
+        Output::Dir(dir) => write_dir(s, o, &made.files, &dir, plan.order.len())?,
     }
     Ok(exit::SUCCESS)
 }
 
-fn write_file(s: &Settings, path: &Path, text: &str, executable: bool) -> Result<(), RunnerError> {
-    let io = |source| RunnerError::Io {
-        context: format!("cannot write {}", s.ws.show(path)),
-        source,
-    };
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(io)?;
+/// Writes the files into `dir` (see `outdir`), removes what an earlier export left, says so.
+fn write_dir(
+    s: &Settings,
+    o: &ExportOptions,
+    files: &[export::File],
+    dir: &Path,
+    projects: usize,
+) -> Result<(), RunnerError> {
+    let top = git(&s.ws.root, &["rev-parse", "--show-toplevel"]).map(PathBuf::from);
+    let trusted: Vec<&Path> = top.iter().map(PathBuf::as_path).chain([s.ws.root.as_path()]).collect();
+    let show = |p: &Path| s.ws.show(p);
+    let writes = outdir::check(dir, &trusted, files, o.format, o.force, &show)?;
+    writes.write(files, &show)?;
+    for path in &writes.stale {
+        report::info(&format!(
+            "removed {}: an earlier `export {}` wrote it, this one does not",
+            s.ws.show(path),
+            o.format.as_str()
+        ));
     }
-    write_atomic(path, text.as_bytes(), NewFile::Default).map_err(io)?;
-    if executable {
-        use std::os::unix::fs::PermissionsExt as _;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).map_err(io)?;
-    }
+    report::info(&format!(
+        "Exported {} ({projects} projects) to {}: {}",
+        o.format.as_str(),
+        s.ws.show(dir),
+        files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>().join(", ")
+    ));
     Ok(())
 }
 

@@ -1,0 +1,258 @@
+//! `runner export` against a hostile checkout and hostile values: symbolic links committed in the
+//! output directory (or being it, or a parent of it) that point into the user's home, files the
+//! user wrote where an export writes, an output that is a file, a device or git's own directory,
+//! a namespace that is shell code, stack values that are CI-engine code. What a user would
+//! notice is asserted: the exit code, the message, the files, and that nothing outside the
+//! output directory changed.
+
+use std::os::unix::fs::{PermissionsExt as _, symlink};
+use std::path::Path;
+
+use crate::export::{BACKEND, REPO_ARGS};
+use crate::support::{Run, Ws};
+
+/// A home directory outside the workspace, with a `.profile` the user cares about (0644).
+struct Home {
+    dir: tempfile::TempDir,
+}
+
+const PROFILE: &str = "export PATH=\"$HOME/bin:$PATH\"\n";
+
+impl Home {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(".profile"), PROFILE).unwrap();
+        std::fs::set_permissions(dir.path().join(".profile"), std::fs::Permissions::from_mode(0o644)).unwrap();
+        Home { dir }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The `.profile` is as it was: content and mode.
+    #[track_caller]
+    fn untouched(&self) {
+        let p = self.path().join(".profile");
+        assert_eq!(
+            std::fs::read_to_string(&p).unwrap(),
+            PROFILE,
+            "the link's target was written"
+        );
+        let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o644, "the link's target was chmod'ed");
+        let names: Vec<_> = std::fs::read_dir(self.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, [".profile"], "nothing else appeared in the home directory");
+    }
+}
+
+/// `runner export FORMAT -p aws -s dev` with `extra` (the output directory among them), HOME the
+/// given one.
+fn export(ws: &Ws, home: &Home, format: &str, extra: &[&str]) -> Run {
+    let mut args = vec!["export", format, "-p", "aws", "-s", "dev"];
+    args.extend(REPO_ARGS);
+    args.extend(extra);
+    ws.exec(&args, &[BACKEND, ("HOME", home.path().to_str().unwrap())])
+}
+
+fn read(ws: &Ws, rel: &str) -> String {
+    std::fs::read_to_string(ws.path().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+fn is_link(p: &Path) -> bool {
+    std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink())
+}
+
+#[test]
+fn a_committed_link_in_the_output_directory_is_refused_and_with_force_replaced_itself() {
+    let ws = Ws::configured("aws");
+    let home = Home::new();
+    let out = ws.path().join("exports/aws-dev/pko");
+    std::fs::create_dir_all(&out).unwrap();
+    symlink(home.path().join(".profile"), out.join("teardown.sh")).unwrap();
+
+    let run = export(&ws, &home, "pko", &[]).expect(2);
+    assert!(
+        run.stderr
+            .contains("exports/aws-dev/pko/teardown.sh is a symbolic link (to ")
+            && run.stderr.contains("never writes through a link")
+            && run.stderr.contains("--force"),
+        "{}",
+        run.stderr
+    );
+    home.untouched();
+    assert!(!out.join("stacks.yaml").exists(), "refused before any file was written");
+
+    let run = export(&ws, &home, "pko", &["--force"]).expect(0);
+    home.untouched();
+    let teardown = out.join("teardown.sh");
+    assert!(!is_link(&teardown), "the link itself was replaced: {}", run.stderr);
+    assert!(read(&ws, "exports/aws-dev/pko/teardown.sh").contains("Made by `runner export pko"));
+    let mode = std::fs::metadata(&teardown).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o755, "the generated script is executable");
+
+    // A dangling link (its target does not exist yet) is no way out either.
+    std::fs::remove_file(out.join("rbac.yaml")).unwrap();
+    symlink(home.path().join("planted"), out.join("rbac.yaml")).unwrap();
+    export(&ws, &home, "pko", &[])
+        .expect(2)
+        .stderr_has("exports/aws-dev/pko/rbac.yaml is a symbolic link");
+    export(&ws, &home, "pko", &["--force"]).expect(0);
+    home.untouched();
+    assert!(!is_link(&out.join("rbac.yaml")));
+}
+
+#[test]
+fn an_output_directory_that_is_a_link_or_under_one_is_refused_even_with_force() {
+    let home = Home::new();
+    // The output directory itself, a parent inside the repository, a subdirectory the export
+    // writes into: each a link into the home directory.
+    for (link, format, extra) in [
+        ("out", "pko", &["-o", "out", "--force"][..]),
+        ("exports", "pko", &["--force"][..]),
+        ("exports/aws-dev", "github-actions", &[][..]),
+        (
+            "exports/aws-dev/github-actions/workflows",
+            "github-actions",
+            &["--force"][..],
+        ),
+        ("deploy/manifests", "kebap", &["-o", "deploy"][..]),
+    ] {
+        let ws = Ws::configured("aws");
+        let at = ws.path().join(link);
+        std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+        symlink(home.path(), &at).unwrap();
+        let run = export(&ws, &home, format, extra).expect(2);
+        assert!(
+            run.stderr
+                .contains(&format!("{link} is a symbolic link (to {})", home.path().display())),
+            "{link}: {}",
+            run.stderr
+        );
+        assert!(
+            run.stderr.contains("pass the directory it points to as -o"),
+            "{}",
+            run.stderr
+        );
+        home.untouched();
+    }
+}
+
+#[test]
+fn a_file_the_user_wrote_is_not_replaced_without_force() {
+    let ws = Ws::configured("aws");
+    let home = Home::new();
+    ws.write(
+        "ci/runner-up.gitlab-ci.yml",
+        "# my own pipeline\nbuild:\n  script: [make]\n",
+    );
+    ws.write("ci/runner-destroy.gitlab-ci.yml", "# mine too\n");
+    let run = export(&ws, &home, "gitlab-ci", &["-o", "ci"]).expect(2);
+    assert!(
+        run.stderr.contains("files were not made by `runner export`")
+            && run
+                .stderr
+                .contains("ci/runner-up.gitlab-ci.yml, ci/runner-destroy.gitlab-ci.yml")
+            && run.stderr.contains("--force"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        read(&ws, "ci/runner-up.gitlab-ci.yml"),
+        "# my own pipeline\nbuild:\n  script: [make]\n"
+    );
+
+    // Its own files it overwrites without asking; with --force the user's too.
+    std::fs::remove_file(ws.path().join("ci/runner-destroy.gitlab-ci.yml")).unwrap();
+    export(&ws, &home, "gitlab-ci", &["-o", "ci"])
+        .expect(2)
+        .stderr_has("a file was not made by `runner export`");
+    export(&ws, &home, "gitlab-ci", &["-o", "ci", "--force"]).expect(0);
+    assert!(read(&ws, "ci/runner-up.gitlab-ci.yml").contains("Made by `runner export gitlab-ci"));
+    export(&ws, &home, "gitlab-ci", &["-o", "ci"]).expect(0);
+}
+
+#[test]
+fn files_an_earlier_export_wrote_and_this_one_does_not_are_removed_and_no_others() {
+    let ws = Ws::configured("aws");
+    let home = Home::new();
+    export(&ws, &home, "kebap", &["-o", "deploy", "--source", "program"]).expect(0);
+    assert!(ws.path().join("deploy/manifests/02-programs.yaml").is_file());
+    // Beside it: the user's notes, and another format's export in the same directory.
+    ws.write("deploy/manifests/notes.yaml", "# what we changed by hand\n");
+    export(&ws, &home, "backstage", &["-o", "deploy"]).expect(0);
+
+    let run = export(&ws, &home, "kebap", &["-o", "deploy"]).expect(0);
+    assert!(
+        !ws.path().join("deploy/manifests/02-programs.yaml").exists(),
+        "Argo CD would go on syncing the Programs"
+    );
+    assert!(
+        run.stderr.contains(
+            "removed deploy/manifests/02-programs.yaml: an earlier `export kebap` wrote it, this one does not"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(read(&ws, "deploy/manifests/notes.yaml"), "# what we changed by hand\n");
+    assert!(
+        ws.path().join("deploy/catalog-info.yaml").is_file(),
+        "another format's file stays"
+    );
+    assert!(ws.path().join("deploy/manifests/03-stacks.yaml").is_file());
+    home.untouched();
+}
+
+#[test]
+fn an_output_that_is_a_file_a_device_or_inside_git_is_refused_with_what_o_wants() {
+    let ws = Ws::configured("aws");
+    let home = Home::new();
+    ws.write("notes.txt", "mine\n");
+    for (output, shown, what) in [
+        (
+            "notes.txt",
+            "notes.txt is not a directory",
+            "-o/--output takes the directory",
+        ),
+        (
+            "/dev/null",
+            "/dev/null is not a directory",
+            "-o/--output takes the directory",
+        ),
+        (
+            "notes.txt/pko",
+            "notes.txt is not a directory",
+            "stands where the output directory needs a directory",
+        ),
+    ] {
+        let run = export(&ws, &home, "pko", &["-o", output]).expect(2);
+        assert!(
+            run.stderr.contains(shown) && run.stderr.contains(what),
+            "{output}: {}",
+            run.stderr
+        );
+        assert!(
+            run.stderr.contains("`-o -`") || !what.starts_with("-o"),
+            "{}",
+            run.stderr
+        );
+    }
+    assert_eq!(read(&ws, "notes.txt"), "mine\n");
+
+    std::fs::create_dir_all(ws.path().join(".git/hooks")).unwrap();
+    for output in [".git", ".git/hooks", "sub/../.git/x", ".GIT"] {
+        let run = export(&ws, &home, "pko", &["-o", output]).expect(2);
+        assert!(
+            run.stderr.contains("is inside a git directory (.git)"),
+            "{output}: {}",
+            run.stderr
+        );
+    }
+    let in_git: Vec<_> = crate::support::files_under(&ws.path().join(".git"));
+    assert!(in_git.is_empty(), "nothing written into .git: {in_git:?}");
+    home.untouched();
+}
