@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use super::names::{Names, Rule};
 use super::{
     Export, ExportError, File, Format, Input, Revision, base_name, config_secret, credentials_secret, dependents,
-    header, secret_key, stack_file, waits, yaml,
+    header, secret_key, shell, stack_file, stack_file_path, waits, yaml,
 };
 use crate::plan::Plan;
 
@@ -92,9 +92,11 @@ fn workflow(
     }
     let workdir = format!("/src/{}", repo.prefix).trim_end_matches('/').to_string();
     let script = format!(
-        "set -eu\nmkdir -p config/pulumi\nprintf '%s' \"$MARA_STACK_CONFIG\" > config/pulumi/Pulumi.{}.yaml\n\
+        "set -eu\nmkdir -p config/pulumi\nprintf '%s' \"$MARA_STACK_CONFIG\" > {}\n\
          runner {op} --only \"$PROJECT\" -p {} -s {} --non-interactive --yes\n",
-        input.stack, plan.provider.name, input.stack
+        stack_file_path(input),
+        shell::quote(&plan.provider.name),
+        shell::quote(&input.stack)
     );
     let mut env = env(input);
     env.push(json!({"name": "PROJECT", "value": "{{inputs.parameters.project}}"}));

@@ -8,7 +8,10 @@
 use serde_json::{Map, json};
 
 use super::names::{Names, Rule};
-use super::{Export, File, Format, Input, ci_secrets, dependents, header, runner_command, stack_file, waits, yaml};
+use super::{
+    Export, File, Format, Input, ci_secrets, dependents, header, runner_command, stack_file, stack_file_path, waits,
+    yaml,
+};
 use crate::plan::Plan;
 
 /// The job that builds the runner once for every other job.
@@ -54,7 +57,7 @@ fn workflow(plan: &Plan<'_>, input: &Input, names: &Names, op: &str, order: &[(u
             ],
         }),
     );
-    let config = format!("config/pulumi/Pulumi.{}.yaml", input.stack);
+    let config = stack_file_path(input);
     for (i, waits_for) in order {
         let project = plan.name(*i);
         let mut needs = vec![json!(BUILD_JOB)];

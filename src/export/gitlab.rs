@@ -10,7 +10,10 @@ use std::collections::BTreeSet;
 use serde_json::{Map, Value, json};
 
 use super::names::{Names, Rule};
-use super::{Export, File, Format, Input, ci_secrets, dependents, header, runner_command, stack_file, waits, yaml};
+use super::{
+    Export, File, Format, Input, ci_secrets, dependents, header, runner_command, stack_file, stack_file_path, waits,
+    yaml,
+};
 use crate::graph::Layer;
 use crate::plan::Plan;
 
@@ -62,7 +65,7 @@ fn pipeline(
             "image": input.image,
             "before_script": [
                 "mkdir -p config/pulumi",
-                format!("printf '%s' \"$MARA_STACK_CONFIG\" > config/pulumi/Pulumi.{}.yaml", input.stack),
+                format!("printf '%s' \"$MARA_STACK_CONFIG\" > {}", stack_file_path(input)),
             ],
         }),
     );

@@ -12,6 +12,7 @@ mod gitlab;
 mod kebap;
 pub(crate) mod names;
 mod pko;
+mod shell;
 pub(crate) mod yaml;
 
 use std::collections::BTreeMap;
@@ -336,9 +337,27 @@ fn repo_dir(input: &Input, path: &str) -> String {
 /// it says `--yes` (which `destroy` requires without one).
 fn runner_command(plan: &Plan<'_>, input: &Input, op: &str, project: &str) -> String {
     format!(
-        "runner {op} --only {project} -p {} -s {} --non-interactive --yes",
-        plan.provider.name, input.stack
+        "runner {op} --only {} -p {} -s {} --non-interactive --yes",
+        shell::quote(project),
+        shell::quote(&plan.provider.name),
+        shell::quote(&input.stack)
     )
+}
+
+/// Where a CI job writes the shared stack file, as a shell word.
+fn stack_file_path(input: &Input) -> String {
+    shell::quote(&format!("config/pulumi/Pulumi.{}.yaml", input.stack))
+}
+
+/// Is `name` a DNS-1123 label (what a Kubernetes namespace must be): 1 to 63 lower-case letters,
+/// digits and `-`, a letter or digit at both ends?
+pub(crate) fn dns1123_label(name: &str) -> bool {
+    (1..=63).contains(&name.len())
+        && name.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && name.ends_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
 }
 
 #[cfg(test)]

@@ -256,3 +256,78 @@ fn an_output_that_is_a_file_a_device_or_inside_git_is_refused_with_what_o_wants(
     assert!(in_git.is_empty(), "nothing written into .git: {in_git:?}");
     home.untouched();
 }
+
+#[test]
+fn a_namespace_that_is_not_a_dns_1123_label_is_refused_before_anything_is_written() {
+    let ws = Ws::configured("aws");
+    let home = Home::new();
+    let long = "n".repeat(64);
+    for (format, namespace) in [
+        ("pko", "$(touch PWN)"),
+        ("kebap", "`touch PWN`"),
+        ("argo-workflows", "dev;touch PWN"),
+        ("pko", "Platform"),
+        ("pko", "-platform"),
+        ("pko", "a.b"),
+        ("pko", long.as_str()),
+        ("pko", ""),
+    ] {
+        let run = export(&ws, &home, format, &[&format!("--namespace={namespace}")]).expect(2);
+        assert!(
+            run.stderr.contains(&format!(
+                "--namespace {namespace:?} is not a Kubernetes namespace name: a namespace is a DNS-1123 label"
+            )) && run.stderr.contains("lower-case letters, digits and `-`"),
+            "{namespace}: {}",
+            run.stderr
+        );
+    }
+    export(&ws, &home, "pko", &["--namespace", "$(touch PWN)"])
+        .expect(2)
+        .stderr_has("pass a name such as `touch-pwn`");
+    assert!(!ws.path().join("exports").exists(), "nothing written");
+    assert!(!ws.path().join("PWN").exists());
+}
+
+#[test]
+fn the_teardown_script_passes_each_value_as_one_word() {
+    let ws = Ws::configured("aws");
+    let home = Home::new();
+    export(&ws, &home, "pko", &["-o", "pko", "--namespace", "platform-1"]).expect(0);
+    let bin = ws.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::write(
+        bin.join("kubectl"),
+        "#!/bin/sh\nfor a in \"$@\"; do printf '[%s]' \"$a\"; done >> \"$LOG\"\necho >> \"$LOG\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(bin.join("kubectl"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let log = ws.path().join("kubectl.log");
+    let teardown = |namespace: Option<&str>| {
+        let _ = std::fs::remove_file(&log);
+        let mut c = std::process::Command::new(ws.path().join("pko/teardown.sh"));
+        c.current_dir(ws.path())
+            .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+            .env("LOG", &log)
+            .env_remove("NAMESPACE");
+        if let Some(n) = namespace {
+            c.env("NAMESPACE", n);
+        }
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        std::fs::read_to_string(&log).unwrap()
+    };
+    let calls = teardown(None);
+    let first = calls.lines().next().unwrap();
+    assert_eq!(
+        first, "[delete][stack.pulumi.com][sirius][--namespace][platform-1][--ignore-not-found][--wait=true]",
+        "{calls}"
+    );
+    assert_eq!(calls.lines().count(), 16, "{calls}");
+    // NAMESPACE overrides the default when the script runs, and stays data.
+    let calls = teardown(Some("$(touch PWN)"));
+    assert!(
+        calls.lines().all(|l| l.contains("[--namespace][$(touch PWN)]")),
+        "{calls}"
+    );
+    assert!(!ws.path().join("PWN").exists());
+}

@@ -19,6 +19,7 @@ use crate::config::prepare;
 use crate::config::stackfile::{self, StackFile};
 use crate::config::{SECRET_PREFIX, env_name};
 use crate::error::{RunnerError, exit};
+use crate::export::names::{Names, Rule};
 use crate::export::{self, Esc, Format, Input, Repo, Revision, SecretKey, Source};
 use crate::plan::{Operation, Plan};
 use crate::report;
@@ -58,6 +59,7 @@ pub(crate) struct ExportOptions {
 
 pub(crate) fn run(s: &Settings, t: &Target, o: &ExportOptions) -> Result<i32, RunnerError> {
     let plan = Plan::new(&t.provider, Operation::Up, &[]).map_err(|e| RunnerError::usage(e.to_string(), ""))?;
+    let namespace = namespace(o, &t.stack)?;
     let backend = shared_backend(s, t, o.format)?;
     let config = read_config(s, t)?;
     let output = o.output.clone().unwrap_or_else(|| {
@@ -76,7 +78,7 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &ExportOptions) -> Result<i32, Ru
     let input = Input {
         stack: t.stack.clone(),
         backend: backend.clone(),
-        namespace: o.namespace.clone().unwrap_or_else(|| format!("runner-{}", t.stack)),
+        namespace,
         config: config.plain,
         config_secrets: config.secrets,
         store_secrets: store_secrets(t),
@@ -134,6 +136,24 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &ExportOptions) -> Result<i32, Ru
         Output::Dir(dir) => write_dir(s, o, &made.files, &dir, plan.order.len())?,
     }
     Ok(exit::SUCCESS)
+}
+
+/// The namespace of the Kubernetes objects: `--namespace`, refused unless it is a DNS-1123 label
+/// (Kubernetes refuses any other, and the teardown script holds it), or `runner-<stack>` made
+/// one.
+fn namespace(o: &ExportOptions, stack: &str) -> Result<String, RunnerError> {
+    let label = |name: &str| Names::new(Rule::Dns1123(63), [name], &[]).get(name).to_string();
+    match &o.namespace {
+        None => Ok(label(&format!("runner-{stack}"))),
+        Some(n) if export::dns1123_label(n) => Ok(n.clone()),
+        Some(n) => Err(RunnerError::usage(
+            format!(
+                "--namespace {n:?} is not a Kubernetes namespace name: a namespace is a DNS-1123 label, 1 to 63 \
+                 lower-case letters, digits and `-`, starting and ending with a letter or digit"
+            ),
+            format!("pass a name such as `{}`", label(n)),
+        )),
+    }
 }
 
 /// Writes the files into `dir` (see `outdir`), removes what an earlier export left, says so.
