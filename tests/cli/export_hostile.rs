@@ -331,3 +331,34 @@ fn the_teardown_script_passes_each_value_as_one_word() {
     );
     assert!(!ws.path().join("PWN").exists());
 }
+
+#[test]
+fn a_project_named_pages_is_not_gitlabs_pages_job() {
+    let ws = Ws::configured("kubeconfig");
+    let home = Home::new();
+    ws.project("projects/apps/pages", "pages");
+    let text = std::fs::read_to_string(ws.path().join("providers/kubeconfig.toml")).unwrap();
+    ws.write(
+        "providers/kubeconfig.toml",
+        &format!("{text}\n[[project]]\nname = \"pages\"\npath = \"projects/apps/pages\"\nlayer = \"apps\"\nafter = [\"sirius\"]\n"),
+    );
+    let args = ["export", "gitlab-ci", "-p", "kubeconfig", "-s", "dev", "-o", "ci"];
+    let run = ws
+        .exec(&args, &[BACKEND, ("HOME", home.path().to_str().unwrap())])
+        .expect(0);
+    assert!(
+        run.stderr
+            .contains("name: pages → pages-project (GitLab CI job: a GitLab CI job name (not a keyword, nor GitLab's Pages job `pages`))"),
+        "{}",
+        run.stderr
+    );
+    for file in ["ci/runner-up.gitlab-ci.yml", "ci/runner-destroy.gitlab-ci.yml"] {
+        let pipeline = &crate::export::docs(&read(&ws, file))[0];
+        assert!(pipeline.get("pages").is_none(), "{file}: a job named pages");
+        let job = &pipeline["pages-project"];
+        assert!(
+            job["script"][0].as_str().unwrap().contains("--only pages "),
+            "{file}: {job}"
+        );
+    }
+}
