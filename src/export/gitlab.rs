@@ -58,7 +58,13 @@ fn pipeline(
         "stages".into(),
         Value::Array(layers.iter().map(|l| json!(l.as_str())).collect()),
     );
-    doc.insert("variables".into(), json!({"MARA_STACK_CONFIG": stack_file(input)}));
+    // GitLab expands `$VAR` and `${VAR}` in a variable's value (a stack value `$CI_JOB_TOKEN`
+    // would become the job's token): `expand: false` (GitLab's `variables:expand`, 15.6 and later)
+    // makes the value raw, taken as written.
+    doc.insert(
+        "variables".into(),
+        json!({"MARA_STACK_CONFIG": {"value": stack_file(input), "expand": false}}),
+    );
     doc.insert(
         "default".into(),
         json!({

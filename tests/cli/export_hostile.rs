@@ -5,6 +5,7 @@
 //! notice is asserted: the exit code, the message, the files, and that nothing outside the
 //! output directory changed.
 
+use std::fmt::Write as _;
 use std::os::unix::fs::{PermissionsExt as _, symlink};
 use std::path::Path;
 
@@ -361,4 +362,178 @@ fn a_project_named_pages_is_not_gitlabs_pages_job() {
             "{file}: {job}"
         );
     }
+}
+
+/// Stack values that are code to a CI engine's own templating: GitHub expressions (one of them
+/// not even closed), GitLab variables, Argo template tags and expressions, all in one value too.
+const ENGINE_CODE: [(&str, &str); 8] = [
+    ("app:github_secret", "${{ secrets.AWS_SECRET_ACCESS_KEY }}"),
+    ("app:github_token", "token=${{ github.token }}"),
+    ("app:github_open", "${{ not closed"),
+    ("app:gitlab_variable", "$CI_JOB_TOKEN"),
+    ("app:gitlab_braced", "x${CI_JOB_TOKEN}y $$ $"),
+    ("app:argo_tag", "{{workflow.name}}"),
+    ("app:argo_expression", "{{=sprig.env('HOME')}}"),
+    ("app:all", "one ${{ secrets.X }}\ntwo $HOME {{workflow.uid}} '${{' }}\n"),
+];
+
+/// The aws workspace with [`ENGINE_CODE`] in its stack file.
+fn with_engine_code() -> Ws {
+    let ws = Ws::configured("aws");
+    let mut lines = String::from("config:\n");
+    for (key, value) in ENGINE_CODE {
+        let _ = writeln!(lines, "  {key}: {}", serde_json::to_string(value).unwrap());
+    }
+    ws.edit("config/pulumi/Pulumi.dev.yaml", "config:\n", &lines);
+    ws
+}
+
+/// The stack file a job writes, as data: every value of [`ENGINE_CODE`] must be there as written.
+#[track_caller]
+fn holds_the_values_as_written(stack_file: &str, engine: &str) {
+    let doc: serde_json::Value = serde_saphyr::from_str(stack_file)
+        .unwrap_or_else(|e| panic!("{engine}: the stack file is not YAML ({e}):\n{stack_file}"));
+    for (key, value) in ENGINE_CODE {
+        assert_eq!(doc["config"][key], value, "{engine}: {key} in\n{stack_file}");
+    }
+    assert_eq!(doc["config"]["aws:region"], "us-east-1", "{engine}");
+}
+
+#[test]
+fn github_reads_every_stack_value_as_text_and_actionlint_accepts_the_workflows() {
+    let ws = with_engine_code();
+    let home = Home::new();
+    export(&ws, &home, "github-actions", &["-o", "gh"]).expect(0);
+    let escape = "${{ '${{' }}";
+    for file in ["gh/workflows/runner-up.yml", "gh/workflows/runner-destroy.yml"] {
+        let workflow = &crate::export::docs(&read(&ws, file))[0];
+        let value = workflow["env"]["MARA_STACK_CONFIG"].as_str().unwrap();
+        // GitHub evaluates each `${{ … }}`: the only ones in the value are the escape, an
+        // expression whose value is the string `${{`.
+        let mut rest = value;
+        while let Some(at) = rest.find("${{") {
+            assert!(
+                rest[at..].starts_with(escape),
+                "{file}: an expression at\n{}",
+                &rest[at..]
+            );
+            rest = &rest[at + escape.len()..];
+        }
+        holds_the_values_as_written(&value.replace(escape, "${{"), file);
+    }
+
+    let Some(actionlint) = crate::export::tool(crate::export::tools_dir().join("bin/actionlint"), "actionlint") else {
+        return;
+    };
+    let lint = |dir: &Path| {
+        std::process::Command::new(&actionlint)
+            .args(["-no-color", "-shellcheck=", "-pyflakes="])
+            .arg(dir.join("workflows/runner-up.yml"))
+            .arg(dir.join("workflows/runner-destroy.yml"))
+            .output()
+            .unwrap()
+    };
+    let out = lint(&ws.path().join("gh"));
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The same workflows with the values pasted as they are: actionlint reads them as GitHub
+    // expressions (one is not closed: an error), so its yes above means something.
+    let raw = ws.path().join("raw/workflows");
+    std::fs::create_dir_all(&raw).unwrap();
+    for name in ["runner-up.yml", "runner-destroy.yml"] {
+        let text = read(&ws, &format!("gh/workflows/{name}")).replace(escape, "${{");
+        std::fs::write(raw.join(name), text).unwrap();
+    }
+    let out = lint(&ws.path().join("raw"));
+    assert!(!out.status.success(), "actionlint took the values as expressions");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("[expression]"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+#[test]
+fn gitlab_reads_the_stack_values_raw_as_gitlab_ci_local_shows() {
+    let ws = with_engine_code();
+    let home = Home::new();
+    export(&ws, &home, "gitlab-ci", &["-o", "gl"]).expect(0);
+    let pipeline = &crate::export::docs(&read(&ws, "gl/runner-up.gitlab-ci.yml"))[0];
+    let variable = &pipeline["variables"]["MARA_STACK_CONFIG"];
+    assert_eq!(variable["expand"], false, "{variable}");
+    let text = variable["value"].as_str().unwrap();
+    holds_the_values_as_written(text, "gitlab-ci");
+
+    let Some(gcl) = crate::export::tool(
+        crate::export::tools_dir().join("node/node_modules/.bin/gitlab-ci-local"),
+        "gitlab-ci-local",
+    ) else {
+        return;
+    };
+    let repo = ws.path().join("gitlab-repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::copy(
+        ws.path().join("gl/runner-up.gitlab-ci.yml"),
+        repo.join(".gitlab-ci.yml"),
+    )
+    .unwrap();
+    let git = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&repo)
+        .status()
+        .unwrap();
+    assert!(git.success());
+    let out = std::process::Command::new(&gcl)
+        .arg("--preview")
+        .current_dir(&repo)
+        .env("HOME", home.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    // gitlab-ci-local writes a raw value with each `$` doubled (`$$` is GitLab's literal `$`);
+    // a value GitLab would expand keeps its `$VAR` as it is.
+    let preview: serde_json::Value = serde_saphyr::from_str(&stdout).unwrap();
+    let shown = preview["variables"]["MARA_STACK_CONFIG"].as_str().unwrap();
+    assert_eq!(shown, text.replace('$', "$$"), "GitLab would expand part of it");
+}
+
+#[test]
+fn argo_sees_no_template_tag_of_a_stack_value() {
+    let ws = with_engine_code();
+    let home = Home::new();
+    export(&ws, &home, "argo-workflows", &["-o", "argo"]).expect(0);
+    for file in ["argo/workflow-up.yaml", "argo/workflow-destroy.yaml"] {
+        let workflow = &crate::export::docs(&read(&ws, file))[0];
+        // Argo replaces `{{…}}` in the template as JSON, more than once: the only tag there is
+        // the task's own parameter.
+        let json = serde_json::to_string(workflow).unwrap();
+        let tags: Vec<&str> = json
+            .match_indices("{{")
+            .map(|(at, _)| &json[at..at + 30.min(json.len() - at)])
+            .collect();
+        assert!(
+            tags.iter().all(|t| t.starts_with("{{inputs.parameters.project}}")),
+            "{file}: {tags:?}"
+        );
+        let env = workflow["spec"]["templates"][1]["container"]["env"].as_array().unwrap();
+        let config = env.iter().find(|e| e["name"] == "MARA_STACK_CONFIG").unwrap();
+        holds_the_values_as_written(config["value"].as_str().unwrap(), file);
+    }
+    // A value the Workflow holds as it is cannot be escaped there: refused, naming it.
+    let run = ws.exec(
+        &["export", "argo-workflows", "-p", "aws", "-s", "dev", "-o", "argo2"]
+            .into_iter()
+            .chain(REPO_ARGS)
+            .collect::<Vec<_>>(),
+        &[("PULUMI_BACKEND_URL", "s3://state-{{workflow.name}}")],
+    );
+    run.expect(2).stderr_has(
+        "PULUMI_BACKEND_URL \"s3://state-{{workflow.name}}\" holds `{{`, which Argo Workflows reads as a template tag",
+    );
+    assert!(!ws.path().join("argo2").exists());
 }
