@@ -220,6 +220,7 @@ fn export_options(a: &ExportArgs, cwd: &Path) -> ExportOptions {
         esc_project: a.esc_project.clone(),
         esc_environment: a.esc_environment.clone(),
         owner: a.owner.clone(),
+        force: a.force,
     }
 }
 

@@ -477,6 +477,11 @@ pub(crate) struct ExportArgs {
     /// Backstage: the owner of the system and its resources
     #[arg(long, value_name = "OWNER", default_value = "platform")]
     pub owner: String,
+
+    /// Replace files in the output directory that `runner export` did not make (a symbolic
+    /// link is replaced itself, never written through)
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -1,7 +1,9 @@
 //! The one way the runner writes a file a person or another run will read: a temporary file in
 //! the same directory, written and fsync'ed, then renamed over the target, so a reader sees the
 //! old file or the new one, never half of either. An existing file keeps its mode; a symlink is
-//! written through to its target rather than replaced by a plain file.
+//! written through to its target rather than replaced by a plain file. [`replace_file`] is the
+//! same write for files the runner generates into a directory another party may have filled
+//! (an export's output): it never follows a link.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -49,6 +51,57 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8], new: NewFile) -> std::io::
         }
         f.sync_all()?;
         std::fs::rename(&tmp, &path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Replaces `path` with `bytes` atomically without ever following a symlink: the temporary file
+/// is created new (`O_EXCL`, so a link planted under its name is neither followed nor reused),
+/// gets its mode through its own handle (never a `chmod` of a path), and is renamed over `path`,
+/// which replaces a link there itself and leaves its target alone. `executable` gives 0755;
+/// otherwise an existing regular file keeps its mode and a new one gets 0666 less the umask.
+pub(crate) fn replace_file(path: &Path, bytes: &[u8], executable: bool) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let mode = match std::fs::symlink_metadata(path) {
+        #[cfg(unix)]
+        Ok(m) if m.is_file() => {
+            use std::os::unix::fs::PermissionsExt as _;
+            Some(m.permissions().mode() & 0o7777)
+        }
+        _ => None,
+    };
+    let mode = if executable { Some(0o755) } else { mode };
+    let mut attempt = 0;
+    let (tmp, mut f) = loop {
+        let tmp = dir.join(format!(".{name}.runner-{}-{attempt}.tmp", std::process::id()));
+        let mut opts = std::fs::OpenOptions::new();
+        opts.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt as _;
+            // What a new file gets (the umask applies); an exact mode is set below.
+            opts.mode(0o666);
+        }
+        match opts.open(&tmp) {
+            Ok(f) => break (tmp, f),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < 16 => attempt += 1,
+            Err(e) => return Err(e),
+        }
+    };
+    let result = (|| {
+        f.write_all(bytes)?;
+        if let Some(m) = mode {
+            keep_mode(&f, m)?;
+        }
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
@@ -232,6 +285,30 @@ mod tests {
         let q = dir.path().join("kubeconfig");
         write_atomic(&q, b"new", NewFile::Private).unwrap();
         assert_eq!(mode(&q), 0o600);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn replace_file_replaces_a_link_itself_and_never_chmods_its_target() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("profile");
+        std::fs::write(&target, "mine").unwrap();
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let link = dir.path().join("teardown.sh");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        // A link planted under the temporary file's name is not followed either.
+        let planted = dir
+            .path()
+            .join(format!(".teardown.sh.runner-{}-0.tmp", std::process::id()));
+        std::os::unix::fs::symlink(&target, &planted).unwrap();
+        replace_file(&link, b"#!/bin/sh\n", true).unwrap();
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "mine");
+        assert_eq!(mode(&target), 0o644);
+        assert!(!std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert_eq!(std::fs::read_to_string(&link).unwrap(), "#!/bin/sh\n");
+        assert_eq!(mode(&link), 0o755);
+        assert!(std::fs::symlink_metadata(&planted).unwrap().file_type().is_symlink());
     }
 
     #[cfg(unix)]

@@ -10,13 +10,27 @@ use serde_json::{Map, Value, json};
 use super::names::{Names, Rule};
 use super::{
     Export, ExportError, File, Format, Input, Revision, base_name, config_secret, credentials_secret, dependents,
-    header, secret_key, stack_file, waits, yaml,
+    header, secret_key, shell, stack_file, stack_file_path, waits, yaml,
 };
 use crate::plan::Plan;
 
 const TEMPLATE: &str = "runner";
 
 pub(super) fn export(plan: &Plan<'_>, input: &Input) -> Result<Export, ExportError> {
+    no_template(
+        &input.backend,
+        "PULUMI_BACKEND_URL",
+        "set PULUMI_BACKEND_URL to the backend's URL without `{{`",
+    )?;
+    no_template(&input.image, "--image", "pass the image's name without `{{`")?;
+    if let Some(repo) = &input.repo {
+        no_template(&repo.url, "the repository URL", "pass --repo URL without `{{`")?;
+        no_template(
+            repo.revision.as_str(),
+            "the revision",
+            "pass --branch NAME or --commit SHA without `{{`",
+        )?;
+    }
     let names = Names::new(
         Rule::Dns1123(63),
         plan.order.iter().map(|&i| plan.name(i)),
@@ -35,6 +49,36 @@ pub(super) fn export(plan: &Plan<'_>, input: &Input) -> Result<Export, ExportErr
     })
 }
 
+/// Argo substitutes `{{…}}` tags (`{{=…}}` expressions too) anywhere in a template, and more than
+/// once: the controller's `SubstituteParams` replaces the globals, then the inputs, and the pod
+/// is substituted once more. Its documentation gives no escape, and the one trick (`{{='{{'}}`,
+/// an expression whose value is `{{`) is undone by the first pass and expanded by the next. So
+/// the text Argo sees holds no `{{` of ours: a stack file that would is written as JSON (which
+/// YAML, and so Pulumi and the runner, read the same: `\u007b` is `{`), each `{{` in its
+/// strings escaped (pretty JSON has no `{{` outside strings: a `{` there ends its line).
+fn argo_stack_file(input: &Input) -> String {
+    let text = stack_file(input);
+    if !text.contains("{{") {
+        return text;
+    }
+    let json = serde_json::to_string_pretty(&json!({ "config": input.config })).expect("JSON values serialize");
+    format!("{}\n", json.replace("{{", "\\u007b\\u007b"))
+}
+
+/// A value the Workflow holds as it is (not through the stack file): one holding `{{` would be
+/// an Argo template, so it is refused, naming where it came from.
+fn no_template(value: &str, what: &str, fix: &str) -> Result<(), ExportError> {
+    if value.contains("{{") {
+        return Err(ExportError {
+            message: format!(
+                "{what} {value:?} holds `{{{{`, which Argo Workflows reads as a template tag and replaces"
+            ),
+            help: fix.into(),
+        });
+    }
+    Ok(())
+}
+
 fn env(input: &Input) -> Vec<Value> {
     let from = |secret: String, key: String| json!({"secretKeyRef": {"name": secret, "key": key}});
     let mut env = vec![json!({"name": "PULUMI_BACKEND_URL", "value": input.backend})];
@@ -49,7 +93,7 @@ fn env(input: &Input) -> Vec<Value> {
         }
     }
     env.push(json!({"name": "CI", "value": "true"}));
-    env.push(json!({"name": "MARA_STACK_CONFIG", "value": stack_file(input)}));
+    env.push(json!({"name": "MARA_STACK_CONFIG", "value": argo_stack_file(input)}));
     env
 }
 
@@ -92,9 +136,11 @@ fn workflow(
     }
     let workdir = format!("/src/{}", repo.prefix).trim_end_matches('/').to_string();
     let script = format!(
-        "set -eu\nmkdir -p config/pulumi\nprintf '%s' \"$MARA_STACK_CONFIG\" > config/pulumi/Pulumi.{}.yaml\n\
+        "set -eu\nmkdir -p config/pulumi\nprintf '%s' \"$MARA_STACK_CONFIG\" > {}\n\
          runner {op} --only \"$PROJECT\" -p {} -s {} --non-interactive --yes\n",
-        input.stack, plan.provider.name, input.stack
+        stack_file_path(input),
+        shell::quote(&plan.provider.name),
+        shell::quote(&input.stack)
     );
     let mut env = env(input);
     env.push(json!({"name": "PROJECT", "value": "{{inputs.parameters.project}}"}));

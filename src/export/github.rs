@@ -8,7 +8,10 @@
 use serde_json::{Map, json};
 
 use super::names::{Names, Rule};
-use super::{Export, File, Format, Input, ci_secrets, dependents, header, runner_command, stack_file, waits, yaml};
+use super::{
+    Export, File, Format, Input, ci_secrets, dependents, header, runner_command, stack_file, stack_file_path, waits,
+    yaml,
+};
 use crate::plan::Plan;
 
 /// The job that builds the runner once for every other job.
@@ -33,13 +36,23 @@ pub(super) fn export(plan: &Plan<'_>, input: &Input) -> Export {
     }
 }
 
+/// `value` as GitHub reads it back literally. GitHub evaluates every `${{ … }}` in a workflow's
+/// strings (a stack value `${{ secrets.X }}` would put a repository secret into the stack
+/// configuration), and its expression syntax has no escape for `${{` itself: the rule followed is
+/// that of its expression literals ("About expressions", Literals: a string is single-quoted,
+/// `''` for a quote), so each `${{` becomes `${{ '${{' }}`, an expression whose value is the
+/// string `${{`. What follows it stays text (`}}` outside an expression is plain text).
+pub(crate) fn literal(value: &str) -> String {
+    value.replace("${{", "${{ '${{' }}")
+}
+
 fn workflow(plan: &Plan<'_>, input: &Input, names: &Names, op: &str, order: &[(usize, Vec<usize>)]) -> String {
     let mut env = Map::new();
     env.insert("PULUMI_BACKEND_URL".into(), json!("${{ secrets.PULUMI_BACKEND_URL }}"));
     for name in ci_secrets(input) {
         env.insert(name.clone(), json!(format!("${{{{ secrets.{name} }}}}")));
     }
-    env.insert("MARA_STACK_CONFIG".into(), json!(stack_file(input)));
+    env.insert("MARA_STACK_CONFIG".into(), json!(literal(&stack_file(input))));
 
     let mut jobs = Map::new();
     jobs.insert(
@@ -54,7 +67,7 @@ fn workflow(plan: &Plan<'_>, input: &Input, names: &Names, op: &str, order: &[(u
             ],
         }),
     );
-    let config = format!("config/pulumi/Pulumi.{}.yaml", input.stack);
+    let config = stack_file_path(input);
     for (i, waits_for) in order {
         let project = plan.name(*i);
         let mut needs = vec![json!(BUILD_JOB)];
@@ -69,7 +82,7 @@ fn workflow(plan: &Plan<'_>, input: &Input, names: &Names, op: &str, order: &[(u
                 "steps": [
                     {"uses": "actions/checkout@v4"},
                     {"uses": "actions/download-artifact@v4", "with": {"name": "runner", "path": BIN_DIR}},
-                    {"uses": "pulumi/actions@v6", "with": {"pulumi-version": input.pulumi_version}},
+                    {"uses": "pulumi/actions@v6", "with": {"pulumi-version": literal(&input.pulumi_version)}},
                     {
                         "name": "stack configuration",
                         "run": format!(

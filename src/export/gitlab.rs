@@ -10,7 +10,10 @@ use std::collections::BTreeSet;
 use serde_json::{Map, Value, json};
 
 use super::names::{Names, Rule};
-use super::{Export, File, Format, Input, ci_secrets, dependents, header, runner_command, stack_file, waits, yaml};
+use super::{
+    Export, File, Format, Input, ci_secrets, dependents, header, runner_command, stack_file, stack_file_path, waits,
+    yaml,
+};
 use crate::graph::Layer;
 use crate::plan::Plan;
 
@@ -55,14 +58,20 @@ fn pipeline(
         "stages".into(),
         Value::Array(layers.iter().map(|l| json!(l.as_str())).collect()),
     );
-    doc.insert("variables".into(), json!({"MARA_STACK_CONFIG": stack_file(input)}));
+    // GitLab expands `$VAR` and `${VAR}` in a variable's value (a stack value `$CI_JOB_TOKEN`
+    // would become the job's token): `expand: false` (GitLab's `variables:expand`, 15.6 and later)
+    // makes the value raw, taken as written.
+    doc.insert(
+        "variables".into(),
+        json!({"MARA_STACK_CONFIG": {"value": stack_file(input), "expand": false}}),
+    );
     doc.insert(
         "default".into(),
         json!({
             "image": input.image,
             "before_script": [
                 "mkdir -p config/pulumi",
-                format!("printf '%s' \"$MARA_STACK_CONFIG\" > config/pulumi/Pulumi.{}.yaml", input.stack),
+                format!("printf '%s' \"$MARA_STACK_CONFIG\" > {}", stack_file_path(input)),
             ],
         }),
     );

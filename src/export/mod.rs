@@ -12,6 +12,7 @@ mod gitlab;
 mod kebap;
 pub(crate) mod names;
 mod pko;
+mod shell;
 pub(crate) mod yaml;
 
 use std::collections::BTreeMap;
@@ -33,6 +34,15 @@ pub(crate) enum Format {
 }
 
 impl Format {
+    const ALL: [Format; 6] = [
+        Format::Pko,
+        Format::GithubActions,
+        Format::GitlabCi,
+        Format::ArgoWorkflows,
+        Format::Kebap,
+        Format::Backstage,
+    ];
+
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             Format::Pko => "pko",
@@ -193,6 +203,13 @@ pub(crate) fn backend_credentials(url: &str) -> Vec<&'static str> {
     out
 }
 
+/// How every generated file says what made it, in a comment line at its top: the writer tells
+/// an export's files from a user's by it (it overwrites and removes only files carrying it).
+const MADE_BY: &str = "Made by `runner export ";
+
+/// How many lines from the top [`made_by`] looks at (the header is at most the third line).
+pub(crate) const HEADER_LINES: usize = 8;
+
 /// The header every file starts with: what made it and that it is made, not written.
 fn header(plan: &Plan<'_>, input: &Input, format: Format, what: &str) -> Vec<String> {
     vec![
@@ -203,12 +220,22 @@ fn header(plan: &Plan<'_>, input: &Input, format: Format, what: &str) -> Vec<Str
             plan.order.len()
         ),
         format!(
-            "Made by `runner export {} -p {} -s {}`: export again rather than edit.",
+            "{MADE_BY}{} -p {} -s {}`: export again rather than edit.",
             format.as_str(),
             plan.provider.name,
             input.stack
         ),
     ]
+}
+
+/// The format of the export that made a file, read from the start of its text (`None`: no
+/// export made it).
+pub(crate) fn made_by(head: &str) -> Option<Format> {
+    head.lines().take(HEADER_LINES).find_map(|line| {
+        let rest = line.strip_prefix("# ")?.strip_prefix(MADE_BY)?;
+        let word = rest.split(' ').next()?;
+        Format::ALL.into_iter().find(|f| f.as_str() == word)
+    })
 }
 
 /// What each project of the plan waits for (its needs and `after`s), in run order.
@@ -310,7 +337,45 @@ fn repo_dir(input: &Input, path: &str) -> String {
 /// it says `--yes` (which `destroy` requires without one).
 fn runner_command(plan: &Plan<'_>, input: &Input, op: &str, project: &str) -> String {
     format!(
-        "runner {op} --only {project} -p {} -s {} --non-interactive --yes",
-        plan.provider.name, input.stack
+        "runner {op} --only {} -p {} -s {} --non-interactive --yes",
+        shell::quote(project),
+        shell::quote(&plan.provider.name),
+        shell::quote(&input.stack)
     )
+}
+
+/// Where a CI job writes the shared stack file, as a shell word.
+fn stack_file_path(input: &Input) -> String {
+    shell::quote(&format!("config/pulumi/Pulumi.{}.yaml", input.stack))
+}
+
+/// Is `name` a DNS-1123 label (what a Kubernetes namespace must be): 1 to 63 lower-case letters,
+/// digits and `-`, a letter or digit at both ends?
+pub(crate) fn dns1123_label(name: &str) -> bool {
+    (1..=63).contains(&name.len())
+        && name.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && name.ends_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn made_by_reads_the_header_of_every_format_and_nothing_else() {
+        for f in Format::ALL {
+            let text = format!(
+                "#!/bin/sh\n# What: provider aws, stack dev, 3 projects.\n# {MADE_BY}{} -p aws -s dev`: export again rather than edit.\n",
+                f.as_str()
+            );
+            assert_eq!(made_by(&text), Some(f));
+        }
+        assert_eq!(made_by("# Made by hand\nkey: value\n"), None);
+        assert_eq!(made_by("key: 1\n# Made by `runner export nothing -p a -s b`\n"), None);
+        let late = format!("{}# {MADE_BY}pko -p a -s b`\n", "x: 1\n".repeat(HEADER_LINES));
+        assert_eq!(made_by(&late), None, "only the top of a file is its header");
+    }
 }

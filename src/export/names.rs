@@ -38,13 +38,18 @@ const GITLAB_KEYWORDS: [&str; 11] = [
     "types",
 ];
 
+/// Job names GitLab gives a meaning of their own: a job named `pages` is GitLab's Pages job,
+/// which publishes what the job leaves in `public/` as the project's website (and makes GitLab
+/// add a `pages:deploy` job). A project of that name gets `pages-project`, as a keyword does.
+const GITLAB_SPECIAL_JOBS: [&str; 1] = ["pages"];
+
 impl Rule {
     pub(crate) fn describe(self) -> String {
         match self {
             Rule::Dns1123(max) => format!("a DNS-1123 name of at most {max} characters"),
             Rule::Backstage => "a Backstage entity name of at most 63 characters".into(),
             Rule::GithubJob => "a GitHub Actions job id".into(),
-            Rule::GitlabJob => "a GitLab CI job name (not a keyword)".into(),
+            Rule::GitlabJob => "a GitLab CI job name (not a keyword, nor GitLab's Pages job `pages`)".into(),
         }
     }
 
@@ -105,7 +110,11 @@ impl Rule {
             }
             Rule::GitlabJob => {
                 let bare = name.trim_start_matches('.');
-                if GITLAB_KEYWORDS.contains(&bare) || bare.len() != name.len() || bare.is_empty() {
+                if GITLAB_KEYWORDS.contains(&bare)
+                    || GITLAB_SPECIAL_JOBS.contains(&bare)
+                    || bare.len() != name.len()
+                    || bare.is_empty()
+                {
                     format!("{bare}-project")
                 } else {
                     name.to_string()
@@ -226,8 +235,9 @@ mod tests {
         assert_eq!(jobs.get("a.b"), "a_b");
         assert_eq!(jobs.get("9lives"), "_9lives");
         assert_ne!(jobs.get("runner"), "runner");
-        let gitlab = Names::new(Rule::GitlabJob, ["stages", ".hidden", "vpc"], &[]);
+        let gitlab = Names::new(Rule::GitlabJob, ["stages", ".hidden", "vpc", "pages"], &[]);
         assert_eq!(gitlab.get("stages"), "stages-project");
+        assert_eq!(gitlab.get("pages"), "pages-project");
         assert_eq!(gitlab.get(".hidden"), "hidden-project");
         assert_eq!(gitlab.get("vpc"), "vpc");
     }

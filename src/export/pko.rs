@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 use super::names::{Names, Rule};
 use super::{
     Export, ExportError, File, Format, Input, Revision, base_name, config_secret, credentials_secret, header, repo_dir,
-    secret_key, secrets_of, waits, yaml,
+    secret_key, secrets_of, shell, waits, yaml,
 };
 use crate::plan::Plan;
 
@@ -314,19 +314,24 @@ fn configuration(project: &str, path: &str, config: &Map<String, Value>) -> Resu
 /// destroyed before the object goes).
 pub(super) fn teardown(plan: &Plan<'_>, input: &Input, names: &Names, path: &str, format: Format) -> File {
     let mut s = String::from("#!/bin/sh\n");
-    for line in header(plan, input, format, "Ordered teardown of the PKO Stacks") {
-        let _ = writeln!(s, "# {line}");
-    }
+    s.push_str(&yaml::comments(&header(
+        plan,
+        input,
+        format,
+        "Ordered teardown of the PKO Stacks",
+    )));
     s.push_str(
         "#\n# PKO does not order deletion (prerequisites are ignored on delete): this deletes the\n\
          # Stacks one by one, dependents first, waiting for each to be gone.\nset -eu\n",
     );
-    let _ = writeln!(s, "namespace=\"${{NAMESPACE:-{}}}\"", input.namespace);
+    // Unquoted, so the default's single quotes are the shell's (inside double quotes they
+    // would be characters of the value); an assignment neither splits nor globs.
+    let _ = writeln!(s, "namespace=${{NAMESPACE:-{}}}", shell::quote(&input.namespace));
     for &i in plan.order.iter().rev() {
         let _ = writeln!(
             s,
             "kubectl delete stack.pulumi.com {} --namespace \"$namespace\" --ignore-not-found --wait=true",
-            names.get(plan.name(i))
+            shell::quote(names.get(plan.name(i)))
         );
     }
     if input.source == super::Source::Program {
@@ -334,7 +339,7 @@ pub(super) fn teardown(plan: &Plan<'_>, input: &Input, names: &Names, path: &str
             let _ = writeln!(
                 s,
                 "kubectl delete program.pulumi.com {} --namespace \"$namespace\" --ignore-not-found",
-                plan.name(i)
+                shell::quote(plan.name(i))
             );
         }
     }

@@ -14,16 +14,25 @@ const RESERVED: [&str; 12] = [
     "y", "yes", "n", "no", "true", "false", "on", "off", "null", "~", "<<", "=",
 ];
 
-/// One YAML document of `value`, with `header` comment lines first.
-pub(crate) fn document(header: &[String], value: &Value) -> String {
+/// `header` as comment lines (for YAML and shell alike): a line break inside an entry starts
+/// another comment line, so no value in a header can end the comment and become content.
+pub(crate) fn comments(header: &[String]) -> String {
     let mut out = String::new();
-    for line in header {
-        if line.is_empty() {
-            out.push_str("#\n");
-        } else {
-            let _ = writeln!(out, "# {line}");
+    for entry in header {
+        for line in entry.split(['\n', '\r']) {
+            if line.is_empty() {
+                out.push_str("#\n");
+            } else {
+                let _ = writeln!(out, "# {line}");
+            }
         }
     }
+    out
+}
+
+/// One YAML document of `value`, with `header` comment lines first.
+pub(crate) fn document(header: &[String], value: &Value) -> String {
+    let mut out = comments(header);
     block(&mut out, value, 0);
     out
 }

@@ -23,8 +23,8 @@ const FORMATS: [&str; 6] = [
     "kebap",
     "backstage",
 ];
-const BACKEND: (&str, &str) = ("PULUMI_BACKEND_URL", "s3://runner-state?region=us-east-1");
-const REPO_ARGS: [&str; 6] = [
+pub(crate) const BACKEND: (&str, &str) = ("PULUMI_BACKEND_URL", "s3://runner-state?region=us-east-1");
+pub(crate) const REPO_ARGS: [&str; 6] = [
     "--repo",
     "https://git.example.test/acme/platform.git",
     "--branch",
@@ -57,7 +57,7 @@ fn is_yaml(path: &str) -> bool {
 }
 
 /// The YAML documents of a file, as JSON.
-fn docs(text: &str) -> Vec<Value> {
+pub(crate) fn docs(text: &str) -> Vec<Value> {
     text.split("\n---\n")
         .map(|d| serde_saphyr::from_str::<Value>(d).unwrap_or_else(|e| panic!("not YAML ({e}):\n{d}")))
         .filter(|v| !v.is_null())
@@ -665,7 +665,7 @@ fn kebap_health_check_follows_the_stack_conditions_and_patches_argocd_cm() {
 }
 
 /// The directory of the test tools from `PyPI` and npm (scripts/install-test-tools).
-fn tools_dir() -> PathBuf {
+pub(crate) fn tools_dir() -> PathBuf {
     std::env::var_os("RUNNER_TEST_TOOLS").map_or_else(
         || PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/runner-test-tools"),
         PathBuf::from,
@@ -673,7 +673,7 @@ fn tools_dir() -> PathBuf {
 }
 
 /// `Some(path)` of a test tool, `None` (a skip) when it is missing and not required.
-fn tool(path: PathBuf, what: &str) -> Option<PathBuf> {
+pub(crate) fn tool(path: PathBuf, what: &str) -> Option<PathBuf> {
     if path.exists() {
         return Some(path);
     }

@@ -11,6 +11,7 @@ mod environment;
 mod errors;
 mod estimates;
 mod export;
+mod export_hostile;
 mod flags;
 mod hostile;
 mod journal;

@@ -2,7 +2,10 @@
 //! around the pure exports (`crate::export`): it checks the state backend is one every engine
 //! reaches, reads the stack configuration (plain values travel with the export, secrets only as
 //! references), the repository's remote and revision, the programs (`--source program`), then
-//! writes the files and prints every name it had to change.
+//! writes the files (`outdir`: only inside the output directory, only over its own files) and
+//! prints every name it had to change.
+
+mod outdir;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -16,8 +19,8 @@ use crate::config::prepare;
 use crate::config::stackfile::{self, StackFile};
 use crate::config::{SECRET_PREFIX, env_name};
 use crate::error::{RunnerError, exit};
+use crate::export::names::{Names, Rule};
 use crate::export::{self, Esc, Format, Input, Repo, Revision, SecretKey, Source};
-use crate::fs::{NewFile, write_atomic};
 use crate::plan::{Operation, Plan};
 use crate::report;
 use crate::settings::{Settings, Target};
@@ -50,10 +53,13 @@ pub(crate) struct ExportOptions {
     pub(crate) esc_project: String,
     pub(crate) esc_environment: Option<String>,
     pub(crate) owner: String,
+    /// Replace files in the output directory that no export made (links themselves).
+    pub(crate) force: bool,
 }
 
 pub(crate) fn run(s: &Settings, t: &Target, o: &ExportOptions) -> Result<i32, RunnerError> {
     let plan = Plan::new(&t.provider, Operation::Up, &[]).map_err(|e| RunnerError::usage(e.to_string(), ""))?;
+    let namespace = namespace(o, &t.stack)?;
     let backend = shared_backend(s, t, o.format)?;
     let config = read_config(s, t)?;
     let output = o.output.clone().unwrap_or_else(|| {
@@ -72,7 +78,7 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &ExportOptions) -> Result<i32, Ru
     let input = Input {
         stack: t.stack.clone(),
         backend: backend.clone(),
-        namespace: o.namespace.clone().unwrap_or_else(|| format!("runner-{}", t.stack)),
+        namespace,
         config: config.plain,
         config_secrets: config.secrets,
         store_secrets: store_secrets(t),
@@ -127,40 +133,55 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &ExportOptions) -> Result<i32, Ru
             }
             write_result(&text)?;
         }
-        Output::Dir(dir) => {
-            for f in &made.files {
-                let path = dir.join(&f.path);
-                write_file(s, &path, &f.text, f.executable)?;
-            }
-            report::info(&format!(
-                "Exported {} ({} projects) to {}: {}",
-                o.format.as_str(),
-                plan.order.len(),
-                s.ws.show(&dir),
-                made.files
-                    .iter()
-                    .map(|f| f.path.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-        }
+        Output::Dir(dir) => write_dir(s, o, &made.files, &dir, plan.order.len())?,
     }
     Ok(exit::SUCCESS)
 }
 
-fn write_file(s: &Settings, path: &Path, text: &str, executable: bool) -> Result<(), RunnerError> {
-    let io = |source| RunnerError::Io {
-        context: format!("cannot write {}", s.ws.show(path)),
-        source,
-    };
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(io)?;
+/// The namespace of the Kubernetes objects: `--namespace`, refused unless it is a DNS-1123 label
+/// (Kubernetes refuses any other, and the teardown script holds it), or `runner-<stack>` made
+/// one.
+fn namespace(o: &ExportOptions, stack: &str) -> Result<String, RunnerError> {
+    let label = |name: &str| Names::new(Rule::Dns1123(63), [name], &[]).get(name).to_string();
+    match &o.namespace {
+        None => Ok(label(&format!("runner-{stack}"))),
+        Some(n) if export::dns1123_label(n) => Ok(n.clone()),
+        Some(n) => Err(RunnerError::usage(
+            format!(
+                "--namespace {n:?} is not a Kubernetes namespace name: a namespace is a DNS-1123 label, 1 to 63 \
+                 lower-case letters, digits and `-`, starting and ending with a letter or digit"
+            ),
+            format!("pass a name such as `{}`", label(n)),
+        )),
     }
-    write_atomic(path, text.as_bytes(), NewFile::Default).map_err(io)?;
-    if executable {
-        use std::os::unix::fs::PermissionsExt as _;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).map_err(io)?;
+}
+
+/// Writes the files into `dir` (see `outdir`), removes what an earlier export left, says so.
+fn write_dir(
+    s: &Settings,
+    o: &ExportOptions,
+    files: &[export::File],
+    dir: &Path,
+    projects: usize,
+) -> Result<(), RunnerError> {
+    let top = git(&s.ws.root, &["rev-parse", "--show-toplevel"]).map(PathBuf::from);
+    let trusted: Vec<&Path> = top.iter().map(PathBuf::as_path).chain([s.ws.root.as_path()]).collect();
+    let show = |p: &Path| s.ws.show(p);
+    let writes = outdir::check(dir, &trusted, files, o.format, o.force, &show)?;
+    writes.write(files, &show)?;
+    for path in &writes.stale {
+        report::info(&format!(
+            "removed {}: an earlier `export {}` wrote it, this one does not",
+            s.ws.show(path),
+            o.format.as_str()
+        ));
     }
+    report::info(&format!(
+        "Exported {} ({projects} projects) to {}: {}",
+        o.format.as_str(),
+        s.ws.show(dir),
+        files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>().join(", ")
+    ));
     Ok(())
 }
 

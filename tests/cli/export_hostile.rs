@@ -1,0 +1,539 @@
+//! `runner export` against a hostile checkout and hostile values: symbolic links committed in the
+//! output directory (or being it, or a parent of it) that point into the user's home, files the
+//! user wrote where an export writes, an output that is a file, a device or git's own directory,
+//! a namespace that is shell code, stack values that are CI-engine code. What a user would
+//! notice is asserted: the exit code, the message, the files, and that nothing outside the
+//! output directory changed.
+
+use std::fmt::Write as _;
+use std::os::unix::fs::{PermissionsExt as _, symlink};
+use std::path::Path;
+
+use crate::export::{BACKEND, REPO_ARGS};
+use crate::support::{Run, Ws};
+
+/// A home directory outside the workspace, with a `.profile` the user cares about (0644).
+struct Home {
+    dir: tempfile::TempDir,
+}
+
+const PROFILE: &str = "export PATH=\"$HOME/bin:$PATH\"\n";
+
+impl Home {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(".profile"), PROFILE).unwrap();
+        std::fs::set_permissions(dir.path().join(".profile"), std::fs::Permissions::from_mode(0o644)).unwrap();
+        Home { dir }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The `.profile` is as it was: content and mode.
+    #[track_caller]
+    fn untouched(&self) {
+        let p = self.path().join(".profile");
+        assert_eq!(
+            std::fs::read_to_string(&p).unwrap(),
+            PROFILE,
+            "the link's target was written"
+        );
+        let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o644, "the link's target was chmod'ed");
+        let names: Vec<_> = std::fs::read_dir(self.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, [".profile"], "nothing else appeared in the home directory");
+    }
+}
+
+/// `runner export FORMAT -p aws -s dev` with `extra` (the output directory among them), HOME the
+/// given one.
+fn export(ws: &Ws, home: &Home, format: &str, extra: &[&str]) -> Run {
+    let mut args = vec!["export", format, "-p", "aws", "-s", "dev"];
+    args.extend(REPO_ARGS);
+    args.extend(extra);
+    ws.exec(&args, &[BACKEND, ("HOME", home.path().to_str().unwrap())])
+}
+
+fn read(ws: &Ws, rel: &str) -> String {
+    std::fs::read_to_string(ws.path().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+fn is_link(p: &Path) -> bool {
+    std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink())
+}
+
+#[test]
+fn a_committed_link_in_the_output_directory_is_refused_and_with_force_replaced_itself() {
+    let ws = Ws::configured("aws");
+    let home = Home::new();
+    let out = ws.path().join("exports/aws-dev/pko");
+    std::fs::create_dir_all(&out).unwrap();
+    symlink(home.path().join(".profile"), out.join("teardown.sh")).unwrap();
+
+    let run = export(&ws, &home, "pko", &[]).expect(2);
+    assert!(
+        run.stderr
+            .contains("exports/aws-dev/pko/teardown.sh is a symbolic link (to ")
+            && run.stderr.contains("never writes through a link")
+            && run.stderr.contains("--force"),
+        "{}",
+        run.stderr
+    );
+    home.untouched();
+    assert!(!out.join("stacks.yaml").exists(), "refused before any file was written");
+
+    let run = export(&ws, &home, "pko", &["--force"]).expect(0);
+    home.untouched();
+    let teardown = out.join("teardown.sh");
+    assert!(!is_link(&teardown), "the link itself was replaced: {}", run.stderr);
+    assert!(read(&ws, "exports/aws-dev/pko/teardown.sh").contains("Made by `runner export pko"));
+    let mode = std::fs::metadata(&teardown).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o755, "the generated script is executable");
+
+    // A dangling link (its target does not exist yet) is no way out either.
+    std::fs::remove_file(out.join("rbac.yaml")).unwrap();
+    symlink(home.path().join("planted"), out.join("rbac.yaml")).unwrap();
+    export(&ws, &home, "pko", &[])
+        .expect(2)
+        .stderr_has("exports/aws-dev/pko/rbac.yaml is a symbolic link");
+    export(&ws, &home, "pko", &["--force"]).expect(0);
+    home.untouched();
+    assert!(!is_link(&out.join("rbac.yaml")));
+}
+
+#[test]
+fn an_output_directory_that_is_a_link_or_under_one_is_refused_even_with_force() {
+    let home = Home::new();
+    // The output directory itself, a parent inside the repository, a subdirectory the export
+    // writes into: each a link into the home directory.
+    for (link, format, extra) in [
+        ("out", "pko", &["-o", "out", "--force"][..]),
+        ("exports", "pko", &["--force"][..]),
+        ("exports/aws-dev", "github-actions", &[][..]),
+        (
+            "exports/aws-dev/github-actions/workflows",
+            "github-actions",
+            &["--force"][..],
+        ),
+        ("deploy/manifests", "kebap", &["-o", "deploy"][..]),
+    ] {
+        let ws = Ws::configured("aws");
+        let at = ws.path().join(link);
+        std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+        symlink(home.path(), &at).unwrap();
+        let run = export(&ws, &home, format, extra).expect(2);
+        assert!(
+            run.stderr
+                .contains(&format!("{link} is a symbolic link (to {})", home.path().display())),
+            "{link}: {}",
+            run.stderr
+        );
+        assert!(
+            run.stderr.contains("pass the directory it points to as -o"),
+            "{}",
+            run.stderr
+        );
+        home.untouched();
+    }
+}
+
+#[test]
+fn a_file_the_user_wrote_is_not_replaced_without_force() {
+    let ws = Ws::configured("aws");
+    let home = Home::new();
+    ws.write(
+        "ci/runner-up.gitlab-ci.yml",
+        "# my own pipeline\nbuild:\n  script: [make]\n",
+    );
+    ws.write("ci/runner-destroy.gitlab-ci.yml", "# mine too\n");
+    let run = export(&ws, &home, "gitlab-ci", &["-o", "ci"]).expect(2);
+    assert!(
+        run.stderr.contains("files were not made by `runner export`")
+            && run
+                .stderr
+                .contains("ci/runner-up.gitlab-ci.yml, ci/runner-destroy.gitlab-ci.yml")
+            && run.stderr.contains("--force"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        read(&ws, "ci/runner-up.gitlab-ci.yml"),
+        "# my own pipeline\nbuild:\n  script: [make]\n"
+    );
+
+    // Its own files it overwrites without asking; with --force the user's too.
+    std::fs::remove_file(ws.path().join("ci/runner-destroy.gitlab-ci.yml")).unwrap();
+    export(&ws, &home, "gitlab-ci", &["-o", "ci"])
+        .expect(2)
+        .stderr_has("a file was not made by `runner export`");
+    export(&ws, &home, "gitlab-ci", &["-o", "ci", "--force"]).expect(0);
+    assert!(read(&ws, "ci/runner-up.gitlab-ci.yml").contains("Made by `runner export gitlab-ci"));
+    export(&ws, &home, "gitlab-ci", &["-o", "ci"]).expect(0);
+}
+
+#[test]
+fn files_an_earlier_export_wrote_and_this_one_does_not_are_removed_and_no_others() {
+    let ws = Ws::configured("aws");
+    let home = Home::new();
+    export(&ws, &home, "kebap", &["-o", "deploy", "--source", "program"]).expect(0);
+    assert!(ws.path().join("deploy/manifests/02-programs.yaml").is_file());
+    // Beside it: the user's notes, and another format's export in the same directory.
+    ws.write("deploy/manifests/notes.yaml", "# what we changed by hand\n");
+    export(&ws, &home, "backstage", &["-o", "deploy"]).expect(0);
+
+    let run = export(&ws, &home, "kebap", &["-o", "deploy"]).expect(0);
+    assert!(
+        !ws.path().join("deploy/manifests/02-programs.yaml").exists(),
+        "Argo CD would go on syncing the Programs"
+    );
+    assert!(
+        run.stderr.contains(
+            "removed deploy/manifests/02-programs.yaml: an earlier `export kebap` wrote it, this one does not"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(read(&ws, "deploy/manifests/notes.yaml"), "# what we changed by hand\n");
+    assert!(
+        ws.path().join("deploy/catalog-info.yaml").is_file(),
+        "another format's file stays"
+    );
+    assert!(ws.path().join("deploy/manifests/03-stacks.yaml").is_file());
+    home.untouched();
+}
+
+#[test]
+fn an_output_that_is_a_file_a_device_or_inside_git_is_refused_with_what_o_wants() {
+    let ws = Ws::configured("aws");
+    let home = Home::new();
+    ws.write("notes.txt", "mine\n");
+    for (output, shown, what) in [
+        (
+            "notes.txt",
+            "notes.txt is not a directory",
+            "-o/--output takes the directory",
+        ),
+        (
+            "/dev/null",
+            "/dev/null is not a directory",
+            "-o/--output takes the directory",
+        ),
+        (
+            "notes.txt/pko",
+            "notes.txt is not a directory",
+            "stands where the output directory needs a directory",
+        ),
+    ] {
+        let run = export(&ws, &home, "pko", &["-o", output]).expect(2);
+        assert!(
+            run.stderr.contains(shown) && run.stderr.contains(what),
+            "{output}: {}",
+            run.stderr
+        );
+        assert!(
+            run.stderr.contains("`-o -`") || !what.starts_with("-o"),
+            "{}",
+            run.stderr
+        );
+    }
+    assert_eq!(read(&ws, "notes.txt"), "mine\n");
+
+    std::fs::create_dir_all(ws.path().join(".git/hooks")).unwrap();
+    for output in [".git", ".git/hooks", "sub/../.git/x", ".GIT"] {
+        let run = export(&ws, &home, "pko", &["-o", output]).expect(2);
+        assert!(
+            run.stderr.contains("is inside a git directory (.git)"),
+            "{output}: {}",
+            run.stderr
+        );
+    }
+    let in_git: Vec<_> = crate::support::files_under(&ws.path().join(".git"));
+    assert!(in_git.is_empty(), "nothing written into .git: {in_git:?}");
+    home.untouched();
+}
+
+#[test]
+fn a_namespace_that_is_not_a_dns_1123_label_is_refused_before_anything_is_written() {
+    let ws = Ws::configured("aws");
+    let home = Home::new();
+    let long = "n".repeat(64);
+    for (format, namespace) in [
+        ("pko", "$(touch PWN)"),
+        ("kebap", "`touch PWN`"),
+        ("argo-workflows", "dev;touch PWN"),
+        ("pko", "Platform"),
+        ("pko", "-platform"),
+        ("pko", "a.b"),
+        ("pko", long.as_str()),
+        ("pko", ""),
+    ] {
+        let run = export(&ws, &home, format, &[&format!("--namespace={namespace}")]).expect(2);
+        assert!(
+            run.stderr.contains(&format!(
+                "--namespace {namespace:?} is not a Kubernetes namespace name: a namespace is a DNS-1123 label"
+            )) && run.stderr.contains("lower-case letters, digits and `-`"),
+            "{namespace}: {}",
+            run.stderr
+        );
+    }
+    export(&ws, &home, "pko", &["--namespace", "$(touch PWN)"])
+        .expect(2)
+        .stderr_has("pass a name such as `touch-pwn`");
+    assert!(!ws.path().join("exports").exists(), "nothing written");
+    assert!(!ws.path().join("PWN").exists());
+}
+
+#[test]
+fn the_teardown_script_passes_each_value_as_one_word() {
+    let ws = Ws::configured("aws");
+    let home = Home::new();
+    export(&ws, &home, "pko", &["-o", "pko", "--namespace", "platform-1"]).expect(0);
+    let bin = ws.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::write(
+        bin.join("kubectl"),
+        "#!/bin/sh\nfor a in \"$@\"; do printf '[%s]' \"$a\"; done >> \"$LOG\"\necho >> \"$LOG\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(bin.join("kubectl"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let log = ws.path().join("kubectl.log");
+    let teardown = |namespace: Option<&str>| {
+        let _ = std::fs::remove_file(&log);
+        let mut c = std::process::Command::new(ws.path().join("pko/teardown.sh"));
+        c.current_dir(ws.path())
+            .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+            .env("LOG", &log)
+            .env_remove("NAMESPACE");
+        if let Some(n) = namespace {
+            c.env("NAMESPACE", n);
+        }
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        std::fs::read_to_string(&log).unwrap()
+    };
+    let calls = teardown(None);
+    let first = calls.lines().next().unwrap();
+    assert_eq!(
+        first, "[delete][stack.pulumi.com][sirius][--namespace][platform-1][--ignore-not-found][--wait=true]",
+        "{calls}"
+    );
+    assert_eq!(calls.lines().count(), 16, "{calls}");
+    // NAMESPACE overrides the default when the script runs, and stays data.
+    let calls = teardown(Some("$(touch PWN)"));
+    assert!(
+        calls.lines().all(|l| l.contains("[--namespace][$(touch PWN)]")),
+        "{calls}"
+    );
+    assert!(!ws.path().join("PWN").exists());
+}
+
+#[test]
+fn a_project_named_pages_is_not_gitlabs_pages_job() {
+    let ws = Ws::configured("kubeconfig");
+    let home = Home::new();
+    ws.project("projects/apps/pages", "pages");
+    let text = std::fs::read_to_string(ws.path().join("providers/kubeconfig.toml")).unwrap();
+    ws.write(
+        "providers/kubeconfig.toml",
+        &format!("{text}\n[[project]]\nname = \"pages\"\npath = \"projects/apps/pages\"\nlayer = \"apps\"\nafter = [\"sirius\"]\n"),
+    );
+    let args = ["export", "gitlab-ci", "-p", "kubeconfig", "-s", "dev", "-o", "ci"];
+    let run = ws
+        .exec(&args, &[BACKEND, ("HOME", home.path().to_str().unwrap())])
+        .expect(0);
+    assert!(
+        run.stderr
+            .contains("name: pages → pages-project (GitLab CI job: a GitLab CI job name (not a keyword, nor GitLab's Pages job `pages`))"),
+        "{}",
+        run.stderr
+    );
+    for file in ["ci/runner-up.gitlab-ci.yml", "ci/runner-destroy.gitlab-ci.yml"] {
+        let pipeline = &crate::export::docs(&read(&ws, file))[0];
+        assert!(pipeline.get("pages").is_none(), "{file}: a job named pages");
+        let job = &pipeline["pages-project"];
+        assert!(
+            job["script"][0].as_str().unwrap().contains("--only pages "),
+            "{file}: {job}"
+        );
+    }
+}
+
+/// Stack values that are code to a CI engine's own templating: GitHub expressions (one of them
+/// not even closed), GitLab variables, Argo template tags and expressions, all in one value too.
+const ENGINE_CODE: [(&str, &str); 8] = [
+    ("app:github_secret", "${{ secrets.AWS_SECRET_ACCESS_KEY }}"),
+    ("app:github_token", "token=${{ github.token }}"),
+    ("app:github_open", "${{ not closed"),
+    ("app:gitlab_variable", "$CI_JOB_TOKEN"),
+    ("app:gitlab_braced", "x${CI_JOB_TOKEN}y $$ $"),
+    ("app:argo_tag", "{{workflow.name}}"),
+    ("app:argo_expression", "{{=sprig.env('HOME')}}"),
+    ("app:all", "one ${{ secrets.X }}\ntwo $HOME {{workflow.uid}} '${{' }}\n"),
+];
+
+/// The aws workspace with [`ENGINE_CODE`] in its stack file.
+fn with_engine_code() -> Ws {
+    let ws = Ws::configured("aws");
+    let mut lines = String::from("config:\n");
+    for (key, value) in ENGINE_CODE {
+        let _ = writeln!(lines, "  {key}: {}", serde_json::to_string(value).unwrap());
+    }
+    ws.edit("config/pulumi/Pulumi.dev.yaml", "config:\n", &lines);
+    ws
+}
+
+/// The stack file a job writes, as data: every value of [`ENGINE_CODE`] must be there as written.
+#[track_caller]
+fn holds_the_values_as_written(stack_file: &str, engine: &str) {
+    let doc: serde_json::Value = serde_saphyr::from_str(stack_file)
+        .unwrap_or_else(|e| panic!("{engine}: the stack file is not YAML ({e}):\n{stack_file}"));
+    for (key, value) in ENGINE_CODE {
+        assert_eq!(doc["config"][key], value, "{engine}: {key} in\n{stack_file}");
+    }
+    assert_eq!(doc["config"]["aws:region"], "us-east-1", "{engine}");
+}
+
+#[test]
+fn github_reads_every_stack_value_as_text_and_actionlint_accepts_the_workflows() {
+    let ws = with_engine_code();
+    let home = Home::new();
+    export(&ws, &home, "github-actions", &["-o", "gh"]).expect(0);
+    let escape = "${{ '${{' }}";
+    for file in ["gh/workflows/runner-up.yml", "gh/workflows/runner-destroy.yml"] {
+        let workflow = &crate::export::docs(&read(&ws, file))[0];
+        let value = workflow["env"]["MARA_STACK_CONFIG"].as_str().unwrap();
+        // GitHub evaluates each `${{ … }}`: the only ones in the value are the escape, an
+        // expression whose value is the string `${{`.
+        let mut rest = value;
+        while let Some(at) = rest.find("${{") {
+            assert!(
+                rest[at..].starts_with(escape),
+                "{file}: an expression at\n{}",
+                &rest[at..]
+            );
+            rest = &rest[at + escape.len()..];
+        }
+        holds_the_values_as_written(&value.replace(escape, "${{"), file);
+    }
+
+    let Some(actionlint) = crate::export::tool(crate::export::tools_dir().join("bin/actionlint"), "actionlint") else {
+        return;
+    };
+    let lint = |dir: &Path| {
+        std::process::Command::new(&actionlint)
+            .args(["-no-color", "-shellcheck=", "-pyflakes="])
+            .arg(dir.join("workflows/runner-up.yml"))
+            .arg(dir.join("workflows/runner-destroy.yml"))
+            .output()
+            .unwrap()
+    };
+    let out = lint(&ws.path().join("gh"));
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The same workflows with the values pasted as they are: actionlint reads them as GitHub
+    // expressions (one is not closed: an error), so its yes above means something.
+    let raw = ws.path().join("raw/workflows");
+    std::fs::create_dir_all(&raw).unwrap();
+    for name in ["runner-up.yml", "runner-destroy.yml"] {
+        let text = read(&ws, &format!("gh/workflows/{name}")).replace(escape, "${{");
+        std::fs::write(raw.join(name), text).unwrap();
+    }
+    let out = lint(&ws.path().join("raw"));
+    assert!(!out.status.success(), "actionlint took the values as expressions");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("[expression]"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+#[test]
+fn gitlab_reads_the_stack_values_raw_as_gitlab_ci_local_shows() {
+    let ws = with_engine_code();
+    let home = Home::new();
+    export(&ws, &home, "gitlab-ci", &["-o", "gl"]).expect(0);
+    let pipeline = &crate::export::docs(&read(&ws, "gl/runner-up.gitlab-ci.yml"))[0];
+    let variable = &pipeline["variables"]["MARA_STACK_CONFIG"];
+    assert_eq!(variable["expand"], false, "{variable}");
+    let text = variable["value"].as_str().unwrap();
+    holds_the_values_as_written(text, "gitlab-ci");
+
+    let Some(gcl) = crate::export::tool(
+        crate::export::tools_dir().join("node/node_modules/.bin/gitlab-ci-local"),
+        "gitlab-ci-local",
+    ) else {
+        return;
+    };
+    let repo = ws.path().join("gitlab-repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::copy(
+        ws.path().join("gl/runner-up.gitlab-ci.yml"),
+        repo.join(".gitlab-ci.yml"),
+    )
+    .unwrap();
+    let git = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&repo)
+        .status()
+        .unwrap();
+    assert!(git.success());
+    let out = std::process::Command::new(&gcl)
+        .arg("--preview")
+        .current_dir(&repo)
+        .env("HOME", home.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    // gitlab-ci-local writes a raw value with each `$` doubled (`$$` is GitLab's literal `$`);
+    // a value GitLab would expand keeps its `$VAR` as it is.
+    let preview: serde_json::Value = serde_saphyr::from_str(&stdout).unwrap();
+    let shown = preview["variables"]["MARA_STACK_CONFIG"].as_str().unwrap();
+    assert_eq!(shown, text.replace('$', "$$"), "GitLab would expand part of it");
+}
+
+#[test]
+fn argo_sees_no_template_tag_of_a_stack_value() {
+    let ws = with_engine_code();
+    let home = Home::new();
+    export(&ws, &home, "argo-workflows", &["-o", "argo"]).expect(0);
+    for file in ["argo/workflow-up.yaml", "argo/workflow-destroy.yaml"] {
+        let workflow = &crate::export::docs(&read(&ws, file))[0];
+        // Argo replaces `{{…}}` in the template as JSON, more than once: the only tag there is
+        // the task's own parameter.
+        let json = serde_json::to_string(workflow).unwrap();
+        let tags: Vec<&str> = json
+            .match_indices("{{")
+            .map(|(at, _)| &json[at..at + 30.min(json.len() - at)])
+            .collect();
+        assert!(
+            tags.iter().all(|t| t.starts_with("{{inputs.parameters.project}}")),
+            "{file}: {tags:?}"
+        );
+        let env = workflow["spec"]["templates"][1]["container"]["env"].as_array().unwrap();
+        let config = env.iter().find(|e| e["name"] == "MARA_STACK_CONFIG").unwrap();
+        holds_the_values_as_written(config["value"].as_str().unwrap(), file);
+    }
+    // A value the Workflow holds as it is cannot be escaped there: refused, naming it.
+    let run = ws.exec(
+        &["export", "argo-workflows", "-p", "aws", "-s", "dev", "-o", "argo2"]
+            .into_iter()
+            .chain(REPO_ARGS)
+            .collect::<Vec<_>>(),
+        &[("PULUMI_BACKEND_URL", "s3://state-{{workflow.name}}")],
+    );
+    run.expect(2).stderr_has(
+        "PULUMI_BACKEND_URL \"s3://state-{{workflow.name}}\" holds `{{`, which Argo Workflows reads as a template tag",
+    );
+    assert!(!ws.path().join("argo2").exists());
+}
