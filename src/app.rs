@@ -164,6 +164,7 @@ fn day_two(command: &DayTwo, s: &Settings) -> Result<i32, RunnerError> {
             };
             commands::logs::run(s, &s.target_unchanged("logs")?, &options)
         }
+        DayTwo::Report { output } => commands::last_run::run(s, &s.target_unchanged("report")?, output.as_deref()),
     }
 }
 
@@ -184,6 +185,7 @@ fn run_options(operation: Operation, args: &RunArgs) -> RunOptions {
         fresh: false,
         summary: args.summary.clone(),
         junit: args.junit.clone(),
+        report: args.report.clone(),
         prune_kubeconfig: false,
         output: args.output,
         yes: false,

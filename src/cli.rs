@@ -210,6 +210,20 @@ pub(crate) enum DayTwo {
                             Examples:\n  runner logs eks -s dev\n  runner logs eks -s dev --operation destroy\n  \
                             runner logs ingress-controller -s dev --follow")]
     Logs(LogsArgs),
+
+    /// Write the last run as one self-contained HTML file: the plan's graph, the timeline with
+    /// its critical path, each project's result, changes and duration, the cause and log of
+    /// each failure
+    #[command(
+        after_help = "Made from .runner/last-run.json and the run's logs; no secret is in it, and it opens with no network.\n\n\
+                            Examples:\n  runner report -s dev                  # .runner/last-run.html\n  \
+                            runner report -s dev -o run.html"
+    )]
+    Report {
+        /// Where to write it [default: .runner/last-run.html]
+        #[arg(short = 'o', long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
 }
 
 /// What every run takes.
@@ -246,6 +260,11 @@ pub(crate) struct RunArgs {
     /// Also write the run as a `JUnit` XML report to FILE (one test case per planned project)
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+
+    /// Also write the run as one self-contained HTML file: the plan's graph, the timeline, each
+    /// project's result, the cause and log of each failure (opens with no network)
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
 
     /// How progress is shown: `plain` prefixes every line with its project
     #[arg(long, value_enum, default_value_t = OutputMode::Auto)]
@@ -530,6 +549,7 @@ value_enum!(Format {
     Format::Tree => "tree", "Projects grouped by layer, with waves and the critical path";
     Format::Dot => "dot", "Graphviz DOT (render with `dot -Tsvg`)";
     Format::Mermaid => "mermaid", "Mermaid flowchart";
+    Format::Svg => "svg", "SVG: waves as columns, the critical path in red (drawn by the runner, no Graphviz)";
     Format::Json => "json", "JSON (schema: schemas/plan.schema.json)";
 });
 
@@ -552,6 +572,8 @@ value_enum!(ExportSource {
 value_enum!(StatusFormat {
     StatusFormat::Text => "text", "A table";
     StatusFormat::Json => "json", "JSON (schema: schemas/status.schema.json)";
+    StatusFormat::Gantt => "gantt", "The last run's timeline, a Mermaid gantt chart (the critical path marked crit)";
+    StatusFormat::GanttSvg => "gantt-svg", "The last run's timeline as SVG";
 });
 
 value_enum!(Banner {

@@ -2,6 +2,7 @@
 //! loses when it ends; at the end, the `JUnit` report (`--junit FILE`), and in GitHub Actions the
 //! job summary and an annotation per drifted project.
 
+use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::exec::{RunResult, Status, would_change};
@@ -10,6 +11,7 @@ use crate::plan::Plan;
 use crate::report;
 use crate::report::ci::{self, CiSystem};
 use crate::report::junit::{self, Suite};
+use crate::report::timeline;
 use crate::settings::{Settings, Target};
 
 /// In CI, the file backend inside the workspace goes when the job's checkout does: said once,
@@ -45,6 +47,7 @@ pub(super) fn reports(
     asked: Asked<'_>,
     (plan, result): (&Plan<'_>, &RunResult),
     (started, total): (std::time::SystemTime, f64),
+    summary: &str,
 ) {
     let log = |name: &str| s.ws.show(&t.run_dir.log(name, plan.operation.as_str()));
     if let Some(path) = asked.junit {
@@ -77,7 +80,12 @@ pub(super) fn reports(
         }
     }
     if let Some(file) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|f| !f.is_empty()) {
-        let text = ci::step_summary(plan, &t.stack, result, total, asked.verdict);
+        let mut text = ci::step_summary(plan, &t.stack, result, total, asked.verdict);
+        // The run's timeline, which GitHub draws from a Mermaid block.
+        if let Ok(run) = serde_json::from_str::<timeline::LastRun>(summary) {
+            let chart = timeline::Timeline::of(&run, &timeline::waits_of(plan)).mermaid();
+            let _ = write!(text, "\n```mermaid\n{chart}```\n");
+        }
         if let Err(e) = append(Path::new(&file), &text) {
             report::warning(&format!("cannot append the run to GITHUB_STEP_SUMMARY: {e}"));
         }

@@ -3,6 +3,7 @@
 
 mod ci;
 pub(crate) mod export;
+pub(crate) mod last_run;
 pub(crate) mod logs;
 mod only;
 pub(crate) mod output;

@@ -47,12 +47,13 @@ pub(crate) fn show(
     let programs = programs::read_with(&s.ws, provider, cache, programs::Learn::Keep);
     let labels = match o.format {
         Format::Tree => EdgeLabels::default(),
-        Format::Dot | Format::Mermaid | Format::Json => edge_labels(&plan, &programs),
+        Format::Dot | Format::Mermaid | Format::Svg | Format::Json => edge_labels(&plan, &programs),
     };
     let text = match o.format {
         Format::Tree => render::tree(&plan),
         Format::Dot => render::dot(&plan, &labels),
         Format::Mermaid => render::mermaid(&plan, &labels),
+        Format::Svg => render::svg(&plan, &labels),
         Format::Json => render::json(&plan, &labels),
     };
     write_result(&text)?;

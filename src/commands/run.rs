@@ -55,6 +55,8 @@ pub(crate) struct RunOptions {
     pub(crate) summary: Option<PathBuf>,
     /// Write the run as a `JUnit` report there.
     pub(crate) junit: Option<PathBuf>,
+    /// `--report FILE`: the run as an HTML file.
+    pub(crate) report: Option<PathBuf>,
     pub(crate) prune_kubeconfig: bool,
     pub(crate) output: OutputMode,
     /// Run without asking at the terminal (and, for destroy, allowed without one).
@@ -174,8 +176,8 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
     let log = |name: &str| s.ws.show(&t.run_dir.log(name, o.operation.as_str()));
     let total = clock.elapsed().as_secs_f64();
     view.finish(&plan, &result, total, &t.stack, &log);
-    after(s, t, o, (&plan, &result), (started, total), history);
-    unrecorded |= !write_summaries(s, t, o, &summary(&plan, t, &result, (started, code), &prediction));
+    let summary = summary(&plan, t, &result, (started, code), &prediction);
+    unrecorded |= !after(s, t, o, (&plan, &result), (started, total), history, &summary);
     // A failure or an interrupt says more than a lost record: keep its code.
     Ok(if unrecorded && code == exit::SUCCESS {
         exit::UNRECORDED
@@ -395,7 +397,8 @@ fn summary(
 
 /// After the run, for whoever reads it: at a terminal after a destroy, the offer to prune the
 /// kubeconfig; a drift check's verdict, what the CI shows (`JUnit`,
-/// GitHub's summary and annotations), and the durations the next runs learn from.
+/// GitHub's summary and annotations), the durations the next runs learn from, and the run's
+/// records ([`write_records`]: `false` when a summary could not be written).
 fn after(
     s: &Settings,
     t: &Target,
@@ -403,7 +406,8 @@ fn after(
     (plan, result): (&Plan<'_>, &RunResult),
     (started, total): (SystemTime, f64),
     history: History,
-) {
+    summary: &str,
+) -> bool {
     if o.operation == Operation::Destroy && !o.prune_kubeconfig && s.interactive {
         offer_kubeconfig_prune(t, result);
     }
@@ -422,8 +426,9 @@ fn after(
         drift: o.drift.is_some(),
         verdict: verdict.as_deref(),
     };
-    super::ci::reports(s, t, asked, (plan, result), (started, total));
+    super::ci::reports(s, t, asked, (plan, result), (started, total), summary);
     learn(t, history, o.operation, result);
+    write_records(s, t, o, plan, summary)
 }
 
 /// Without a terminal nobody can confirm a destroy: the command line must.
@@ -574,9 +579,12 @@ fn offer_kubeconfig_prune(t: &Target, result: &RunResult) {
     }
 }
 
-/// The JSON summary to `.runner/last-run.json`, and to `--summary FILE` when given.
-/// `true` when every one was written.
-fn write_summaries(s: &Settings, t: &Target, o: &RunOptions, summary: &str) -> bool {
+/// The JSON summary to `.runner/last-run.json`, and to `--summary FILE` when given; the HTML
+/// report to `--report FILE` when given. `true` when every summary was written.
+fn write_records(s: &Settings, t: &Target, o: &RunOptions, plan: &Plan<'_>, summary: &str) -> bool {
+    if let Some(path) = &o.report {
+        super::last_run::write_html(s, t, plan, summary, path);
+    }
     let mut targets = vec![t.run_dir.last_run()];
     targets.extend(o.summary.clone());
     let mut written = true;

@@ -20,6 +20,10 @@ pub(crate) enum StatusFormat {
     Text,
     /// JSON (schema: `schemas/status.schema.json`).
     Json,
+    /// The last run's timeline as a Mermaid `gantt` chart.
+    Gantt,
+    /// The last run's timeline as SVG.
+    GanttSvg,
 }
 
 pub(crate) const SCHEMA_VERSION: u32 = 1;
@@ -68,6 +72,10 @@ struct Up {
 }
 
 pub(crate) fn run(s: &Settings, t: &Target, format: StatusFormat) -> Result<i32, RunnerError> {
+    if matches!(format, StatusFormat::Gantt | StatusFormat::GanttSvg) {
+        write_result(&super::last_run::timeline(s, t, format == StatusFormat::GanttSvg)?)?;
+        return Ok(exit::SUCCESS);
+    }
     let plan = Plan::new(&t.provider, Operation::Up, &[]).expect("the whole graph has no unknown target");
     let state = RunState::current(&t.run_dir).map_err(|m| {
         RunnerError::usage(
@@ -97,6 +105,7 @@ pub(crate) fn run(s: &Settings, t: &Target, format: StatusFormat) -> Result<i32,
     let text = match format {
         StatusFormat::Json => serde_json::to_string_pretty(&doc).expect("status serializes") + "\n",
         StatusFormat::Text => table(&doc, &s.ws.show(&t.run_dir.state())),
+        StatusFormat::Gantt | StatusFormat::GanttSvg => unreachable!("answered above"),
     };
     write_result(&text)?;
     Ok(exit::SUCCESS)

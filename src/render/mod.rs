@@ -4,11 +4,13 @@
 mod dot;
 mod json;
 mod mermaid;
+mod svg;
 mod tree;
 
 pub(crate) use dot::dot;
 pub(crate) use json::json;
 pub(crate) use mermaid::mermaid;
+pub(crate) use svg::{escape as xml_escape, svg};
 pub(crate) use tree::tree;
 
 /// The renderings `show-plan --format` offers.
@@ -20,6 +22,8 @@ pub(crate) enum Format {
     Dot,
     /// Mermaid flowchart
     Mermaid,
+    /// SVG, drawn by the runner (no Graphviz needed)
+    Svg,
     /// JSON (schema: schemas/plan.schema.json)
     Json,
 }

@@ -21,11 +21,13 @@ macro_rules! say_inline {
 }
 
 pub(crate) mod ci;
+pub(crate) mod html;
 pub(crate) mod junit;
 pub(crate) mod live;
 pub(crate) mod logs;
 pub(crate) mod plain;
 pub(crate) mod summary;
+pub(crate) mod timeline;
 
 use std::io::{self, Write as _};
 

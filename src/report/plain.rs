@@ -334,7 +334,7 @@ const MARKS: [(&str, &str); 5] = [
 ];
 
 /// `+2 ~1 -1 =3`: resources created (or to create), updated, replaced, deleted, unchanged.
-fn changes(c: &BTreeMap<String, u64>) -> String {
+pub(crate) fn changes(c: &BTreeMap<String, u64>) -> String {
     let mut parts = Vec::new();
     for (key, mark) in MARKS {
         if let Some(n) = c.get(key).filter(|n| **n > 0) {

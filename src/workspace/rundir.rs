@@ -3,6 +3,7 @@
 //! ```text
 //! .runner/lock                        one runner at a time per workspace
 //! .runner/last-run.json               the JSON summary of the last run
+//! .runner/last-run.html               its HTML report (`runner report`)
 //! .runner/digest-key                  the key of the input and output digests
 //! .runner/cache/programs.json         what each program reads and declares, by file (planning)
 //! .runner/<stack>/state.json          the run state (resume)
@@ -60,6 +61,11 @@ impl RunDir {
 
     pub(crate) fn last_run(&self) -> PathBuf {
         self.base.join("last-run.json")
+    }
+
+    /// Where `runner report` writes the last run's HTML report unless told.
+    pub(crate) fn last_report(&self) -> PathBuf {
+        self.base.join("last-run.html")
     }
 
     pub(crate) fn digest_key(&self) -> PathBuf {

@@ -17,6 +17,7 @@ mod hostile;
 mod journal;
 mod kubeconfig;
 mod only;
+mod pictures;
 mod plan;
 mod programs;
 mod prompts;

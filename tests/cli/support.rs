@@ -514,3 +514,38 @@ pub fn schemas_dir(what: &str) -> Option<PathBuf> {
         }
     }
 }
+
+/// Headless Chromium (Debian's `chromium`, which `scripts/install-test-tools` installs), for
+/// what a browser shows; `None` (the test skips) without it, unless `RUNNER_REQUIRE_TOOLS=1`.
+pub fn chromium() -> Option<PathBuf> {
+    let found = ["chromium", "chromium-browser", "google-chrome"].into_iter().find(|c| {
+        Command::new(c)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    match found {
+        Some(c) => Some(PathBuf::from(c)),
+        None if tool_required() => panic!("chromium is missing: run scripts/install-test-tools"),
+        None => {
+            eprintln!("skipped: no chromium (scripts/install-test-tools installs it)");
+            None
+        }
+    }
+}
+
+/// Chromium, headless, with what keeps it off the network and out of the user's profile.
+pub fn headless(chromium: &Path, profile: &Path) -> Command {
+    let mut c = Command::new(chromium);
+    c.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+    ])
+    .arg(format!("--user-data-dir={}", profile.display()));
+    c
+}

@@ -1,0 +1,117 @@
+//! The last run as a picture: the HTML report (`--report FILE` on a run, `runner report` for the
+//! last one) and the timeline of `runner status --format gantt|gantt-svg`, all made from the
+//! run's summary, the plan, and the logs the run left.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::error::RunnerError;
+use crate::fs::{NewFile, write_atomic};
+use crate::plan::{Operation, Plan};
+use crate::render;
+use crate::report::{self, html, timeline};
+use crate::settings::{Settings, Target};
+
+/// The last run's summary, refused (with what to do) when there is none or it is of another
+/// stack than the one asked about.
+pub(crate) fn last_run(s: &Settings, t: &Target) -> Result<timeline::LastRun, RunnerError> {
+    let path = t.run_dir.last_run();
+    let shown = s.ws.show(&path);
+    let text = crate::fs::read_text(&path).map_err(|e| {
+        RunnerError::usage(
+            format!("no run to show: cannot read {shown}: {e}"),
+            format!(
+                "run `runner up -p {} -s {}` (or destroy, refresh, preview, drift) first",
+                t.provider.name, t.stack
+            ),
+        )
+    })?;
+    let run: timeline::LastRun = serde_json::from_str(&text).map_err(|e| {
+        RunnerError::usage(
+            format!("{shown} is not a run summary the runner can read: {e}"),
+            "run again to write a new one",
+        )
+    })?;
+    if run.stack != t.stack {
+        return Err(RunnerError::usage(
+            format!("the last run ({shown}) was of stack `{}`, not `{}`", run.stack, t.stack),
+            format!("pass -s {} to see it, or run stack {} first", run.stack, t.stack),
+        ));
+    }
+    Ok(run)
+}
+
+/// The plan of the run's operation over the whole graph (the edges the timeline follows).
+fn plan_of<'p>(t: &'p Target, run: &timeline::LastRun) -> Plan<'p> {
+    let operation = match run.operation.as_str() {
+        "destroy" => Operation::Destroy,
+        "refresh" => Operation::Refresh,
+        "preview" => Operation::Preview,
+        _ => Operation::Up,
+    };
+    Plan::new(&t.provider, operation, &[]).expect("the whole graph has no unknown target")
+}
+
+/// The HTML report of the run summarized in `summary`, to `path`; a warning when it cannot be.
+pub(crate) fn write_html(s: &Settings, t: &Target, plan: &Plan<'_>, summary: &str, path: &Path) {
+    let written = serde_json::from_str::<timeline::LastRun>(summary)
+        .map_err(|e| e.to_string())
+        .and_then(|run| {
+            let text = html_of(t, plan, &run);
+            write_atomic(path, text.as_bytes(), NewFile::Default).map_err(|e| e.to_string())
+        });
+    match written {
+        Ok(()) => report::info(&format!("Report: {}", s.ws.show(path))),
+        Err(e) => report::warning(&format!("cannot write the report to {}: {e}", s.ws.show(path))),
+    }
+}
+
+fn html_of(t: &Target, plan: &Plan<'_>, run: &timeline::LastRun) -> String {
+    let svg = render::svg(plan, &render::EdgeLabels::default());
+    let waits = timeline::waits_of(plan);
+    // The log of each failure, as the run wrote it (scrubbed of secrets when written).
+    let logs: BTreeMap<String, String> = run
+        .projects
+        .iter()
+        .filter(|p| p.error.is_some())
+        .filter_map(|p| {
+            let text = crate::fs::read_text(t.run_dir.log(&p.name, &run.operation)).ok()?;
+            Some((p.name.clone(), text))
+        })
+        .collect();
+    html::render(
+        run,
+        &html::Parts {
+            plan_svg: Some(&svg),
+            waits: &waits,
+            logs: &logs,
+        },
+    )
+}
+
+/// `runner report [-o FILE]`: the last run's HTML report.
+pub(crate) fn run(s: &Settings, t: &Target, output: Option<&Path>) -> Result<i32, RunnerError> {
+    let run = last_run(s, t)?;
+    let plan = plan_of(t, &run);
+    let path = output.map_or_else(|| t.run_dir.last_report(), Path::to_path_buf);
+    let text = html_of(t, &plan, &run);
+    write_atomic(&path, text.as_bytes(), NewFile::Default).map_err(|source| RunnerError::Io {
+        context: format!("cannot write the report to {}", s.ws.show(&path)),
+        source,
+    })?;
+    report::info(&format!(
+        "Report of the last run ({} of stack {}): {} — open it in a browser",
+        run.operation,
+        run.stack,
+        s.ws.show(&path)
+    ));
+    Ok(crate::error::exit::SUCCESS)
+}
+
+/// `runner status --format gantt` (Mermaid) or `gantt-svg`: the last run's timeline.
+pub(crate) fn timeline(s: &Settings, t: &Target, svg: bool) -> Result<String, RunnerError> {
+    let run = last_run(s, t)?;
+    let plan = plan_of(t, &run);
+    let t = timeline::Timeline::of(&run, &timeline::waits_of(&plan));
+    Ok(if svg { t.svg() } else { t.mermaid() })
+}

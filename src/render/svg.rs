@@ -1,0 +1,206 @@
+//! SVG: the plan drawn without Graphviz, so it works on any machine and can sit inside a
+//! self-contained HTML report. A column per wave (what can run at once), projects coloured by
+//! layer with their estimate, arrows in run order: the critical path in red with its running
+//! total, ordering-only needs dashed, the outputs an edge carries in its tooltip.
+
+use std::fmt::Write as _;
+
+use crate::graph::{EdgeKind, Layer, Weighing};
+use crate::plan::Plan;
+
+const CRITICAL: &str = "#c0392b";
+const NODE_W: u32 = 176;
+const NODE_H: u32 = 46;
+const COL_W: u32 = 250;
+const ROW_H: u32 = 64;
+const MARGIN: u32 = 24;
+const TOP: u32 = 56;
+
+/// The fill of a layer's projects (a legend at the bottom says which is which).
+fn fill(layer: Layer) -> &'static str {
+    match layer {
+        Layer::Identity => "#ede7f6",
+        Layer::Infra => "#e3f2fd",
+        Layer::Cluster => "#e8f5e9",
+        Layer::Services => "#fff8e1",
+        Layer::Apps => "#fce4ec",
+    }
+}
+
+/// The plan as one standalone SVG document.
+pub(crate) fn svg(plan: &Plan<'_>, labels: &super::EdgeLabels<'_>) -> String {
+    let rows = plan.waves.iter().map(Vec::len).max().unwrap_or(0);
+    let cols = plan.waves.len();
+    let width = MARGIN * 2 + u32::try_from(cols.max(1)).unwrap_or(1) * COL_W - (COL_W - NODE_W);
+    let height = TOP + u32::try_from(rows.max(1)).unwrap_or(1) * ROW_H + 48;
+    // Where each project's box is: its wave's column, its place in the wave.
+    let mut at = vec![None; plan.provider.projects.len()];
+    for (w, wave) in plan.waves.iter().enumerate() {
+        for (r, &i) in wave.iter().enumerate() {
+            let x = MARGIN + u32::try_from(w).unwrap_or(0) * COL_W;
+            let y = TOP + u32::try_from(r).unwrap_or(0) * ROW_H;
+            at[i] = Some((x, y));
+        }
+    }
+    let unit = match plan.critical.weighing {
+        Weighing::Estimate => "s",
+        Weighing::Count => " projects",
+    };
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="Helvetica, Arial, sans-serif" font-size="12" role="img">"#
+    );
+    let title = format!(
+        "{} · provider {} · {} projects in {} waves · critical path {}{unit}",
+        plan.operation.as_str(),
+        plan.provider.name,
+        plan.order.len(),
+        plan.waves.len(),
+        plan.critical.weight
+    );
+    let _ = writeln!(out, "  <title>{}</title>", escape(&title));
+    let _ = writeln!(
+        out,
+        r##"  <defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#555"/></marker><marker id="arrow-critical" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="{CRITICAL}"/></marker></defs>"##
+    );
+    let _ = writeln!(
+        out,
+        r#"  <text x="{MARGIN}" y="22" font-size="14" font-weight="bold">{}</text>"#,
+        escape(&title)
+    );
+    for w in 0..cols {
+        let x = MARGIN + u32::try_from(w).unwrap_or(0) * COL_W;
+        let _ = writeln!(out, r##"  <text x="{x}" y="44" fill="#777">wave {}</text>"##, w + 1);
+    }
+    edges(&mut out, plan, labels, &at, unit);
+    nodes(&mut out, plan, &at);
+    legend(&mut out, plan, height);
+    out.push_str("</svg>\n");
+    out
+}
+
+/// Where each project's box is (its wave's column, its place in the wave), by project index.
+type Places = Vec<Option<(u32, u32)>>;
+
+/// The arrows, in run order: the critical path red with its running total, ordering-only needs
+/// dashed, the outputs each carries in its tooltip.
+fn edges(out: &mut String, plan: &Plan<'_>, labels: &super::EdgeLabels<'_>, at: &Places, unit: &str) {
+    // The running total of the critical path at the end of each of its projects.
+    let mut total = 0u64;
+    let mut reached = std::collections::BTreeMap::new();
+    for &i in &plan.critical.nodes {
+        total += match plan.critical.weighing {
+            Weighing::Estimate => plan.project(i).estimate.unwrap_or(0),
+            Weighing::Count => 1,
+        };
+        reached.insert(i, total);
+    }
+    for (a, b, kind) in plan.edges() {
+        let (Some((ax, ay)), Some((bx, by))) = (at[a], at[b]) else {
+            continue;
+        };
+        let (x1, y1) = (ax + NODE_W, ay + NODE_H / 2);
+        let (x2, y2) = (bx, by + NODE_H / 2);
+        let critical = plan.is_critical_edge(a, b);
+        let (stroke, width, marker) = if critical {
+            (CRITICAL, "2.5", "arrow-critical")
+        } else {
+            ("#555", "1.2", "arrow")
+        };
+        let dash = if kind == EdgeKind::Order {
+            r#" stroke-dasharray="5,4""#
+        } else {
+            ""
+        };
+        let mid = u32::midpoint(x1, x2);
+        let outputs = super::flows(labels, plan.name(a), plan.name(b));
+        let tip = if outputs.is_empty() {
+            format!("{} → {}", plan.name(a), plan.name(b))
+        } else {
+            format!("{} → {}: {}", plan.name(a), plan.name(b), super::list(outputs))
+        };
+        let _ = writeln!(
+            out,
+            r#"  <path d="M{x1},{y1} C{mid},{y1} {mid},{y2} {x2},{y2}" fill="none" stroke="{stroke}" stroke-width="{width}"{dash} marker-end="url(#{marker})"><title>{}</title></path>"#,
+            escape(&tip)
+        );
+        if critical && let Some(t) = reached.get(&a) {
+            let _ = writeln!(
+                out,
+                r#"  <text x="{}" y="{}" fill="{CRITICAL}" font-size="10" text-anchor="middle">{t}{unit}</text>"#,
+                mid,
+                u32::midpoint(y1, y2) - 4
+            );
+        }
+    }
+}
+
+/// A box per project: its name, layer and estimate, the critical path outlined in red.
+fn nodes(out: &mut String, plan: &Plan<'_>, at: &Places) {
+    for &i in &plan.order {
+        let Some((x, y)) = at[i] else { continue };
+        let p = plan.project(i);
+        let (stroke, width) = if plan.is_critical(i) {
+            (CRITICAL, "2.5")
+        } else {
+            ("#888", "1")
+        };
+        let estimate = p
+            .estimate
+            .map_or_else(|| "no estimate".to_string(), |e| format!("est. {e}s"));
+        let _ = writeln!(
+            out,
+            r##"  <g class="project" data-name="{name}"><title>{name} ({layer}, wave {wave}, {estimate})</title><rect x="{x}" y="{y}" width="{NODE_W}" height="{NODE_H}" rx="8" fill="{fill}" stroke="{stroke}" stroke-width="{width}"/><text x="{tx}" y="{ty1}" font-weight="bold">{name}</text><text x="{tx}" y="{ty2}" fill="#555" font-size="11">{layer} · {estimate}</text></g>"##,
+            name = escape(plan.name(i)),
+            layer = p.layer,
+            wave = plan.wave(i),
+            fill = fill(p.layer),
+            tx = x + 10,
+            ty1 = y + 19,
+            ty2 = y + 36,
+        );
+    }
+}
+
+/// The legend: the layers present, the critical path, ordering-only needs.
+fn legend(out: &mut String, plan: &Plan<'_>, height: u32) {
+    let ly = height - 20;
+    let mut lx = MARGIN;
+    for layer in plan.layers() {
+        let _ = writeln!(
+            out,
+            r##"  <rect x="{lx}" y="{}" width="14" height="14" rx="3" fill="{}" stroke="#888"/><text x="{}" y="{ly}">{layer}</text>"##,
+            ly - 11,
+            fill(layer),
+            lx + 18
+        );
+        lx += 90;
+    }
+    let _ = writeln!(
+        out,
+        r##"  <line x1="{lx}" y1="{y}" x2="{}" y2="{y}" stroke="{CRITICAL}" stroke-width="2.5"/><text x="{}" y="{ly}">critical path</text><line x1="{}" y1="{y}" x2="{}" y2="{y}" stroke="#555" stroke-dasharray="5,4"/><text x="{}" y="{ly}">order only</text>"##,
+        lx + 24,
+        lx + 30,
+        lx + 130,
+        lx + 154,
+        lx + 160,
+        y = ly - 4
+    );
+}
+
+/// Text for SVG and HTML: `&`, `<`, `>` and quotes escaped.
+pub(crate) fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}

@@ -1,0 +1,448 @@
+//! A run as a picture over time, from its summary (`.runner/last-run.json`): each project's
+//! start and end, the chain that set the run's length (the critical path of what really ran,
+//! longest by measured time along the plan's edges), the moments nothing ran. Drawn as a
+//! Mermaid `gantt` (GitHub renders it in a job summary; `runner status --format gantt`) and as
+//! SVG (`runner status --format gantt-svg`, the HTML report).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+/// The run summary as read back (`report::summary` writes it; schemas/summary.schema.json).
+#[derive(Debug, Clone, Deserialize)]
+pub(crate) struct LastRun {
+    pub(crate) operation: String,
+    pub(crate) provider: String,
+    pub(crate) stack: String,
+    pub(crate) started: String,
+    pub(crate) ended: String,
+    pub(crate) duration_seconds: f64,
+    pub(crate) result: String,
+    pub(crate) exit_code: i32,
+    pub(crate) projects: Vec<ProjectRun>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub(crate) struct ProjectRun {
+    pub(crate) name: String,
+    pub(crate) status: String,
+    pub(crate) reason: Option<String>,
+    pub(crate) started: Option<String>,
+    pub(crate) ended: Option<String>,
+    pub(crate) duration_seconds: Option<f64>,
+    pub(crate) outputs: Option<Map<String, Value>>,
+    #[serde(default)]
+    pub(crate) changes: BTreeMap<String, u64>,
+    pub(crate) error: Option<String>,
+}
+
+/// One bar: a project that ran, in milliseconds from the run's start.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Bar {
+    pub(crate) name: String,
+    pub(crate) status: String,
+    pub(crate) start_ms: i64,
+    pub(crate) end_ms: i64,
+    pub(crate) critical: bool,
+}
+
+/// The run laid out in time.
+#[derive(Debug, Clone)]
+pub(crate) struct Timeline {
+    pub(crate) title: String,
+    /// In order of start.
+    pub(crate) bars: Vec<Bar>,
+    pub(crate) length_ms: i64,
+    /// Stretches (start, end) of the run when no project ran.
+    pub(crate) idle: Vec<(i64, i64)>,
+    /// Summed length of the critical path (ms).
+    pub(crate) critical_ms: i64,
+}
+
+impl Timeline {
+    /// `waits` tells, by project, what it waited for in the plan (needs and ordering-only).
+    pub(crate) fn of(run: &LastRun, waits: &BTreeMap<String, Vec<String>>) -> Self {
+        let origin = millis(&run.started).unwrap_or(0);
+        let mut bars: Vec<Bar> = run
+            .projects
+            .iter()
+            .filter_map(|p| {
+                let start = millis(p.started.as_deref()?)? - origin;
+                let end = millis(p.ended.as_deref()?)? - origin;
+                Some(Bar {
+                    name: p.name.clone(),
+                    status: p.status.clone(),
+                    start_ms: start.max(0),
+                    end_ms: end.max(start).max(0),
+                    critical: false,
+                })
+            })
+            .collect();
+        bars.sort_by(|a, b| (a.start_ms, &a.name).cmp(&(b.start_ms, &b.name)));
+        let length_ms =
+            (millis(&run.ended).unwrap_or(origin) - origin).max(bars.iter().map(|b| b.end_ms).max().unwrap_or(0));
+        let (critical, critical_ms) = critical_path(&bars, waits);
+        for b in &mut bars {
+            b.critical = critical.contains(&b.name);
+        }
+        let idle = idle_stretches(&bars, length_ms);
+        let title = format!(
+            "{} · provider {} · stack {} · {} of {} projects ran in {}",
+            run.operation,
+            run.provider,
+            run.stack,
+            bars.len(),
+            run.projects.len(),
+            seconds(length_ms)
+        );
+        Timeline {
+            title,
+            bars,
+            length_ms,
+            idle,
+            critical_ms,
+        }
+    }
+
+    /// A Mermaid `gantt` chart: a section per project in order of start, the critical path
+    /// `crit`, what failed `crit` too with a mark in its name.
+    pub(crate) fn mermaid(&self) -> String {
+        let mut out = String::from("gantt\n");
+        let _ = writeln!(out, "    title {}", mermaid_text(&self.title));
+        out.push_str("    dateFormat x\n    axisFormat %M:%S\n");
+        for (k, b) in self.bars.iter().enumerate() {
+            let mut tags = Vec::new();
+            if b.critical || !matches!(b.status.as_str(), "succeeded" | "unchanged") {
+                tags.push("crit");
+            }
+            if b.status == "succeeded" {
+                tags.push("done");
+            }
+            let label = match b.status.as_str() {
+                "succeeded" => mermaid_text(&b.name),
+                other => format!("{} ({other})", mermaid_text(&b.name)),
+            };
+            let tags = if tags.is_empty() {
+                String::new()
+            } else {
+                format!("{}, ", tags.join(", "))
+            };
+            // A zero-length bar is not drawn: a millisecond at least.
+            let end = b.end_ms.max(b.start_ms + 1);
+            let _ = writeln!(out, "    {label} :{tags}p{k}, {}, {end}", b.start_ms);
+        }
+        for (k, (from, to)) in self.idle.iter().enumerate() {
+            let _ = writeln!(out, "    idle :milestone, i{k}, {from}, {to}");
+        }
+        out
+    }
+
+    /// The same as an SVG document: a row per project, a time axis in seconds, the critical
+    /// path outlined in red, idle stretches shaded.
+    pub(crate) fn svg(&self) -> String {
+        const LEFT: i64 = 150;
+        const WIDTH: i64 = 900;
+        const ROW: i64 = 24;
+        const TOP: i64 = 50;
+        let rows = i64::try_from(self.bars.len()).unwrap_or(0);
+        let height = TOP + rows.max(1) * ROW + 60;
+        let total = LEFT + WIDTH + 30;
+        let span = self.length_ms.max(1);
+        let x = |ms: i64| LEFT + ms * WIDTH / span;
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{total}" height="{height}" viewBox="0 0 {total} {height}" font-family="Helvetica, Arial, sans-serif" font-size="12" role="img">"#
+        );
+        let _ = writeln!(out, "  <title>{}</title>", xml(&self.title));
+        let _ = writeln!(
+            out,
+            r#"  <text x="10" y="20" font-size="14" font-weight="bold">{}</text>"#,
+            xml(&self.title)
+        );
+        let bottom = TOP + rows * ROW;
+        for (from, to) in &self.idle {
+            let _ = writeln!(
+                out,
+                r##"  <rect class="idle" x="{}" y="{}" width="{}" height="{}" fill="#f0f0f0"><title>nothing ran for {}</title></rect>"##,
+                x(*from),
+                TOP - 6,
+                (x(*to) - x(*from)).max(1),
+                bottom - TOP + 6,
+                seconds(to - from)
+            );
+        }
+        // Ticks: about ten, on whole seconds.
+        let step = tick(span);
+        let mut t = 0;
+        while t <= span {
+            let _ = writeln!(
+                out,
+                r##"  <line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="#ddd"/><text x="{0}" y="{3}" fill="#777" text-anchor="middle">{4}</text>"##,
+                x(t),
+                TOP - 8,
+                bottom,
+                bottom + 16,
+                seconds(t)
+            );
+            t += step;
+        }
+        for (k, b) in self.bars.iter().enumerate() {
+            let y = TOP + i64::try_from(k).unwrap_or(0) * ROW;
+            let (stroke, width) = if b.critical { ("#c0392b", 2) } else { ("none", 0) };
+            let _ = writeln!(
+                out,
+                r#"  <g class="bar" data-name="{name}" data-status="{status}"><title>{name}: {status}, {from} to {to} ({took})</title><text x="{lx}" y="{ty}" text-anchor="end">{name}</text><rect x="{bx}" y="{y}" width="{bw}" height="{bh}" rx="3" fill="{fill}" stroke="{stroke}" stroke-width="{width}"/></g>"#,
+                name = xml(&b.name),
+                status = xml(&b.status),
+                from = seconds(b.start_ms),
+                to = seconds(b.end_ms),
+                took = seconds(b.end_ms - b.start_ms),
+                lx = LEFT - 8,
+                ty = y + 14,
+                bx = x(b.start_ms),
+                bw = (x(b.end_ms) - x(b.start_ms)).max(2),
+                bh = ROW - 6,
+                fill = status_fill(&b.status),
+            );
+        }
+        let ly = bottom + 40;
+        let _ = writeln!(
+            out,
+            r##"  <text x="10" y="{ly}" fill="#555">critical path (red outline): {} of {}; grey: nothing ran ({})</text>"##,
+            seconds(self.critical_ms),
+            seconds(self.length_ms),
+            seconds(self.idle.iter().map(|(a, b)| b - a).sum())
+        );
+        out.push_str("</svg>\n");
+        out
+    }
+}
+
+/// What each project of `plan` waits for in it, by name (the edges the critical path follows).
+pub(crate) fn waits_of(plan: &crate::plan::Plan<'_>) -> BTreeMap<String, Vec<String>> {
+    plan.order
+        .iter()
+        .map(|&i| {
+            let waits = plan.waits_for(i).into_iter().map(|n| plan.name(n.node).to_string());
+            (plan.name(i).to_string(), waits.collect())
+        })
+        .collect()
+}
+
+/// The colour of a bar by the project's result.
+pub(crate) fn status_fill(status: &str) -> &'static str {
+    match status {
+        "succeeded" => "#7cb87e",
+        "failed" | "timed out" => "#e06666",
+        "interrupted" => "#f1a340",
+        _ => "#b0b0b0",
+    }
+}
+
+/// The longest chain of projects that ran, by measured time, along the plan's edges: the
+/// projects on it and its length.
+fn critical_path(bars: &[Bar], waits: &BTreeMap<String, Vec<String>>) -> (BTreeSet<String>, i64) {
+    let took: BTreeMap<&str, i64> = bars.iter().map(|b| (b.name.as_str(), b.end_ms - b.start_ms)).collect();
+    let mut best: BTreeMap<&str, (i64, Option<&str>)> = BTreeMap::new();
+    // In order of start, what a project waited for has its best chain already.
+    for b in bars {
+        let before = waits
+            .get(&b.name)
+            .into_iter()
+            .flatten()
+            .filter_map(|w| best.get(w.as_str()).map(|(len, _)| (*len, w.as_str())))
+            .max();
+        let own = took[b.name.as_str()];
+        best.insert(
+            b.name.as_str(),
+            match before {
+                Some((len, w)) => (len + own, Some(w)),
+                None => (own, None),
+            },
+        );
+    }
+    let Some((&last, &(length, _))) = best.iter().max_by_key(|(n, (len, _))| (*len, std::cmp::Reverse(**n))) else {
+        return (BTreeSet::new(), 0);
+    };
+    let mut path = BTreeSet::new();
+    let mut at = Some(last);
+    while let Some(n) = at {
+        path.insert(n.to_string());
+        at = best.get(n).and_then(|(_, prev)| *prev);
+    }
+    (path, length)
+}
+
+/// Stretches of `[0, length)` covered by no bar.
+fn idle_stretches(bars: &[Bar], length: i64) -> Vec<(i64, i64)> {
+    let mut spans: Vec<(i64, i64)> = bars.iter().map(|b| (b.start_ms, b.end_ms)).collect();
+    spans.sort_unstable();
+    let mut idle = Vec::new();
+    let mut covered = 0;
+    for (a, b) in spans {
+        if a > covered {
+            idle.push((covered, a));
+        }
+        covered = covered.max(b);
+    }
+    if length > covered {
+        idle.push((covered, length));
+    }
+    // A few milliseconds between one project's end and the next one's start are the runner's
+    // own bookkeeping, not an idle machine.
+    idle.retain(|(a, b)| b - a >= 50);
+    idle
+}
+
+/// A tick step giving about ten ticks (tenths of a second for the shortest runs).
+fn tick(span_ms: i64) -> i64 {
+    let raw = (span_ms / 10).max(1);
+    for step in [
+        100, 200, 500, 1_000, 2_000, 5_000, 10_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000,
+    ] {
+        if step >= raw {
+            return step;
+        }
+    }
+    (raw + 599_999) / 600_000 * 600_000
+}
+
+/// `1.2s`, `2m 05s`.
+pub(crate) fn seconds(ms: i64) -> String {
+    if ms < 60_000 {
+        #[allow(clippy::cast_precision_loss)]
+        let s = ms as f64 / 1000.0;
+        format!("{s:.1}s")
+    } else {
+        format!("{}m {:02}s", ms / 60_000, (ms % 60_000) / 1000)
+    }
+}
+
+/// Text Mermaid's gantt takes in a title or a task name: no `:`, `#` or `;`, one line.
+fn mermaid_text(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            ':' | ';' | '#' | '\n' | '\r' => ' ',
+            c => c,
+        })
+        .collect()
+}
+
+fn xml(s: &str) -> String {
+    crate::render::xml_escape(s)
+}
+
+/// Milliseconds since the epoch of a timestamp the runner wrote (`2026-11-26T06:28:33.858Z`).
+fn millis(ts: &str) -> Option<i64> {
+    let b = ts.as_bytes();
+    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || !ts.ends_with('Z') {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| ts.get(r)?.parse::<i64>().ok();
+    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (hh, mm, ss) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    let ms = match ts.get(19..ts.len() - 1) {
+        Some(frac) if frac.starts_with('.') && frac.len() > 1 => {
+            let digits: String = frac[1..].chars().chain("000".chars()).take(3).collect();
+            digits.parse::<i64>().ok()?
+        }
+        _ => 0,
+    };
+    // Howard Hinnant's days-from-civil.
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(((days * 86_400 + hh * 3600 + mm * 60 + ss) * 1000) + ms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run() -> LastRun {
+        let p = |name: &str, status: &str, from: &str, to: &str| ProjectRun {
+            name: name.into(),
+            status: status.into(),
+            reason: None,
+            started: Some(format!("2026-11-26T10:00:{from}Z")),
+            ended: Some(format!("2026-11-26T10:00:{to}Z")),
+            duration_seconds: None,
+            outputs: None,
+            changes: BTreeMap::new(),
+            error: None,
+        };
+        LastRun {
+            operation: "up".into(),
+            provider: "local".into(),
+            stack: "dev".into(),
+            started: "2026-11-26T10:00:00.000Z".into(),
+            ended: "2026-11-26T10:00:09.000Z".into(),
+            duration_seconds: 9.0,
+            result: "failed".into(),
+            exit_code: 1,
+            projects: vec![
+                p("a", "succeeded", "00.000", "02.000"),
+                p("b", "succeeded", "00.000", "01.000"),
+                p("c", "succeeded", "02.000", "05.000"),
+                p("d", "failed", "06.000", "07.500"),
+                ProjectRun {
+                    started: None,
+                    ended: None,
+                    ..p("e", "skipped", "00", "00")
+                },
+            ],
+        }
+    }
+
+    fn waits() -> BTreeMap<String, Vec<String>> {
+        [("c", vec!["a", "b"]), ("d", vec!["b"]), ("e", vec!["d"])]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.into_iter().map(str::to_string).collect()))
+            .collect()
+    }
+
+    #[test]
+    fn the_critical_path_is_the_longest_chain_by_measured_time_and_idle_time_is_found() {
+        let t = Timeline::of(&run(), &waits());
+        let critical: Vec<&str> = t.bars.iter().filter(|b| b.critical).map(|b| b.name.as_str()).collect();
+        assert_eq!(critical, ["a", "c"], "a (2 s) then c (3 s) beats b then d (2.5 s)");
+        assert_eq!(t.critical_ms, 5_000);
+        assert_eq!(t.length_ms, 9_000);
+        assert_eq!(t.idle, [(5_000, 6_000), (7_500, 9_000)]);
+        assert_eq!(t.bars.len(), 4, "what did not run has no bar");
+    }
+
+    #[test]
+    fn mermaid_marks_the_critical_path_and_failures() {
+        let m = Timeline::of(&run(), &waits()).mermaid();
+        assert!(m.starts_with("gantt\n    title up · provider local · stack dev · 4 of 5 projects ran in 9.0s\n"));
+        assert!(m.contains("    a :crit, done, p0, 0, 2000\n"), "{m}");
+        assert!(m.contains("    b :done, p1, 0, 1000\n"), "{m}");
+        assert!(m.contains("    d (failed) :crit, p3, 6000, 7500\n"), "{m}");
+        assert!(m.contains("    idle :milestone, i0, 5000, 6000\n"), "{m}");
+    }
+
+    #[test]
+    fn the_svg_is_well_formed_and_names_each_bar() {
+        let s = Timeline::of(&run(), &waits()).svg();
+        assert!(s.starts_with("<svg ") && s.ends_with("</svg>\n"));
+        for name in ["a", "b", "c", "d"] {
+            assert!(s.contains(&format!("data-name=\"{name}\"")), "{name}");
+        }
+        assert!(s.contains("critical path (red outline): 5.0s of 9.0s"), "{s}");
+    }
+
+    #[test]
+    fn runner_timestamps_read_back_to_milliseconds() {
+        assert_eq!(millis("1970-01-01T00:00:01.5Z"), Some(1_500));
+        assert_eq!(millis("2026-08-21T19:18:00.123Z"), Some(1_787_339_880_123));
+        assert_eq!(millis("not a time"), None);
+    }
+}

@@ -1,0 +1,178 @@
+//! A run as a picture: the HTML report opened in headless Chromium (what is on the page, a
+//! screenshot), the timeline as a Mermaid gantt chart and as SVG, the plan as SVG, and the
+//! chart in GitHub's job summary. On the end-to-end workspace, with the stand-in.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::engines::{E2e, Engine};
+use crate::support::{REPO, chromium, headless};
+
+/// A workspace where `logstore`'s program is refused by the engine: an up fails there.
+fn failing_run() -> E2e {
+    let e = E2e::new(Engine::Standin).expect("the stand-in");
+    e.edit(
+        "projects/services/logstore/Pulumi.yaml",
+        "        retention: ${retention}\n",
+        "        retention: ${retention}\n      retention_days: 7\n",
+    );
+    e
+}
+
+#[test]
+fn the_html_report_shows_the_plan_the_timeline_and_each_failure_with_its_log_in_a_browser() {
+    let e = failing_run();
+    let report = e.path().join("run.html");
+    let run = e
+        .runner(&["up", "--yes", "--report", report.to_str().unwrap()])
+        .expect(1);
+    assert!(
+        run.stderr.contains("Report: run.html") || run.stderr.contains("Report: "),
+        "{}",
+        run.stderr
+    );
+    let html = std::fs::read_to_string(&report).unwrap();
+    // Self-contained: nothing to fetch, no script.
+    for fetch in ["src=", "href=\"http", "<script", "@import", "url(http"] {
+        assert!(!html.contains(fetch), "the report fetches or runs something: {fetch}");
+    }
+    e.assert_no_plain_secret(&[]);
+    assert!(
+        html.contains("id=\"failure-logstore\""),
+        "a failure section for logstore"
+    );
+    assert!(html.contains("Property retention_days does not exist"), "the cause");
+    assert!(
+        html.contains("<details class=\"log\"><summary>log of logstore"),
+        "its log, folded"
+    );
+
+    let Some(chromium) = chromium() else { return };
+    let profile = tempfile::tempdir().unwrap();
+    // What a person sees: the DOM after the page loaded, every part there.
+    let dom = headless(&chromium, profile.path())
+        .arg("--dump-dom")
+        .arg(format!("file://{}", report.display()))
+        .output()
+        .unwrap();
+    assert!(dom.status.success(), "{}", String::from_utf8_lossy(&dom.stderr));
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    for needle in [
+        "up · provider local · stack dev",
+        "failed (exit 1)",
+        "<h2>Plan</h2>",
+        "<h2>Timeline</h2>",
+        "<h2>Failures</h2>",
+        "logstore (failed)",
+        "Property retention_days does not exist",
+    ] {
+        assert!(dom.contains(needle), "the page lacks {needle:?}");
+    }
+    for project in ["identity", "network", "cluster", "secrets", "app"] {
+        assert!(
+            dom.contains(&format!("id=\"project-{project}\"")),
+            "{project} has a row"
+        );
+        assert!(
+            dom.contains(&format!("data-name=\"{project}\"")),
+            "{project} is in a picture"
+        );
+    }
+    // And a screenshot a person can look at (kept in the target directory).
+    let shot = Path::new(REPO).join("target/report-screenshot.png");
+    let out = headless(&chromium, profile.path())
+        .arg("--window-size=1400,2200")
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("file://{}", report.display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let png = std::fs::read(&shot).unwrap();
+    assert!(png.starts_with(b"\x89PNG") && png.len() > 20_000, "a real picture");
+}
+
+#[test]
+fn runner_report_writes_the_last_runs_report_and_status_draws_its_timeline() {
+    let e = failing_run();
+    e.runner(&["up", "--yes"]).expect(1);
+    let run = e.runner(&["report"]).expect(0);
+    assert!(run.stderr.contains(".runner/last-run.html"), "{}", run.stderr);
+    let html = std::fs::read_to_string(e.path().join(".runner/last-run.html")).unwrap();
+    assert!(html.contains("id=\"failure-logstore\""));
+
+    let gantt = e.runner(&["status", "--format", "gantt"]).expect(0).stdout;
+    assert!(
+        gantt.starts_with("gantt\n    title up · provider local · stack dev · "),
+        "{gantt}"
+    );
+    assert!(
+        gantt.lines().nth(1).unwrap().contains(" of 11 projects ran in "),
+        "{gantt}"
+    );
+    assert!(gantt.contains("    logstore (failed) :crit, "), "{gantt}");
+    // The chain that set the run's length is marked: it starts at the first wave.
+    assert!(gantt.lines().any(|l| l.contains(":crit, done, p0, ")), "{gantt}");
+    assert!(!gantt.contains("logagent"), "what did not run has no bar: {gantt}");
+
+    let svg = e.runner(&["status", "--format", "gantt-svg"]).expect(0).stdout;
+    well_formed(&svg);
+    assert!(svg.contains("data-name=\"logstore\" data-status=\"failed\""));
+
+    // Another stack's last run is not shown as this one's.
+    std::fs::remove_file(e.path().join("config/pulumi/environment")).unwrap();
+    let other = e
+        .command(&["status", "-s", "qa", "-p", "local", "--format", "gantt"])
+        .output()
+        .unwrap();
+    assert_eq!(other.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&other.stderr);
+    assert!(said.contains("was of stack `dev`, not `qa`"), "{said}");
+}
+
+#[test]
+fn show_plan_draws_the_plan_as_svg_without_graphviz() {
+    let e = E2e::new(Engine::Standin).expect("the stand-in");
+    let svg = e.runner(&["show-plan", "--format", "svg"]).expect(0).stdout;
+    well_formed(&svg);
+    for project in ["identity", "network", "registry", "cluster", "kubeconfig", "app"] {
+        assert!(svg.contains(&format!("data-name=\"{project}\"")), "{project}");
+    }
+    assert!(svg.contains("critical path"), "the legend");
+    assert!(svg.contains("stroke=\"#c0392b\""), "the critical path in red");
+    assert!(svg.contains("stroke-dasharray"), "app's ordering-only needs dashed");
+}
+
+#[test]
+fn github_gets_the_runs_timeline_as_a_mermaid_chart() {
+    let e = E2e::new(Engine::Standin).expect("the stand-in");
+    let summary = e.path().join("step-summary.md");
+    let out = e
+        .command(&["up", "--yes", "-p", "local", "-s", "dev"])
+        .env("GITHUB_ACTIONS", "true")
+        .env("CI", "true")
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&summary).unwrap();
+    let chart = text.split("```mermaid\n").nth(1).expect("a mermaid block");
+    assert!(chart.starts_with("gantt\n"), "{text}");
+    assert_eq!(
+        chart.matches(":crit, done,").count() + chart.matches(" :done,").count(),
+        11,
+        "{chart}"
+    );
+}
+
+/// xmllint reads it as XML.
+fn well_formed(svg: &str) {
+    assert!(svg.starts_with("<svg ") && svg.trim_end().ends_with("</svg>"), "{svg}");
+    if !crate::support::have("xmllint") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("x.svg");
+    std::fs::write(&file, svg).unwrap();
+    let out = Command::new("xmllint").arg("--noout").arg(&file).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
