@@ -4,6 +4,7 @@
 //! and the exit code.
 
 use std::collections::BTreeSet;
+use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use serde_json::{Map, Value};
@@ -91,9 +92,7 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
     let _interrupt = exec::signals::hub().on_interrupt(|| report::info("\ninterrupted: no project was started"));
     let store = Store::new(PathBuf::from("pulumi"), &t.stack, o.remove_stale_locks);
     let ready = prepare(s, t, &plan, o.fresh, &store)?;
-    if s.interactive && !o.yes {
-        confirm(t, &plan, &ready)?;
-    }
+    go_ahead(s, t, &plan, o, &ready)?;
     // The run's time starts with its first project, not with the questions.
     let started = SystemTime::now();
     let clock = Instant::now();
@@ -112,7 +111,8 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
             context: format!("cannot write under {}", s.ws.show(t.run_dir.base())),
             source,
         })?
-        .with_outside(outside(t, &ready.env, &ready.config));
+        .with_outside(outside(t, &ready.env, &ready.config))
+        .with_projects(t.provider.projects.iter().map(|p| p.name.as_str()));
     let prediction = prediction(&plan, &state.state, &digests, &history, o);
     // `--fresh` runs everything but still records the digests, so the next `up` can skip.
     let resume = (o.operation == Operation::Up).then(|| state.state.resume(&t.provider, digests, o.fresh));
@@ -261,7 +261,11 @@ pub(super) fn digests_now(s: &Settings, t: &Target) -> Option<Digests> {
         return None;
     }
     let digests = Digests::open(&s.ws.root, &t.run_dir, &config_file).ok()?;
-    Some(digests.with_outside(outside(t, &t.env, &file.config)))
+    Some(
+        digests
+            .with_outside(outside(t, &t.env, &file.config))
+            .with_projects(t.provider.projects.iter().map(|p| p.name.as_str())),
+    )
 }
 
 /// What the run's end says: interrupted, failed, changes found by a preview that expected none,
@@ -490,7 +494,67 @@ fn known_stacks(s: &Settings, t: &Target, state: &RunState, store: &Store) -> BT
 
 /// At a terminal, what the run will do, and the question: the stack name typed for destroy,
 /// yes or no for up and refresh. Preview changes nothing and asks nothing.
-fn confirm(t: &Target, plan: &Plan<'_>, ready: &Ready) -> Result<(), RunnerError> {
+/// Says what will run and why; at a terminal, asks first (unless `--yes`).
+fn go_ahead(s: &Settings, t: &Target, plan: &Plan<'_>, o: &RunOptions, ready: &Ready) -> Result<(), RunnerError> {
+    let runs = what_runs(s, t, plan, o);
+    if s.interactive && !o.yes {
+        return confirm(t, plan, ready, runs.as_deref());
+    }
+    if let Some(line) = &runs {
+        report::info(line);
+    }
+    Ok(())
+}
+
+/// What an `up` will run, and why, in one line, told before it starts (and before the
+/// confirmation), as "up: 1 of 11 projects will run: logstore (stack file key
+/// ‘logstore:retention’ changed since its last up); 2 more after it when its outputs change:
+/// logagent, app; 8 unchanged". `None` for other operations, `--fresh` (everything runs) and
+/// when nothing will (the summary says so).
+fn what_runs(s: &Settings, t: &Target, plan: &Plan<'_>, o: &RunOptions) -> Option<String> {
+    if o.operation != Operation::Up || o.fresh {
+        return None;
+    }
+    let state = RunState::current(&t.run_dir).ok()?;
+    let digests = digests_now(s, t);
+    let pending = state.pending(plan, digests.as_ref());
+    let (after, own): (Vec<_>, Vec<_>) = pending
+        .iter()
+        .filter(|(_, p)| p.runs)
+        .partition(|(_, p)| p.why.starts_with("after "));
+    let unchanged = pending.len() - own.len() - after.len();
+    if own.is_empty() && after.is_empty() {
+        return None; // the summary says it, in one line
+    }
+    let mut line = format!("up: {} of {} projects will run", own.len(), plan.order.len());
+    // A first run: every project for the same reason, said once.
+    if own.len() == pending.len() && own.iter().all(|(_, p)| p.why == own[0].1.why) {
+        let _ = write!(line, " ({})", own[0].1.why);
+    } else if !own.is_empty() {
+        let listed: Vec<String> = own.iter().map(|(n, p)| format!("{n} ({})", p.why)).collect();
+        let _ = write!(line, ": {}", listed.join(", "));
+    }
+    if !after.is_empty() {
+        let names: Vec<&str> = after.iter().map(|(n, _)| n.as_str()).collect();
+        let (them, their) = if own.len() == 1 {
+            ("it", "its")
+        } else {
+            ("them", "their")
+        };
+        let _ = write!(
+            line,
+            "; {} more after {them} when {their} outputs change: {}",
+            names.len(),
+            names.join(", ")
+        );
+    }
+    if unchanged > 0 {
+        let _ = write!(line, "; {unchanged} unchanged");
+    }
+    Some(line)
+}
+
+fn confirm(t: &Target, plan: &Plan<'_>, ready: &Ready, runs: Option<&str>) -> Result<(), RunnerError> {
     let backend = ready
         .env
         .get("PULUMI_BACKEND_URL")
@@ -523,6 +587,9 @@ fn confirm(t: &Target, plan: &Plan<'_>, ready: &Ready) -> Result<(), RunnerError
                 t.provider.name,
                 t.stack
             ));
+            if let Some(line) = runs {
+                report::info(line);
+            }
             terminal.confirm("Go ahead?").map_err(io)?
         }
     };

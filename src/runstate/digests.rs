@@ -5,6 +5,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use std::fmt::Write as _;
+
 use sha2::{Digest as _, Sha256};
 
 use crate::exec::Outputs;
@@ -16,9 +18,13 @@ use crate::workspace::RunDir;
 pub(crate) struct Digests {
     key: Vec<u8>,
     root: PathBuf,
-    config_file: PathBuf,
+    /// The shared stack file's `config:`, each key's value as canonical JSON; the file's text
+    /// (without its salt) when it does not parse.
+    config: Result<BTreeMap<String, String>, String>,
     /// Inputs from outside the projects: see [`Digests::with_outside`].
     outside: Outside,
+    /// The workspace's project names: see [`Digests::with_projects`].
+    projects: std::collections::BTreeSet<String>,
 }
 
 /// What a project depends on beyond its directory and the stack file.
@@ -47,8 +53,9 @@ impl Digests {
         Ok(Digests {
             key,
             root: root.to_path_buf(),
-            config_file: config_file.to_path_buf(),
+            config: stack_config(config_file),
             outside: Outside::default(),
+            projects: std::collections::BTreeSet::new(),
         })
     }
 
@@ -65,59 +72,232 @@ impl Digests {
         h
     }
 
-    /// Digest of what a project's `up` depends on: every file of its directory, the shared
-    /// stack configuration, and the digests of its upstream projects' outputs.
+    /// The namespaces of the workspace's projects (their names): a stack-file key in another
+    /// project's namespace is that project's, and counts for a program only when it mentions
+    /// the namespace. Without them every key counts for every project.
+    pub(crate) fn with_projects<'n>(mut self, names: impl IntoIterator<Item = &'n str>) -> Self {
+        self.projects = names.into_iter().map(str::to_string).collect();
+        self
+    }
+
+    /// What a project's `up` depends on, as a manifest (one line per input: its kind, its
+    /// name, a keyed digest of its value), compared whole to tell whether the project must run
+    /// and line by line to say which input changed ([`changed_input`]). Its inputs: every file
+    /// of its directory, the files the stack configuration names that its program uses, the
+    /// environment file's variables, the keys of the shared stack file it may read, and its
+    /// upstream projects' outputs. A key may be read unless it lies in another project's
+    /// namespace that its program never mentions (when unsure, it counts: a needless run is
+    /// safe, a missed one deploys the wrong thing).
     pub(crate) fn inputs(&self, project_path: &str, upstream: &BTreeMap<String, String>) -> String {
-        let mut h = self.hasher();
         let dir = self.root.join(project_path);
         let mut files = Vec::new();
         collect_files(&dir, &dir, &mut Vec::new(), &mut files);
         files.sort();
         let program = std::fs::read_to_string(dir.join("Pulumi.yaml")).unwrap_or_default();
+        let mut m = Manifest::default();
         for rel in files {
-            h.update(rel.as_bytes());
-            h.update([0]);
+            let mut h = self.hasher();
             hash_file(&mut h, &dir.join(&rel));
-            h.update([0]);
+            m.add(Kind::File, &rel, &h);
         }
         for (key, path) in &self.outside.files {
             if program.contains(key.as_str()) {
-                h.update(b"file\0");
-                h.update(key.as_bytes());
-                h.update([0]);
+                let mut h = self.hasher();
                 hash_file(&mut h, path);
-                h.update([0]);
+                m.add(Kind::Named, key, &h);
             }
         }
-        h.update(b"env\0");
         for (k, v) in &self.outside.env {
-            h.update(k.as_bytes());
-            h.update(b"=");
+            let mut h = self.hasher();
             h.update(v.as_bytes());
-            h.update([0]);
+            m.add(Kind::Environment, k, &h);
         }
-        h.update(b"config\0");
-        // Pulumi adds `encryptionsalt` to the shared file during the first parallel runs; it is
-        // not configuration, so it must not make the projects that finished earlier look changed.
-        let config = std::fs::read_to_string(&self.config_file).unwrap_or_default();
-        for line in config.lines().filter(|l| !l.starts_with("encryptionsalt:")) {
-            h.update(line.as_bytes());
-            h.update(b"\n");
+        let own = program_name(&program);
+        match &self.config {
+            Ok(config) => {
+                for (key, value) in config {
+                    if self.may_read(key, own.as_deref(), &program) {
+                        let mut h = self.hasher();
+                        h.update(value.as_bytes());
+                        m.add(Kind::Config, key, &h);
+                    }
+                }
+            }
+            Err(text) => {
+                let mut h = self.hasher();
+                h.update(text.as_bytes());
+                m.add(Kind::Config, "(the whole file, which does not parse)", &h);
+            }
         }
         for (name, digest) in upstream {
-            h.update(name.as_bytes());
-            h.update(b"=");
+            let mut h = self.hasher();
             h.update(digest.as_bytes());
-            h.update([0]);
+            m.add(Kind::Upstream, name, &h);
         }
-        hex(&h.finalize())
+        m.text
     }
 
+    /// Whether a program (named `own`, its text `program`) may read the stack-file key `key`.
+    fn may_read(&self, key: &str, own: Option<&str>, program: &str) -> bool {
+        let namespace = key.split_once(':').map_or(key, |(ns, _)| ns);
+        own == Some(namespace) || !self.projects.contains(namespace) || mentions(program, namespace)
+    }
+
+    /// Digest of a project's outputs, whatever order they were read in (the event log keeps
+    /// the program's, `stack output --json` sorts them).
     pub(crate) fn outputs(&self, outputs: &Outputs) -> String {
         let mut h = self.hasher();
-        h.update(serde_json::to_string(&outputs.values).unwrap_or_default().as_bytes());
+        let values = serde_json::Value::Object(outputs.values.clone());
+        h.update(canonical(&values).as_bytes());
         hex(&h.finalize())
     }
+}
+
+/// The shared stack file's `config:` as key → canonical JSON of its value. Pulumi adds
+/// `encryptionsalt` to the file during the first parallel runs: it is no configuration, so it
+/// is left out (also from the text kept when the file does not parse).
+fn stack_config(path: &Path) -> Result<BTreeMap<String, String>, String> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let doc: Result<serde_json::Value, _> = serde_saphyr::from_str(&text);
+    match doc {
+        Ok(doc) => Ok(doc
+            .get("config")
+            .and_then(serde_json::Value::as_object)
+            .map(|m| m.iter().map(|(k, v)| (k.clone(), canonical(v))).collect())
+            .unwrap_or_default()),
+        Err(_) => Err(text
+            .lines()
+            .filter(|l| !l.starts_with("encryptionsalt:"))
+            .collect::<Vec<_>>()
+            .join("\n")),
+    }
+}
+
+/// Whether `program` names a key of `namespace` (`logstore:retention`, in `${…}` or a
+/// `config:` block) or a type of that package (`aws:ec2:Vpc`): the namespace and a colon
+/// followed by a name. A YAML key of that name (`logstore:` at a line's end, a resource called
+/// so) is no mention.
+fn mentions(program: &str, namespace: &str) -> bool {
+    let needle = format!("{namespace}:");
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    program.match_indices(&needle).any(|(at, _)| {
+        let before = program[..at].chars().next_back();
+        let after = program[at + needle.len()..].chars().next();
+        !before.is_some_and(word) && after.is_some_and(word)
+    })
+}
+
+/// JSON with every object's keys sorted, at any depth.
+fn canonical(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            let fields: Vec<String> = keys
+                .into_iter()
+                .map(|k| format!("{}:{}", serde_json::Value::String(k.clone()), canonical(&m[k])))
+                .collect();
+            format!("{{{}}}", fields.join(","))
+        }
+        serde_json::Value::Array(a) => format!("[{}]", a.iter().map(canonical).collect::<Vec<_>>().join(",")),
+        other => other.to_string(),
+    }
+}
+
+/// The `name:` of a `Pulumi.yaml` (its top-level key), read without parsing the whole file.
+fn program_name(program: &str) -> Option<String> {
+    program.lines().find_map(|l| {
+        let v = l.strip_prefix("name:")?.trim();
+        Some(v.trim_matches(|c| c == '"' || c == '\'').to_string()).filter(|v| !v.is_empty())
+    })
+}
+
+/// The kinds of input a manifest names, in the order a change is told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Kind {
+    Config,
+    File,
+    Named,
+    Environment,
+    Upstream,
+}
+
+impl Kind {
+    const ALL: [Kind; 5] = [Kind::Config, Kind::File, Kind::Named, Kind::Environment, Kind::Upstream];
+
+    fn tag(self) -> &'static str {
+        match self {
+            Kind::Config => "config",
+            Kind::File => "file",
+            Kind::Named => "named",
+            Kind::Environment => "env",
+            Kind::Upstream => "upstream",
+        }
+    }
+
+    fn of(tag: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.tag() == tag)
+    }
+
+    /// "stack file key ‘logstore:retention’", as a person reads it.
+    fn named(self, name: &str) -> String {
+        match self {
+            Kind::Config => format!("stack file key `{name}`"),
+            Kind::File => format!("its file `{name}`"),
+            Kind::Named => format!("the file `{name}` names"),
+            Kind::Environment => format!("environment variable `{name}`"),
+            Kind::Upstream => format!("the outputs of `{name}`"),
+        }
+    }
+}
+
+/// One line per input: `<kind> <name as JSON> <digest>`, sorted as added.
+#[derive(Default)]
+struct Manifest {
+    text: String,
+}
+
+impl Manifest {
+    fn add(&mut self, kind: Kind, name: &str, h: &Sha256) {
+        let digest = hex(&h.clone().finalize());
+        let name = serde_json::to_string(name).expect("a string serializes");
+        // 16 hex digits (64 bits) of a keyed digest tell values apart and keep the state small.
+        let _ = writeln!(self.text, "{} {name} {}", kind.tag(), &digest[..16]);
+    }
+}
+
+/// What differs between the manifest of a project's last up (`then`) and today's (`now`), in
+/// words: "stack file key ‘logstore:retention’ added" (", and N more" when several did);
+/// `None` when `then` is no manifest (a digest an older runner kept) or nothing differs.
+pub(crate) fn changed_input(then: &str, now: &str) -> Option<String> {
+    let parse = |text: &str| -> Option<BTreeMap<(Kind, String), String>> {
+        text.lines()
+            .map(|l| {
+                let (tag, rest) = l.split_once(' ')?;
+                let (name, digest) = rest.rsplit_once(' ')?;
+                Some(((Kind::of(tag)?, serde_json::from_str(name).ok()?), digest.to_string()))
+            })
+            .collect()
+    };
+    let (then, now) = (parse(then)?, parse(now)?);
+    let mut changes = Vec::new();
+    for (key, digest) in &now {
+        match then.get(key) {
+            None => changes.push((key, "added")),
+            Some(d) if d != digest => changes.push((key, "changed")),
+            Some(_) => {}
+        }
+    }
+    for key in then.keys().filter(|k| !now.contains_key(*k)) {
+        changes.push((key, "removed"));
+    }
+    changes.sort();
+    let ((kind, name), how) = changes.first()?;
+    let more = match changes.len() - 1 {
+        0 => String::new(),
+        n => format!(", and {n} more"),
+    };
+    Some(format!("{} {how}{more}", kind.named(name)))
 }
 
 /// A regular file's content, streamed (a project may hold a large archive or binary). Anything
@@ -210,9 +390,12 @@ mod tests {
         std::fs::write(dir.path().join("p/Pulumi.yaml"), "name: p\n# edited\n").unwrap();
         let b = d.inputs("p", &none);
         assert_ne!(a, b);
+        // The stack file is read once, when the digests are opened (before a run starts).
+        let reopened = || Digests::open(dir.path(), &run_dir, &cfg).unwrap();
         std::fs::write(&cfg, "encryptionsalt: v1:abc\nconfig: {}\n").unwrap();
-        assert_eq!(b, d.inputs("p", &none), "the salt is not configuration");
-        std::fs::write(&cfg, "config: {a: b}\n").unwrap();
+        assert_eq!(b, reopened().inputs("p", &none), "the salt is not configuration");
+        std::fs::write(&cfg, "# a comment\nconfig: {a: b}\n").unwrap();
+        let d = reopened();
         assert_ne!(b, d.inputs("p", &none));
         let up = BTreeMap::from([("x".to_string(), "1".to_string())]);
         assert_ne!(d.inputs("p", &none), d.inputs("p", &up));
@@ -302,5 +485,68 @@ mod tests {
             .unwrap();
         assert!(made.success());
         assert_ne!(before, d.inputs("p", &none), "a new entry changes the digest");
+    }
+
+    /// Which stack-file keys count for a project, and how a change is told.
+    #[test]
+    fn a_key_of_another_projects_namespace_counts_only_where_its_program_mentions_it() {
+        let dir = tempfile::tempdir().unwrap();
+        for (p, text) in [
+            ("logstore", "name: logstore\nconfig:\n  retention: {type: string}\n"),
+            ("network", "name: network\nresources:\n  v:\n    type: aws:ec2:Vpc\n"),
+            ("app", "name: app\nvariables:\n  r: ${logstore:retention}\n"),
+            (
+                "agent",
+                "name: agent\nresources:\n  logstore:\n    type: pulumi:pulumi:StackReference\n",
+            ),
+        ] {
+            std::fs::create_dir_all(dir.path().join(p)).unwrap();
+            std::fs::write(dir.path().join(p).join("Pulumi.yaml"), text).unwrap();
+        }
+        let cfg = dir.path().join("cfg.yaml");
+        let run_dir = RunDir::new(dir.path(), "dev");
+        let open = |config: &str| {
+            std::fs::write(&cfg, config).unwrap();
+            Digests::open(dir.path(), &run_dir, &cfg)
+                .unwrap()
+                .with_projects(["logstore", "network", "app", "agent"])
+        };
+        let none = BTreeMap::new();
+        let before = open("config:\n  aws:region: us-east-1\n");
+        let after = open("config:\n  aws:region: us-east-1\n  logstore:retention: 30d\n");
+        let then = |p: &str| before.inputs(p, &none);
+        let now = |p: &str| after.inputs(p, &none);
+        assert_eq!(then("network"), now("network"), "another project's key");
+        assert_eq!(
+            then("agent"),
+            now("agent"),
+            "a resource named like the project is no mention"
+        );
+        assert_ne!(then("logstore"), now("logstore"), "its own namespace");
+        assert_ne!(then("app"), now("app"), "a key its program reads");
+        assert_eq!(
+            changed_input(&then("logstore"), &now("logstore")).as_deref(),
+            Some("stack file key `logstore:retention` added")
+        );
+        // A namespace that is no project's (a provider's, an unknown one) counts everywhere.
+        let moved = open("config:\n  aws:region: eu-west-1\n  logstore:retention: 30d\n");
+        assert_ne!(now("logstore"), moved.inputs("logstore", &none));
+        assert_eq!(
+            changed_input(&now("network"), &moved.inputs("network", &none)).as_deref(),
+            Some("stack file key `aws:region` changed")
+        );
+        // Three changes: the first in the order kinds are told, and how many more.
+        let base = now("network");
+        std::fs::write(dir.path().join("network/extra.txt"), "x").unwrap();
+        let up = BTreeMap::from([("vpc".to_string(), "d1".to_string())]);
+        assert_eq!(
+            changed_input(&base, &moved.inputs("network", &up)).as_deref(),
+            Some("stack file key `aws:region` changed, and 2 more")
+        );
+        assert_eq!(
+            changed_input("0123abcd", &now("network")),
+            None,
+            "an older runner's digest"
+        );
     }
 }

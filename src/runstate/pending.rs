@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use super::digests::changed_input;
 use super::{Digests, RunState, journal};
 use crate::plan::Plan;
 use crate::workspace::RunDir;
@@ -70,20 +71,25 @@ impl RunState {
                                 )
                             })
                             .collect();
-                        if d.inputs(&plan.project(i).path, &upstream) == inputs {
+                        let now = d.inputs(&plan.project(i).path, &upstream);
+                        if now == inputs {
                             outputs.insert(name, out);
                             Pending {
                                 runs: false,
                                 why: "unchanged since its last up".into(),
                             }
                         } else {
-                            Pending::runs(
-                                "its inputs changed since its last up (program, stack configuration, environment file or a file it reads)",
-                            )
+                            Pending::runs(changed_input(inputs, &now).map_or_else(
+                                || "its inputs changed since its last up (program, stack configuration, environment file or a file it reads)".to_string(),
+                                |what| format!("{what} since its last up"),
+                            ))
                         }
                     }
                     _ if p.operation == "refresh" => {
                         Pending::runs("its last refresh took changes made outside Pulumi into the state")
+                    }
+                    _ if p.operation == "preview" => {
+                        Pending::runs("a drift check found its stack differs from its program and configuration")
                     }
                     _ => Pending::runs("no record of its inputs"),
                 },

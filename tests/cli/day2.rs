@@ -128,12 +128,9 @@ fn status_says_what_ran_how_it_ended_and_what_an_up_would_run_and_why() {
     );
     let vpc = project(&after, "vpc");
     assert_eq!(vpc["up"]["runs"], true);
-    assert!(
-        vpc["up"]["why"]
-            .as_str()
-            .unwrap()
-            .starts_with("its inputs changed since its last up"),
-        "{vpc}"
+    assert_eq!(
+        vpc["up"]["why"], "its file `Pulumi.yaml` changed since its last up",
+        "the input that changed is named: {vpc}"
     );
     let eks = project(&after, "eks");
     assert_eq!(eks["last"]["status"], "failed");

@@ -22,6 +22,7 @@ mod plan;
 mod programs;
 mod prompts;
 mod readme;
+mod reruns;
 mod run;
 mod starts;
 mod stopping;
