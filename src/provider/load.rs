@@ -524,10 +524,13 @@ impl<'a> Loader<'a> {
         let timeout = d
             .timeout
             .as_ref()
-            .and_then(|t| match humantime::parse_duration(t.get_ref()) {
-                Ok(d) if !d.is_zero() => Some(d),
-                Ok(_) | Err(_) => {
-                    let message = format!("`{}` is not a timeout", t.get_ref());
+            .and_then(|t| match crate::duration::parse(t.get_ref()) {
+                Ok(d) => Some(d),
+                Err(e) => {
+                    let message = match e {
+                        crate::duration::DurationError::TooLong => format!("`{}` is a timeout {e}", t.get_ref()),
+                        _ => format!("`{}` is not a timeout", t.get_ref()),
+                    };
                     let hint = "give a duration such as \"45m\", \"2h\" or \"1h 30m\"".to_string();
                     self.problem(d.file, t, message, "timeout", hint);
                     None

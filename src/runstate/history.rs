@@ -49,10 +49,19 @@ impl History {
     /// What past runs of `run_dir`'s stack left; nothing learned when none (or an unreadable
     /// file: it is only a guide, and the next run rewrites it).
     pub(crate) fn load(run_dir: &RunDir) -> Self {
-        std::fs::read_to_string(run_dir.durations())
+        let mut history: History = std::fs::read_to_string(run_dir.durations())
             .ok()
             .and_then(|t| serde_json::from_str(&t).ok())
-            .unwrap_or_default()
+            .unwrap_or_default();
+        // What no run took (negative, not a number, past any timeout) is no guide: left out, so
+        // every sum of estimates stays a number of seconds.
+        let longest = crate::duration::MAX.as_secs_f64();
+        for learned in history.projects.values_mut() {
+            for kept in learned.durations.values_mut() {
+                kept.retain(|s| (0.0..=longest).contains(s));
+            }
+        }
+        history
     }
 
     pub(crate) fn save(&self, run_dir: &RunDir) -> std::io::Result<()> {
