@@ -16,6 +16,7 @@ mod hostile;
 mod journal;
 mod kubeconfig;
 mod only;
+mod passthrough;
 mod plan;
 mod programs;
 mod prompts;
