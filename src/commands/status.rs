@@ -69,13 +69,8 @@ struct Up {
 
 pub(crate) fn run(s: &Settings, t: &Target, format: StatusFormat) -> Result<i32, RunnerError> {
     let plan = Plan::new(&t.provider, Operation::Up, &[]).expect("the whole graph has no unknown target");
-    let state = RunState::current(&t.run_dir).map_err(|m| {
-        RunnerError::usage(
-            m,
-            format!("the run state lives under {}", s.ws.show(&t.run_dir.stack_dir())),
-        )
-    })?;
-    let history = History::load(&t.run_dir);
+    let state = RunState::current(&t.run_dir).map_err(|m| super::run::state_error(s, t, m))?;
+    let history = History::load(&t.run_dir).map_err(|m| super::run::state_error(s, t, m))?;
     let digests = super::run::digests_now(s, t);
     let pending = state.pending(&plan, digests.as_ref());
     let projects: Vec<Row<'_>> = plan

@@ -57,8 +57,12 @@ pub(crate) fn ended(text: &str) -> bool {
     text.ends_with('\n') && text.lines().count() > 1 && text.lines().last().is_some_and(|l| l.starts_with(END_MARK))
 }
 
-/// A log for its owner's eyes only (0600).
+/// A log for its owner's eyes only (0600). What is there and is no regular file (a link, a
+/// pipe that would block the open, a device) is replaced, never written through.
 fn private(path: &Path) -> std::io::Result<File> {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_file()) {
+        std::fs::remove_file(path)?;
+    }
     let mut opts = std::fs::OpenOptions::new();
     opts.write(true).create(true).truncate(true);
     #[cfg(unix)]

@@ -35,8 +35,18 @@ impl Digests {
     /// The digests of projects under `root`, with the key kept in `run_dir` (made on first use).
     pub(crate) fn open(root: &Path, run_dir: &RunDir, config_file: &Path) -> std::io::Result<Self> {
         let path = run_dir.digest_key();
-        let key = match std::fs::read(&path) {
+        let key = match crate::fs::read_bytes(&path, 4096) {
             Ok(k) if k.len() >= 32 => k,
+            // A pipe or a device is no key, and a new one would be written through it.
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
+                return Err(std::io::Error::new(
+                    e.kind(),
+                    format!(
+                        "{}: {e}; remove it (a new key is made, and every project runs once more)",
+                        path.display()
+                    ),
+                ));
+            }
             _ => {
                 let mut k = vec![0u8; 32];
                 fill_random(&mut k)?;

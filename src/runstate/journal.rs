@@ -51,7 +51,7 @@ pub(crate) struct Finish {
 
 /// The records of a journal, and a warning for each line that could not be read.
 pub(crate) fn read(path: &Path, shown: &str) -> std::io::Result<(Vec<Record>, Vec<String>)> {
-    let bytes = match std::fs::read(path) {
+    let bytes = match crate::fs::read_bytes(path, crate::fs::STATE_LIMIT) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), Vec::new())),
         Err(e) => return Err(e),
@@ -70,6 +70,14 @@ pub(crate) fn read(path: &Path, shown: &str) -> std::io::Result<(Vec<Record>, Ve
         }
     }
     Ok((records, warnings))
+}
+
+/// Why a journal cannot be read, with the fix.
+pub(crate) fn unreadable(shown: &str, e: &std::io::Error) -> String {
+    format!(
+        "cannot read the run state's journal {shown}: {e}; remove it (what it recorded since the last run ended \
+         is forgotten: those projects run again)"
+    )
 }
 
 /// The journal being written: each record one line, appended at once, synced by [`Syncer`].

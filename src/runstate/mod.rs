@@ -110,7 +110,10 @@ impl RunState {
                 stack: run_dir.stack().to_string(),
                 projects: BTreeMap::new(),
             }),
-            Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+            Err(e) => Err(format!(
+                "cannot read {}: {e}; remove it to start afresh",
+                path.display()
+            )),
         }
     }
 
@@ -292,7 +295,7 @@ impl Recorder {
         let mut state = RunState::load(run_dir)?;
         let path = run_dir.journal();
         let (records, warnings) =
-            journal::read(&path, &show(&path)).map_err(|e| format!("cannot read {}: {e}", show(&path)))?;
+            journal::read(&path, &show(&path)).map_err(|e| journal::unreadable(&show(&path), &e))?;
         let mut journal = Journal::new(path.clone());
         if path.exists() {
             for r in &records {

@@ -31,7 +31,7 @@ impl RunState {
         let mut state = RunState::load(run_dir)?;
         let path = run_dir.journal();
         let shown = path.display().to_string();
-        let (records, _) = journal::read(&path, &shown).map_err(|e| format!("cannot read {shown}: {e}"))?;
+        let (records, _) = journal::read(&path, &shown).map_err(|e| journal::unreadable(&shown, &e))?;
         for r in &records {
             state.apply(r);
         }
