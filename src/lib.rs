@@ -61,6 +61,12 @@ pub mod fuzzing {
         }
     }
 
+    /// `.runner/<stack>/journal.jsonl` as a crash may leave it, or anyone may write it: every
+    /// line is taken or named, and what is taken folds into a state the runner can hold.
+    pub fn journal(bytes: &[u8]) {
+        crate::runstate::fuzz_journal(bytes);
+    }
+
     /// The provider `fuzz` made of `files` (`providers/<name>.toml` each) under `root`: loaded
     /// or refused with problems, and planned both ways when it loads.
     pub fn provider_files(root: &Path, files: &[(String, String)]) {

@@ -96,7 +96,8 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
     let started = SystemTime::now();
     let clock = Instant::now();
 
-    let (mut state, notes) = Recorder::open(&t.run_dir, &|p| s.ws.show(p)).map_err(|m| state_error(s, t, m))?;
+    let (mut state, notes) =
+        Recorder::open(&t.run_dir, &t.provider, &|p| s.ws.show(p)).map_err(|m| state_error(s, t, m))?;
     for note in &notes {
         report::warning(note);
     }

@@ -10,6 +10,7 @@ use serde::Serialize;
 use super::write_result;
 use crate::error::{RunnerError, exit};
 use crate::plan::{Operation, Plan};
+use crate::report;
 use crate::runstate::{History, Pending, RunState};
 use crate::settings::{Settings, Target};
 
@@ -69,7 +70,11 @@ struct Up {
 
 pub(crate) fn run(s: &Settings, t: &Target, format: StatusFormat) -> Result<i32, RunnerError> {
     let plan = Plan::new(&t.provider, Operation::Up, &[]).expect("the whole graph has no unknown target");
-    let state = RunState::current(&t.run_dir).map_err(|m| super::run::state_error(s, t, m))?;
+    let (state, notes) =
+        RunState::current(&t.run_dir, &t.provider, &|p| s.ws.show(p)).map_err(|m| super::run::state_error(s, t, m))?;
+    for note in &notes {
+        report::warning(note);
+    }
     let history = History::load(&t.run_dir).map_err(|m| super::run::state_error(s, t, m))?;
     let digests = super::run::digests_now(s, t);
     let pending = state.pending(&plan, digests.as_ref());

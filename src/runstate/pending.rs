@@ -3,9 +3,11 @@
 //! would skip.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use super::{Digests, RunState, journal};
 use crate::plan::Plan;
+use crate::provider::Provider;
 use crate::workspace::RunDir;
 
 /// Whether an `up` would run a project, and why (or why not).
@@ -26,16 +28,23 @@ impl Pending {
 
 impl RunState {
     /// The state as it is now, written nothing: `state.json` with the changes a run still going
-    /// (or one that crashed) has only journaled so far.
-    pub(crate) fn current(run_dir: &RunDir) -> Result<Self, String> {
+    /// (or one that crashed) has only journaled so far (lines about `provider`'s projects
+    /// only), and a warning for each journal line left out.
+    pub(crate) fn current(
+        run_dir: &RunDir,
+        provider: &Provider,
+        show: &dyn Fn(&Path) -> String,
+    ) -> Result<(Self, Vec<String>), String> {
         let mut state = RunState::load(run_dir)?;
         let path = run_dir.journal();
-        let shown = path.display().to_string();
-        let (records, _) = journal::read(&path, &shown).map_err(|e| journal::unreadable(&shown, &e))?;
+        let shown = show(&path);
+        let known = super::known(provider);
+        let (records, warnings) =
+            journal::read(&path, &shown, &|p| known.contains(p)).map_err(|e| journal::unreadable(&shown, &e))?;
         for r in &records {
             state.apply(r);
         }
-        Ok(state)
+        Ok((state, warnings))
     }
 
     /// For each project of `plan` (an `up`), in run order, what an `up` would do with it:

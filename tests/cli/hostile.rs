@@ -104,7 +104,6 @@ fn a_pipe_or_a_device_is_not_read_as_a_file() {
 /// The runner at `args`, killed and failed when it does not end within a minute (a read of a
 /// FIFO or of an endless device would never end).
 fn within_a_minute(ws: &Ws, args: &[&str]) -> crate::support::Run {
-    use std::io::Read as _;
     let mut child = ws
         .command(args, &[])
         .stdin(std::process::Stdio::null())
@@ -112,6 +111,16 @@ fn within_a_minute(ws: &Ws, args: &[&str]) -> crate::support::Run {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    // Read while it runs: a full pipe would stop it.
+    let drain = |mut pipe: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            pipe.read_to_string(&mut text).unwrap();
+            text
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().unwrap()));
+    let stderr = drain(Box::new(child.stderr.take().unwrap()));
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     let status = loop {
         if let Some(status) = child.try_wait().unwrap() {
@@ -124,13 +133,10 @@ fn within_a_minute(ws: &Ws, args: &[&str]) -> crate::support::Run {
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     };
-    let (mut stdout, mut stderr) = (String::new(), String::new());
-    child.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
-    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
     crate::support::Run {
         code: status.code().unwrap_or(-1),
-        stdout,
-        stderr,
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
     }
 }
 
@@ -221,4 +227,58 @@ fn a_pipe_or_a_device_among_the_run_state_is_refused_naming_it() {
     }
     let zero = std::fs::metadata("/dev/zero").unwrap();
     assert!(!zero.is_file(), "/dev/zero was replaced");
+}
+
+/// A log is shown, never obeyed: its control sequences are made visible (it cannot clear the
+/// screen, retitle the window or write the clipboard), a byte that is not UTF-8 costs only
+/// itself, a pipe in its place is refused, and of a huge log the end is shown.
+#[test]
+fn logs_shows_a_log_without_letting_it_drive_the_terminal() {
+    let ws = Ws::configured("aws");
+    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam"], &[])
+        .expect(0);
+    let log = ws.path().join(".runner/dev/logs/iam.up.log");
+    let mut hostile = b"== up iam started 2026-01-01T00:00:00.000Z\n\x1b[2J\x1b[H\x1b]52;c;ZXZpbA==\x07".to_vec();
+    hostile.extend_from_slice(b"caf\xe9 \xff done\r\n== succeeded 2026-01-01T00:00:01.000Z\n");
+    std::fs::write(&log, &hostile).unwrap();
+    let out = ws.command(&["logs", "iam", "-s", "dev"], &[]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8(out.stdout).expect("UTF-8 out");
+    assert!(
+        !stdout.contains('\u{1b}') && !stdout.contains('\u{7}') && !stdout.contains('\r'),
+        "{stdout:?}"
+    );
+    assert!(
+        stdout.contains("^[[2J^[[H^[]52;c;ZXZpbA==^Gcaf\u{fffd} \u{fffd} done^M\n== succeeded"),
+        "{stdout:?}"
+    );
+
+    // Larger than what is shown at once: the end, from a line's start, and a note.
+    let mut big = b"== up iam started 2026-01-01T00:00:00.000Z\n".to_vec();
+    let line = format!("{}\n", "x".repeat(1023));
+    while big.len() < 17 * 1024 * 1024 {
+        big.extend_from_slice(line.as_bytes());
+    }
+    big.extend_from_slice(b"== succeeded 2026-01-01T00:00:01.000Z\n");
+    std::fs::write(&log, &big).unwrap();
+    let run = within_a_minute(&ws, &["logs", "iam", "-s", "dev"]).expect(0);
+    assert!(
+        run.stderr
+            .contains("(its first 2 MiB are left out: the whole log is .runner/dev/logs/iam.up.log)"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stdout.starts_with(&line) && run.stdout.ends_with("== succeeded 2026-01-01T00:00:01.000Z\n"));
+    assert!(run.stdout.len() <= 16 * 1024 * 1024);
+
+    mkfifo(&log);
+    for args in [
+        &["logs", "iam", "-s", "dev"][..],
+        &["logs", "iam", "-s", "dev", "--follow"][..],
+    ] {
+        within_a_minute(&ws, args)
+            .expect(1)
+            .stderr_has("iam.up.log: not a regular file")
+            .stderr_has("remove it: the next run of iam writes it anew");
+    }
 }
