@@ -15,7 +15,7 @@ use crate::graph;
 use crate::provider::{self, FileKind, LoadError, Provider};
 use crate::report::ci::CiSystem;
 use crate::report::{Banner, Style};
-use crate::workspace::{PROVIDERS_DIR, RunDir, Workspace};
+use crate::workspace::{PROVIDERS_DIR, RunDir, Workspace, WorkspaceLock};
 
 /// The global flags, as given.
 #[derive(Debug, Clone)]
@@ -56,6 +56,10 @@ pub(crate) struct Target {
     pub(crate) run_dir: RunDir,
     /// The backend is the file backend inside the workspace (no `PULUMI_BACKEND_URL` given).
     pub(crate) default_backend: bool,
+    /// The workspace lock, when resolving the target changed the environment file (a stack
+    /// recorded or switched): taken before, so a busy workspace is refused with the file
+    /// unchanged, and held for the command (the run takes the same lock).
+    _lock: Option<WorkspaceLock>,
 }
 
 impl Settings {
@@ -157,7 +161,10 @@ impl Settings {
         };
         let file = file.map_err(RunnerError::Validation)?;
         let (stack, source) = stack(&self.ws, &file, self.stack.as_deref(), self.switch_stack, command)?;
-        if !read_only {
+        let mut lock = None;
+        if !read_only && source != StackSource::Recorded {
+            // Another runner may be running the file's stack: refused before the file changes.
+            lock = Some(WorkspaceLock::take(&self.ws, &self.ws.run_dir(&stack))?);
             record_stack(&self.ws, &stack, &source)?;
         }
         // The file as the run leaves it: the same variables on the first run as on the next.
@@ -172,6 +179,7 @@ impl Settings {
             env,
             run_dir,
             default_backend: !given_backend,
+            _lock: lock,
         })
     }
 }

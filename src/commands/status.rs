@@ -55,7 +55,8 @@ struct Row<'a> {
 #[derive(Serialize)]
 struct Last<'a> {
     operation: &'a str,
-    /// `running`, `succeeded`, `failed`, `skipped`, `unchanged`, `not started`, `waits`.
+    /// `running`, `cut short`, `succeeded`, `failed`, `timed out`, `skipped`, `unchanged`,
+    /// `not started`, `waits`.
     status: &'a str,
     started: Option<&'a str>,
     ended: Option<&'a str>,
@@ -74,6 +75,11 @@ pub(crate) fn run(s: &Settings, t: &Target, format: StatusFormat) -> Result<i32,
         RunState::current(&t.run_dir, &t.provider, &|p| s.ws.show(p)).map_err(|m| super::run::state_error(s, t, m))?;
     for note in &notes {
         report::warning(note);
+    }
+    // A run the journal says is going, whose runner ended (killed): cut short.
+    let mut state = state;
+    if crate::workspace::going(&t.run_dir) == crate::workspace::Going::No {
+        state.cut_short();
     }
     let history = History::load(&t.run_dir).map_err(|m| super::run::state_error(s, t, m))?;
     let digests = super::run::digests_now(s, t);

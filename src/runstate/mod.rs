@@ -40,7 +40,8 @@ pub(crate) struct RunState {
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub(crate) struct ProjectState {
-    /// `running`, `succeeded`, `failed`, `skipped`, `unchanged`, `not started`, `waits`.
+    /// `running`, `cut short` (its runner ended before it did), `succeeded`, `failed`,
+    /// `timed out`, `skipped`, `unchanged`, `not started`, `waits`.
     pub status: String,
     pub operation: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -65,17 +66,32 @@ impl ProjectState {
     /// The digests (inputs, outputs) of its last successful `up`, while that `up` still tells
     /// what the stack holds: nothing changed the stack since (a failed `up`, `refresh` or
     /// `destroy`, or a refresh that found changes made outside Pulumi, forgets them), and
-    /// nothing is running there but a preview (a runner that died leaves `running`). The one
-    /// rule for skipping a project, in the scheduler, `status` and the prediction alike.
+    /// nothing is running there but a preview, nor was cut short (a runner that died leaves
+    /// `running`, read as `cut short` once that is known). The one rule for skipping a project,
+    /// in the scheduler, `status` and the prediction alike.
     pub(crate) fn last_up(&self) -> Option<(&str, &str)> {
-        if !self.deployed || (self.status == "running" && self.operation != "preview") {
+        if !self.deployed || (matches!(self.status.as_str(), "running" | CUT_SHORT) && self.operation != "preview") {
             return None;
         }
         Some((self.inputs_digest.as_deref()?, self.outputs_digest.as_deref()?))
     }
 }
 
+/// The status of a project whose runner ended (was killed) before its operation did.
+pub(crate) const CUT_SHORT: &str = "cut short";
+
 impl RunState {
+    /// Every project still `running` is `cut short`: no runner runs it any more (the caller
+    /// holds the workspace lock, or knows its holder ended). Whether any was.
+    pub(crate) fn cut_short(&mut self) -> bool {
+        let mut any = false;
+        for p in self.projects.values_mut().filter(|p| p.status == "running") {
+            p.status = CUT_SHORT.into();
+            any = true;
+        }
+        any
+    }
+
     /// The state of `run_dir`'s stack; a fresh one when none was written yet.
     pub(crate) fn load(run_dir: &RunDir) -> Result<Self, String> {
         let path = run_dir.state();
@@ -303,10 +319,12 @@ impl Recorder {
         let (records, warnings) = journal::read(&path, &show(&path), &|p| known.contains(p))
             .map_err(|e| journal::unreadable(&show(&path), &e))?;
         let mut journal = Journal::new(path.clone());
-        if path.exists() {
-            for r in &records {
-                state.apply(r);
-            }
+        let left = path.exists();
+        for r in &records {
+            state.apply(r);
+        }
+        // This run holds the workspace: what a crashed one left running runs no more.
+        if state.cut_short() || left {
             state
                 .save(run_dir)
                 .and_then(|()| journal.remove())

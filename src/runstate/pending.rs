@@ -63,6 +63,10 @@ impl RunState {
             let pending = match p {
                 None => Pending::runs("never run"),
                 Some(p) if p.status == "running" => Pending::runs(format!("running now ({})", p.operation)),
+                Some(p) if p.status == super::CUT_SHORT && p.operation != "preview" => Pending::runs(format!(
+                    "its last {} was cut short (its runner ended before it did)",
+                    p.operation
+                )),
                 Some(p) if p.operation != "preview" && matches!(p.status.as_str(), "failed" | "timed out") => {
                     Pending::runs(format!("its last {} {}", p.operation, p.status))
                 }
