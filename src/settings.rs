@@ -146,13 +146,20 @@ impl Settings {
             return Err(RunnerError::Validation(problems.clone()));
         }
         // Only a stack already known and configured can name its provider; anything else is the
-        // usual missing-provider error, before anything is written.
-        let named = || {
-            let file = file.as_ref().ok()?;
-            let (stack, _) = stack(&self.ws, file, self.stack.as_deref(), self.switch_stack, command).ok()?;
+        // usual missing-provider error, before anything is written. A stack file that cannot be
+        // read is the problem to fix, not the provider.
+        let named = || -> Result<Option<(String, String)>, RunnerError> {
+            let Ok(file) = file.as_ref() else { return Ok(None) };
+            let Ok((stack, _)) = stack(&self.ws, file, self.stack.as_deref(), self.switch_stack, command) else {
+                return Ok(None);
+            };
             recorded_provider(&self.ws, &stack)
         };
-        let provider = match (&self.provider, self.provider.is_none().then(named).flatten()) {
+        let recorded = match &self.provider {
+            None => named()?,
+            Some(_) => None,
+        };
+        let provider = match (&self.provider, recorded) {
             (None, Some((name, note))) => {
                 crate::report::info(&note);
                 load_provider(&self.ws, Some(&name), command, &crate::fs::NoStats)?
@@ -329,10 +336,16 @@ fn record_stack(ws: &Workspace, stack: &str, source: &StackSource) -> Result<(),
 }
 
 /// The provider a stack's configuration was written for: the provider file whose `infra_type`
-/// is the stack file's `kubernetes:infra_type`, with the note that says so.
-fn recorded_provider(ws: &Workspace, stack: &str) -> Option<(String, String)> {
+/// is the stack file's `kubernetes:infra_type`, with the note that says so. A stack file that
+/// cannot be read or parsed is that error, at its line.
+fn recorded_provider(ws: &Workspace, stack: &str) -> Result<Option<(String, String)>, RunnerError> {
     let path = stackfile::path(&ws.root, stack);
-    let file = StackFile::load(&path, &ws.show(&path)).ok()?;
+    let file = StackFile::load(&path, &ws.show(&path)).map_err(|d| RunnerError::Validation(vec![*d]))?;
+    Ok(provider_of(ws, &file))
+}
+
+/// The provider whose `infra_type` is `file`'s `kubernetes:infra_type`, when exactly one is.
+fn provider_of(ws: &Workspace, file: &StackFile) -> Option<(String, String)> {
     let recorded = file.config.get("kubernetes:infra_type")?.as_str()?.to_string();
     let (entries, _) = provider::entries(&ws.root, &|p| ws.show(p)).ok()?;
     let mut matching = entries.into_iter().filter(|e| {
