@@ -487,6 +487,16 @@ impl<'a> Loader<'a> {
                 "project name",
                 "use 1 to 100 characters from A-Z, a-z, 0-9, `_`, `.` and `-`".to_string(),
             );
+        } else if name.starts_with('-') {
+            self.problem(
+                d.file,
+                &d.name,
+                format!(
+                    "`{name}` starts with `-`: the command line would read it as a flag, so no command could name it"
+                ),
+                "project name",
+                format!("start it with a letter or a digit (`{}`)", name.trim_start_matches('-')),
+            );
         }
         let layer = d.layer.get_ref().parse::<Layer>();
         if layer.is_err() {

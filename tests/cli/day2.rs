@@ -660,7 +660,15 @@ fn exclude_leaves_out_what_cannot_run_without_the_project_and_says_so() {
     );
 
     ws.exec(
-        &["up", "-p", "aws", "-s", "dev", "--target", "vpc", "--exclude", "vpc"],
+        &[
+            "up",
+            "-p",
+            "aws",
+            "-s",
+            "dev",
+            "--exclude",
+            "iam,vpc,ecr,kic-image-build",
+        ],
         &[],
     )
     .expect(2)
