@@ -68,6 +68,7 @@ fn dispatch(cli: &Cli, style: Style, cwd: &Path) -> Result<i32, RunnerError> {
         }
         Command::ListProviders => commands::providers::list(&settings()?),
         Command::ShowPlan(args) => {
+            neither_run_nor_left_out(&args.targets, &args.excludes)?;
             let s = settings()?;
             let cache = crate::programs::CacheRead::start(&s.ws);
             let provider = s.provider_seeing("show-plan", &cache)?;
@@ -169,8 +170,20 @@ fn day_two(command: &DayTwo, s: &Settings) -> Result<i32, RunnerError> {
 }
 
 fn run_plan(s: &Settings, options: &RunOptions) -> Result<i32, RunnerError> {
+    neither_run_nor_left_out(&options.targets, &options.excludes)?;
     let target = s.target(options.operation.as_str())?;
     commands::run::run(s, &target, options)
+}
+
+/// A project both a `--target` and an `--exclude`: refused before any file is read or written.
+fn neither_run_nor_left_out(targets: &[String], excludes: &[String]) -> Result<(), RunnerError> {
+    match targets.iter().find(|t| excludes.contains(t)) {
+        Some(both) => Err(RunnerError::usage(
+            format!("`{both}` is given both as --target and as --exclude: it cannot be run and left out"),
+            format!("drop `--exclude {both}` to run it, or `--target {both}` to leave it out"),
+        )),
+        None => Ok(()),
+    }
 }
 
 /// The options every run shares; the ones of one operation are set by its caller.

@@ -593,13 +593,9 @@ value_enum!(OutputMode {
     OutputMode::Plain => "plain";
 });
 
-/// `45m`, `2h`, `1h 30m`, `30s` (humantime), more than zero.
+/// `45m`, `2h`, `1h 30m`, `30s` (humantime), more than zero, at most 30 days.
 fn duration(s: &str) -> Result<std::time::Duration, String> {
-    match humantime::parse_duration(s) {
-        Ok(d) if !d.is_zero() => Ok(d),
-        Ok(_) => Err("must be more than zero".into()),
-        Err(e) => Err(format!("{e} (write it as 45m, 2h, 1h 30m or 30s)")),
-    }
+    crate::duration::parse(s).map_err(|e| e.to_string())
 }
 
 /// MARA lower-cases `--stack` and `--provider`; so do we.

@@ -151,6 +151,40 @@ pub(crate) fn read_text(path: impl AsRef<Path>) -> std::io::Result<String> {
     Ok(text)
 }
 
+/// The most the runner reads of a file it keeps for itself and that grows with the graph (the
+/// run state's journal): far more than any run writes, and still a bound.
+pub(crate) const STATE_LIMIT: u64 = 256 * 1024 * 1024;
+
+/// `path`'s metadata (links followed), refused when it is not a regular file: a FIFO would
+/// hang a read (and the workspace lock with it), a device such as `/dev/zero` never end.
+pub(crate) fn regular(path: &Path) -> std::io::Result<std::fs::Metadata> {
+    let meta = std::fs::metadata(path)?;
+    if meta.is_file() {
+        Ok(meta)
+    } else {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file (a directory, a pipe or a device)",
+        ))
+    }
+}
+
+/// The bytes of a file, refused as [`read_text`] refuses one (not a regular file), or when
+/// larger than `limit`. A missing file is `NotFound`.
+pub(crate) fn read_bytes(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    regular(path)?;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?.take(limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("larger than {} MiB", limit / 1024 / 1024),
+        ));
+    }
+    Ok(bytes)
+}
+
 /// The file a chain of symlinks ends at (the path itself when it is not a link). A dangling
 /// link gives the path it points to, so the write creates the target.
 fn resolve_symlinks(path: &Path) -> std::io::Result<PathBuf> {

@@ -11,6 +11,7 @@ mod cli;
 mod commands;
 mod config;
 mod diagnostic;
+mod duration;
 mod error;
 pub mod exec;
 mod export;
@@ -46,6 +47,24 @@ pub mod fuzzing {
             Ok(env) => assert!(env.vars.keys().all(|k| !k.is_empty())),
             Err(problems) => assert!(!problems.is_empty()),
         }
+    }
+
+    /// A duration as a flag or a provider file gives it: refused with a reason, or more than
+    /// zero and at most the maximum, and a deadline that far from now is an instant.
+    pub fn duration(text: &str) {
+        match crate::duration::parse(text) {
+            Ok(d) => {
+                assert!(!d.is_zero() && d <= crate::duration::MAX, "{text:?} gave {d:?}");
+                assert!(crate::duration::after(tokio::time::Instant::now(), d).is_some());
+            }
+            Err(e) => assert!(!e.to_string().is_empty()),
+        }
+    }
+
+    /// `.runner/<stack>/journal.jsonl` as a crash may leave it, or anyone may write it: every
+    /// line is taken or named, and what is taken folds into a state the runner can hold.
+    pub fn journal(bytes: &[u8]) {
+        crate::runstate::fuzz_journal(bytes);
     }
 
     /// The provider `fuzz` made of `files` (`providers/<name>.toml` each) under `root`: loaded

@@ -15,7 +15,7 @@ use crate::graph;
 use crate::provider::{self, FileKind, LoadError, Provider};
 use crate::report::ci::CiSystem;
 use crate::report::{Banner, Style};
-use crate::workspace::{PROVIDERS_DIR, RunDir, Workspace};
+use crate::workspace::{PROVIDERS_DIR, RunDir, Workspace, WorkspaceLock};
 
 /// The global flags, as given.
 #[derive(Debug, Clone)]
@@ -56,6 +56,10 @@ pub(crate) struct Target {
     pub(crate) run_dir: RunDir,
     /// The backend is the file backend inside the workspace (no `PULUMI_BACKEND_URL` given).
     pub(crate) default_backend: bool,
+    /// The workspace lock, when resolving the target changed the environment file (a stack
+    /// recorded or switched): taken before, so a busy workspace is refused with the file
+    /// unchanged, and held for the command (the run takes the same lock).
+    _lock: Option<WorkspaceLock>,
 }
 
 impl Settings {
@@ -142,13 +146,20 @@ impl Settings {
             return Err(RunnerError::Validation(problems.clone()));
         }
         // Only a stack already known and configured can name its provider; anything else is the
-        // usual missing-provider error, before anything is written.
-        let named = || {
-            let file = file.as_ref().ok()?;
-            let (stack, _) = stack(&self.ws, file, self.stack.as_deref(), self.switch_stack, command).ok()?;
+        // usual missing-provider error, before anything is written. A stack file that cannot be
+        // read is the problem to fix, not the provider.
+        let named = || -> Result<Option<(String, String)>, RunnerError> {
+            let Ok(file) = file.as_ref() else { return Ok(None) };
+            let Ok((stack, _)) = stack(&self.ws, file, self.stack.as_deref(), self.switch_stack, command) else {
+                return Ok(None);
+            };
             recorded_provider(&self.ws, &stack)
         };
-        let provider = match (&self.provider, self.provider.is_none().then(named).flatten()) {
+        let recorded = match &self.provider {
+            None => named()?,
+            Some(_) => None,
+        };
+        let provider = match (&self.provider, recorded) {
             (None, Some((name, note))) => {
                 crate::report::info(&note);
                 load_provider(&self.ws, Some(&name), command, &crate::fs::NoStats)?
@@ -157,7 +168,10 @@ impl Settings {
         };
         let file = file.map_err(RunnerError::Validation)?;
         let (stack, source) = stack(&self.ws, &file, self.stack.as_deref(), self.switch_stack, command)?;
-        if !read_only {
+        let mut lock = None;
+        if !read_only && source != StackSource::Recorded {
+            // Another runner may be running the file's stack: refused before the file changes.
+            lock = Some(WorkspaceLock::take(&self.ws, &self.ws.run_dir(&stack))?);
             record_stack(&self.ws, &stack, &source)?;
         }
         // The file as the run leaves it: the same variables on the first run as on the next.
@@ -172,6 +186,7 @@ impl Settings {
             env,
             run_dir,
             default_backend: !given_backend,
+            _lock: lock,
         })
     }
 }
@@ -321,10 +336,16 @@ fn record_stack(ws: &Workspace, stack: &str, source: &StackSource) -> Result<(),
 }
 
 /// The provider a stack's configuration was written for: the provider file whose `infra_type`
-/// is the stack file's `kubernetes:infra_type`, with the note that says so.
-fn recorded_provider(ws: &Workspace, stack: &str) -> Option<(String, String)> {
+/// is the stack file's `kubernetes:infra_type`, with the note that says so. A stack file that
+/// cannot be read or parsed is that error, at its line.
+fn recorded_provider(ws: &Workspace, stack: &str) -> Result<Option<(String, String)>, RunnerError> {
     let path = stackfile::path(&ws.root, stack);
-    let file = StackFile::load(&path, &ws.show(&path)).ok()?;
+    let file = StackFile::load(&path, &ws.show(&path)).map_err(|d| RunnerError::Validation(vec![*d]))?;
+    Ok(provider_of(ws, &file))
+}
+
+/// The provider whose `infra_type` is `file`'s `kubernetes:infra_type`, when exactly one is.
+fn provider_of(ws: &Workspace, file: &StackFile) -> Option<(String, String)> {
     let recorded = file.config.get("kubernetes:infra_type")?.as_str()?.to_string();
     let (entries, _) = provider::entries(&ws.root, &|p| ws.show(p)).ok()?;
     let mut matching = entries.into_iter().filter(|e| {

@@ -71,16 +71,85 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &LogsOptions) -> Result<i32, Runn
         }
     };
     report::info(&format!("log: {}", s.ws.show(&path)));
-    let io = |source| RunnerError::Io {
-        context: format!("cannot read {}", s.ws.show(&path)),
-        source,
+    let io = |source: std::io::Error| {
+        RunnerError::failed(
+            format!("cannot read {}: {source}", s.ws.show(&path)),
+            format!(
+                "remove it: the next run of {} writes it anew (a log is only what a run printed)",
+                o.project
+            ),
+        )
     };
-    let text = std::fs::read_to_string(&path).map_err(io)?;
-    write_result(&text)?;
+    let (text, left_out) = read_tail(&path).map_err(io)?;
+    if left_out > 0 {
+        report::info(&format!(
+            "(its first {} MiB are left out: the whole log is {})",
+            left_out.div_ceil(1024 * 1024),
+            s.ws.show(&path)
+        ));
+    }
+    write_result(&logs::shown(&text))?;
     if o.follow {
-        follow(&path, text.len(), logs::ended(&text)).map_err(io)?;
+        let seen = Seen {
+            printed: left_out + text.len() as u64,
+            first: first_line(&path).map_err(io)?,
+            lines: line_count(&text),
+            done: logs::ended(&String::from_utf8_lossy(&text)),
+        };
+        follow(&path, seen).map_err(io)?;
     }
     Ok(exit::SUCCESS)
+}
+
+/// The most of a log `logs` prints at once: the end of a longer one.
+const SHOWN_LIMIT: u64 = crate::fs::READ_LIMIT;
+
+/// A log's last [`SHOWN_LIMIT`] bytes (from a line's start), and how many bytes before them are
+/// left out; refused when it is not a regular file (a FIFO would hang the read, a device never
+/// end).
+fn read_tail(path: &Path) -> std::io::Result<(Vec<u8>, u64)> {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    let len = crate::fs::regular(path)?.len();
+    let mut file = std::fs::File::open(path)?;
+    let mut from = len.saturating_sub(SHOWN_LIMIT);
+    file.seek(SeekFrom::Start(from))?;
+    let mut bytes = Vec::new();
+    file.take(SHOWN_LIMIT).read_to_end(&mut bytes)?;
+    if from > 0
+        && let Some(start) = bytes.iter().position(|&b| b == b'\n')
+    {
+        bytes.drain(..=start);
+        from += start as u64 + 1;
+    }
+    Ok((bytes, from))
+}
+
+/// The first line of a log (its start line names the operation's start), to tell a log
+/// started afresh by a new run.
+fn first_line(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    crate::fs::regular(path)?;
+    let mut head = Vec::new();
+    std::fs::File::open(path)?.take(256).read_to_end(&mut head)?;
+    let end = head.iter().position(|&b| b == b'\n').unwrap_or(head.len());
+    head.truncate(end);
+    Ok(head)
+}
+
+fn line_count(bytes: &[u8]) -> usize {
+    // Line breaks: one fewer than the pieces they cut the bytes into.
+    bytes.split(|&b| b == b'\n').count() - 1
+}
+
+/// How far a followed log was printed.
+struct Seen {
+    /// Bytes of the file printed (or left out).
+    printed: u64,
+    first: Vec<u8>,
+    /// Lines printed.
+    lines: usize,
+    /// Its operation's end line was printed.
+    done: bool,
 }
 
 /// The most recently written of `paths` that exist.
@@ -92,25 +161,40 @@ fn newest(paths: &[PathBuf]) -> Option<PathBuf> {
         .map(|(_, p)| p.clone())
 }
 
-/// Prints what is appended to `path` after its first `printed` bytes, whole lines at a time,
-/// until its operation's end line; a log started afresh (a new run of the project) is printed
-/// from its beginning.
-fn follow(path: &Path, mut printed: usize, mut done: bool) -> std::io::Result<()> {
-    let first_line = |t: &str| t.lines().next().unwrap_or_default().to_string();
-    let mut first = first_line(&std::fs::read_to_string(path)?);
-    while !done {
+/// Prints what is appended to `path` after what `seen` printed, whole lines at a time, until
+/// its operation's end line; a log started afresh (a new run of the project) is printed from
+/// its beginning.
+fn follow(path: &Path, mut seen: Seen) -> std::io::Result<()> {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    while !seen.done {
         std::thread::sleep(POLL);
-        let text = std::fs::read_to_string(path)?;
-        if text.len() < printed || first_line(&text) != first {
-            printed = 0;
-            first = first_line(&text);
+        let len = crate::fs::regular(path)?.len();
+        let first = first_line(path)?;
+        if len < seen.printed || first != seen.first {
+            seen = Seen {
+                printed: 0,
+                first,
+                lines: 0,
+                done: false,
+            };
         }
-        let Some(end) = text.rfind('\n').map(|e| e + 1).filter(|&e| e > printed) else {
+        if len == seen.printed {
+            continue;
+        }
+        let mut file = std::fs::File::open(path)?;
+        file.seek(SeekFrom::Start(seen.printed))?;
+        let mut bytes = Vec::new();
+        file.take(SHOWN_LIMIT).read_to_end(&mut bytes)?;
+        let Some(end) = bytes.iter().rposition(|&b| b == b'\n') else {
             continue;
         };
-        report::result(&text[printed..end])?;
-        printed = end;
-        done = logs::ended(&text[..end]);
+        let chunk = &bytes[..=end];
+        report::result(&logs::shown(chunk))?;
+        seen.printed += chunk.len() as u64;
+        seen.lines += line_count(chunk);
+        // The end line, once more than the start line was printed.
+        let last = chunk[..end].rsplit(|&b| b == b'\n').next().unwrap_or_default();
+        seen.done = seen.lines > 1 && last.starts_with(logs::END_MARK.as_bytes());
     }
     Ok(())
 }

@@ -9,7 +9,7 @@ use super::run::pulumi_for;
 use crate::config::prepare;
 use crate::config::terminal::Terminal;
 use crate::error::RunnerError;
-use crate::exec;
+use crate::pulumi;
 use crate::report;
 use crate::settings::{Settings, Target};
 
@@ -80,26 +80,14 @@ pub(crate) fn run(s: &Settings, t: &Target, project: &str, args: &[String]) -> R
     let mut cmd = std::process::Command::new(&engine.program);
     cmd.current_dir(&dir).args(&args);
     engine.env.apply_for_pulumi(&mut cmd);
-    // Ctrl-C at the terminal reaches `pulumi` itself, which cancels cleanly; the runner waits
-    // for it and ends with its exit code.
-    let (tx, _held) = tokio::sync::mpsc::unbounded_channel();
-    let _swallowed = exec::signals::hub().forward_to(tx);
-    let status = cmd.status().map_err(|e| {
+    // The terminal is `pulumi`'s, and so is every signal the runner gets (Ctrl-C, or a SIGTERM
+    // sent to the runner): `pulumi` cancels cleanly, and the runner ends with its exit code.
+    pulumi::attached(cmd).map_err(|e| {
         RunnerError::failed(
-            format!("cannot start `pulumi` in {}: {e}", s.ws.show(&dir)),
+            format!("cannot run `pulumi` in {}: {e}", s.ws.show(&dir)),
             "install the pulumi CLI (v3.142.0 or newer) and put it on PATH",
         )
-    })?;
-    Ok(status.code().unwrap_or_else(|| {
-        #[cfg(unix)]
-        {
-            std::os::unix::process::ExitStatusExt::signal(&status).map_or(1, |sig| 128 + sig)
-        }
-        #[cfg(not(unix))]
-        {
-            1
-        }
-    }))
+    })
 }
 
 /// `args` with `--stack STACK` where the command takes it and `--config-file FILE` where it

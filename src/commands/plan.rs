@@ -73,7 +73,13 @@ fn learned<'p>(s: &Settings, provider: &'p Provider, operation: Operation) -> Co
     let Some(stack) = s.known_stack() else {
         return Cow::Borrowed(provider);
     };
-    let learned = History::load(&s.ws.run_dir(&stack)).estimates(operation);
+    let learned = match History::load(&s.ws.run_dir(&stack)) {
+        Ok(history) => history.estimates(operation),
+        Err(why) => {
+            report::warning(&why);
+            return Cow::Borrowed(provider);
+        }
+    };
     let known = provider
         .projects
         .iter()

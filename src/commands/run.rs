@@ -77,7 +77,7 @@ pub(crate) struct RunOptions {
 
 pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, RunnerError> {
     super::ci::warn_lost_backend(s, t);
-    let (history, provider) = learned(t, o.operation);
+    let (history, provider) = learned(s, t, o.operation)?;
     let plan = plan(&provider, o)?;
     if o.operation == Operation::Destroy && !o.yes && !s.interactive {
         return Err(destroy_needs_yes(t));
@@ -97,19 +97,19 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
     let started = SystemTime::now();
     let clock = Instant::now();
 
-    let (mut state, notes) = Recorder::open(&t.run_dir, &|p| s.ws.show(p)).map_err(|m| {
-        RunnerError::usage(
-            m,
-            format!("the run state lives under {}", s.ws.show(&t.run_dir.stack_dir())),
-        )
-    })?;
+    let (mut state, notes) =
+        Recorder::open(&t.run_dir, &t.provider, &|p| s.ws.show(p)).map_err(|m| state_error(s, t, m))?;
     for note in &notes {
         report::warning(note);
     }
     let digests = Digests::open(&s.ws.root, &t.run_dir, &ready.config_file)
-        .map_err(|source| RunnerError::Io {
-            context: format!("cannot write under {}", s.ws.show(t.run_dir.base())),
-            source,
+        .map_err(|source| match source.kind() {
+            // Not a key file (a pipe, a device): named with the fix.
+            std::io::ErrorKind::InvalidInput => state_error(s, t, format!("cannot read the digest key {source}")),
+            _ => RunnerError::Io {
+                context: format!("cannot write under {}", s.ws.show(t.run_dir.base())),
+                source,
+            },
         })?
         .with_outside(outside(t, &ready.env, &ready.config))
         .with_projects(t.provider.projects.iter().map(|p| p.name.as_str()));
@@ -377,11 +377,19 @@ fn deployed_for_preview(plan: &Plan<'_>, o: &RunOptions, state: &RunState) -> Op
 
 /// Past runs weigh the plan: the provider with each project's learned duration as its estimate
 /// (the critical path, the order of ready projects), and what was learned.
-fn learned(t: &Target, operation: Operation) -> (History, Provider) {
-    let history = History::load(&t.run_dir);
+fn learned(s: &Settings, t: &Target, operation: Operation) -> Result<(History, Provider), RunnerError> {
+    let history = History::load(&t.run_dir).map_err(|m| state_error(s, t, m))?;
     let mut provider = t.provider.clone();
     provider.learn_estimates(&history.estimates(operation));
-    (history, provider)
+    Ok((history, provider))
+}
+
+/// A file of the run state that cannot be read (exit 2): the message names it and the fix.
+pub(super) fn state_error(s: &Settings, t: &Target, message: String) -> RunnerError {
+    RunnerError::usage(
+        message,
+        format!("the run state lives under {}", s.ws.show(&t.run_dir.stack_dir())),
+    )
 }
 
 /// The JSON summary of the run, with what was predicted.
@@ -515,7 +523,7 @@ fn what_runs(s: &Settings, t: &Target, plan: &Plan<'_>, o: &RunOptions) -> Optio
     if o.operation != Operation::Up || o.fresh {
         return None;
     }
-    let state = RunState::current(&t.run_dir).ok()?;
+    let (state, _) = RunState::current(&t.run_dir, &t.provider, &|p| s.ws.show(p)).ok()?;
     let digests = digests_now(s, t);
     let pending = state.pending(plan, digests.as_ref());
     let (after, own): (Vec<_>, Vec<_>) = pending

@@ -10,6 +10,7 @@ use serde::Serialize;
 use super::write_result;
 use crate::error::{RunnerError, exit};
 use crate::plan::{Operation, Plan};
+use crate::report;
 use crate::runstate::{History, Pending, RunState};
 use crate::settings::{Settings, Target};
 
@@ -58,7 +59,8 @@ struct Row<'a> {
 #[derive(Serialize)]
 struct Last<'a> {
     operation: &'a str,
-    /// `running`, `succeeded`, `failed`, `skipped`, `unchanged`, `not started`, `waits`.
+    /// `running`, `cut short`, `succeeded`, `failed`, `timed out`, `skipped`, `unchanged`,
+    /// `not started`, `waits`.
     status: &'a str,
     started: Option<&'a str>,
     ended: Option<&'a str>,
@@ -77,13 +79,17 @@ pub(crate) fn run(s: &Settings, t: &Target, format: StatusFormat) -> Result<i32,
         return Ok(exit::SUCCESS);
     }
     let plan = Plan::new(&t.provider, Operation::Up, &[]).expect("the whole graph has no unknown target");
-    let state = RunState::current(&t.run_dir).map_err(|m| {
-        RunnerError::usage(
-            m,
-            format!("the run state lives under {}", s.ws.show(&t.run_dir.stack_dir())),
-        )
-    })?;
-    let history = History::load(&t.run_dir);
+    let (state, notes) =
+        RunState::current(&t.run_dir, &t.provider, &|p| s.ws.show(p)).map_err(|m| super::run::state_error(s, t, m))?;
+    for note in &notes {
+        report::warning(note);
+    }
+    // A run the journal says is going, whose runner ended (killed): cut short.
+    let mut state = state;
+    if crate::workspace::going(&t.run_dir) == crate::workspace::Going::No {
+        state.cut_short();
+    }
+    let history = History::load(&t.run_dir).map_err(|m| super::run::state_error(s, t, m))?;
     let digests = super::run::digests_now(s, t);
     let pending = state.pending(&plan, digests.as_ref());
     let projects: Vec<Row<'_>> = plan

@@ -34,14 +34,44 @@ impl EnvironmentFile {
     }
 }
 
+/// The longest line the file may hold: a variable longer than this could not reach `pulumi`
+/// anyway (Linux takes at most 128 KiB for one), and a line is quoted in errors.
+pub(crate) const LINE_LIMIT: usize = 64 * 1024;
+
 pub(crate) fn parse(file: &SourceFile) -> Result<EnvironmentFile, Vec<FileDiagnostic>> {
     let mut vars = BTreeMap::new();
     let mut problems = Vec::new();
+    // An editor's byte-order mark would be read as part of the first name.
     let mut offset = 0;
-    for line in file.text.split_inclusive('\n') {
+    if file.text.starts_with('\u{feff}') {
+        offset = '\u{feff}'.len_utf8();
+        problems.push(FileDiagnostic::new(
+            file,
+            0..offset,
+            "the file starts with a byte-order mark (U+FEFF), an invisible character that would be read as part of the first name",
+            "byte-order mark",
+            Some("save the file as UTF-8 without a byte-order mark (\"UTF-8\", not \"UTF-8 with BOM\")".into()),
+        ));
+    }
+    // Where `PULUMI_STACK` was first set (offset, value).
+    let mut stack_at: Option<(usize, String)> = None;
+    for line in file.text[offset..].split_inclusive('\n') {
         let start = offset;
         offset += line.len();
         let content = line.trim_end_matches(['\n', '\r']);
+        if content.len() > LINE_LIMIT {
+            // Pointed at, not quoted: the frame would print the whole line.
+            problems.push(FileDiagnostic::whole_file(
+                &file.location(start),
+                format!(
+                    "this line is {} bytes long, more than a line may hold ({} KiB): no variable that long reaches `pulumi`",
+                    content.len(),
+                    LINE_LIMIT / 1024
+                ),
+                Some("put so long a value in a file, and give the file's path in the variable".into()),
+            ));
+            continue;
+        }
         let trimmed = content.trim();
         if trimmed.is_empty() || trimmed.starts_with('#') || trimmed.starts_with(';') {
             continue;
@@ -75,6 +105,25 @@ pub(crate) fn parse(file: &SourceFile) -> Result<EnvironmentFile, Vec<FileDiagno
         }
         match value(&content[at + 1..]) {
             Ok(v) => {
+                if key == "PULUMI_STACK" {
+                    if let Some((first, was)) = &stack_at {
+                        problems.push(FileDiagnostic::new(
+                            file,
+                            start + lead..start + content.len(),
+                            format!(
+                                "PULUMI_STACK is set twice: `{was}` at {} and `{v}` here",
+                                line_of(file, *first)
+                            ),
+                            "set again",
+                            Some(
+                                "keep one PULUMI_STACK line: it names the workspace's stack (`-s NAME --switch-stack` changes it)"
+                                    .into(),
+                            ),
+                        ));
+                        continue;
+                    }
+                    stack_at = Some((start + lead, v.to_string()));
+                }
                 vars.insert(key.to_string(), v.to_string());
             }
             Err(why) => problems.push(FileDiagnostic::new(
@@ -91,6 +140,11 @@ pub(crate) fn parse(file: &SourceFile) -> Result<EnvironmentFile, Vec<FileDiagno
     } else {
         Err(problems)
     }
+}
+
+/// `file:line` of an offset.
+fn line_of(file: &SourceFile, offset: usize) -> String {
+    format!("{}:{}", file.display, file.line_col(offset).0)
 }
 
 /// Records the stack in the file: creates it as `PULUMI_STACK=<stack>`, or appends that line,
@@ -193,6 +247,35 @@ mod tests {
         assert_eq!(errs.len(), 2);
         assert_eq!(errs[0].message, "the value of `A` has no closing quote");
         assert_eq!(errs[1].message, "the value of `B` goes on after its closing quote");
+    }
+
+    #[test]
+    fn a_second_pulumi_stack_a_byte_order_mark_and_a_huge_line_are_named() {
+        let errs = parse(&SourceFile::new(
+            "config/pulumi/environment",
+            "PULUMI_STACK=dev\nA=1\nexport PULUMI_STACK=qa\n",
+        ))
+        .unwrap_err();
+        assert_eq!(errs.len(), 1);
+        assert_eq!(errs[0].location, "config/pulumi/environment:3:1");
+        assert_eq!(
+            errs[0].message,
+            "PULUMI_STACK is set twice: `dev` at config/pulumi/environment:1 and `qa` here"
+        );
+
+        let errs = parse(&SourceFile::new("env", "\u{feff}PULUMI_STACK=dev\n")).unwrap_err();
+        assert_eq!(errs.len(), 1, "the name after the mark is read: {errs:?}");
+        assert!(errs[0].message.contains("byte-order mark"), "{}", errs[0].message);
+
+        let long = format!("A=1\nB={}\n", "x".repeat(5 * 1024 * 1024));
+        let errs = parse(&SourceFile::new("env", long)).unwrap_err();
+        assert_eq!(errs.len(), 1);
+        assert_eq!(errs[0].location, "env:2:1");
+        assert!(
+            errs[0].message.starts_with("this line is 5242882 bytes long"),
+            "{}",
+            errs[0].message
+        );
     }
 
     #[test]

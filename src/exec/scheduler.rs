@@ -291,7 +291,11 @@ impl Stopping {
             2 => self.terminate.cancel(),
             _ => self.kill.cancel(),
         }
-        self.next = (!self.kill.is_cancelled()).then(|| tokio::time::Instant::now() + self.grace);
+        self.next = if self.kill.is_cancelled() {
+            None
+        } else {
+            crate::duration::after(tokio::time::Instant::now(), self.grace)
+        };
         self.signals == 1
     }
 
@@ -302,7 +306,7 @@ impl Stopping {
             self.next = None;
         } else {
             self.terminate.cancel();
-            self.next = Some(tokio::time::Instant::now() + self.grace);
+            self.next = crate::duration::after(tokio::time::Instant::now(), self.grace);
         }
     }
 }
@@ -369,7 +373,7 @@ async fn watched(
 ) -> JobEnd {
     let begun = tokio::time::Instant::now();
     let mut still = tokio::time::interval_at(begun + STILL_RUNNING_EVERY, STILL_RUNNING_EVERY);
-    let mut next_step = timeout.map(|t| begun + t);
+    let mut next_step = timeout.and_then(|t| crate::duration::after(begun, t));
     let mut stopping = false;
     tokio::pin!(job);
     let end = loop {
@@ -395,10 +399,10 @@ async fn watched(
                         ),
                     });
                     control.interrupt.cancel();
-                    next_step = Some(tokio::time::Instant::now() + grace);
+                    next_step = crate::duration::after(tokio::time::Instant::now(), grace);
                 } else if !control.terminate.is_cancelled() {
                     control.terminate.cancel();
-                    next_step = Some(tokio::time::Instant::now() + grace);
+                    next_step = crate::duration::after(tokio::time::Instant::now(), grace);
                 } else {
                     control.kill.cancel();
                     next_step = None;
@@ -692,6 +696,34 @@ mod tests {
             notes,
             ["eks: still running after 5 min", "eks: still running after 10 min"]
         );
+    }
+
+    /// The library takes any `Duration`: one past what a clock holds is a deadline never
+    /// reached, never a panic, whether it is the timeout, the grace after it or after a signal.
+    #[tokio::test(start_paused = true)]
+    async fn durations_past_any_clock_never_panic() {
+        let p = provider(&[("eks", &[]), ("vpc", &[])]);
+        let engine = Arc::new(Fake {
+            log: Mutex::new(vec![]),
+            fail: vec![],
+            delay_ms: 5,
+            hang: vec!["eks"],
+        });
+        let plan = Plan::new(&p, Operation::Up, &[]).unwrap();
+        let mut options = opts(2, false);
+        options.grace = Duration::MAX;
+        options.timeout = Some(Duration::from_secs(1));
+        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let (_sig_tx, sig_rx) = tokio::sync::mpsc::unbounded_channel();
+        let r = execute(&plan, engine.clone(), &options, None, tx, sig_rx).await;
+        assert_eq!(status(&r, "eks"), &Status::TimedOut);
+
+        options.timeout = Some(Duration::MAX);
+        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let (sig_tx, sig_rx) = tokio::sync::mpsc::unbounded_channel();
+        sig_tx.send(()).unwrap();
+        let r = execute(&plan, engine, &options, None, tx, sig_rx).await;
+        assert!(r.interrupted);
     }
 
     #[tokio::test]

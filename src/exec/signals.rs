@@ -5,6 +5,9 @@
 //! — a signal ends the runner at once with exit 130, after the action set for that moment
 //! (restoring the terminal, saying what was left undone).
 //!
+//! While `runner pulumi` waits for its `pulumi`, each signal is relayed as it came (which one
+//! it was) to that child's process group instead: the runner ends with the child.
+//!
 //! One listener for the whole process: once a signal handler is installed it stays installed,
 //! so a second, later listener would only see signals after it started and Ctrl-C would be lost
 //! in between.
@@ -18,7 +21,19 @@ type Action = Box<dyn Fn() + Send>;
 
 pub struct Hub {
     forward: Mutex<Option<UnboundedSender<()>>>,
+    relay: Mutex<Option<std::sync::mpsc::Sender<Received>>>,
     actions: Mutex<Vec<Action>>,
+}
+
+/// Which signal the runner received.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Received {
+    /// SIGINT (Ctrl-C).
+    Interrupt,
+    /// SIGTERM.
+    Terminate,
+    /// SIGHUP (the terminal or SSH session went away).
+    HangUp,
 }
 
 /// The process's listener, started on first use.
@@ -27,6 +42,7 @@ pub fn hub() -> &'static Hub {
     static STARTED: OnceLock<()> = OnceLock::new();
     let hub = HUB.get_or_init(|| Hub {
         forward: Mutex::new(None),
+        relay: Mutex::new(None),
         actions: Mutex::new(Vec::new()),
     });
     STARTED.get_or_init(|| listen(hub));
@@ -40,6 +56,13 @@ impl Hub {
         Forwarding(self)
     }
 
+    /// While the guard lives, every signal is sent on `tx` as received (before any forwarding
+    /// to a run): for a child that must get the very signal the runner got.
+    pub fn relay_to(&'static self, tx: std::sync::mpsc::Sender<Received>) -> Relaying {
+        *self.relay.lock().expect("not poisoned") = Some(tx);
+        Relaying(self)
+    }
+
     /// While the guard lives, `action` runs before the runner exits on a signal (the latest
     /// action set is the one that runs).
     pub fn on_interrupt(&'static self, action: impl Fn() + Send + 'static) -> OnInterrupt {
@@ -47,7 +70,12 @@ impl Hub {
         OnInterrupt(self)
     }
 
-    fn signalled(&self) {
+    fn signalled(&self, received: Received) {
+        if let Some(tx) = self.relay.lock().expect("not poisoned").as_ref()
+            && tx.send(received).is_ok()
+        {
+            return;
+        }
         if let Some(tx) = self.forward.lock().expect("not poisoned").as_ref()
             && tx.send(()).is_ok()
         {
@@ -66,6 +94,15 @@ pub struct Forwarding(&'static Hub);
 impl Drop for Forwarding {
     fn drop(&mut self) {
         *self.0.forward.lock().expect("not poisoned") = None;
+    }
+}
+
+/// Signals are no longer relayed when this is dropped (the channel closes with it).
+pub struct Relaying(&'static Hub);
+
+impl Drop for Relaying {
+    fn drop(&mut self) {
+        *self.0.relay.lock().expect("not poisoned") = None;
     }
 }
 
@@ -100,20 +137,20 @@ fn listen(hub: &'static Hub) {
                 };
                 let _ = ready_tx.send(());
                 loop {
-                    tokio::select! {
-                        _ = int.recv() => {}
-                        _ = term.recv() => {}
+                    let received = tokio::select! {
+                        _ = int.recv() => Received::Interrupt,
+                        _ = term.recv() => Received::Terminate,
                         // An SSH session dropping: stop cleanly as for Ctrl-C.
-                        _ = hup.recv() => {}
-                    }
-                    hub.signalled();
+                        _ = hup.recv() => Received::HangUp,
+                    };
+                    hub.signalled(received);
                 }
             }
             #[cfg(not(unix))]
             {
                 let _ = ready_tx.send(());
                 while tokio::signal::ctrl_c().await.is_ok() {
-                    hub.signalled();
+                    hub.signalled(Received::Interrupt);
                 }
             }
         });

@@ -110,7 +110,9 @@ impl Cache {
     /// The cache at `path`; empty when there is none or it is of another version. A line that
     /// cannot be read (a file cut short) is left out.
     pub(super) fn load(path: &Path) -> Self {
-        let Ok(bytes) = std::fs::read(path) else {
+        // Not a file (a pipe would hang the read, a device never end), or larger than any
+        // graph's: no cache.
+        let Ok(bytes) = crate::fs::read_bytes(path, crate::fs::STATE_LIMIT) else {
             return Cache::default();
         };
         let mut lines = bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty());
@@ -163,6 +165,11 @@ impl Cache {
             serde_json::to_writer(&mut bytes, &LineRef { dir, key, program }).expect("an entry serializes");
         }
         bytes.push(b'\n');
+        // What is there and no file (a link to a device, say) is left alone: the write would
+        // go through it.
+        if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+            return Ok(());
+        }
         write_atomic(path, &bytes, NewFile::Default)
     }
 }

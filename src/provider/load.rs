@@ -487,6 +487,16 @@ impl<'a> Loader<'a> {
                 "project name",
                 "use 1 to 100 characters from A-Z, a-z, 0-9, `_`, `.` and `-`".to_string(),
             );
+        } else if name.starts_with('-') {
+            self.problem(
+                d.file,
+                &d.name,
+                format!(
+                    "`{name}` starts with `-`: the command line would read it as a flag, so no command could name it"
+                ),
+                "project name",
+                format!("start it with a letter or a digit (`{}`)", name.trim_start_matches('-')),
+            );
         }
         let layer = d.layer.get_ref().parse::<Layer>();
         if layer.is_err() {
@@ -524,10 +534,13 @@ impl<'a> Loader<'a> {
         let timeout = d
             .timeout
             .as_ref()
-            .and_then(|t| match humantime::parse_duration(t.get_ref()) {
-                Ok(d) if !d.is_zero() => Some(d),
-                Ok(_) | Err(_) => {
-                    let message = format!("`{}` is not a timeout", t.get_ref());
+            .and_then(|t| match crate::duration::parse(t.get_ref()) {
+                Ok(d) => Some(d),
+                Err(e) => {
+                    let message = match e {
+                        crate::duration::DurationError::TooLong => format!("`{}` is a timeout {e}", t.get_ref()),
+                        _ => format!("`{}` is not a timeout", t.get_ref()),
+                    };
                     let hint = "give a duration such as \"45m\", \"2h\" or \"1h 30m\"".to_string();
                     self.problem(d.file, t, message, "timeout", hint);
                     None

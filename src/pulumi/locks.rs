@@ -7,6 +7,8 @@
 use std::fmt::Write as _;
 use std::time::SystemTime;
 
+pub(crate) use crate::workspace::{alive, this_host};
+
 /// One lock as `pulumi` reports it: `  <url>: created by <user>@<host> (pid <n>) at <time>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct StackLock {
@@ -269,47 +271,6 @@ fn percent_decoded(s: &str) -> Vec<u8> {
         }
     }
     out
-}
-
-pub(crate) fn this_host() -> String {
-    #[cfg(unix)]
-    {
-        nix::unistd::gethostname()
-            .map(|h| h.to_string_lossy().into_owned())
-            .unwrap_or_default()
-    }
-    #[cfg(not(unix))]
-    String::new()
-}
-
-/// The process exists (a signal 0 reaches it, or is refused for want of permission).
-pub(crate) fn alive(pid: i32) -> bool {
-    #[cfg(unix)]
-    {
-        use nix::errno::Errno;
-        use nix::sys::signal::kill;
-        use nix::unistd::Pid;
-        pid > 0 && !matches!(kill(Pid::from_raw(pid), None), Err(Errno::ESRCH)) && !zombie(pid)
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = pid;
-        true
-    }
-}
-
-/// A process that ended and that its parent has not reaped yet (state `Z` in Linux's
-/// `/proc/<pid>/stat`): it runs no more, whatever a signal 0 says. A `pulumi` whose runner was
-/// killed with it stays such until something reaps it, which in a container may be never.
-fn zombie(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        // `pid (comm) S …`: the state follows the last `)` (comm may hold one).
-        .and_then(|stat| {
-            stat.rsplit_once(')')
-                .map(|(_, rest)| rest.trim_start().starts_with('Z'))
-        })
-        .unwrap_or(false)
 }
 
 #[cfg(test)]

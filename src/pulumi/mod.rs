@@ -33,6 +33,7 @@ pub(crate) use drift::Drift;
 use events::EventLog;
 pub(crate) use hooks::prune_kubeconfig;
 pub(crate) use locks::file_url_path;
+pub(crate) use process::attached;
 use process::{Ended, Step};
 pub(crate) use redact::Redactor;
 pub(crate) use store::Store;

@@ -29,6 +29,153 @@ pub(crate) fn command(program: &Path, cwd: &Path) -> std::process::Command {
     c
 }
 
+/// Runs `cmd` as the terminal's own (`runner pulumi`: its questions, its Ctrl-C) and returns its
+/// exit code, as a shell reports it (128 + the signal that killed it: 130 for SIGINT). The child
+/// is in a process group of its own, which gets every SIGINT, SIGTERM and SIGHUP sent to the
+/// runner, as it came. When the runner is the terminal's foreground job the child's group is
+/// made the foreground while it runs, so the terminal's Ctrl-C reaches the child alone (once)
+/// and it can read the terminal; Ctrl-Z stops it and then the runner, as a shell's job stops,
+/// and `fg` gives the terminal back to it.
+#[cfg(unix)]
+pub(crate) fn attached(mut cmd: std::process::Command) -> std::io::Result<i32> {
+    use nix::errno::Errno;
+    use nix::sys::signal::{Signal as S, killpg, raise};
+    use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+    use nix::unistd::Pid;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let relaying = crate::exec::signals::hub().relay_to(tx);
+    let terminal = Terminal::ours();
+    let child = cmd.spawn()?;
+    let group = Pid::from_raw(i32::try_from(child.id()).map_err(std::io::Error::other)?);
+    let ended = std::sync::Arc::new(AtomicBool::new(false));
+    let forwarder = {
+        let ended = ended.clone();
+        std::thread::spawn(move || {
+            use crate::exec::signals::Received;
+            for received in rx {
+                if ended.load(Ordering::SeqCst) {
+                    break;
+                }
+                let signal = match received {
+                    Received::Interrupt => S::SIGINT,
+                    Received::Terminate => S::SIGTERM,
+                    Received::HangUp => S::SIGHUP,
+                };
+                let _ = killpg(group, signal);
+            }
+        })
+    };
+    if let Some(t) = &terminal {
+        t.give(group);
+    }
+    let flags = terminal.as_ref().map(|_| WaitPidFlag::WUNTRACED);
+    let code = loop {
+        match waitpid(group, flags) {
+            Ok(WaitStatus::Exited(_, code)) => break Ok(code),
+            Ok(WaitStatus::Signaled(_, signal, _)) => break Ok(128 + signal as i32),
+            Ok(WaitStatus::Stopped(_, signal)) => {
+                let Some(t) = &terminal else { continue };
+                // A read of the terminal before it was given (the child was quick) only waited
+                // for it. Ctrl-Z, or a read while the runner's job is not the terminal's: the
+                // runner stops too, the terminal back with it, until its shell continues it.
+                if !(matches!(signal, S::SIGTTIN | S::SIGTTOU) && t.in_front(group)) {
+                    t.take(group);
+                    let _ = raise(S::SIGSTOP);
+                }
+                t.give(group);
+                let _ = killpg(group, S::SIGCONT);
+            }
+            Ok(_) | Err(Errno::EINTR) => {}
+            Err(e) => break Err(std::io::Error::from(e)),
+        }
+    };
+    ended.store(true, Ordering::SeqCst);
+    if let Some(t) = &terminal {
+        t.take(group);
+    }
+    drop(relaying);
+    let _ = forwarder.join();
+    code
+}
+
+#[cfg(not(unix))]
+pub(crate) fn attached(mut cmd: std::process::Command) -> std::io::Result<i32> {
+    let (tx, _held) = std::sync::mpsc::channel();
+    let _swallowed = crate::exec::signals::hub().relay_to(tx);
+    Ok(cmd.status()?.code().unwrap_or(1))
+}
+
+/// The terminal the runner was started from, while the runner's process group is its
+/// foreground job: the one a child run [`attached`] gets for as long as it runs.
+#[cfg(unix)]
+struct Terminal {
+    /// A copy of the descriptor it was found on.
+    fd: std::os::fd::OwnedFd,
+    ours: nix::unistd::Pid,
+}
+
+#[cfg(unix)]
+impl Terminal {
+    /// Standard input, output or error, the first that is a terminal whose foreground job is
+    /// the runner's process group.
+    fn ours() -> Option<Self> {
+        use std::os::fd::AsFd as _;
+        let ours = nix::unistd::getpgrp();
+        [
+            std::io::stdin().as_fd(),
+            std::io::stdout().as_fd(),
+            std::io::stderr().as_fd(),
+        ]
+        .into_iter()
+        .find(std::io::IsTerminal::is_terminal)
+        .and_then(|fd| fd.try_clone_to_owned().ok())
+        .map(|fd| Terminal { fd, ours })
+        .filter(|t| t.front() == Some(ours))
+    }
+
+    /// The terminal's foreground process group.
+    fn front(&self) -> Option<nix::unistd::Pid> {
+        nix::unistd::tcgetpgrp(&self.fd).ok()
+    }
+
+    /// The runner's job is the terminal's foreground: its own group or the child's `group`.
+    fn in_front(&self, group: nix::unistd::Pid) -> bool {
+        self.front().is_some_and(|front| front == self.ours || front == group)
+    }
+
+    /// Makes the child's `group` the terminal's foreground, when the runner's job is.
+    fn give(&self, group: nix::unistd::Pid) {
+        if self.in_front(group) {
+            self.set(group);
+        }
+    }
+
+    /// Makes the runner's group the terminal's foreground again, when the child's `group` is
+    /// (never taking it from another job).
+    fn take(&self, group: nix::unistd::Pid) {
+        if self.front() == Some(group) {
+            self.set(self.ours);
+        }
+    }
+
+    /// `tcsetpgrp` with SIGTTOU held back on this thread: from a group that is not in the
+    /// foreground it would stop the runner instead.
+    fn set(&self, group: nix::unistd::Pid) {
+        use nix::sys::signal::{SigSet, SigmaskHow, Signal, pthread_sigmask};
+        let mut ttou = SigSet::empty();
+        ttou.add(Signal::SIGTTOU);
+        let mut before = SigSet::empty();
+        let blocked = pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&ttou), Some(&mut before)).is_ok();
+        let _ = nix::unistd::tcsetpgrp(&self.fd, group);
+        if blocked {
+            let _ = pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&before), None);
+        }
+    }
+}
+
 /// How one child ended.
 pub(crate) struct Ended {
     pub(crate) code: Option<i32>,

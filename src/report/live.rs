@@ -106,16 +106,18 @@ impl<'p> Live<'p> {
             };
             left_of.insert(i, secs);
         }
-        *self.eta.lock().expect("not poisoned") = (!unknown).then(|| {
-            let p = plan.provider.graph.simulate(
-                &plan.subset,
-                plan.operation.direction(),
-                self.parallel,
-                plan.operation != Operation::Preview,
-                &|i| left_of.get(&i).copied().unwrap_or(0.0),
-            );
-            Instant::now() + Duration::from_secs_f64(p.makespan)
-        });
+        *self.eta.lock().expect("not poisoned") = (!unknown)
+            .then(|| {
+                let p = plan.provider.graph.simulate(
+                    &plan.subset,
+                    plan.operation.direction(),
+                    self.parallel,
+                    plan.operation != Operation::Preview,
+                    &|i| left_of.get(&i).copied().unwrap_or(0.0),
+                );
+                Instant::now().checked_add(crate::duration::of_seconds(p.makespan))
+            })
+            .flatten();
         let waiting: Vec<String> = plan
             .order
             .iter()
@@ -152,7 +154,7 @@ impl<'p> Live<'p> {
                 if let Some(&estimate) = self.estimates.get(project) {
                     spinner = spinner.with_key("left", move |state: &ProgressState, w: &mut dyn std::fmt::Write| {
                         let rest = estimate - state.elapsed().as_secs_f64();
-                        let _ = write!(w, " ETA {}", left(Duration::from_secs_f64(rest.max(0.0))));
+                        let _ = write!(w, " ETA {}", left(crate::duration::of_seconds(rest)));
                     });
                 }
                 bar.set_style(spinner);

@@ -3,6 +3,7 @@
 //! and a destroy keeps the up's log. `runner logs` reads them, `--follow` until the end line.
 
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::fs::File;
 use std::io::Write as _;
 use std::path::Path;
@@ -57,8 +58,44 @@ pub(crate) fn ended(text: &str) -> bool {
     text.ends_with('\n') && text.lines().count() > 1 && text.lines().last().is_some_and(|l| l.starts_with(END_MARK))
 }
 
-/// A log for its owner's eyes only (0600).
+/// A log's bytes as they are shown on a terminal: text that is not UTF-8 read lossily (one
+/// stray byte no longer hides the whole log), and every control character but the line break
+/// and the tab made visible, so that nothing a log holds can move the cursor, repaint the
+/// screen, retitle the window or write the clipboard: `^[` for ESC (as `cat -v` shows it),
+/// `^M` for a carriage return, `^?` for DEL, `\u{9b}` for one of C1.
+pub(crate) fn shown(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    if !text.chars().any(is_control) {
+        return text.into_owned();
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match c {
+            _ if !is_control(c) => out.push(c),
+            '\u{7f}' => out.push_str("^?"),
+            '\0'..='\u{1f}' => {
+                out.push('^');
+                out.push(char::from(b'@' + u8::try_from(c).unwrap_or(0)));
+            }
+            _ => {
+                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+            }
+        }
+    }
+    out
+}
+
+/// A control character a terminal may act on (C0 but line break and tab, DEL, C1).
+fn is_control(c: char) -> bool {
+    c.is_control() && c != '\n' && c != '\t'
+}
+
+/// A log for its owner's eyes only (0600). What is there and is no regular file (a link, a
+/// pipe that would block the open, a device) is replaced, never written through.
 fn private(path: &Path) -> std::io::Result<File> {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_file()) {
+        std::fs::remove_file(path)?;
+    }
     let mut opts = std::fs::OpenOptions::new();
     opts.write(true).create(true).truncate(true);
     #[cfg(unix)]
@@ -71,4 +108,20 @@ fn private(path: &Path) -> std::io::Result<File> {
         f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
     }
     Ok(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_log_is_shown_with_its_control_characters_visible_and_its_bytes_read_lossily() {
+        assert_eq!(shown(b"plain\tline\n"), "plain\tline\n");
+        assert_eq!(
+            shown(b"\x1b[2J\x1b[H\x1b]0;title\x07cleared\r\n"),
+            "^[[2J^[[H^[]0;title^Gcleared^M\n"
+        );
+        assert_eq!(shown("a\u{9b}31m\u{7f}".as_bytes()), "a\\u{9b}31m^?");
+        assert_eq!(shown(b"caf\xe9 ok\n"), "caf\u{fffd} ok\n");
+    }
 }

@@ -125,7 +125,7 @@ pub(crate) fn duration(seconds: f64) -> String {
     if seconds < 60.0 {
         format!("{seconds:.1}s")
     } else {
-        let s = std::time::Duration::from_secs_f64(seconds.max(0.0)).as_secs();
+        let s = crate::duration::of_seconds(seconds).as_secs();
         format!("{}m {:02}s", s / 60, s % 60)
     }
 }

@@ -41,8 +41,18 @@ impl Digests {
     /// The digests of projects under `root`, with the key kept in `run_dir` (made on first use).
     pub(crate) fn open(root: &Path, run_dir: &RunDir, config_file: &Path) -> std::io::Result<Self> {
         let path = run_dir.digest_key();
-        let key = match std::fs::read(&path) {
+        let key = match crate::fs::read_bytes(&path, 4096) {
             Ok(k) if k.len() >= 32 => k,
+            // A pipe or a device is no key, and a new one would be written through it.
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
+                return Err(std::io::Error::new(
+                    e.kind(),
+                    format!(
+                        "{}: {e}; remove it (a new key is made, and every project runs once more)",
+                        path.display()
+                    ),
+                ));
+            }
             _ => {
                 let mut k = vec![0u8; 32];
                 fill_random(&mut k)?;
@@ -264,6 +274,23 @@ impl Manifest {
         // 16 hex digits (64 bits) of a keyed digest tell values apart and keep the state small.
         let _ = writeln!(self.text, "{} {name} {}", kind.tag(), &digest[..16]);
     }
+}
+
+/// Whether `text` is an inputs manifest as [`Digests::inputs`] writes it: lines of a kind, a
+/// name in JSON, and 16 hex digits (none for a project with no input at all).
+pub(crate) fn is_manifest(text: &str) -> bool {
+    text.lines().all(|l| {
+        let Some((tag, rest)) = l.split_once(' ') else {
+            return false;
+        };
+        let Some((name, digest)) = rest.rsplit_once(' ') else {
+            return false;
+        };
+        Kind::of(tag).is_some()
+            && serde_json::from_str::<String>(name).is_ok()
+            && digest.len() == 16
+            && digest.bytes().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f'))
+    })
 }
 
 /// What differs between the manifest of a project's last up (`then`) and today's (`now`), in
@@ -548,5 +575,7 @@ mod tests {
             None,
             "an older runner's digest"
         );
+        assert!(is_manifest(&now("network")) && is_manifest(""));
+        assert!(!is_manifest("file \"x\" zz") && !is_manifest("\u{1b}[2J"));
     }
 }

@@ -46,13 +46,32 @@ const KEEPS: [&str; 8] = [
 ];
 
 impl History {
-    /// What past runs of `run_dir`'s stack left; nothing learned when none (or an unreadable
-    /// file: it is only a guide, and the next run rewrites it).
-    pub(crate) fn load(run_dir: &RunDir) -> Self {
-        std::fs::read_to_string(run_dir.durations())
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok())
-            .unwrap_or_default()
+    /// What past runs of `run_dir`'s stack left; nothing learned when none, or when it is not
+    /// JSON the runner wrote (it is only a guide, and the next run rewrites it). What is no
+    /// file to read (a pipe, a device, a directory, a file larger than any run writes) is
+    /// refused, naming it and the fix: the next run would write through it.
+    pub(crate) fn load(run_dir: &RunDir) -> Result<Self, String> {
+        let path = run_dir.durations();
+        let bytes = match crate::fs::read_bytes(&path, crate::fs::READ_LIMIT) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(History::default()),
+            Err(e) => {
+                return Err(format!(
+                    "cannot read {}: {e}; remove it (what past runs took is learnt again)",
+                    path.display()
+                ));
+            }
+        };
+        let mut history: History = serde_json::from_slice(&bytes).unwrap_or_default();
+        // What no run took (negative, not a number, past any timeout) is no guide: left out, so
+        // every sum of estimates stays a number of seconds.
+        let longest = crate::duration::MAX.as_secs_f64();
+        for learned in history.projects.values_mut() {
+            for kept in learned.durations.values_mut() {
+                kept.retain(|s| (0.0..=longest).contains(s));
+            }
+        }
+        Ok(history)
     }
 
     pub(crate) fn save(&self, run_dir: &RunDir) -> std::io::Result<()> {

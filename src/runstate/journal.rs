@@ -49,27 +49,137 @@ pub(crate) struct Finish {
     pub(crate) changed: bool,
 }
 
-/// The records of a journal, and a warning for each line that could not be read.
-pub(crate) fn read(path: &Path, shown: &str) -> std::io::Result<(Vec<Record>, Vec<String>)> {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), Vec::new())),
-        Err(e) => return Err(e),
-    };
+/// The records of a journal, and a warning for each line that could not be read or is not one
+/// the runner writes; `known` says which projects the graph has.
+pub(crate) fn read(
+    path: &Path,
+    shown: &str,
+    known: &dyn Fn(&str) -> bool,
+) -> std::io::Result<(Vec<Record>, Vec<String>)> {
+    match crate::fs::read_bytes(path, crate::fs::STATE_LIMIT) {
+        Ok(bytes) => Ok(parse(&bytes, shown, known)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((Vec::new(), Vec::new())),
+        Err(e) => Err(e),
+    }
+}
+
+/// [`read`] of the journal's bytes. Each line is trusted only once checked: a project the graph
+/// has, an operation and a status the runner records, times and digests as it writes them. A
+/// line that fails is named, with why, and left out; so is a last line cut short by a crash.
+pub(crate) fn parse(bytes: &[u8], shown: &str, known: &dyn Fn(&str) -> bool) -> (Vec<Record>, Vec<String>) {
     let mut records = Vec::new();
     let mut warnings = Vec::new();
     let complete = bytes.ends_with(b"\n");
     let lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()).collect();
     for (i, line) in lines.iter().enumerate() {
         match serde_json::from_slice::<Record>(line) {
-            Ok(r) => records.push(r),
+            Ok(r) => match check(&r, known) {
+                Ok(()) => records.push(r),
+                Err(why) => warnings.push(format!("ignored line {} of {shown}: {why}", i + 1)),
+            },
             Err(_) if i + 1 == lines.len() && !complete => warnings.push(format!(
                 "ignored the last line of {shown}: it was cut short (the runner was stopped while writing it)"
             )),
             Err(e) => warnings.push(format!("ignored line {} of {shown}, which cannot be read: {e}", i + 1)),
         }
     }
-    Ok((records, warnings))
+    (records, warnings)
+}
+
+/// The operations a record may name.
+pub(crate) const OPERATIONS: [&str; 4] = ["up", "destroy", "refresh", "preview"];
+
+/// The statuses an end may record (`Status::name` of every status).
+pub(crate) const STATUSES: [&str; 7] = [
+    "succeeded",
+    "failed",
+    "timed out",
+    "skipped",
+    "unchanged",
+    "not started",
+    "waits",
+];
+
+/// Whether `record` is one the runner could have written for this graph; why not otherwise.
+fn check(record: &Record, known: &dyn Fn(&str) -> bool) -> Result<(), String> {
+    let (project, operation, times, digests) = match record {
+        Record::Started { project, operation, at } => (project, operation, vec![Some(at)], vec![]),
+        Record::Finished(end) => {
+            if !STATUSES.contains(&end.status.as_str()) {
+                return Err(format!(
+                    "its status `{}` is none the runner records ({})",
+                    quoted(&end.status),
+                    STATUSES.join(", ")
+                ));
+            }
+            (
+                &end.project,
+                &end.operation,
+                vec![end.started.as_ref(), Some(&end.ended)],
+                vec![
+                    end.inputs_digest.as_ref().filter(|d| !super::digests::is_manifest(d)),
+                    end.outputs_digest.as_ref(),
+                ],
+            )
+        }
+    };
+    if !known(project) {
+        return Err(format!(
+            "it names project `{}`, which the graph does not have",
+            quoted(project)
+        ));
+    }
+    if !OPERATIONS.contains(&operation.as_str()) {
+        return Err(format!(
+            "its operation `{}` is none of {}",
+            quoted(operation),
+            OPERATIONS.join(", ")
+        ));
+    }
+    if let Some(t) = times.into_iter().flatten().find(|t| !is_timestamp(t)) {
+        return Err(format!("its time `{}` is not one the runner writes", quoted(t)));
+    }
+    if let Some(d) = digests.into_iter().flatten().find(|d| !is_digest(d)) {
+        return Err(format!("its digest `{}` is not one the runner writes", quoted(d)));
+    }
+    Ok(())
+}
+
+/// `2026-11-22T14:06:03.881Z`, as [`super::timestamp`] writes it.
+fn is_timestamp(t: &str) -> bool {
+    let b = t.as_bytes();
+    b.len() == 24
+        && b.iter().enumerate().all(|(i, &c)| match i {
+            4 | 7 => c == b'-',
+            10 => c == b'T',
+            13 | 16 => c == b':',
+            19 => c == b'.',
+            23 => c == b'Z',
+            _ => c.is_ascii_digit(),
+        })
+}
+
+/// A keyed SHA-256, in lower-case hex.
+/// An outputs digest (and an inputs digest of an older runner): 64 hex digits.
+fn is_digest(d: &str) -> bool {
+    d.len() == 64 && d.bytes().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// What a line said, safe to print: control characters escaped, at most 60 characters.
+fn quoted(text: &str) -> String {
+    let mut out: String = text.chars().take(60).flat_map(char::escape_debug).collect();
+    if text.chars().count() > 60 {
+        out.push('…');
+    }
+    out
+}
+
+/// Why a journal cannot be read, with the fix.
+pub(crate) fn unreadable(shown: &str, e: &std::io::Error) -> String {
+    format!(
+        "cannot read the run state's journal {shown}: {e}; remove it (what it recorded since the last run ended \
+         is forgotten: those projects run again)"
+    )
 }
 
 /// The journal being written: each record one line, appended at once, synced by [`Syncer`].
@@ -239,7 +349,7 @@ mod tests {
         let mut j = Journal::new(path.clone());
         j.append(&started("a")).unwrap();
         j.append(&started("b")).unwrap();
-        let (records, warnings) = read(&path, "journal").unwrap();
+        let (records, warnings) = read(&path, "journal", &|_| true).unwrap();
         assert_eq!(records, [started("a"), started("b")]);
         assert!(warnings.is_empty());
 
@@ -247,7 +357,7 @@ mod tests {
         let text = std::fs::read_to_string(&path).unwrap();
         let cut = text.len() - 10;
         std::fs::write(&path, &text[..cut]).unwrap();
-        let (records, warnings) = read(&path, "journal").unwrap();
+        let (records, warnings) = read(&path, "journal", &|_| true).unwrap();
         assert_eq!(records, [started("a")]);
         assert_eq!(warnings.len(), 1);
         assert!(warnings[0].contains("cut short"), "{warnings:?}");
@@ -255,11 +365,11 @@ mod tests {
         // The next writer starts on a line of its own.
         let mut j = Journal::new(path.clone());
         j.append(&started("c")).unwrap();
-        let (records, warnings) = read(&path, "journal").unwrap();
+        let (records, warnings) = read(&path, "journal", &|_| true).unwrap();
         assert_eq!(records, [started("a"), started("c")]);
         assert!(warnings[0].contains("line 2"), "{warnings:?}");
         j.remove().unwrap();
         assert!(!path.exists());
-        assert_eq!(read(&path, "journal").unwrap(), (Vec::new(), Vec::new()));
+        assert_eq!(read(&path, "journal", &|_| true).unwrap(), (Vec::new(), Vec::new()));
     }
 }

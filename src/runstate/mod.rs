@@ -40,7 +40,8 @@ pub(crate) struct RunState {
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub(crate) struct ProjectState {
-    /// `running`, `succeeded`, `failed`, `skipped`, `unchanged`, `not started`, `waits`.
+    /// `running`, `cut short` (its runner ended before it did), `succeeded`, `failed`,
+    /// `timed out`, `skipped`, `unchanged`, `not started`, `waits`.
     pub status: String,
     pub operation: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -65,17 +66,32 @@ impl ProjectState {
     /// The digests (inputs, outputs) of its last successful `up`, while that `up` still tells
     /// what the stack holds: nothing changed the stack since (a failed `up`, `refresh` or
     /// `destroy`, or a refresh that found changes made outside Pulumi, forgets them), and
-    /// nothing is running there but a preview (a runner that died leaves `running`). The one
-    /// rule for skipping a project, in the scheduler, `status` and the prediction alike.
+    /// nothing is running there but a preview, nor was cut short (a runner that died leaves
+    /// `running`, read as `cut short` once that is known). The one rule for skipping a project,
+    /// in the scheduler, `status` and the prediction alike.
     pub(crate) fn last_up(&self) -> Option<(&str, &str)> {
-        if !self.deployed || (self.status == "running" && self.operation != "preview") {
+        if !self.deployed || (matches!(self.status.as_str(), "running" | CUT_SHORT) && self.operation != "preview") {
             return None;
         }
         Some((self.inputs_digest.as_deref()?, self.outputs_digest.as_deref()?))
     }
 }
 
+/// The status of a project whose runner ended (was killed) before its operation did.
+pub(crate) const CUT_SHORT: &str = "cut short";
+
 impl RunState {
+    /// Every project still `running` is `cut short`: no runner runs it any more (the caller
+    /// holds the workspace lock, or knows its holder ended). Whether any was.
+    pub(crate) fn cut_short(&mut self) -> bool {
+        let mut any = false;
+        for p in self.projects.values_mut().filter(|p| p.status == "running") {
+            p.status = CUT_SHORT.into();
+            any = true;
+        }
+        any
+    }
+
     /// The state of `run_dir`'s stack; a fresh one when none was written yet.
     pub(crate) fn load(run_dir: &RunDir) -> Result<Self, String> {
         let path = run_dir.state();
@@ -110,7 +126,10 @@ impl RunState {
                 stack: run_dir.stack().to_string(),
                 projects: BTreeMap::new(),
             }),
-            Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+            Err(e) => Err(format!(
+                "cannot read {}: {e}; remove it to start afresh",
+                path.display()
+            )),
         }
     }
 
@@ -288,16 +307,24 @@ impl Recorder {
     /// The state of `run_dir`'s stack, with a journal left by a run that did not end folded in
     /// (and written to `state.json`); also the warnings about journal lines that were ignored.
     /// `show` gives a path as the user should see it.
-    pub(crate) fn open(run_dir: &RunDir, show: &dyn Fn(&Path) -> String) -> Result<(Self, Vec<String>), String> {
+    /// Only lines about `provider`'s projects are trusted.
+    pub(crate) fn open(
+        run_dir: &RunDir,
+        provider: &Provider,
+        show: &dyn Fn(&Path) -> String,
+    ) -> Result<(Self, Vec<String>), String> {
         let mut state = RunState::load(run_dir)?;
         let path = run_dir.journal();
-        let (records, warnings) =
-            journal::read(&path, &show(&path)).map_err(|e| format!("cannot read {}: {e}", show(&path)))?;
+        let known = known(provider);
+        let (records, warnings) = journal::read(&path, &show(&path), &|p| known.contains(p))
+            .map_err(|e| journal::unreadable(&show(&path), &e))?;
         let mut journal = Journal::new(path.clone());
-        if path.exists() {
-            for r in &records {
-                state.apply(r);
-            }
+        let left = path.exists();
+        for r in &records {
+            state.apply(r);
+        }
+        // This run holds the workspace: what a crashed one left running runs no more.
+        if state.cut_short() || left {
             state
                 .save(run_dir)
                 .and_then(|()| journal.remove())
@@ -323,6 +350,41 @@ impl Recorder {
         self.state.save(&self.run_dir)?;
         self.journal.remove()
     }
+}
+
+/// The names of `provider`'s projects, which journal lines may name.
+fn known(provider: &Provider) -> std::collections::HashSet<&str> {
+    provider.projects.iter().map(|p| p.name.as_str()).collect()
+}
+
+/// Any bytes read as a journal of a graph of projects `a`, `b` and `c` and folded into a run
+/// state (the `journal` fuzz target): every line is taken or named in a warning, and what is
+/// taken is a project of the graph with a status the runner records, folded the same however
+/// often.
+#[doc(hidden)]
+pub(crate) fn fuzz_journal(bytes: &[u8]) {
+    let known = |p: &str| matches!(p, "a" | "b" | "c");
+    let (records, warnings) = journal::parse(bytes, "journal", &known);
+    let lines = bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()).count();
+    assert_eq!(records.len() + warnings.len(), lines);
+    let mut once = RunState::default();
+    for r in &records {
+        once.apply(r);
+    }
+    for (name, p) in &once.projects {
+        assert!(known(name), "{name}");
+        assert!(
+            p.status == "running" || journal::STATUSES.contains(&p.status.as_str()),
+            "{}",
+            p.status
+        );
+        assert!(journal::OPERATIONS.contains(&p.operation.as_str()), "{}", p.operation);
+    }
+    let mut twice = once.clone();
+    for r in &records {
+        twice.apply(r);
+    }
+    assert_eq!(once, twice);
 }
 
 /// `2026-11-22T14:06:03.881Z`, for the state and the summary.
@@ -457,6 +519,23 @@ mod tests {
         assert!(once.projects["b"].deployed && once.projects["b"].inputs_digest.is_none());
         assert_eq!(once.projects["d"].status, "running");
         assert!(!once.projects.contains_key("c") || once.projects["c"].status.is_empty());
+    }
+
+    #[test]
+    fn the_journal_fuzz_target_holds_of_what_runs_write_and_of_junk() {
+        let d = "0".repeat(64);
+        fuzz_journal(
+            format!(
+                "{{\"started\":{{\"project\":\"a\",\"operation\":\"up\",\"at\":\"2026-01-01T00:00:00.000Z\"}}}}\n\
+                 {{\"finished\":{{\"project\":\"a\",\"operation\":\"up\",\"status\":\"succeeded\",\
+                 \"started\":\"2026-01-01T00:00:00.000Z\",\"ended\":\"2026-01-01T00:00:01.000Z\",\
+                 \"inputs_digest\":\"{d}\",\"outputs_digest\":\"{d}\"}}}}\n\
+                 {{\"finished\":{{\"project\":\"z\",\"operation\":\"up\",\"status\":\"failed\",\
+                 \"ended\":\"2026-01-01T00:00:01.000Z\"}}}}\n \n\u{0}\n{{\"started\":"
+            )
+            .as_bytes(),
+        );
+        fuzz_journal(b"\xff\xfe\n\n\n{}");
     }
 
     #[test]

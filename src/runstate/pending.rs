@@ -3,10 +3,12 @@
 //! would skip.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use super::digests::changed_input;
 use super::{Digests, RunState, journal};
 use crate::plan::Plan;
+use crate::provider::Provider;
 use crate::workspace::RunDir;
 
 /// Whether an `up` would run a project, and why (or why not).
@@ -27,16 +29,23 @@ impl Pending {
 
 impl RunState {
     /// The state as it is now, written nothing: `state.json` with the changes a run still going
-    /// (or one that crashed) has only journaled so far.
-    pub(crate) fn current(run_dir: &RunDir) -> Result<Self, String> {
+    /// (or one that crashed) has only journaled so far (lines about `provider`'s projects
+    /// only), and a warning for each journal line left out.
+    pub(crate) fn current(
+        run_dir: &RunDir,
+        provider: &Provider,
+        show: &dyn Fn(&Path) -> String,
+    ) -> Result<(Self, Vec<String>), String> {
         let mut state = RunState::load(run_dir)?;
         let path = run_dir.journal();
-        let shown = path.display().to_string();
-        let (records, _) = journal::read(&path, &shown).map_err(|e| format!("cannot read {shown}: {e}"))?;
+        let shown = show(&path);
+        let known = super::known(provider);
+        let (records, warnings) =
+            journal::read(&path, &shown, &|p| known.contains(p)).map_err(|e| journal::unreadable(&shown, &e))?;
         for r in &records {
             state.apply(r);
         }
-        Ok(state)
+        Ok((state, warnings))
     }
 
     /// For each project of `plan` (an `up`), in run order, what an `up` would do with it:
@@ -55,6 +64,10 @@ impl RunState {
             let pending = match p {
                 None => Pending::runs("never run"),
                 Some(p) if p.status == "running" => Pending::runs(format!("running now ({})", p.operation)),
+                Some(p) if p.status == super::CUT_SHORT && p.operation != "preview" => Pending::runs(format!(
+                    "its last {} was cut short (its runner ended before it did)",
+                    p.operation
+                )),
                 Some(p) if p.operation != "preview" && matches!(p.status.as_str(), "failed" | "timed out") => {
                     Pending::runs(format!("its last {} {}", p.operation, p.status))
                 }

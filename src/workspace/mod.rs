@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::RunnerError;
 
-pub(crate) use lock::WorkspaceLock;
+pub(crate) use lock::{Going, WorkspaceLock, alive, going, this_host};
 pub(crate) use rundir::{RunDir, SharedDir};
 
 /// Directory of provider files, relative to the workspace root.

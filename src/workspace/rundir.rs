@@ -41,6 +41,11 @@ impl RunDir {
         create_private(&self.base, &self.stack_dir())
     }
 
+    /// `.runner/` alone, readable by its owner alone.
+    pub(crate) fn create_base(&self) -> std::io::Result<()> {
+        create_private(&self.base, &self.base)
+    }
+
     pub(crate) fn stack(&self) -> &str {
         &self.stack
     }

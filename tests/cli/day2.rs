@@ -657,7 +657,15 @@ fn exclude_leaves_out_what_cannot_run_without_the_project_and_says_so() {
     );
 
     ws.exec(
-        &["up", "-p", "aws", "-s", "dev", "--target", "vpc", "--exclude", "vpc"],
+        &[
+            "up",
+            "-p",
+            "aws",
+            "-s",
+            "dev",
+            "--exclude",
+            "iam,vpc,ecr,kic-image-build",
+        ],
         &[],
     )
     .expect(2)
@@ -680,4 +688,134 @@ fn exclude_leaves_out_what_cannot_run_without_the_project_and_says_so() {
         .collect();
     assert_eq!(names.len(), 13);
     assert!(!names.contains(&"logagent"));
+}
+
+/// A runner killed mid-run leaves the journal saying its project runs; `status` asks the
+/// workspace lock who holds it (pid, host, when that process started) and, that runner gone —
+/// a zombie not yet reaped, or reaped —, says no run is going and the project was cut short;
+/// the next run reads it so too.
+#[test]
+fn after_a_runner_is_killed_status_says_its_run_was_cut_short() {
+    let ws = Ws::configured("aws");
+    let mut up = ws
+        .command(
+            &["up", "-p", "aws", "-s", "dev", "--target", "iam"],
+            &[("PULUMI_STANDIN_HANG", "iam:up")],
+        )
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pulumi = crate::support::up_lock(&ws.path().join(".pulumi-state/.pulumi/locks/organization/iam/dev"));
+    let status = |ws: &Ws| {
+        let doc = ws
+            .exec(&["status", "-s", "dev", "--format", "json"], &[])
+            .expect(0)
+            .json();
+        validate(&doc, "status.schema.json");
+        doc
+    };
+    let going = status(&ws);
+    assert_eq!(going["running"], true);
+    assert_eq!(project(&going, "iam")["last"]["status"], "running");
+
+    nix_kill(&up);
+    // Not reaped yet: a zombie runs no more.
+    let start = Instant::now();
+    while std::fs::read_to_string(format!("/proc/{}/stat", up.id()))
+        .is_ok_and(|s| !s.rsplit_once(')').unwrap().1.trim_start().starts_with('Z'))
+    {
+        assert!(start.elapsed() < Duration::from_secs(60), "the runner did not die");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let killed = status(&ws);
+    assert_eq!(killed["running"], false, "{killed:#}");
+    assert_eq!(project(&killed, "iam")["last"]["status"], "cut short");
+    assert_eq!(
+        project(&killed, "iam")["up"]["why"],
+        "its last up was cut short (its runner ended before it did)"
+    );
+    let text = ws.exec(&["status", "-s", "dev"], &[]).expect(0);
+    assert!(!text.stdout.contains("a run is going"), "{}", text.stdout);
+    let _ = up.wait();
+    assert_eq!(status(&ws)["running"], false);
+
+    // The pulumi the killed runner left is stopped (it would hold its stack's lock on).
+    let _ = std::process::Command::new("kill")
+        .args(["-KILL", &pulumi["pid"].to_string()])
+        .status();
+    // The next run folds the journal as cut short, and runs iam again.
+    ws.exec(
+        &[
+            "up",
+            "-p",
+            "aws",
+            "-s",
+            "dev",
+            "--target",
+            "iam",
+            "--remove-stale-locks",
+        ],
+        &[],
+    )
+    .expect(0);
+    assert_eq!(project(&status(&ws), "iam")["last"]["status"], "succeeded");
+}
+
+fn nix_kill(child: &std::process::Child) {
+    let _ = std::process::Command::new("kill")
+        .args(["-KILL", &child.id().to_string()])
+        .status();
+}
+
+/// `--switch-stack` while another runner holds the workspace is refused (exit 4) before the
+/// environment file is changed, whatever the command.
+#[test]
+fn a_refused_switch_leaves_the_environment_file_as_it_was() {
+    let ws = Ws::configured("aws");
+    let mut up = ws
+        .command(
+            &["up", "-p", "aws", "-s", "dev", "--target", "iam"],
+            &[("PULUMI_STANDIN_HANG", "iam:up")],
+        )
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    crate::support::up_lock(&ws.path().join(".pulumi-state/.pulumi/locks/organization/iam/dev"));
+    let env = ws.path().join("config/pulumi/environment");
+    let before = std::fs::read(&env).unwrap();
+    assert_eq!(before, b"PULUMI_STACK=dev\n");
+    ws.write("config/pulumi/Pulumi.qa.yaml", &crate::support::stack_config("aws"));
+    for args in [
+        &["up", "-p", "aws", "-s", "qa", "--switch-stack", "--target", "iam"][..],
+        &[
+            "pulumi",
+            "iam",
+            "-p",
+            "aws",
+            "-s",
+            "qa",
+            "--switch-stack",
+            "--",
+            "version",
+        ][..],
+        &["validate", "-p", "aws", "-s", "qa", "--switch-stack"][..],
+    ] {
+        ws.exec(args, &[])
+            .expect(4)
+            .stderr_has("another runner is already running in this workspace");
+        assert_eq!(std::fs::read(&env).unwrap(), before, "{args:?} changed the file");
+        assert!(!ws.path().join(".runner/qa").exists(), "{args:?}");
+    }
+    nix_interrupt(&up);
+    let _ = up.wait();
+    // Once free, the switch is made.
+    ws.exec(
+        &["up", "-p", "aws", "-s", "qa", "--switch-stack", "--target", "iam"],
+        &[],
+    )
+    .expect(0)
+    .stderr_has("Switched the workspace from stack dev to qa");
+    assert_eq!(std::fs::read_to_string(&env).unwrap(), "PULUMI_STACK=qa\n");
 }

@@ -437,7 +437,12 @@ macro_rules! on_both_engines {
     )*};
 }
 
-on_both_engines!(day_one_and_day_two, ctrl_c_during_up, a_killed_pulumi_leaves_its_lock);
+on_both_engines!(
+    day_one_and_day_two,
+    ctrl_c_during_up,
+    a_killed_pulumi_leaves_its_lock,
+    sigint_to_runner_pulumi
+);
 
 /// A step of a scenario: what it shows, and the step itself.
 type Step = (&'static str, fn(&E2e));
@@ -781,4 +786,86 @@ fn a_killed_pulumi_leaves_its_lock(e: &E2e) {
     assert!(removed.stderr.contains("removed the stale lock"), "{}", removed.stderr);
     assert!(e.lock_files("logstore").is_empty(), "{:?}", e.lock_files("logstore"));
     assert_eq!(e.statuses()["app"], "succeeded");
+}
+
+/// `runner pulumi PROJECT -- up` while a SIGINT is sent to the runner (not through a
+/// terminal): `pulumi` gets it, cancels and releases its stack's lock, and the runner ends with
+/// `pulumi`'s own code.
+fn sigint_to_runner_pulumi(e: &E2e) {
+    e.runner(&["up", "--yes", "--target", "logstore"]).expect(0);
+    let gate = e.hang("projects/services/logstore");
+    // Files, not pipes: a plugin left reading the gate would hold a pipe open.
+    let out = e.path().join("passthrough.out");
+    let mut child = e
+        .command(&[
+            "-p",
+            "local",
+            "-s",
+            "dev",
+            "pulumi",
+            "logstore",
+            "--",
+            "up",
+            "--yes",
+            "--skip-preview",
+        ])
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(e.path().join("passthrough.err")).unwrap())
+        .spawn()
+        .unwrap();
+    let lock = e.wait_for_lock("logstore");
+    // Once the program waits at the gate: before, the signal would reach the plugins `pulumi`
+    // starts and asks about (the whole group gets it, as from a terminal).
+    let dir = e.path().join("projects/services/logstore");
+    let start = Instant::now();
+    while !waits_at_a_fifo(&dir) {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "the program never read the gate"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    signal(child.id(), "-INT");
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("the runner did not end after SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    gate.open();
+    let printed =
+        std::fs::read_to_string(&out).unwrap() + &std::fs::read_to_string(e.path().join("passthrough.err")).unwrap();
+    e.printed.borrow_mut().push_str(&printed);
+    assert!(printed.contains("received; cancelling"), "{printed}");
+    // The CLI's code for an update cancelled (its `pulumi`'s, as the runner's).
+    assert_eq!(status.code(), Some(1), "{printed}");
+    let pid = lock["pid"].as_u64().unwrap();
+    assert!(
+        !std::path::Path::new(&format!("/proc/{pid}")).exists()
+            || std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z")),
+        "pulumi runs on"
+    );
+    assert!(
+        e.lock_files("logstore").is_empty(),
+        "{:?}\n{printed}",
+        e.lock_files("logstore")
+    );
+}
+
+/// Whether a process working in `dir` waits to open a FIFO (a thread of it is in Linux's
+/// `wait_for_partner`): the program at its gate.
+fn waits_at_a_fifo(dir: &Path) -> bool {
+    std::fs::read_dir("/proc").into_iter().flatten().flatten().any(|p| {
+        std::fs::read_link(p.path().join("cwd")).is_ok_and(|cwd| cwd == dir)
+            && std::fs::read_dir(p.path().join("task"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|t| std::fs::read_to_string(t.path().join("wchan")).is_ok_and(|w| w == "wait_for_partner"))
+    })
 }

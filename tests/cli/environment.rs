@@ -152,3 +152,64 @@ fn without_p_the_provider_is_the_one_the_stack_file_was_written_for() {
         .expect(2)
         .stderr_has("`up` needs a provider: pass -p/--provider NAME");
 }
+
+/// Lines the runner cannot take as they are: a second `PULUMI_STACK` (which stack is the
+/// workspace's?), an editor's byte-order mark, a line too long for any variable. Each is named
+/// at its line (both lines for the stack), said for what it is, and the file left as it was.
+#[test]
+fn a_second_stack_a_byte_order_mark_and_a_huge_line_are_named() {
+    let ws = Ws::configured("aws");
+    let huge = format!("PULUMI_STACK=dev\nBLOB={}\n", "x".repeat(5 * 1024 * 1024));
+    for (text, said) in [
+        (
+            "PULUMI_STACK=dev\nAWS_PROFILE=admin\nexport PULUMI_STACK=qa\n".to_string(),
+            "config/pulumi/environment:3:1: PULUMI_STACK is set twice: `dev` at config/pulumi/environment:1 and `qa` here",
+        ),
+        (
+            "\u{feff}PULUMI_STACK=dev\n".to_string(),
+            "config/pulumi/environment:1:1: the file starts with a byte-order mark (U+FEFF)",
+        ),
+        (
+            huge,
+            "config/pulumi/environment:2:1: this line is 5242885 bytes long, more than a line may hold (64 KiB)",
+        ),
+    ] {
+        ws.write(FILE, &text);
+        for args in [
+            &["up", "-p", "aws", "-s", "dev", "--target", "iam"][..],
+            &["up", "-p", "aws", "--target", "iam"],
+            &["status", "-s", "dev"],
+        ] {
+            let run = ws.exec(args, &[]).expect(3);
+            assert!(
+                run.stderr.contains(said),
+                "{args:?}: {said}\n{}",
+                &run.stderr[..run.stderr.len().min(4000)]
+            );
+            assert!(run.stderr.len() < 4000, "{args:?}: the line was quoted");
+            assert_eq!(read(&ws).as_deref(), Some(text.as_str()), "{args:?} changed the file");
+        }
+    }
+}
+
+/// Without -p the provider is found through the stack file: a stack file that cannot be parsed
+/// is the error shown, at its line, not a missing -p.
+#[test]
+fn a_stack_file_that_cannot_be_parsed_is_the_error_shown_without_p() {
+    let ws = Ws::configured("aws");
+    ws.write(FILE, "PULUMI_STACK=dev\n");
+    ws.write("config/pulumi/Pulumi.dev.yaml", "config:\n  aws:region: [us-east-1\n");
+    for args in [
+        &["up", "-s", "dev"][..],
+        &["up"],
+        &["status", "-s", "dev"],
+        &["logs", "iam"],
+    ] {
+        let run = ws.exec(args, &[]).expect(3);
+        assert!(
+            run.stderr.contains("config/pulumi/Pulumi.dev.yaml:") && !run.stderr.contains("needs a provider"),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+}

@@ -255,3 +255,39 @@ fn estimates_that_overflow_along_a_chain_are_an_error() {
     let run = ws.run(&["show-plan", "-p", "mini"]).expect(0);
     assert!(run.stdout.contains("about 5124095576030431 h 00 min"), "{}", run.stdout);
 }
+
+/// A project named like a flag could never be named on a command line (`--target -net` is two
+/// flags): the provider file is refused at the name, with the fix.
+#[test]
+fn a_project_named_like_a_flag_is_refused_at_its_name() {
+    let ws = small();
+    ws.project("projects/flag", "-net")
+        .edit("providers/mini.toml", "name = \"net\"\n", "name = \"-net\"\n")
+        .edit("providers/mini.toml", "needs = [\"net\"]", "needs = [\"-net\"]");
+    ws.run(&["show-plan", "-p", "mini"])
+        .expect(2)
+        .stderr_has(
+            "providers/mini.toml:4:8: `-net` starts with `-`: the command line would read it as a flag, so no command could name it",
+        )
+        .stderr_has("start it with a letter or a digit (`net`)");
+}
+
+/// A project both run (`--target`) and left out (`--exclude`) is a contradiction: refused,
+/// naming it, before anything is written.
+#[test]
+fn a_project_both_targeted_and_excluded_is_refused() {
+    let ws = Ws::configured("aws");
+    for args in [
+        &["up", "-p", "aws", "-s", "dev", "--exclude", "vpc", "--target", "vpc"][..],
+        &[
+            "destroy", "-p", "aws", "-s", "dev", "-t", "eks,vpc", "-x", "vpc", "--yes",
+        ],
+        &["show-plan", "-p", "aws", "-t", "vpc", "-x", "vpc"],
+    ] {
+        ws.exec(args, &[])
+            .expect(2)
+            .stderr_has("`vpc` is given both as --target and as --exclude: it cannot be run and left out");
+        assert!(!ws.path().join("config/pulumi/environment").exists(), "{args:?}");
+        assert!(!ws.path().join(".runner").exists(), "{args:?}");
+    }
+}

@@ -100,3 +100,185 @@ fn a_pipe_or_a_device_is_not_read_as_a_file() {
         .expect(3)
         .stderr_has("not a regular file");
 }
+
+/// The runner at `args`, killed and failed when it does not end within a minute (a read of a
+/// FIFO or of an endless device would never end).
+fn within_a_minute(ws: &Ws, args: &[&str]) -> crate::support::Run {
+    let mut child = ws
+        .command(args, &[])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read while it runs: a full pipe would stop it.
+    let drain = |mut pipe: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            pipe.read_to_string(&mut text).unwrap();
+            text
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().unwrap()));
+    let stderr = drain(Box::new(child.stderr.take().unwrap()));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("`runner {}` did not end", args.join(" "));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    crate::support::Run {
+        code: status.code().unwrap_or(-1),
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
+    }
+}
+
+fn mkfifo(path: &std::path::Path) {
+    let _ = std::fs::remove_file(path);
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(path)
+            .status()
+            .unwrap()
+            .success()
+    );
+}
+
+fn dev_zero(path: &std::path::Path) {
+    let _ = std::fs::remove_file(path);
+    symlink("/dev/zero", path).unwrap();
+}
+
+/// The runner's own files under `.runner/` follow the rules of every input: a FIFO (which
+/// would hang `status`, and `up` while it holds the workspace) or a link to an endless device
+/// (which would eat the memory) is refused, naming the file and the fix, and nothing is
+/// written through it.
+#[test]
+fn a_pipe_or_a_device_among_the_run_state_is_refused_naming_it() {
+    let ws = Ws::configured("aws");
+    let up = ["up", "-p", "aws", "-s", "dev", "--target", "iam"];
+    ws.exec(&up, &[]).expect(0);
+    let status = ["status", "-s", "dev"];
+    let journal = ws.path().join(".runner/dev/journal.jsonl");
+    for make in [mkfifo, dev_zero] {
+        make(&journal);
+        for args in [&status[..], &up[..]] {
+            let run = within_a_minute(&ws, args).expect(2);
+            assert!(
+                run.stderr.contains("cannot read the run state's journal")
+                    && run.stderr.contains("journal.jsonl: not a regular file")
+                    && run.stderr.contains("remove it"),
+                "{}",
+                run.stderr
+            );
+        }
+        std::fs::remove_file(&journal).unwrap();
+    }
+
+    let durations = ws.path().join(".runner/dev/durations.json");
+    let kept = std::fs::read(&durations).unwrap();
+    for make in [mkfifo, dev_zero] {
+        make(&durations);
+        for args in [&status[..], &up[..]] {
+            let run = within_a_minute(&ws, args).expect(2);
+            assert!(
+                run.stderr.contains("durations.json: not a regular file") && run.stderr.contains("remove it"),
+                "{}",
+                run.stderr
+            );
+        }
+        // show-plan only weighs by it: a warning.
+        within_a_minute(&ws, &["show-plan", "-p", "aws", "-s", "dev"])
+            .expect(0)
+            .stderr_has("durations.json: not a regular file");
+    }
+    std::fs::remove_file(&durations).unwrap();
+    std::fs::write(&durations, kept).unwrap();
+
+    let key = ws.path().join(".runner/digest-key");
+    dev_zero(&key);
+    within_a_minute(&ws, &up)
+        .expect(2)
+        .stderr_has("digest-key: not a regular file")
+        .stderr_has("remove it (a new key is made");
+    std::fs::remove_file(&key).unwrap();
+
+    // A log is the runner's to write: what is there in its place is replaced.
+    let log = ws.path().join(".runner/dev/logs/iam.up.log");
+    mkfifo(&log);
+    within_a_minute(&ws, &["up", "-p", "aws", "-s", "dev", "--target", "iam", "--fresh"]).expect(0);
+    assert!(std::fs::symlink_metadata(&log).unwrap().is_file());
+    dev_zero(&log);
+    within_a_minute(&ws, &["up", "-p", "aws", "-s", "dev", "--target", "iam", "--fresh"]).expect(0);
+    assert!(std::fs::symlink_metadata(&log).unwrap().is_file());
+    // The programs' cache is only a cache: read as empty, and not written through.
+    let cache = ws.path().join(".runner/cache/programs.json");
+    std::fs::create_dir_all(cache.parent().unwrap()).unwrap();
+    for make in [mkfifo, dev_zero] {
+        make(&cache);
+        within_a_minute(&ws, &["show-plan", "-p", "aws"]).expect(0);
+    }
+    let zero = std::fs::metadata("/dev/zero").unwrap();
+    assert!(!zero.is_file(), "/dev/zero was replaced");
+}
+
+/// A log is shown, never obeyed: its control sequences are made visible (it cannot clear the
+/// screen, retitle the window or write the clipboard), a byte that is not UTF-8 costs only
+/// itself, a pipe in its place is refused, and of a huge log the end is shown.
+#[test]
+fn logs_shows_a_log_without_letting_it_drive_the_terminal() {
+    let ws = Ws::configured("aws");
+    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam"], &[])
+        .expect(0);
+    let log = ws.path().join(".runner/dev/logs/iam.up.log");
+    let mut hostile = b"== up iam started 2026-01-01T00:00:00.000Z\n\x1b[2J\x1b[H\x1b]52;c;ZXZpbA==\x07".to_vec();
+    hostile.extend_from_slice(b"caf\xe9 \xff done\r\n== succeeded 2026-01-01T00:00:01.000Z\n");
+    std::fs::write(&log, &hostile).unwrap();
+    let out = ws.command(&["logs", "iam", "-s", "dev"], &[]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8(out.stdout).expect("UTF-8 out");
+    assert!(
+        !stdout.contains('\u{1b}') && !stdout.contains('\u{7}') && !stdout.contains('\r'),
+        "{stdout:?}"
+    );
+    assert!(
+        stdout.contains("^[[2J^[[H^[]52;c;ZXZpbA==^Gcaf\u{fffd} \u{fffd} done^M\n== succeeded"),
+        "{stdout:?}"
+    );
+
+    // Larger than what is shown at once: the end, from a line's start, and a note.
+    let mut big = b"== up iam started 2026-01-01T00:00:00.000Z\n".to_vec();
+    let line = format!("{}\n", "x".repeat(1023));
+    while big.len() < 17 * 1024 * 1024 {
+        big.extend_from_slice(line.as_bytes());
+    }
+    big.extend_from_slice(b"== succeeded 2026-01-01T00:00:01.000Z\n");
+    std::fs::write(&log, &big).unwrap();
+    let run = within_a_minute(&ws, &["logs", "iam", "-s", "dev"]).expect(0);
+    assert!(
+        run.stderr
+            .contains("(its first 2 MiB are left out: the whole log is .runner/dev/logs/iam.up.log)"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stdout.starts_with(&line) && run.stdout.ends_with("== succeeded 2026-01-01T00:00:01.000Z\n"));
+    assert!(run.stdout.len() <= 16 * 1024 * 1024);
+
+    mkfifo(&log);
+    for args in [
+        &["logs", "iam", "-s", "dev"][..],
+        &["logs", "iam", "-s", "dev", "--follow"][..],
+    ] {
+        within_a_minute(&ws, args)
+            .expect(1)
+            .stderr_has("iam.up.log: not a regular file")
+            .stderr_has("remove it: the next run of iam writes it anew");
+    }
+}

@@ -161,3 +161,60 @@ fn a_journal_line_cut_short_is_ignored_with_a_warning() {
     assert_eq!(state["projects"]["vpc"]["status"], "succeeded");
     assert!(!journal(&ws).exists());
 }
+
+/// A journal line is trusted only once checked: one naming a project the graph does not have,
+/// a status or an operation the runner does not record, or a time it does not write is named
+/// (line, what is wrong, escaped) and left out, by `status` and by the `up` that folds it.
+#[test]
+fn journal_lines_the_runner_could_not_have_written_are_named_and_left_out() {
+    let ws = Ws::configured("aws");
+    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "vpc"], &[])
+        .expect(0);
+    let end = |project: &str, operation: &str, status: &str, ended: &str| {
+        serde_json::json!({"finished": {"project": project, "operation": operation, "status": status,
+            "started": "2026-01-01T00:00:00.000Z", "ended": ended}})
+        .to_string()
+    };
+    let lines = [
+        end("ghost\u{1b}[2J", "up", "failed", "2026-01-01T00:00:01.000Z"),
+        end("vpc", "up", "exploded", "2026-01-01T00:00:01.000Z"),
+        end("vpc", "nuke", "failed", "2026-01-01T00:00:01.000Z"),
+        end("vpc", "up", "failed", "yesterday"),
+    ];
+    std::fs::write(journal(&ws), lines.join("\n") + "\n").unwrap();
+    let expected = [
+        "ignored line 1 of .runner/dev/journal.jsonl: it names project `ghost\\u{1b}[2J`, which the graph does not have",
+        "ignored line 2 of .runner/dev/journal.jsonl: its status `exploded` is none the runner records",
+        "ignored line 3 of .runner/dev/journal.jsonl: its operation `nuke` is none of up, destroy, refresh, preview",
+        "ignored line 4 of .runner/dev/journal.jsonl: its time `yesterday` is not one the runner writes",
+    ];
+    let status = ws.exec(&["status", "-s", "dev", "--format", "json"], &[]).expect(0);
+    for e in expected {
+        assert!(status.stderr.contains(e), "{e}\n{}", status.stderr);
+    }
+    assert!(!status.stderr.contains('\u{1b}'), "{}", status.stderr);
+    let json = status.json();
+    let vpc = json["projects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "vpc")
+        .unwrap();
+    assert_eq!(vpc["last"]["status"], "succeeded", "{json:#}");
+    assert!(!json["up_would_run"].as_array().unwrap().iter().any(|p| p == "vpc"));
+
+    ws.clear_invocations();
+    let run = ws
+        .exec(&["up", "-p", "aws", "-s", "dev", "--target", "vpc"], &[])
+        .expect(0);
+    for e in expected {
+        assert!(run.stderr.contains(e), "{e}\n{}", run.stderr);
+    }
+    assert!(ups(&ws).is_empty(), "a line left out made vpc run: {}", run.stderr);
+    let state: Value =
+        serde_json::from_str(&std::fs::read_to_string(ws.path().join(".runner/dev/state.json")).unwrap()).unwrap();
+    assert_eq!(
+        state["projects"].as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["vpc"]
+    );
+}

@@ -17,6 +17,7 @@ mod hostile;
 mod journal;
 mod kubeconfig;
 mod only;
+mod passthrough;
 mod pictures;
 mod plan;
 mod programs;

@@ -113,9 +113,9 @@ fn runner_report_writes_the_last_runs_report_and_status_draws_its_timeline() {
     // The chain that set the run's length is marked: it starts in the first wave.
     let first_wave = ["identity", "network", "registry"];
     assert!(
-        gantt
-            .lines()
-            .any(|l| first_wave.iter().any(|p| l.starts_with(&format!("    {p} :crit, done, ")))),
+        gantt.lines().any(|l| first_wave
+            .iter()
+            .any(|p| l.starts_with(&format!("    {p} :crit, done, ")))),
         "{gantt}"
     );
     assert!(!gantt.contains("logagent"), "what did not run has no bar: {gantt}");

@@ -119,6 +119,88 @@ fn a_project_that_runs_too_long_is_stopped_and_ends_timed_out() {
         .stderr_has("`soon` is not a timeout");
 }
 
+/// A duration past what any clock holds, or past what the runner takes, is refused when the
+/// command line is read (naming the flag, the value and the most it may be), before anything
+/// is written; a provider file's `timeout` likewise, at its line.
+#[test]
+fn a_duration_too_long_is_refused_before_anything_runs() {
+    let ws = Ws::configured("aws");
+    for (flag, value) in [
+        ("--timeout", "18446744073709551615s"),
+        ("--timeout", "18446744073709551616s"),
+        ("--grace", "99999999999999999999h"),
+        ("--grace", "721h"),
+    ] {
+        let run = ws
+            .exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam", flag, value], &[])
+            .expect(2);
+        assert!(
+            run.stderr.contains(&format!("'{value}' for '{flag} <DURATION>'"))
+                && run
+                    .stderr
+                    .contains("longer than the most the runner takes, 30 days (720h)"),
+            "{}",
+            run.stderr
+        );
+        assert!(
+            !ws.path().join(".runner").exists(),
+            "{flag} {value}: wrote under .runner"
+        );
+        assert!(ws.invocations().is_empty(), "{flag} {value}: ran pulumi");
+    }
+    ws.edit(
+        "providers/aws.toml",
+        "name = \"iam\"",
+        "name = \"iam\"\ntimeout = \"18446744073709551615s\"",
+    );
+    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam"], &[])
+        .expect(2)
+        .stderr_has("providers/aws.toml:")
+        .stderr_has("`18446744073709551615s` is a timeout longer than the most the runner takes, 30 days (720h)");
+}
+
+/// The longest grace there is, with a timeout that fires: the project is stopped and ends
+/// `timed out`, the run ends (no panic), and nothing says a run is still going.
+#[test]
+fn a_timeout_with_the_longest_grace_stops_the_project_and_records_it() {
+    let ws = Ws::configured("aws");
+    let run = ws
+        .exec(
+            &[
+                "up",
+                "-p",
+                "aws",
+                "-s",
+                "dev",
+                "--target",
+                "iam",
+                "--grace",
+                "720h",
+                "--timeout",
+                "1s",
+            ],
+            &[("PULUMI_STANDIN_HANG", "iam:up")],
+        )
+        .expect(1);
+    assert!(
+        run.stderr.contains("[iam] timed out after 1s: stopping it"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(statuses(&ws)["iam"], "timed out");
+    assert!(
+        !ws.path().join(".runner/dev/journal.jsonl").exists(),
+        "the journal was left"
+    );
+    let locks = ws.path().join(".pulumi-state/.pulumi/locks/organization/iam/dev");
+    assert!(crate::support::files_under(&locks).is_empty(), "a stack lock was left");
+    let status = ws
+        .exec(&["status", "-s", "dev", "--format", "json"], &[])
+        .expect(0)
+        .json();
+    assert_eq!(status["running"], false);
+}
+
 /// A lock of the file backend for `project`'s stack `dev`, as pulumi writes one.
 fn lock(ws: &Ws, project: &str, id: &str, host: &str, pid: u32) -> std::path::PathBuf {
     let dir = ws

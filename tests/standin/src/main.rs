@@ -57,10 +57,13 @@ fn main() {
 #[allow(clippy::print_stdout)] // the CLI's engine prints it as a stdout event
 fn install_signal_handlers() {
     use signal_hook::consts::{SIGINT, SIGTERM};
-    std::thread::spawn(|| {
-        let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
-            return;
-        };
+    // Registered before anything else runs: a signal that comes while the thread below starts
+    // is counted, not the default death at random (the CLI's own window, between its lock and
+    // its cancellation, is not imitated: see the README).
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+        return;
+    };
+    std::thread::spawn(move || {
         for signal in signals.forever() {
             LAST_SIGNAL.store(signal, Ordering::SeqCst);
             if SIGNALS.fetch_add(1, Ordering::SeqCst) >= 1 {

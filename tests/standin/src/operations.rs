@@ -369,18 +369,41 @@ pub fn run(args: &Args, op: Op) -> Result<i32, Failure> {
             if let Err(f) = &evaluated
                 && f.code == CANCELLED_WHILE_EVALUATING
             {
-                // Cancelled while the program ran: as a cancellation between steps.
+                // Cancelled while the program ran (its language host blocked in a call): the CLI
+                // (v3.274.1) fails the stack's resource with `update canceled` and exits 1,
+                // with no `error:` line of its own.
                 acknowledge(op);
                 let nothing = BTreeMap::new();
+                let canceled = format!("{} canceled", op.kind());
+                events.emit(
+                    "diagnosticEvent",
+                    json!({ "urn": root_urn(&scope), "prefix": "error: ", "message": format!("{canceled}\n"), "color": "never", "severity": "error" }),
+                );
                 events.emit(
                     "summaryEvent",
                     summary_event(&nothing, started, preview_only, "canceled"),
                 );
                 events.emit("cancelEvent", json!({}));
+                if human {
+                    println!("\n    pulumi:pulumi:Stack {project}-{}  error: {canceled}", scope.stack);
+                    println!("    pulumi:pulumi:Stack {project}-{} **failed** 1 error", scope.stack);
+                    println!(
+                        "Diagnostics:\n  pulumi:pulumi:Stack ({project}-{}):\n    error: {canceled}\n",
+                        scope.stack
+                    );
+                    println!(
+                        "Resources:\n    1 errored\n\nDuration: {}s",
+                        started.elapsed().as_secs()
+                    );
+                }
                 if !preview_only {
                     record(&scope, op, &cfg, started, "failed", &nothing)?;
                 }
-                return Err(cancelled(op.kind()));
+                return Err(Failure {
+                    message: String::new(),
+                    code: 1,
+                    diagnostics: Vec::new(),
+                });
             }
             let evaluated = evaluated.inspect_err(|f| {
                 let root = root_urn(&scope);

@@ -1,0 +1,232 @@
+//! `runner pulumi PROJECT -- ARGS` and signals: what is sent to the runner reaches its `pulumi`
+//! (the whole process group), once, as it was sent; the runner ends as `pulumi` ended, as a
+//! shell would report it; at a terminal, the terminal is `pulumi`'s.
+
+use std::io::BufRead as _;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use expectrl::Expect as _;
+
+use crate::support::{Ws, files_under};
+
+fn signal(pid: u32, sig: &str) {
+    let sent = std::process::Command::new("kill")
+        .args([&format!("-{sig}"), &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+}
+
+/// Waits until `path` exists.
+fn wait_for(path: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !path.exists() {
+        assert!(Instant::now() < deadline, "{} never appeared", path.display());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// How `child` ended; killed and failed when it does not end (a signal it never got).
+fn ended(mut child: std::process::Child) -> std::process::ExitStatus {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the runner did not end");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Whether process `pid` runs (not gone, not a zombie).
+fn runs(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit_once(')')
+            .is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z'))
+    })
+}
+
+/// A directory holding `pulumi`, a shell script: it writes its pid and that of a child it
+/// leaves in the background into `$MARKS`, then becomes `sleep` (which dies of SIGINT and
+/// SIGTERM alike).
+fn sleeping_pulumi(marks: &Path) -> PathBuf {
+    let dir = marks.join("bin");
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("pulumi");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nsleep 300 &\necho $! > \"$MARKS/grandchild\"\necho $$ > \"$MARKS/pulumi.tmp\"\n\
+         mv \"$MARKS/pulumi.tmp\" \"$MARKS/pulumi\"\nexec sleep 300\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    dir
+}
+
+#[test]
+fn a_signal_sent_to_the_runner_ends_its_pulumi_and_the_runner_ends_as_pulumi_did() {
+    for (sig, code) in [("INT", 130), ("TERM", 143), ("HUP", 129)] {
+        let ws = Ws::configured("aws");
+        let marks = ws.path().join("marks");
+        let bin = sleeping_pulumi(&marks);
+        let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+        let marks_var = marks.display().to_string();
+        // Standard error goes to a file: the child pulumi leaves would hold a pipe open.
+        let errors = std::fs::File::create(ws.path().join("stderr")).unwrap();
+        let child = ws
+            .command(
+                &["pulumi", "vpc", "-s", "dev", "--", "stack", "ls"],
+                &[("PATH", &path), ("MARKS", &marks_var)],
+            )
+            .stdout(std::process::Stdio::null())
+            .stderr(errors)
+            .spawn()
+            .unwrap();
+        wait_for(&marks.join("pulumi"));
+        let pulumi = std::fs::read_to_string(marks.join("pulumi"))
+            .unwrap()
+            .trim()
+            .to_string();
+        let grandchild = std::fs::read_to_string(marks.join("grandchild"))
+            .unwrap()
+            .trim()
+            .to_string();
+        signal(child.id(), sig);
+        let status = ended(child);
+        assert_eq!(
+            status.code(),
+            Some(code),
+            "SIG{sig}: {}",
+            std::fs::read_to_string(ws.path().join("stderr")).unwrap()
+        );
+        assert!(!runs(&pulumi), "SIG{sig}: pulumi {pulumi} runs on");
+        if sig == "INT" {
+            // A shell's background child ignores SIGINT: it was sent, and stays.
+            signal(grandchild.parse().unwrap(), "KILL");
+        } else {
+            // The whole group got it: what pulumi started (its plugins) ends too.
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while runs(&grandchild) {
+                assert!(
+                    Instant::now() < deadline,
+                    "SIG{sig}: {grandchild} of pulumi's group runs on"
+                );
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    }
+}
+
+/// Pulumi cancels on the first SIGINT and terminates on the next SIGTERM: each sent to the
+/// runner reaches it once, and the stack's lock is released.
+#[test]
+fn pulumi_cancels_on_the_runners_sigint_and_ends_on_its_sigterm() {
+    let ws = Ws::configured("aws");
+    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam"], &[])
+        .expect(0);
+    ws.clear_invocations();
+    let mut child = ws
+        .command(
+            &["pulumi", "iam", "-s", "dev", "--", "up", "--yes", "--skip-preview"],
+            &[("PULUMI_STANDIN_HANG", "iam:up"), ("PULUMI_STANDIN_SLOW_CANCEL", "iam")],
+        )
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let locks = ws.path().join(".pulumi-state/.pulumi/locks/organization/iam/dev");
+    crate::support::up_lock(&locks);
+    let (lines_tx, lines) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            all.push_str(&line);
+            all.push('\n');
+            let _ = lines_tx.send(line);
+        }
+        all
+    });
+    let wait_line = |needle: &str| {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match lines.recv_timeout(left) {
+                Ok(line) if line.contains(needle) => return,
+                Ok(_) => {}
+                Err(e) => panic!("pulumi never said {needle:?} ({e})"),
+            }
+        }
+    };
+    signal(child.id(), "INT");
+    wait_line("^C received; cancelling");
+    signal(child.id(), "TERM");
+    let status = ended(child);
+    let stdout = reader.join().unwrap();
+    assert_eq!(stdout.matches("received; cancelling").count(), 1, "{stdout}");
+    assert!(stdout.contains("SIGTERM received; terminating"), "{stdout}");
+    let call = ws.invocations().pop().unwrap();
+    assert_eq!(call["argv"][0], "up");
+    assert_eq!(
+        status.code(),
+        call["exit"].as_i64().map(|c| i32::try_from(c).unwrap()),
+        "{stdout}"
+    );
+    assert!(files_under(&locks).is_empty(), "the stack lock was left");
+}
+
+/// At a terminal, pulumi reads it (a background job would be stopped for reading it), the
+/// terminal's Ctrl-C reaches it, and Ctrl-Z stops it and the runner until they are continued.
+#[test]
+fn at_a_terminal_the_terminal_is_pulumis() {
+    let ws = Ws::configured("aws");
+    let bin = ws.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::write(
+        bin.join("pulumi"),
+        "#!/bin/sh\nprintf 'Proceed? '\nread answer\necho \"answered $answer\"\nprintf 'Again? '\nread answer\n\
+         echo \"answered $answer\"\nexec sleep 300\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(bin.join("pulumi"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let mut c = ws.command(
+        &["pulumi", "vpc", "-s", "dev", "--", "up"],
+        &[("PATH", &path), ("TERM", "dumb")],
+    );
+    c.env_remove("CI");
+    let mut s = expectrl::Session::spawn(c).expect("a pseudo-terminal");
+    s.set_expect_timeout(Some(Duration::from_secs(60)));
+    s.expect("Proceed? ").unwrap();
+    s.send_line("yes").unwrap();
+    s.expect("answered yes").unwrap();
+    s.expect("Again? ").unwrap();
+    // Ctrl-Z: pulumi stops, then the runner, as a shell's job would; continued, pulumi has the
+    // terminal again.
+    s.send(expectrl::ControlCode::Substitute).unwrap();
+    let runner = s.get_process().pid().to_string();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !std::fs::read_to_string(format!("/proc/{runner}/stat"))
+        .unwrap()
+        .rsplit_once(')')
+        .unwrap()
+        .1
+        .trim_start()
+        .starts_with('T')
+    {
+        assert!(Instant::now() < deadline, "the runner did not stop with pulumi");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    signal(runner.parse().unwrap(), "CONT");
+    s.send_line("sure").unwrap();
+    s.expect("answered sure").unwrap();
+    s.send(expectrl::ControlCode::EndOfText).unwrap();
+    let mut screen = String::new();
+    let _ = std::io::Read::read_to_string(&mut s, &mut screen);
+    let status = format!("{:?}", s.get_process().wait().unwrap());
+    assert_eq!(status, format!("Exited(Pid({runner}), 130)"), "{screen}");
+}
