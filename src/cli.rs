@@ -215,8 +215,8 @@ pub(crate) enum DayTwo {
     /// its critical path, each project's result, changes and duration, the cause and log of
     /// each failure
     #[command(
-        after_help = "Made from .runner/last-run.json and the run's logs; no secret is in it, and it opens with no network.\n\n\
-                            Examples:\n  runner report -s dev                  # .runner/last-run.html\n  \
+        after_help = "Made from the last run's summary (last-run.json) and its logs; no secret is in it, and it opens with no network.\n\n\
+                            Examples:\n  runner report -s dev                  # last-run.html, beside the run's summary\n  \
                             runner report -s dev -o run.html"
     )]
     Report {
