@@ -28,7 +28,7 @@ use crate::report::logs::Logs;
 use crate::report::plain::{Plain, drift_verdict, refresh_verdict};
 use crate::report::summary::Predicted;
 use crate::report::{self, OutputMode};
-use crate::runstate::{Digests, History, Outside, Recorder, RunState};
+use crate::runstate::{Digests, History, Outside, Pending, Recorder, RunState};
 use crate::settings::{Settings, Target};
 use crate::workspace::WorkspaceLock;
 
@@ -92,28 +92,14 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
     let _interrupt = exec::signals::hub().on_interrupt(|| report::info("\ninterrupted: no project was started"));
     let store = Store::new(PathBuf::from("pulumi"), &t.stack, o.remove_stale_locks);
     let ready = prepare(s, t, &plan, o.fresh, &store)?;
-    go_ahead(s, t, &plan, o, &ready)?;
+    let (mut state, digests) = open_records(s, t, &ready)?;
+    // What an `up` will skip, told once: said before it starts, and left out of its prediction.
+    let pending = (o.operation == Operation::Up && !o.fresh).then(|| state.state.pending(&plan, Some(&digests)));
+    go_ahead(s, t, &plan, o, &ready, pending.as_deref())?;
     // The run's time starts with its first project, not with the questions.
     let started = SystemTime::now();
     let clock = Instant::now();
-
-    let (mut state, notes) =
-        Recorder::open(&t.run_dir, &t.provider, &|p| s.ws.show(p)).map_err(|m| state_error(s, t, m))?;
-    for note in &notes {
-        report::warning(note);
-    }
-    let digests = Digests::open(&s.ws.root, &t.run_dir, &ready.config_file)
-        .map_err(|source| match source.kind() {
-            // Not a key file (a pipe, a device): named with the fix.
-            std::io::ErrorKind::InvalidInput => state_error(s, t, format!("cannot read the digest key {source}")),
-            _ => RunnerError::Io {
-                context: format!("cannot write under {}", s.ws.show(t.run_dir.base())),
-                source,
-            },
-        })?
-        .with_outside(outside(t, &ready.env, &ready.config))
-        .with_projects(t.provider.projects.iter().map(|p| p.name.as_str()));
-    let prediction = prediction(&plan, &state.state, &digests, &history, o);
+    let prediction = prediction(&plan, &state.state, pending.as_deref(), &history, o);
     // `--fresh` runs everything but still records the digests, so the next `up` can skip.
     let resume = (o.operation == Operation::Up).then(|| state.state.resume(&t.provider, digests, o.fresh));
     let mut options = Options {
@@ -340,17 +326,19 @@ fn excluded_line(plan: &Plan<'_>, excludes: &[String], left_out: &[usize]) -> St
 
 /// How long the run should take: each project's estimate, and nothing for what the run will
 /// settle without running (what an `up` finds unchanged, unless `--fresh`).
-fn prediction(plan: &Plan<'_>, state: &RunState, digests: &Digests, history: &History, o: &RunOptions) -> Prediction {
-    let skipped_by_up: BTreeSet<String> = if o.operation == Operation::Up && !o.fresh {
-        state
-            .pending(plan, Some(digests))
-            .into_iter()
-            .filter(|(_, p)| !p.runs)
-            .map(|(name, _)| name)
-            .collect()
-    } else {
-        BTreeSet::new()
-    };
+fn prediction(
+    plan: &Plan<'_>,
+    state: &RunState,
+    pending: Option<&[(String, Pending)]>,
+    history: &History,
+    o: &RunOptions,
+) -> Prediction {
+    let skipped_by_up: BTreeSet<String> = pending
+        .unwrap_or_default()
+        .iter()
+        .filter(|(_, p)| !p.runs)
+        .map(|(name, _)| name.clone())
+        .collect();
     // A drift check previews whatever the backend holds.
     let deployed = if o.drift.is_some() {
         plan.order.iter().map(|&i| plan.name(i).to_string()).collect()
@@ -502,9 +490,38 @@ fn known_stacks(s: &Settings, t: &Target, state: &RunState, store: &Store) -> BT
 
 /// At a terminal, what the run will do, and the question: the stack name typed for destroy,
 /// yes or no for up and refresh. Preview changes nothing and asks nothing.
+/// The run state (a crashed run's journal folded in, its notes said) and the digests as this
+/// run takes them.
+fn open_records(s: &Settings, t: &Target, ready: &Ready) -> Result<(Recorder, Digests), RunnerError> {
+    let (state, notes) =
+        Recorder::open(&t.run_dir, &t.provider, &|p| s.ws.show(p)).map_err(|m| state_error(s, t, m))?;
+    for note in &notes {
+        report::warning(note);
+    }
+    let digests = Digests::open(&s.ws.root, &t.run_dir, &ready.config_file)
+        .map_err(|source| match source.kind() {
+            // Not a key file (a pipe, a device): named with the fix.
+            std::io::ErrorKind::InvalidInput => state_error(s, t, format!("cannot read the digest key {source}")),
+            _ => RunnerError::Io {
+                context: format!("cannot write under {}", s.ws.show(t.run_dir.base())),
+                source,
+            },
+        })?
+        .with_outside(outside(t, &ready.env, &ready.config))
+        .with_projects(t.provider.projects.iter().map(|p| p.name.as_str()));
+    Ok((state, digests))
+}
+
 /// Says what will run and why; at a terminal, asks first (unless `--yes`).
-fn go_ahead(s: &Settings, t: &Target, plan: &Plan<'_>, o: &RunOptions, ready: &Ready) -> Result<(), RunnerError> {
-    let runs = what_runs(s, t, plan, o);
+fn go_ahead(
+    s: &Settings,
+    t: &Target,
+    plan: &Plan<'_>,
+    o: &RunOptions,
+    ready: &Ready,
+    pending: Option<&[(String, Pending)]>,
+) -> Result<(), RunnerError> {
+    let runs = pending.and_then(|p| what_runs(plan, p));
     if s.interactive && !o.yes {
         return confirm(t, plan, ready, runs.as_deref());
     }
@@ -519,13 +536,7 @@ fn go_ahead(s: &Settings, t: &Target, plan: &Plan<'_>, o: &RunOptions, ready: &R
 /// ‘logstore:retention’ changed since its last up); 2 more after it when its outputs change:
 /// logagent, app; 8 unchanged". `None` for other operations, `--fresh` (everything runs) and
 /// when nothing will (the summary says so).
-fn what_runs(s: &Settings, t: &Target, plan: &Plan<'_>, o: &RunOptions) -> Option<String> {
-    if o.operation != Operation::Up || o.fresh {
-        return None;
-    }
-    let (state, _) = RunState::current(&t.run_dir, &t.provider, &|p| s.ws.show(p)).ok()?;
-    let digests = digests_now(s, t);
-    let pending = state.pending(plan, digests.as_ref());
+fn what_runs(plan: &Plan<'_>, pending: &[(String, Pending)]) -> Option<String> {
     let (after, own): (Vec<_>, Vec<_>) = pending
         .iter()
         .filter(|(_, p)| p.runs)
