@@ -106,6 +106,26 @@ fn stack_edges(stacks: &[Value]) -> BTreeSet<(String, String)> {
 /// the files that order an `up`, and separately for those that order a `destroy`.
 type Edges = BTreeSet<(String, String)>;
 
+/// The (runs first, runs after) pairs of an Argo Workflow's DAG, by project.
+fn argo_edges(wf: &Value) -> Edges {
+    let mut edges = Edges::new();
+    let tasks = wf["spec"]["templates"][0]["dag"]["tasks"].as_array().unwrap();
+    // The teardown's first task checks the confirmation; every other one runs a project.
+    let tasks: Vec<&Value> = tasks.iter().filter(|t| t["name"] != "confirm").collect();
+    let project: BTreeMap<String, String> = tasks
+        .iter()
+        .map(|t| (s(&t["name"]), s(&t["arguments"]["parameters"][0]["value"])))
+        .collect();
+    for t in tasks {
+        for d in t["dependencies"].as_array().into_iter().flatten() {
+            if d != "confirm" {
+                edges.insert((project[&s(d)].clone(), project[&s(&t["name"])].clone()));
+            }
+        }
+    }
+    edges
+}
+
 fn read_back(format: &str, files: &BTreeMap<String, String>) -> (Edges, Edges) {
     let mut up = BTreeSet::new();
     let mut down = BTreeSet::new();
@@ -144,9 +164,11 @@ fn read_back(format: &str, files: &BTreeMap<String, String>) -> (Edges, Edges) {
                 let wf = &docs(&files[file])[0];
                 let jobs = wf["jobs"].as_object().unwrap();
                 let project = |id: &str| s(&jobs[id]["name"]);
-                for (id, job) in jobs.iter().filter(|(id, _)| *id != "runner") {
+                // The build job, and the destroy workflow's confirmation, which the build needs.
+                let gates = ["runner", "confirm"];
+                for (id, job) in jobs.iter().filter(|(id, _)| !gates.contains(&id.as_str())) {
                     for n in job["needs"].as_array().unwrap() {
-                        if n != "runner" {
+                        if !gates.contains(&n.as_str().unwrap()) {
                             into.insert((project(n.as_str().unwrap()), project(id)));
                         }
                     }
@@ -162,11 +184,13 @@ fn read_back(format: &str, files: &BTreeMap<String, String>) -> (Edges, Edges) {
             ] {
                 let p = &docs(&files[file])[0];
                 for (job, body) in p.as_object().unwrap() {
-                    if ["stages", "variables", "default"].contains(&job.as_str()) {
+                    if ["stages", "variables", "default", "confirm-destroy"].contains(&job.as_str()) {
                         continue;
                     }
                     for n in body["needs"].as_array().unwrap() {
-                        into.insert((s(n), job.clone()));
+                        if n != "confirm-destroy" {
+                            into.insert((s(n), job.clone()));
+                        }
                     }
                 }
             }
@@ -174,16 +198,7 @@ fn read_back(format: &str, files: &BTreeMap<String, String>) -> (Edges, Edges) {
         "argo-workflows" => {
             for (file, into) in [("workflow-up.yaml", &mut up), ("workflow-destroy.yaml", &mut down)] {
                 let wf = &docs(&files[file])[0];
-                let tasks = wf["spec"]["templates"][0]["dag"]["tasks"].as_array().unwrap();
-                let project: BTreeMap<String, String> = tasks
-                    .iter()
-                    .map(|t| (s(&t["name"]), s(&t["arguments"]["parameters"][0]["value"])))
-                    .collect();
-                for t in tasks {
-                    for d in t["dependencies"].as_array().into_iter().flatten() {
-                        into.insert((project[&s(d)].clone(), project[&s(&t["name"])].clone()));
-                    }
-                }
+                into.extend(argo_edges(wf));
             }
         }
         "backstage" => {
@@ -751,7 +766,8 @@ fn argo_argo_cd_external_secrets_and_backstage_objects_pass_their_published_vali
                 "ExternalSecret",
                 "Resource",
                 "System",
-                "Workflow"
+                "Workflow",
+                "WorkflowTemplate"
             ]
         );
         let mut child = Command::new("node")
@@ -917,5 +933,148 @@ fn standard_output_takes_every_file_and_a_commit_replaces_the_branch() {
     for st in docs(stacks) {
         assert_eq!(st["spec"]["commit"], sha);
         assert!(st["spec"].get("branch").is_none());
+    }
+}
+
+#[test]
+fn a_shared_disk_backend_outside_the_repository_is_taken_for_gitlab_only() {
+    let ws = Ws::configured("aws");
+    let shared = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", shared.path().display());
+    // GitLab runners may mount one disk at one path (shell executors on one machine, NFS): taken,
+    // with a note saying what it assumes.
+    let run = ws
+        .exec(
+            &["export", "gitlab-ci", "-p", "aws", "-s", "dev", "-o", "gl"],
+            &[("PULUMI_BACKEND_URL", &url)],
+        )
+        .expect(0);
+    assert!(
+        run.stderr.contains(&format!(
+            "PULUMI_BACKEND_URL is {url}, a shared disk: every GitLab runner that takes these jobs must mount"
+        )),
+        "{}",
+        run.stderr
+    );
+    assert!(ws.path().join("gl/runner-up.gitlab-ci.yml").is_file());
+    // The other engines' jobs run on machines or pods that mount nothing of ours.
+    for format in ["github-actions", "argo-workflows", "pko"] {
+        let out = format!("out-{format}");
+        let mut args = vec!["export", format, "-p", "aws", "-s", "dev", "-o", &out];
+        args.extend(REPO_ARGS);
+        let run = ws.exec(&args, &[("PULUMI_BACKEND_URL", &url)]).expect(2);
+        assert!(
+            run.stderr.contains(&format!(
+                "PULUMI_BACKEND_URL is {url}, a file backend, which the machines and pods {format} runs its jobs on do not mount"
+            )),
+            "{format}: {}",
+            run.stderr
+        );
+        assert!(!ws.path().join(&out).exists(), "{format}: nothing written");
+    }
+    // Inside the workspace, each job's checkout replaces it; a relative path is the job's own.
+    for inside in [
+        format!("file://{}/state", ws.path().display()),
+        "file://state".to_string(),
+    ] {
+        let run = ws
+            .exec(
+                &["export", "gitlab-ci", "-p", "aws", "-s", "dev", "-o", "gl2"],
+                &[("PULUMI_BACKEND_URL", &inside)],
+            )
+            .expect(2);
+        assert!(
+            run.stderr.contains("which each job's checkout replaces"),
+            "{}",
+            run.stderr
+        );
+        assert!(
+            run.stderr.contains("file:///DIR every runner mounts"),
+            "the fix: {}",
+            run.stderr
+        );
+    }
+    assert!(!ws.path().join("gl2").exists());
+}
+
+/// A git repository holding the workspace in `platform/`, with an `origin`.
+fn repository_with_workspace_below() -> (tempfile::TempDir, PathBuf) {
+    let repo = tempfile::tempdir().unwrap();
+    let ws = Ws::configured("aws");
+    let below = repo.path().join("platform");
+    let status = Command::new("cp")
+        .arg("-r")
+        .arg(ws.path())
+        .arg(&below)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    for args in [
+        &["init", "-q", "-b", "main"][..],
+        &["remote", "add", "origin", "https://git.example.test/acme/platform.git"][..],
+    ] {
+        assert!(
+            Command::new("git")
+                .args(args)
+                .current_dir(repo.path())
+                .status()
+                .unwrap()
+                .success()
+        );
+    }
+    (repo, below)
+}
+
+#[test]
+fn a_kebap_bundle_outside_the_repository_is_refused_with_the_fix_and_inside_its_path_is_the_repositorys() {
+    let (repo, platform) = repository_with_workspace_below();
+    let kebap = |dir: &Path, args: &[&str]| {
+        let mut all = vec!["export", "kebap", "-p", "aws", "-s", "dev", "--esc-org", "acme"];
+        all.extend(args);
+        let out = Command::new(env!("CARGO_BIN_EXE_runner"))
+            .args(&all)
+            .current_dir(dir)
+            .env("PULUMI_BACKEND_URL", BACKEND.1)
+            .env_remove("PULUMI_STACK")
+            .output()
+            .unwrap();
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8(out.stdout).unwrap(),
+            stderr: String::from_utf8(out.stderr).unwrap(),
+        }
+    };
+    let synced = |dir: &Path| {
+        let app = &docs(&std::fs::read_to_string(dir.join("application.yaml")).unwrap())[0];
+        s(&app["spec"]["source"]["path"])
+    };
+    // Inside the repository, beside the workspace (`..` on the command line): the path from the
+    // repository's root, which exists once the bundle is committed.
+    kebap(&platform, &["-o", "../deploy/kebap"]).expect(0);
+    assert_eq!(synced(&repo.path().join("deploy/kebap")), "deploy/kebap/manifests");
+    assert!(repo.path().join("deploy/kebap/manifests").is_dir());
+    kebap(&platform, &["-o", "bundle"]).expect(0);
+    assert_eq!(synced(&platform.join("bundle")), "platform/bundle/manifests");
+
+    // Outside the repository: no path Argo CD could sync; refused with the fix, nothing written.
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("kebap");
+    let run = kebap(&platform, &["-o", target.to_str().unwrap()]).expect(2);
+    assert!(run.stderr.contains("outside the repository"), "{}", run.stderr);
+    assert!(run.stderr.contains("--bundle-path"), "the fix: {}", run.stderr);
+    assert!(!target.exists(), "nothing written");
+    // With --bundle-path naming where it will be committed, the Application syncs that.
+    kebap(
+        &platform,
+        &["-o", target.to_str().unwrap(), "--bundle-path", "deploy/dev/"],
+    )
+    .expect(0);
+    assert_eq!(synced(&target), "deploy/dev/manifests");
+    // Printed on standard output, its place is unknown without --bundle-path.
+    kebap(&platform, &["-o", "-"]).expect(2).stderr_has("--bundle-path");
+    for bad in ["/srv/kebap", "../elsewhere"] {
+        kebap(&platform, &["-o", "-", "--bundle-path", bad])
+            .expect(2)
+            .stderr_has("is not a directory inside the repository");
     }
 }
