@@ -18,6 +18,7 @@ mod journal;
 mod kubeconfig;
 mod only;
 mod pictures;
+mod pipelines;
 mod plan;
 mod programs;
 mod prompts;
