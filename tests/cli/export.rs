@@ -1078,3 +1078,245 @@ fn a_kebap_bundle_outside_the_repository_is_refused_with_the_fix_and_inside_its_
             .stderr_has("is not a directory inside the repository");
     }
 }
+
+#[test]
+fn every_github_workflow_of_every_provider_passes_actionlint() {
+    let Some(actionlint) = tool(tools_dir().join("bin/actionlint"), "actionlint") else {
+        return;
+    };
+    for provider in PROVIDERS {
+        let ws = Ws::configured(provider);
+        let (run, files) = export(&ws, "github-actions", provider, &[]);
+        run.expect(0);
+        let dir = ws.path().join(format!("out/github-actions-{provider}-0"));
+        assert_eq!(files.len(), 2, "{files:?}");
+        // shellcheck is not installed here: actionlint's own rules (expressions, needs, inputs,
+        // environments, runner labels, action inputs) are what is checked.
+        let out = Command::new(&actionlint)
+            .args(["-no-color", "-shellcheck=", "-pyflakes="])
+            .args(files.keys().map(|p| dir.join(p)))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{provider}:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// gitlab-ci-local in a git repository holding `pipeline` as its `.gitlab-ci.yml`.
+fn gitlab_ci_local(gcl: &Path, repo: &Path, pipeline: &str, args: &[&str]) -> String {
+    std::fs::create_dir_all(repo).unwrap();
+    std::fs::write(repo.join(".gitlab-ci.yml"), pipeline).unwrap();
+    if !repo.join(".git").exists() {
+        assert!(
+            Command::new("git")
+                .args(["init", "-q"])
+                .current_dir(repo)
+                .status()
+                .unwrap()
+                .success()
+        );
+    }
+    let out = Command::new(gcl)
+        .args(args)
+        .current_dir(repo)
+        .env("HOME", repo.join(".home"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "gitlab-ci-local {args:?}:\n{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// The job names `gitlab-ci-local --list` prints (its first column, after the header line).
+fn listed(list: &str) -> Vec<String> {
+    list.lines()
+        .skip_while(|l| !l.starts_with("name "))
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .collect()
+}
+
+#[test]
+fn every_gitlab_pipeline_of_every_provider_passes_gitlab_ci_local_preview_and_list() {
+    let Some(gcl) = tool(
+        tools_dir().join("node/node_modules/.bin/gitlab-ci-local"),
+        "gitlab-ci-local",
+    ) else {
+        return;
+    };
+    for provider in PROVIDERS {
+        let ws = Ws::configured(provider);
+        let (run, files) = export(&ws, "gitlab-ci", provider, &[]);
+        run.expect(0);
+        let projects = plan_edges(&ws, provider)
+            .into_iter()
+            .flat_map(|(a, b)| [a, b])
+            .collect::<BTreeSet<_>>()
+            .len();
+        for (file, text) in &files {
+            let repo = ws.path().join("gl").join(file);
+            // --preview: GitLab's own expansion of the file (includes, defaults, anchors).
+            let preview = gitlab_ci_local(&gcl, &repo, text, &["--preview"]);
+            assert!(preview.contains("stages:"), "{provider} {file}:\n{preview}");
+            let list = gitlab_ci_local(&gcl, &repo, text, &["--list"]);
+            if file.starts_with("runner-up") {
+                assert_eq!(listed(&list).len(), projects, "{provider} {file}:\n{list}");
+                continue;
+            }
+            // The teardown: no job at all unless the variable names the stack; then its manual
+            // confirmation first, every project after it.
+            assert!(
+                listed(&list).is_empty(),
+                "{provider} {file} without the variable:\n{list}"
+            );
+            let other = gitlab_ci_local(
+                &gcl,
+                &repo,
+                text,
+                &["--list", "--variable", "RUNNER_DESTROY_STACK=prod"],
+            );
+            assert!(
+                listed(&other).is_empty(),
+                "{provider} {file} for another stack:\n{other}"
+            );
+            let named = gitlab_ci_local(&gcl, &repo, text, &["--list", "--variable", "RUNNER_DESTROY_STACK=dev"]);
+            let jobs = listed(&named);
+            assert_eq!(jobs.len(), projects + 1, "{provider} {file}:\n{named}");
+            assert_eq!(jobs[0], "confirm-destroy", "{named}");
+            let confirm = named.lines().find(|l| l.starts_with("confirm-destroy")).unwrap();
+            assert!(confirm.contains(" manual "), "{confirm}");
+        }
+    }
+}
+
+/// The guard's check itself, run as the engine runs it: the right name passes, anything else
+/// (another stack, nothing, a near miss) fails before any project is touched.
+fn assert_guard(script: &str, shell: &str, what: &str) {
+    for (given, passes) in [
+        ("dev", true),
+        ("prod", false),
+        ("", false),
+        ("dev ", false),
+        ("DEV", false),
+    ] {
+        let out = Command::new(shell)
+            .args(["-c", script])
+            .env("CONFIRM", given)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.success(),
+            passes,
+            "{what} with {given:?}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn github_and_argo_teardowns_start_only_with_the_stacks_name() {
+    let ws = Ws::configured("aws");
+    let (run, files) = export(&ws, "github-actions", "aws", &[]);
+    run.expect(0);
+    let wf = &docs(&files["workflows/runner-destroy.yml"])[0];
+    // Started by hand only, with a required input.
+    let on = wf["on"].as_object().unwrap();
+    assert_eq!(on.keys().collect::<Vec<_>>(), ["workflow_dispatch"]);
+    assert_eq!(on["workflow_dispatch"]["inputs"]["stack"]["required"], true);
+    let jobs = wf["jobs"].as_object().unwrap();
+    let confirm = &jobs["confirm"];
+    assert_eq!(confirm["environment"], "destroy-dev");
+    assert!(confirm.get("needs").is_none(), "the first job");
+    let step = &confirm["steps"][0];
+    assert_eq!(step["env"]["CONFIRM"], "${{ inputs.stack }}");
+    assert!(
+        !s(&step["run"]).contains("${{"),
+        "the input is never pasted into the script"
+    );
+    assert_guard(&s(&step["run"]), "bash", "GitHub's confirm job");
+    // Every other job waits for it: the build needs it, every project job needs the build.
+    assert_eq!(jobs["runner"]["needs"], serde_json::json!(["confirm"]));
+    for (id, job) in jobs
+        .iter()
+        .filter(|(id, _)| !["runner", "confirm"].contains(&id.as_str()))
+    {
+        assert!(job["needs"].as_array().unwrap().iter().any(|n| n == "runner"), "{id}");
+    }
+    let up = &docs(&files["workflows/runner-up.yml"])[0];
+    assert!(up["jobs"].get("confirm").is_none(), "up needs no confirmation");
+
+    let (run, files) = export(&ws, "argo-workflows", "aws", &[]);
+    run.expect(0);
+    let template = &docs(&files["workflow-destroy.yaml"])[0];
+    assert_eq!(
+        template["kind"], "WorkflowTemplate",
+        "nothing runs a template by itself"
+    );
+    let parameter = &template["spec"]["arguments"]["parameters"][0];
+    assert_eq!(parameter["name"], "confirm");
+    assert!(parameter.get("value").is_none(), "argo submit must be given it");
+    let templates = template["spec"]["templates"].as_array().unwrap();
+    let check = templates.iter().find(|t| t["name"] == "confirm").unwrap();
+    assert_eq!(check["container"]["env"][0]["value"], "{{workflow.parameters.confirm}}");
+    assert_guard(&s(&check["container"]["args"][0]), "sh", "Argo's confirm task");
+    for task in templates[0]["dag"]["tasks"].as_array().unwrap() {
+        if task["name"] != "confirm" {
+            assert!(
+                task.get("dependencies").is_some(),
+                "{}: every task waits, the first ones for the confirmation",
+                task["name"]
+            );
+        }
+    }
+    let up = &docs(&files["workflow-up.yaml"])[0];
+    assert_eq!(up["kind"], "Workflow");
+}
+
+#[test]
+fn the_dockerfile_passes_hadolint_and_builds_the_pulumi_the_exports_expect() {
+    let repo = Path::new(crate::support::REPO);
+    let dockerfile = std::fs::read_to_string(repo.join("Dockerfile")).unwrap();
+    // The pulumi it builds is the pinned one the tests run, and the exports' default.
+    let versions = std::fs::read_to_string(repo.join("scripts/real-pulumi/versions")).unwrap();
+    let pin = versions
+        .lines()
+        .find_map(|l| l.strip_prefix("pulumi v"))
+        .unwrap()
+        .trim();
+    assert!(
+        dockerfile.contains(&format!("\nARG PULUMI_VERSION={pin}\n")),
+        "the Dockerfile's PULUMI_VERSION is not the pin {pin}"
+    );
+    let ws = Ws::configured("aws");
+    let (run, files) = export(&ws, "gitlab-ci", "aws", &[]);
+    run.expect(0);
+    let up = &files["runner-up.gitlab-ci.yml"];
+    assert!(
+        up.contains(&format!(
+            "#   docker build --build-arg PULUMI_VERSION={pin} -t runner:latest ."
+        )),
+        "{up}"
+    );
+    let Some(hadolint) = tool(tools_dir().join("venv/bin/hadolint"), "hadolint") else {
+        return;
+    };
+    let lint = |path: &Path| Command::new(&hadolint).arg("--no-color").arg(path).output().unwrap();
+    let out = lint(&repo.join("Dockerfile"));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    // Without its two reasoned exceptions hadolint objects: it reads this file.
+    let dir = tempfile::tempdir().unwrap();
+    let bare = dir.path().join("Dockerfile");
+    std::fs::write(&bare, dockerfile.replace("# hadolint ignore=DL3008,SC2086\n", "")).unwrap();
+    let out = lint(&bare);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("DL3008"));
+}
