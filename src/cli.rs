@@ -473,7 +473,7 @@ pub(crate) struct ExportArgs {
     pub image: String,
 
     /// The Pulumi CLI version the jobs install or expect
-    #[arg(long, value_name = "VERSION", default_value = "3.259.0")]
+    #[arg(long, value_name = "VERSION", default_value = "3.274.1")]
     pub pulumi_version: String,
 
     /// KEBAP: the bundle's directory in the repository, which Argo CD syncs

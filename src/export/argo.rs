@@ -1,9 +1,13 @@
 //! Argo Workflows: a `Workflow` whose DAG has one task per project with `dependencies` equal to
 //! the plan's edges, at most `--parallel` at once (`spec.parallelism`); each task checks the
 //! repository out (a git input artifact) and runs `runner up --only X` in the runner's image,
-//! the credentials and secrets from the Kubernetes Secrets the PKO and KEBAP exports use. A
-//! second Workflow destroys, dependents first. Argo's `failFast` default matches the runner's:
-//! after a failure nothing new starts.
+//! the credentials and secrets from the Kubernetes Secrets the PKO and KEBAP exports use, as the
+//! `ServiceAccount` of `rbac.yaml`. Argo's `failFast` default matches the runner's: after a
+//! failure nothing new starts.
+//!
+//! The teardown is no Workflow but a `WorkflowTemplate`, which nothing runs by itself: it is
+//! submitted by hand (`argo submit --from workflowtemplate/…`) with the parameter `confirm`
+//! naming the stack, and its first task checks that parameter before any project is touched.
 
 use serde_json::{Map, Value, json};
 
@@ -15,6 +19,8 @@ use super::{
 use crate::plan::Plan;
 
 const TEMPLATE: &str = "runner";
+/// The first task of the teardown: the `confirm` parameter must name the stack.
+const CONFIRM: &str = "confirm";
 
 pub(super) fn export(plan: &Plan<'_>, input: &Input) -> Result<Export, ExportError> {
     no_template(
@@ -34,9 +40,10 @@ pub(super) fn export(plan: &Plan<'_>, input: &Input) -> Result<Export, ExportErr
     let names = Names::new(
         Rule::Dns1123(63),
         plan.order.iter().map(|&i| plan.name(i)),
-        &[TEMPLATE, "up", "destroy"],
+        &[TEMPLATE, CONFIRM, "up", "destroy"],
     );
     let files = vec![
+        File::new("rbac.yaml", rbac(plan, input)),
         File::new("workflow-up.yaml", workflow(plan, input, &names, "up", &waits(plan))?),
         File::new(
             "workflow-destroy.yaml",
@@ -79,6 +86,62 @@ fn no_template(value: &str, what: &str, fix: &str) -> Result<(), ExportError> {
     Ok(())
 }
 
+/// The `ServiceAccount` the tasks run as, and what Argo's executor needs of it (it records each
+/// task's result as a `WorkflowTaskResult`).
+fn rbac(plan: &Plan<'_>, input: &Input) -> String {
+    let sa = super::pko::service_account(input);
+    let role = format!("{sa}-executor");
+    let objects = vec![
+        json!({
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": {"name": sa, "namespace": input.namespace},
+        }),
+        json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "Role",
+            "metadata": {"name": role, "namespace": input.namespace},
+            "rules": [{
+                "apiGroups": ["argoproj.io"],
+                "resources": ["workflowtaskresults"],
+                "verbs": ["create", "patch"],
+            }],
+        }),
+        json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": {"name": role, "namespace": input.namespace},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role},
+            "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": input.namespace}],
+        }),
+    ];
+    let mut h = header(plan, input, Format::ArgoWorkflows, "The identity the tasks run as");
+    h.push(format!(
+        "Apply it once, after `kubectl create namespace {}`: kubectl apply -f rbac.yaml",
+        input.namespace
+    ));
+    yaml::documents(&h, &objects)
+}
+
+/// The teardown's first task: it fails unless the `confirm` parameter is the stack's name (read
+/// from the environment, never pasted into the script).
+fn confirm_template(input: &Input) -> Value {
+    json!({
+        "name": CONFIRM,
+        "container": {
+            "name": "main",
+            "image": input.image,
+            "command": ["sh", "-c"],
+            "args": [format!(
+                "if [ \"$CONFIRM\" != {stack} ]; then echo \"the parameter confirm is '$CONFIRM', not {stack}: \
+                 nothing was destroyed\" >&2; exit 1; fi\n",
+                stack = shell::quote(&input.stack)
+            )],
+            "env": [{"name": "CONFIRM", "value": "{{workflow.parameters.confirm}}"}],
+        },
+    })
+}
+
 fn env(input: &Input) -> Vec<Value> {
     let from = |secret: String, key: String| json!({"secretKeyRef": {"name": secret, "key": key}});
     let mut env = vec![json!({"name": "PULUMI_BACKEND_URL", "value": input.backend})];
@@ -97,6 +160,37 @@ fn env(input: &Input) -> Vec<Value> {
     env
 }
 
+/// What a Workflow's head says: what it does, how it is started, what it needs.
+fn workflow_header(plan: &Plan<'_>, input: &Input, destroy: bool) -> Vec<String> {
+    let what = if destroy {
+        "Destroys every project, dependents first"
+    } else {
+        "Deploys every project, one DAG task each, needs first"
+    };
+    let mut h = header(plan, input, Format::ArgoWorkflows, what);
+    if destroy {
+        h.push(format!(
+            "A WorkflowTemplate: nothing runs it by itself. Apply it (kubectl apply -f workflow-destroy.yaml), then \
+             to tear down: argo submit -n {} --from workflowtemplate/{}-destroy -p confirm={}",
+            input.namespace,
+            base_name(input),
+            input.stack
+        ));
+    } else {
+        h.push(format!(
+            "Submit with `argo submit -n {} workflow-up.yaml`.",
+            input.namespace
+        ));
+    }
+    h.extend(super::cluster_needs(input, true));
+    h.extend(super::image_needs(input));
+    h.extend(super::docker_needs(
+        plan,
+        "a Docker daemon for the task: a docker:dind sidecar and DOCKER_HOST=tcp://localhost:2375 in the runner template",
+    ));
+    h
+}
+
 fn workflow(
     plan: &Plan<'_>,
     input: &Input,
@@ -108,25 +202,28 @@ fn workflow(
         message: "an Argo Workflows export needs the repository its tasks check out".into(),
         help: "pass --repo URL and --branch NAME or --commit SHA".into(),
     })?;
-    let tasks: Vec<Value> = order
-        .iter()
-        .map(|(i, waits_for)| {
-            let mut task = Map::new();
-            task.insert("name".into(), json!(names.get(plan.name(*i))));
-            task.insert("template".into(), json!(TEMPLATE));
-            if !waits_for.is_empty() {
-                task.insert(
-                    "dependencies".into(),
-                    Value::Array(waits_for.iter().map(|&w| json!(names.get(plan.name(w)))).collect()),
-                );
-            }
-            task.insert(
-                "arguments".into(),
-                json!({"parameters": [{"name": "project", "value": plan.name(*i)}]}),
-            );
-            Value::Object(task)
-        })
-        .collect();
+    let destroy = op == "destroy";
+    let mut tasks: Vec<Value> = Vec::new();
+    if destroy {
+        tasks.push(json!({"name": CONFIRM, "template": CONFIRM}));
+    }
+    tasks.extend(order.iter().map(|(i, waits_for)| {
+        let mut task = Map::new();
+        task.insert("name".into(), json!(names.get(plan.name(*i))));
+        task.insert("template".into(), json!(TEMPLATE));
+        let mut deps: Vec<Value> = waits_for.iter().map(|&w| json!(names.get(plan.name(w)))).collect();
+        if destroy && deps.is_empty() {
+            deps.push(json!(CONFIRM));
+        }
+        if !deps.is_empty() {
+            task.insert("dependencies".into(), Value::Array(deps));
+        }
+        task.insert(
+            "arguments".into(),
+            json!({"parameters": [{"name": "project", "value": plan.name(*i)}]}),
+        );
+        Value::Object(task)
+    }));
     let mut git = Map::new();
     git.insert("repo".into(), json!(repo.url));
     git.insert("revision".into(), json!(repo.revision.as_str()));
@@ -144,49 +241,45 @@ fn workflow(
     );
     let mut env = env(input);
     env.push(json!({"name": "PROJECT", "value": "{{inputs.parameters.project}}"}));
-    let doc = json!({
-        "apiVersion": "argoproj.io/v1alpha1",
-        "kind": "Workflow",
-        "metadata": {
-            "generateName": format!("{}-{op}-", base_name(input)),
-            "namespace": input.namespace,
+    let runner = json!({
+        "name": TEMPLATE,
+        "inputs": {
+            "parameters": [{"name": "project"}],
+            "artifacts": [{"name": "source", "path": "/src", "git": git}],
         },
-        "spec": {
-            "entrypoint": op,
-            "parallelism": input.parallel,
-            "serviceAccountName": super::pko::service_account(input),
-            "templates": [
-                {"name": op, "dag": {"tasks": tasks}},
-                {
-                    "name": TEMPLATE,
-                    "inputs": {
-                        "parameters": [{"name": "project"}],
-                        "artifacts": [{"name": "source", "path": "/src", "git": git}],
-                    },
-                    "container": {
-                        "name": "main",
-                        "image": input.image,
-                        "workingDir": workdir,
-                        "command": ["sh", "-c"],
-                        "args": [script],
-                        "env": env,
-                    },
-                },
-            ],
+        "container": {
+            "name": "main",
+            "image": input.image,
+            "workingDir": workdir,
+            "command": ["sh", "-c"],
+            "args": [script],
+            "env": env,
         },
     });
-    let what = if op == "up" {
-        "Deploys every project, one DAG task each, needs first"
+    let mut templates = vec![json!({"name": op, "dag": {"tasks": tasks}}), runner];
+    let mut spec = Map::new();
+    spec.insert("entrypoint".into(), json!(op));
+    if destroy {
+        // The parameter has no value: `argo submit` refuses to start the teardown without one.
+        spec.insert("arguments".into(), json!({"parameters": [{"name": CONFIRM}]}));
+        templates.push(confirm_template(input));
+    }
+    spec.insert("parallelism".into(), json!(input.parallel));
+    spec.insert("serviceAccountName".into(), json!(super::pko::service_account(input)));
+    spec.insert("templates".into(), Value::Array(templates));
+    let mut metadata = Map::new();
+    if destroy {
+        metadata.insert("name".into(), json!(format!("{}-destroy", base_name(input))));
     } else {
-        "Destroys every project, dependents first"
-    };
-    let mut h = header(plan, input, Format::ArgoWorkflows, what);
-    h.push(format!(
-        "Submit with `argo submit`. The image must hold `runner` and `pulumi` {}; the Secrets {} and {} \
-         (see the kebap export) hold the credentials and the configuration's secrets.",
-        input.pulumi_version,
-        credentials_secret(input),
-        config_secret(input)
-    ));
+        metadata.insert("generateName".into(), json!(format!("{}-{op}-", base_name(input))));
+    }
+    metadata.insert("namespace".into(), json!(input.namespace));
+    let doc = json!({
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": if destroy { "WorkflowTemplate" } else { "Workflow" },
+        "metadata": metadata,
+        "spec": spec,
+    });
+    let h = workflow_header(plan, input, destroy);
     Ok(yaml::document(&h, &doc))
 }

@@ -4,22 +4,33 @@
 //! builds the runner for all; the backend, the passphrase, the credentials and the secrets come
 //! from `${{ secrets.* }}`; both workflows share one concurrency group per stack, so an `up`
 //! and a `destroy` of the same stack never overlap.
+//!
+//! The destroy workflow takes a human act: it is started by hand only (`workflow_dispatch`),
+//! with an input that must be the stack's name, checked by its first job (`confirm`), which
+//! every other job needs; that job runs in the environment `destroy-<stack>`, so the
+//! repository's protection rules for it (required reviewers) hold the teardown too.
 
 use serde_json::{Map, json};
 
 use super::names::{Names, Rule};
 use super::{
-    Export, File, Format, Input, ci_secrets, dependents, header, runner_command, stack_file, stack_file_path, waits,
-    yaml,
+    Export, File, Format, Input, ci_secrets, dependents, header, runner_command, shell, stack_file, stack_file_path,
+    waits, yaml,
 };
 use crate::plan::Plan;
 
 /// The job that builds the runner once for every other job.
 pub(crate) const BUILD_JOB: &str = "runner";
+/// The first job of the destroy workflow: the input must name the stack.
+pub(crate) const CONFIRM_JOB: &str = "confirm";
 const BIN_DIR: &str = ".runner-bin";
 
 pub(super) fn export(plan: &Plan<'_>, input: &Input) -> Export {
-    let names = Names::new(Rule::GithubJob, plan.order.iter().map(|&i| plan.name(i)), &[BUILD_JOB]);
+    let names = Names::new(
+        Rule::GithubJob,
+        plan.order.iter().map(|&i| plan.name(i)),
+        &[BUILD_JOB, CONFIRM_JOB],
+    );
     let files = vec![
         File::new(
             "workflows/runner-up.yml",
@@ -46,6 +57,29 @@ pub(crate) fn literal(value: &str) -> String {
     value.replace("${{", "${{ '${{' }}")
 }
 
+/// The destroy workflow's trigger (its input naming the stack) and its first job, which fails
+/// unless the input is the stack's name; it runs in `environment`, for protection rules.
+fn confirm(input: &Input, environment: &str) -> (serde_json::Value, serde_json::Value) {
+    let trigger = json!({"workflow_dispatch": {"inputs": {"stack": {
+        "description": format!("The stack to destroy: type {} to confirm", input.stack),
+        "required": true,
+        "type": "string",
+    }}}});
+    // The input reaches the shell through the environment, never pasted into the script.
+    let check = format!(
+        "if [ \"$CONFIRM\" != {stack} ]; then\n  echo \"::error title=not confirmed::the input stack is \
+         '$CONFIRM', not {stack}: nothing was destroyed\"\n  exit 1\nfi\n",
+        stack = shell::quote(&input.stack)
+    );
+    let job = json!({
+        "name": format!("confirm: the input names the stack {}", input.stack),
+        "runs-on": "ubuntu-latest",
+        "environment": environment,
+        "steps": [{"name": "the input must be the stack's name", "env": {"CONFIRM": "${{ inputs.stack }}"}, "run": check}],
+    });
+    (trigger, job)
+}
+
 fn workflow(plan: &Plan<'_>, input: &Input, names: &Names, op: &str, order: &[(usize, Vec<usize>)]) -> String {
     let mut env = Map::new();
     env.insert("PULUMI_BACKEND_URL".into(), json!("${{ secrets.PULUMI_BACKEND_URL }}"));
@@ -54,19 +88,30 @@ fn workflow(plan: &Plan<'_>, input: &Input, names: &Names, op: &str, order: &[(u
     }
     env.insert("MARA_STACK_CONFIG".into(), json!(literal(&stack_file(input))));
 
+    let destroy = op == "destroy";
+    let environment = format!("destroy-{}", input.stack);
     let mut jobs = Map::new();
-    jobs.insert(
-        BUILD_JOB.into(),
-        json!({
-            "name": "build the runner",
-            "runs-on": "ubuntu-latest",
-            "steps": [
-                {"uses": "actions/checkout@v4"},
-                {"run": "cargo build --release --locked --bin runner"},
-                {"uses": "actions/upload-artifact@v4", "with": {"name": "runner", "path": "target/release/runner"}},
-            ],
-        }),
+    let mut trigger = json!({"workflow_dispatch": {}});
+    if destroy {
+        let (on, job) = confirm(input, &environment);
+        trigger = on;
+        jobs.insert(CONFIRM_JOB.into(), job);
+    }
+    let mut build = Map::new();
+    build.insert("name".into(), json!("build the runner"));
+    if destroy {
+        build.insert("needs".into(), json!([CONFIRM_JOB]));
+    }
+    build.insert("runs-on".into(), json!("ubuntu-latest"));
+    build.insert(
+        "steps".into(),
+        json!([
+            {"uses": "actions/checkout@v4"},
+            {"run": "cargo build --release --locked --bin runner"},
+            {"uses": "actions/upload-artifact@v4", "with": {"name": "runner", "path": "target/release/runner"}},
+        ]),
     );
+    jobs.insert(BUILD_JOB.into(), serde_json::Value::Object(build));
     let config = stack_file_path(input);
     for (i, waits_for) in order {
         let project = plan.name(*i);
@@ -97,18 +142,29 @@ fn workflow(plan: &Plan<'_>, input: &Input, names: &Names, op: &str, order: &[(u
     }
     let doc = json!({
         "name": format!("runner {op}: {} {}", plan.provider.name, input.stack),
-        "on": {"workflow_dispatch": {}},
+        "on": trigger,
         "permissions": {"contents": "read"},
         "concurrency": {"group": format!("pulumi-stack-{}", input.stack), "cancel-in-progress": false},
         "env": env,
         "jobs": jobs,
     });
-    let what = if op == "up" {
-        "Deploys every project, one job each, needs first"
-    } else {
+    let what = if destroy {
         "Destroys every project, one job each, dependents first"
+    } else {
+        "Deploys every project, one job each, needs first"
     };
     let mut h = header(plan, input, Format::GithubActions, what);
+    if destroy {
+        h.push(format!(
+            "Started by hand only (Actions > Run workflow), with the input stack={}; its first job runs in the \
+             environment {environment}: give it required reviewers (Settings > Environments).",
+            input.stack
+        ));
+    }
+    h.extend(super::docker_needs(
+        plan,
+        "ubuntu-latest has both; a self-hosted runner needs them installed",
+    ));
     h.push("Copy into .github/workflows/. Repository secrets it reads:".into());
     h.push(format!("  PULUMI_BACKEND_URL, {}", ci_secrets(input).join(", ")));
     yaml::document(&h, &doc)

@@ -4,6 +4,11 @@
 //! pipeline with the stages and edges reversed. The backend, the passphrase, the credentials
 //! and the secrets are the project's masked CI/CD variables (GitLab puts them in every job's
 //! environment); the stack file is written from the export before each job.
+//!
+//! The destroy pipeline takes a human act twice over: its jobs exist only in a pipeline run
+//! with the variable `RUNNER_DESTROY_STACK` naming the stack (a `rules:` entry on every job),
+//! and even then nothing runs until someone plays the manual job `confirm-destroy`, which
+//! every first job needs.
 
 use std::collections::BTreeSet;
 
@@ -17,8 +22,18 @@ use super::{
 use crate::graph::Layer;
 use crate::plan::Plan;
 
+/// The manual job every first job of the destroy pipeline needs, and its stage.
+pub(crate) const CONFIRM_JOB: &str = "confirm-destroy";
+const CONFIRM_STAGE: &str = "confirm";
+/// The variable a destroy pipeline must be run with, naming the stack.
+pub(crate) const DESTROY_VARIABLE: &str = "RUNNER_DESTROY_STACK";
+
 pub(super) fn export(plan: &Plan<'_>, input: &Input) -> Export {
-    let names = Names::new(Rule::GitlabJob, plan.order.iter().map(|&i| plan.name(i)), &[]);
+    let names = Names::new(
+        Rule::GitlabJob,
+        plan.order.iter().map(|&i| plan.name(i)),
+        &[CONFIRM_JOB],
+    );
     let name = |p: &str| names.get(p).to_string();
     let files = vec![
         File::new(
@@ -43,21 +58,23 @@ fn pipeline(
     op: &str,
     order: &[(usize, Vec<usize>)],
 ) -> String {
-    let mut layers: Vec<Layer> = plan
+    let layers: Vec<Layer> = plan
         .order
         .iter()
         .map(|&i| plan.project(i).layer)
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
-    if op == "destroy" {
-        layers.reverse();
+    let destroy = op == "destroy";
+    let mut stages: Vec<Value> = layers.iter().map(|l| json!(l.as_str())).collect();
+    if destroy {
+        stages.reverse();
+        stages.insert(0, json!(CONFIRM_STAGE));
     }
+    // Stack names are letters, digits, `-`, `_` and `.`: nothing to escape in a quoted string.
+    let named = format!("${DESTROY_VARIABLE} == \"{}\"", input.stack);
     let mut doc = Map::new();
-    doc.insert(
-        "stages".into(),
-        Value::Array(layers.iter().map(|l| json!(l.as_str())).collect()),
-    );
+    doc.insert("stages".into(), Value::Array(stages));
     // GitLab expands `$VAR` and `${VAR}` in a variable's value (a stack value `$CI_JOB_TOKEN`
     // would become the job's token): `expand: false` (GitLab's `variables:expand`, 15.6 and later)
     // makes the value raw, taken as written.
@@ -75,29 +92,59 @@ fn pipeline(
             ],
         }),
     );
-    for (i, waits_for) in order {
-        let project = plan.project(*i);
-        let needs: Vec<Value> = waits_for.iter().map(|&w| json!(name(plan.name(w)))).collect();
+    if destroy {
         doc.insert(
-            name(&project.name),
+            CONFIRM_JOB.into(),
             json!({
-                "stage": project.layer.as_str(),
-                "needs": needs,
-                "resource_group": format!("pulumi-{}-{}", input.stack, project.name),
-                "script": [runner_command(plan, input, op, &project.name)],
+                "stage": CONFIRM_STAGE,
+                "rules": [{"if": named, "when": "manual"}],
+                "allow_failure": false,
+                "before_script": [],
+                "script": [format!(
+                    "echo \"{DESTROY_VARIABLE} names the stack {}: destroying it, dependents first\"",
+                    input.stack
+                )],
             }),
         );
     }
-    let what = if op == "up" {
-        "Deploys every project, a stage per layer, one job each with its needs"
-    } else {
+    for (i, waits_for) in order {
+        let project = plan.project(*i);
+        let mut needs: Vec<Value> = waits_for.iter().map(|&w| json!(name(plan.name(w)))).collect();
+        if destroy && needs.is_empty() {
+            needs.push(json!(CONFIRM_JOB));
+        }
+        let mut job = Map::new();
+        job.insert("stage".into(), json!(project.layer.as_str()));
+        job.insert("needs".into(), Value::Array(needs));
+        if destroy {
+            job.insert("rules".into(), json!([{"if": named}]));
+        }
+        job.insert(
+            "resource_group".into(),
+            json!(format!("pulumi-{}-{}", input.stack, project.name)),
+        );
+        job.insert("script".into(), json!([runner_command(plan, input, op, &project.name)]));
+        doc.insert(name(&project.name), Value::Object(job));
+    }
+    let what = if destroy {
         "Destroys every project, dependents first"
+    } else {
+        "Deploys every project, a stage per layer, one job each with its needs"
     };
     let mut h = header(plan, input, Format::GitlabCi, what);
-    h.push(format!(
-        "The image must hold `runner` and `pulumi` {}. Masked CI/CD variables it reads:",
-        input.pulumi_version
+    if destroy {
+        h.push(format!(
+            "Runs only in a pipeline run with the variable {DESTROY_VARIABLE}={} (Build > Pipelines > Run \
+             pipeline), and only once someone plays its manual job {CONFIRM_JOB}.",
+            input.stack
+        ));
+    }
+    h.extend(super::image_needs(input));
+    h.extend(super::docker_needs(
+        plan,
+        "a runner with a Docker daemon, or Docker-in-Docker: a docker:dind service and DOCKER_HOST=tcp://docker:2375",
     ));
+    h.push("Masked CI/CD variables it reads:".into());
     h.push(format!("  PULUMI_BACKEND_URL, {}", ci_secrets(input).join(", ")));
     yaml::document(&h, &Value::Object(doc))
 }

@@ -265,6 +265,91 @@ fn dependents(plan: &Plan<'_>) -> Vec<(usize, Vec<usize>)> {
     out
 }
 
+/// What the jobs' image must hold, and the command that builds it from the repository's
+/// Dockerfile (GitLab jobs, Argo tasks).
+fn image_needs(input: &Input) -> Vec<String> {
+    vec![
+        format!(
+            "The jobs run in the image {}, which must hold `runner`, `pulumi` {} and the provider's tools; the \
+             repository's Dockerfile makes one (its head says what it holds):",
+            input.image, input.pulumi_version
+        ),
+        format!(
+            "  docker build --build-arg PULUMI_VERSION={} -t {} .   (then push it where the jobs pull from)",
+            input.pulumi_version, input.image
+        ),
+    ]
+}
+
+/// The projects of the plan that build a container image (a provider check runs `docker`
+/// for them), and what their jobs need for it: a Docker daemon with buildx.
+fn docker_needs(plan: &Plan<'_>, how: &str) -> Vec<String> {
+    let mut projects: Vec<&str> = plan
+        .provider
+        .checks
+        .iter()
+        .filter(|c| c.command.first().is_some_and(|c| c == "docker"))
+        .flat_map(|c| c.when_projects.iter())
+        .filter(|p| plan.order.iter().any(|&i| plan.name(i) == p.as_str()))
+        .map(String::as_str)
+        .collect();
+    projects.sort_unstable();
+    projects.dedup();
+    if projects.is_empty() {
+        return Vec::new();
+    }
+    vec![
+        format!(
+            "{} build{} a container image with Docker and buildx (`docker buildx version` must work where {} run{}):",
+            projects.join(", "),
+            if projects.len() == 1 { "s" } else { "" },
+            if projects.len() == 1 { "it" } else { "they" },
+            if projects.len() == 1 { "s" } else { "" }
+        ),
+        format!("  {how}"),
+    ]
+}
+
+/// The Kubernetes objects a format's Workflows or Stacks need and do not hold, each with the
+/// command that makes it (the values come from the shell's environment: none is written here).
+fn cluster_needs(input: &Input, service_account: bool) -> Vec<String> {
+    let ns = &input.namespace;
+    let mut h = vec![format!("Before the first run, once (in the namespace {ns}):")];
+    h.push(format!("  kubectl create namespace {ns}"));
+    if service_account {
+        h.push(format!(
+            "  kubectl apply -f rbac.yaml   (the ServiceAccount {} the tasks run as)",
+            base_name(input)
+        ));
+    }
+    // The values go through printf (a shell builtin) into a file descriptor, never on a
+    // command line where `ps` shows them.
+    let secret = |name: String, pairs: Vec<(String, String)>| {
+        let format = "%s=%s\\n".repeat(pairs.len());
+        let args: Vec<String> = pairs.iter().map(|(k, env)| format!("{k} \"${env}\"")).collect();
+        format!(
+            "  kubectl -n {ns} create secret generic {name} --from-env-file=<(printf '{format}' {})",
+            args.join(" ")
+        )
+    };
+    if !input.credentials.is_empty() {
+        let pairs = input.credentials.iter().map(|c| (c.clone(), c.clone())).collect();
+        h.push(secret(credentials_secret(input), pairs));
+    }
+    let mut keys: Vec<(String, String)> = Vec::new();
+    for s in input.config_secrets.iter().chain(&input.store_secrets) {
+        let k = secret_key(&s.key);
+        if !keys.iter().any(|(have, _)| *have == k) {
+            keys.push((k, s.env.clone()));
+        }
+    }
+    if !keys.is_empty() {
+        h.push(secret(config_secret(input), keys));
+    }
+    h.push("  (bash, with each variable set in the environment; the values are never written here)".into());
+    h
+}
+
 /// Base of the Kubernetes names of one stack's objects (`runner-dev`).
 fn base_name(input: &Input) -> String {
     let names = Names::new(Rule::Dns1123(40), [format!("runner-{}", input.stack).as_str()], &[]);

@@ -91,6 +91,14 @@ pub(super) fn stacks_header(plan: &Plan<'_>, input: &Input, format: Format) -> V
         h.push(format!("  {}: {}", config_secret(input), keys.join(", ")));
     }
     h.push("PKO does not order deletion: delete them with the teardown script, dependents first.".into());
+    if format == Format::Pko {
+        h.extend(super::cluster_needs(input, false));
+        h.push("  kubectl apply -f rbac.yaml   (the ServiceAccount the Stacks' workspaces run as)".into());
+    }
+    h.extend(super::docker_needs(
+        plan,
+        "a Docker daemon for its workspace pod: a docker:dind sidecar and DOCKER_HOST in spec.workspaceTemplate",
+    ));
     h
 }
 

@@ -12,6 +12,7 @@ const load = (p) => import(pathToFileURL(path.join(tools, "node", "node_modules"
 
 const models = {
   "argoproj.io/v1alpha1/Workflow": ["@kubernetes-models/argo-workflows/argoproj.io/v1alpha1/Workflow.js", "Workflow"],
+  "argoproj.io/v1alpha1/WorkflowTemplate": ["@kubernetes-models/argo-workflows/argoproj.io/v1alpha1/WorkflowTemplate.js", "WorkflowTemplate"],
   "argoproj.io/v1alpha1/Application": ["@kubernetes-models/argo-cd/argoproj.io/v1alpha1/Application.js", "Application"],
   "external-secrets.io/v1/ExternalSecret": ["@kubernetes-models/external-secrets/external-secrets.io/v1/ExternalSecret.js", "ExternalSecret"],
   "external-secrets.io/v1/ClusterSecretStore": ["@kubernetes-models/external-secrets/external-secrets.io/v1/ClusterSecretStore.js", "ClusterSecretStore"],

@@ -18,8 +18,8 @@ use serde_json::Value;
 use crate::support::{REPO, Run, files_under, real_pulumi_dir, standin_dir};
 
 /// The secrets every scenario gives in `MARA_SECRET_*`, as a CI job would.
-const ADMIN_PASSWORD: &str = "adm-S3cret-e2e";
-const DB_PASSWORD: &str = "db-S3cret-e2e";
+pub const ADMIN_PASSWORD: &str = "adm-S3cret-e2e";
+pub const DB_PASSWORD: &str = "db-S3cret-e2e";
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Engine {
@@ -63,7 +63,12 @@ impl E2e {
         self.dir.path()
     }
 
-    fn kubeconfig(&self) -> PathBuf {
+    /// The directory holding the engine's `pulumi`.
+    pub fn engine_dir(&self) -> &Path {
+        &self.bin
+    }
+
+    pub fn kubeconfig(&self) -> PathBuf {
         self.path().join("home/kubeconfig")
     }
 
@@ -111,7 +116,8 @@ impl E2e {
         self.record(out)
     }
 
-    fn record(&self, out: std::process::Output) -> Run {
+    /// Keeps what a process printed (to check no secret ever was), as a [`Run`].
+    pub fn record(&self, out: std::process::Output) -> Run {
         let run = Run {
             code: out.status.code().unwrap_or(-1),
             stdout: String::from_utf8(out.stdout).unwrap(),
@@ -394,7 +400,7 @@ fn signal(pid: u32, sig: &str) {
 
 /// Every project's start came after the end of each project it waits for.
 #[track_caller]
-fn assert_order(spans: &BTreeMap<String, (String, String)>, waits: &BTreeMap<String, Vec<String>>, reverse: bool) {
+pub fn assert_order(spans: &BTreeMap<String, (String, String)>, waits: &BTreeMap<String, Vec<String>>, reverse: bool) {
     for (project, upstream) in waits {
         for u in upstream {
             let (first, then) = if reverse { (project, u) } else { (u, project) };

@@ -106,6 +106,26 @@ fn stack_edges(stacks: &[Value]) -> BTreeSet<(String, String)> {
 /// the files that order an `up`, and separately for those that order a `destroy`.
 type Edges = BTreeSet<(String, String)>;
 
+/// The (runs first, runs after) pairs of an Argo Workflow's DAG, by project.
+fn argo_edges(wf: &Value) -> Edges {
+    let mut edges = Edges::new();
+    let tasks = wf["spec"]["templates"][0]["dag"]["tasks"].as_array().unwrap();
+    // The teardown's first task checks the confirmation; every other one runs a project.
+    let tasks: Vec<&Value> = tasks.iter().filter(|t| t["name"] != "confirm").collect();
+    let project: BTreeMap<String, String> = tasks
+        .iter()
+        .map(|t| (s(&t["name"]), s(&t["arguments"]["parameters"][0]["value"])))
+        .collect();
+    for t in tasks {
+        for d in t["dependencies"].as_array().into_iter().flatten() {
+            if d != "confirm" {
+                edges.insert((project[&s(d)].clone(), project[&s(&t["name"])].clone()));
+            }
+        }
+    }
+    edges
+}
+
 fn read_back(format: &str, files: &BTreeMap<String, String>) -> (Edges, Edges) {
     let mut up = BTreeSet::new();
     let mut down = BTreeSet::new();
@@ -144,9 +164,11 @@ fn read_back(format: &str, files: &BTreeMap<String, String>) -> (Edges, Edges) {
                 let wf = &docs(&files[file])[0];
                 let jobs = wf["jobs"].as_object().unwrap();
                 let project = |id: &str| s(&jobs[id]["name"]);
-                for (id, job) in jobs.iter().filter(|(id, _)| *id != "runner") {
+                // The build job, and the destroy workflow's confirmation, which the build needs.
+                let gates = ["runner", "confirm"];
+                for (id, job) in jobs.iter().filter(|(id, _)| !gates.contains(&id.as_str())) {
                     for n in job["needs"].as_array().unwrap() {
-                        if n != "runner" {
+                        if !gates.contains(&n.as_str().unwrap()) {
                             into.insert((project(n.as_str().unwrap()), project(id)));
                         }
                     }
@@ -162,11 +184,13 @@ fn read_back(format: &str, files: &BTreeMap<String, String>) -> (Edges, Edges) {
             ] {
                 let p = &docs(&files[file])[0];
                 for (job, body) in p.as_object().unwrap() {
-                    if ["stages", "variables", "default"].contains(&job.as_str()) {
+                    if ["stages", "variables", "default", "confirm-destroy"].contains(&job.as_str()) {
                         continue;
                     }
                     for n in body["needs"].as_array().unwrap() {
-                        into.insert((s(n), job.clone()));
+                        if n != "confirm-destroy" {
+                            into.insert((s(n), job.clone()));
+                        }
                     }
                 }
             }
@@ -174,16 +198,7 @@ fn read_back(format: &str, files: &BTreeMap<String, String>) -> (Edges, Edges) {
         "argo-workflows" => {
             for (file, into) in [("workflow-up.yaml", &mut up), ("workflow-destroy.yaml", &mut down)] {
                 let wf = &docs(&files[file])[0];
-                let tasks = wf["spec"]["templates"][0]["dag"]["tasks"].as_array().unwrap();
-                let project: BTreeMap<String, String> = tasks
-                    .iter()
-                    .map(|t| (s(&t["name"]), s(&t["arguments"]["parameters"][0]["value"])))
-                    .collect();
-                for t in tasks {
-                    for d in t["dependencies"].as_array().into_iter().flatten() {
-                        into.insert((project[&s(d)].clone(), project[&s(&t["name"])].clone()));
-                    }
-                }
+                into.extend(argo_edges(wf));
             }
         }
         "backstage" => {
@@ -751,7 +766,8 @@ fn argo_argo_cd_external_secrets_and_backstage_objects_pass_their_published_vali
                 "ExternalSecret",
                 "Resource",
                 "System",
-                "Workflow"
+                "Workflow",
+                "WorkflowTemplate"
             ]
         );
         let mut child = Command::new("node")
@@ -918,4 +934,389 @@ fn standard_output_takes_every_file_and_a_commit_replaces_the_branch() {
         assert_eq!(st["spec"]["commit"], sha);
         assert!(st["spec"].get("branch").is_none());
     }
+}
+
+#[test]
+fn a_shared_disk_backend_outside_the_repository_is_taken_for_gitlab_only() {
+    let ws = Ws::configured("aws");
+    let shared = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", shared.path().display());
+    // GitLab runners may mount one disk at one path (shell executors on one machine, NFS): taken,
+    // with a note saying what it assumes.
+    let run = ws
+        .exec(
+            &["export", "gitlab-ci", "-p", "aws", "-s", "dev", "-o", "gl"],
+            &[("PULUMI_BACKEND_URL", &url)],
+        )
+        .expect(0);
+    assert!(
+        run.stderr.contains(&format!(
+            "PULUMI_BACKEND_URL is {url}, a shared disk: every GitLab runner that takes these jobs must mount"
+        )),
+        "{}",
+        run.stderr
+    );
+    assert!(ws.path().join("gl/runner-up.gitlab-ci.yml").is_file());
+    // The other engines' jobs run on machines or pods that mount nothing of ours.
+    for format in ["github-actions", "argo-workflows", "pko"] {
+        let out = format!("out-{format}");
+        let mut args = vec!["export", format, "-p", "aws", "-s", "dev", "-o", &out];
+        args.extend(REPO_ARGS);
+        let run = ws.exec(&args, &[("PULUMI_BACKEND_URL", &url)]).expect(2);
+        assert!(
+            run.stderr.contains(&format!(
+                "PULUMI_BACKEND_URL is {url}, a file backend, which the machines and pods {format} runs its jobs on do not mount"
+            )),
+            "{format}: {}",
+            run.stderr
+        );
+        assert!(!ws.path().join(&out).exists(), "{format}: nothing written");
+    }
+    // Inside the workspace, each job's checkout replaces it; a relative path is the job's own.
+    for inside in [
+        format!("file://{}/state", ws.path().display()),
+        "file://state".to_string(),
+    ] {
+        let run = ws
+            .exec(
+                &["export", "gitlab-ci", "-p", "aws", "-s", "dev", "-o", "gl2"],
+                &[("PULUMI_BACKEND_URL", &inside)],
+            )
+            .expect(2);
+        assert!(
+            run.stderr.contains("which each job's checkout replaces"),
+            "{}",
+            run.stderr
+        );
+        assert!(
+            run.stderr.contains("file:///DIR every runner mounts"),
+            "the fix: {}",
+            run.stderr
+        );
+    }
+    assert!(!ws.path().join("gl2").exists());
+}
+
+/// A git repository holding the workspace in `platform/`, with an `origin`.
+fn repository_with_workspace_below() -> (tempfile::TempDir, PathBuf) {
+    let repo = tempfile::tempdir().unwrap();
+    let ws = Ws::configured("aws");
+    let below = repo.path().join("platform");
+    let status = Command::new("cp")
+        .arg("-r")
+        .arg(ws.path())
+        .arg(&below)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    for args in [
+        &["init", "-q", "-b", "main"][..],
+        &["remote", "add", "origin", "https://git.example.test/acme/platform.git"][..],
+    ] {
+        assert!(
+            Command::new("git")
+                .args(args)
+                .current_dir(repo.path())
+                .status()
+                .unwrap()
+                .success()
+        );
+    }
+    (repo, below)
+}
+
+#[test]
+fn a_kebap_bundle_outside_the_repository_is_refused_with_the_fix_and_inside_its_path_is_the_repositorys() {
+    let (repo, platform) = repository_with_workspace_below();
+    let kebap = |dir: &Path, args: &[&str]| {
+        let mut all = vec!["export", "kebap", "-p", "aws", "-s", "dev", "--esc-org", "acme"];
+        all.extend(args);
+        let out = Command::new(env!("CARGO_BIN_EXE_runner"))
+            .args(&all)
+            .current_dir(dir)
+            .env("PULUMI_BACKEND_URL", BACKEND.1)
+            .env_remove("PULUMI_STACK")
+            .output()
+            .unwrap();
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8(out.stdout).unwrap(),
+            stderr: String::from_utf8(out.stderr).unwrap(),
+        }
+    };
+    let synced = |dir: &Path| {
+        let app = &docs(&std::fs::read_to_string(dir.join("application.yaml")).unwrap())[0];
+        s(&app["spec"]["source"]["path"])
+    };
+    // Inside the repository, beside the workspace (`..` on the command line): the path from the
+    // repository's root, which exists once the bundle is committed.
+    kebap(&platform, &["-o", "../deploy/kebap"]).expect(0);
+    assert_eq!(synced(&repo.path().join("deploy/kebap")), "deploy/kebap/manifests");
+    assert!(repo.path().join("deploy/kebap/manifests").is_dir());
+    kebap(&platform, &["-o", "bundle"]).expect(0);
+    assert_eq!(synced(&platform.join("bundle")), "platform/bundle/manifests");
+
+    // Outside the repository: no path Argo CD could sync; refused with the fix, nothing written.
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("kebap");
+    let run = kebap(&platform, &["-o", target.to_str().unwrap()]).expect(2);
+    assert!(run.stderr.contains("outside the repository"), "{}", run.stderr);
+    assert!(run.stderr.contains("--bundle-path"), "the fix: {}", run.stderr);
+    assert!(!target.exists(), "nothing written");
+    // With --bundle-path naming where it will be committed, the Application syncs that.
+    kebap(
+        &platform,
+        &["-o", target.to_str().unwrap(), "--bundle-path", "deploy/dev/"],
+    )
+    .expect(0);
+    assert_eq!(synced(&target), "deploy/dev/manifests");
+    // Printed on standard output, its place is unknown without --bundle-path.
+    kebap(&platform, &["-o", "-"]).expect(2).stderr_has("--bundle-path");
+    for bad in ["/srv/kebap", "../elsewhere"] {
+        kebap(&platform, &["-o", "-", "--bundle-path", bad])
+            .expect(2)
+            .stderr_has("is not a directory inside the repository");
+    }
+}
+
+#[test]
+fn every_github_workflow_of_every_provider_passes_actionlint() {
+    let Some(actionlint) = tool(tools_dir().join("bin/actionlint"), "actionlint") else {
+        return;
+    };
+    for provider in PROVIDERS {
+        let ws = Ws::configured(provider);
+        let (run, files) = export(&ws, "github-actions", provider, &[]);
+        run.expect(0);
+        let dir = ws.path().join(format!("out/github-actions-{provider}-0"));
+        assert_eq!(files.len(), 2, "{files:?}");
+        // shellcheck is not installed here: actionlint's own rules (expressions, needs, inputs,
+        // environments, runner labels, action inputs) are what is checked.
+        let out = Command::new(&actionlint)
+            .args(["-no-color", "-shellcheck=", "-pyflakes="])
+            .args(files.keys().map(|p| dir.join(p)))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{provider}:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// gitlab-ci-local in a git repository holding `pipeline` as its `.gitlab-ci.yml`.
+fn gitlab_ci_local(gcl: &Path, repo: &Path, pipeline: &str, args: &[&str]) -> String {
+    std::fs::create_dir_all(repo).unwrap();
+    std::fs::write(repo.join(".gitlab-ci.yml"), pipeline).unwrap();
+    if !repo.join(".git").exists() {
+        assert!(
+            Command::new("git")
+                .args(["init", "-q"])
+                .current_dir(repo)
+                .status()
+                .unwrap()
+                .success()
+        );
+    }
+    let out = Command::new(gcl)
+        .args(args)
+        .current_dir(repo)
+        .env("HOME", repo.join(".home"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "gitlab-ci-local {args:?}:\n{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// The job names `gitlab-ci-local --list` prints (its first column, after the header line).
+fn listed(list: &str) -> Vec<String> {
+    list.lines()
+        .skip_while(|l| !l.starts_with("name "))
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .collect()
+}
+
+#[test]
+fn every_gitlab_pipeline_of_every_provider_passes_gitlab_ci_local_preview_and_list() {
+    let Some(gcl) = tool(
+        tools_dir().join("node/node_modules/.bin/gitlab-ci-local"),
+        "gitlab-ci-local",
+    ) else {
+        return;
+    };
+    for provider in PROVIDERS {
+        let ws = Ws::configured(provider);
+        let (run, files) = export(&ws, "gitlab-ci", provider, &[]);
+        run.expect(0);
+        let projects = plan_edges(&ws, provider)
+            .into_iter()
+            .flat_map(|(a, b)| [a, b])
+            .collect::<BTreeSet<_>>()
+            .len();
+        for (file, text) in &files {
+            let repo = ws.path().join("gl").join(file);
+            // --preview: GitLab's own expansion of the file (includes, defaults, anchors).
+            let preview = gitlab_ci_local(&gcl, &repo, text, &["--preview"]);
+            assert!(preview.contains("stages:"), "{provider} {file}:\n{preview}");
+            let list = gitlab_ci_local(&gcl, &repo, text, &["--list"]);
+            if file.starts_with("runner-up") {
+                assert_eq!(listed(&list).len(), projects, "{provider} {file}:\n{list}");
+                continue;
+            }
+            // The teardown: no job at all unless the variable names the stack; then its manual
+            // confirmation first, every project after it.
+            assert!(
+                listed(&list).is_empty(),
+                "{provider} {file} without the variable:\n{list}"
+            );
+            let other = gitlab_ci_local(
+                &gcl,
+                &repo,
+                text,
+                &["--list", "--variable", "RUNNER_DESTROY_STACK=prod"],
+            );
+            assert!(
+                listed(&other).is_empty(),
+                "{provider} {file} for another stack:\n{other}"
+            );
+            let named = gitlab_ci_local(&gcl, &repo, text, &["--list", "--variable", "RUNNER_DESTROY_STACK=dev"]);
+            let jobs = listed(&named);
+            assert_eq!(jobs.len(), projects + 1, "{provider} {file}:\n{named}");
+            assert_eq!(jobs[0], "confirm-destroy", "{named}");
+            let confirm = named.lines().find(|l| l.starts_with("confirm-destroy")).unwrap();
+            assert!(confirm.contains(" manual "), "{confirm}");
+        }
+    }
+}
+
+/// The guard's check itself, run as the engine runs it: the right name passes, anything else
+/// (another stack, nothing, a near miss) fails before any project is touched.
+fn assert_guard(script: &str, shell: &str, what: &str) {
+    for (given, passes) in [
+        ("dev", true),
+        ("prod", false),
+        ("", false),
+        ("dev ", false),
+        ("DEV", false),
+    ] {
+        let out = Command::new(shell)
+            .args(["-c", script])
+            .env("CONFIRM", given)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.success(),
+            passes,
+            "{what} with {given:?}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn github_and_argo_teardowns_start_only_with_the_stacks_name() {
+    let ws = Ws::configured("aws");
+    let (run, files) = export(&ws, "github-actions", "aws", &[]);
+    run.expect(0);
+    let wf = &docs(&files["workflows/runner-destroy.yml"])[0];
+    // Started by hand only, with a required input.
+    let on = wf["on"].as_object().unwrap();
+    assert_eq!(on.keys().collect::<Vec<_>>(), ["workflow_dispatch"]);
+    assert_eq!(on["workflow_dispatch"]["inputs"]["stack"]["required"], true);
+    let jobs = wf["jobs"].as_object().unwrap();
+    let confirm = &jobs["confirm"];
+    assert_eq!(confirm["environment"], "destroy-dev");
+    assert!(confirm.get("needs").is_none(), "the first job");
+    let step = &confirm["steps"][0];
+    assert_eq!(step["env"]["CONFIRM"], "${{ inputs.stack }}");
+    assert!(
+        !s(&step["run"]).contains("${{"),
+        "the input is never pasted into the script"
+    );
+    assert_guard(&s(&step["run"]), "bash", "GitHub's confirm job");
+    // Every other job waits for it: the build needs it, every project job needs the build.
+    assert_eq!(jobs["runner"]["needs"], serde_json::json!(["confirm"]));
+    for (id, job) in jobs
+        .iter()
+        .filter(|(id, _)| !["runner", "confirm"].contains(&id.as_str()))
+    {
+        assert!(job["needs"].as_array().unwrap().iter().any(|n| n == "runner"), "{id}");
+    }
+    let up = &docs(&files["workflows/runner-up.yml"])[0];
+    assert!(up["jobs"].get("confirm").is_none(), "up needs no confirmation");
+
+    let (run, files) = export(&ws, "argo-workflows", "aws", &[]);
+    run.expect(0);
+    let template = &docs(&files["workflow-destroy.yaml"])[0];
+    assert_eq!(
+        template["kind"], "WorkflowTemplate",
+        "nothing runs a template by itself"
+    );
+    let parameter = &template["spec"]["arguments"]["parameters"][0];
+    assert_eq!(parameter["name"], "confirm");
+    assert!(parameter.get("value").is_none(), "argo submit must be given it");
+    let templates = template["spec"]["templates"].as_array().unwrap();
+    let check = templates.iter().find(|t| t["name"] == "confirm").unwrap();
+    assert_eq!(check["container"]["env"][0]["value"], "{{workflow.parameters.confirm}}");
+    assert_guard(&s(&check["container"]["args"][0]), "sh", "Argo's confirm task");
+    for task in templates[0]["dag"]["tasks"].as_array().unwrap() {
+        if task["name"] != "confirm" {
+            assert!(
+                task.get("dependencies").is_some(),
+                "{}: every task waits, the first ones for the confirmation",
+                task["name"]
+            );
+        }
+    }
+    let up = &docs(&files["workflow-up.yaml"])[0];
+    assert_eq!(up["kind"], "Workflow");
+}
+
+#[test]
+fn the_dockerfile_passes_hadolint_and_builds_the_pulumi_the_exports_expect() {
+    let repo = Path::new(crate::support::REPO);
+    let dockerfile = std::fs::read_to_string(repo.join("Dockerfile")).unwrap();
+    // The pulumi it builds is the pinned one the tests run, and the exports' default.
+    let versions = std::fs::read_to_string(repo.join("scripts/real-pulumi/versions")).unwrap();
+    let pin = versions
+        .lines()
+        .find_map(|l| l.strip_prefix("pulumi v"))
+        .unwrap()
+        .trim();
+    assert!(
+        dockerfile.contains(&format!("\nARG PULUMI_VERSION={pin}\n")),
+        "the Dockerfile's PULUMI_VERSION is not the pin {pin}"
+    );
+    let ws = Ws::configured("aws");
+    let (run, files) = export(&ws, "gitlab-ci", "aws", &[]);
+    run.expect(0);
+    let up = &files["runner-up.gitlab-ci.yml"];
+    assert!(
+        up.contains(&format!(
+            "#   docker build --build-arg PULUMI_VERSION={pin} -t runner:latest ."
+        )),
+        "{up}"
+    );
+    let Some(hadolint) = tool(tools_dir().join("venv/bin/hadolint"), "hadolint") else {
+        return;
+    };
+    let lint = |path: &Path| Command::new(&hadolint).arg("--no-color").arg(path).output().unwrap();
+    let out = lint(&repo.join("Dockerfile"));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    // Without its two reasoned exceptions hadolint objects: it reads this file.
+    let dir = tempfile::tempdir().unwrap();
+    let bare = dir.path().join("Dockerfile");
+    std::fs::write(&bare, dockerfile.replace("# hadolint ignore=DL3008,SC2086\n", "")).unwrap();
+    let out = lint(&bare);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("DL3008"));
 }

@@ -509,15 +509,17 @@ fn argo_sees_no_template_tag_of_a_stack_value() {
     export(&ws, &home, "argo-workflows", &["-o", "argo"]).expect(0);
     for file in ["argo/workflow-up.yaml", "argo/workflow-destroy.yaml"] {
         let workflow = &crate::export::docs(&read(&ws, file))[0];
-        // Argo replaces `{{…}}` in the template as JSON, more than once: the only tag there is
-        // the task's own parameter.
+        // Argo replaces `{{…}}` in the template as JSON, more than once: the only tags there are
+        // the task's own parameter and the teardown's confirmation.
         let json = serde_json::to_string(workflow).unwrap();
         let tags: Vec<&str> = json
             .match_indices("{{")
-            .map(|(at, _)| &json[at..at + 30.min(json.len() - at)])
+            .map(|(at, _)| &json[at..at + 40.min(json.len() - at)])
             .collect();
         assert!(
-            tags.iter().all(|t| t.starts_with("{{inputs.parameters.project}}")),
+            tags.iter()
+                .all(|t| t.starts_with("{{inputs.parameters.project}}")
+                    || t.starts_with("{{workflow.parameters.confirm}}")),
             "{file}: {tags:?}"
         );
         let env = workflow["spec"]["templates"][1]["container"]["env"].as_array().unwrap();

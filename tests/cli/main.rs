@@ -19,6 +19,7 @@ mod kubeconfig;
 mod only;
 mod passthrough;
 mod pictures;
+mod pipelines;
 mod plan;
 mod programs;
 mod prompts;

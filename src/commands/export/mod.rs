@@ -95,9 +95,16 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &ExportOptions) -> Result<i32, Ru
             BTreeMap::new()
         },
         bundle_path: match (&o.bundle_path, &output) {
-            (Some(p), _) => p.clone(),
-            (None, Output::Dir(dir)) => bundle_path(s, repo.as_ref(), dir),
-            (None, Output::Stdout) => "kebap".into(),
+            _ if o.format != Format::Kebap => String::new(),
+            (Some(p), _) => given_bundle_path(p)?,
+            (None, Output::Dir(dir)) => bundle_path(s, dir)?,
+            (None, Output::Stdout) => {
+                return Err(RunnerError::usage(
+                    "`export kebap -o -` prints the bundle, so where it will live in the repository (the path Argo CD \
+                     syncs) is not known",
+                    "pass --bundle-path PATH: the bundle's directory relative to the repository's root",
+                ));
+            }
         },
         esc: Esc {
             organization: match (&o.esc_organization, o.format) {
@@ -185,27 +192,91 @@ fn write_dir(
     Ok(())
 }
 
-/// `PULUMI_BACKEND_URL`, refused when it is a file backend: every engine runs projects on other
-/// machines, which cannot read this one's files.
+/// `PULUMI_BACKEND_URL`, refused unless every job of the export reaches it. A cloud store or
+/// Pulumi Cloud: yes. A `file://` backend: only a GitLab pipeline's, and only a directory outside
+/// the workspace and its repository, named by its absolute path — a disk every GitLab runner of
+/// the project mounts at that path (shell executors on one machine, or an NFS mount); each job's
+/// checkout replaces the workspace, and the other engines' jobs run on machines or pods that
+/// mount nothing of ours.
 fn shared_backend(s: &Settings, t: &Target, format: Format) -> Result<String, RunnerError> {
     let embedded = format!("file://{}", s.ws.root.join(".pulumi-state").display());
     let url = t.env.get("PULUMI_BACKEND_URL").unwrap_or_default();
-    let why = if url == embedded {
-        format!("PULUMI_BACKEND_URL is not set, so the runner uses the workspace's own file backend ({url})")
-    } else if url.starts_with("file://") || !url.contains("://") {
-        format!("PULUMI_BACKEND_URL is {url}, a file backend")
-    } else {
+    let refuse = |why: String| {
+        Err(RunnerError::usage(
+            format!(
+                "`export {}` needs a state backend every engine reaches: {why}",
+                format.as_str()
+            ),
+            "set PULUMI_BACKEND_URL (in the environment or config/pulumi/environment) to a shared backend — \
+             s3://BUCKET, gs://BUCKET, azblob://CONTAINER or https://api.pulumi.com (for gitlab-ci also a \
+             file:///DIR every runner mounts, outside the repository) — and move the stacks there \
+             (`pulumi stack export` / `pulumi stack import`, or `runner up` again)",
+        ))
+    };
+    if url == embedded {
+        return refuse(format!(
+            "PULUMI_BACKEND_URL is not set, so the runner uses the workspace's own file backend ({url}), which no \
+             other machine can read"
+        ));
+    }
+    if !url.contains("://") {
+        return refuse(format!("PULUMI_BACKEND_URL is {url}, which is not a URL"));
+    }
+    let Some(dir) = crate::pulumi::file_url_path(&url) else {
         return Ok(url);
     };
-    Err(RunnerError::usage(
-        format!(
-            "`export {}` needs a state backend every engine reaches: {why}, which no other machine can read",
+    if format != Format::GitlabCi {
+        return refuse(format!(
+            "PULUMI_BACKEND_URL is {url}, a file backend, which the machines and pods {} runs its jobs on do not \
+             mount",
             format.as_str()
-        ),
-        "set PULUMI_BACKEND_URL (in the environment or config/pulumi/environment) to a shared backend — \
-         s3://BUCKET, gs://BUCKET, azblob://CONTAINER or https://api.pulumi.com — and move the stacks there \
-         (`pulumi stack export` / `pulumi stack import`, or `runner up` again)",
-    ))
+        ));
+    }
+    let inside = |root: &Path| lexical(&dir).starts_with(lexical(root));
+    let top = git(&s.ws.root, &["rev-parse", "--show-toplevel"]).map(PathBuf::from);
+    if !dir.is_absolute() || inside(&s.ws.root) || top.as_deref().is_some_and(inside) {
+        return refuse(format!(
+            "PULUMI_BACKEND_URL is {url}, a file backend {}, which each job's checkout replaces",
+            if dir.is_absolute() {
+                "inside the repository"
+            } else {
+                "relative to the job's directory"
+            }
+        ));
+    }
+    report::info(&format!(
+        "note: PULUMI_BACKEND_URL is {url}, a shared disk: every GitLab runner that takes these jobs must mount \
+         {} at that path",
+        dir.display()
+    ));
+    Ok(url)
+}
+
+/// `path` with `.` and `..` taken out lexically (links are not followed), through its nearest
+/// existing ancestor's real path, so two spellings of one directory compare equal.
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    let mut existing = out.as_path();
+    let mut rest = Vec::new();
+    while !existing.exists() {
+        let Some(parent) = existing.parent() else { return out };
+        rest.push(existing.file_name().map(PathBuf::from).unwrap_or_default());
+        existing = parent;
+    }
+    let mut real = existing.canonicalize().unwrap_or_else(|_| existing.to_path_buf());
+    for r in rest.iter().rev() {
+        real.push(r);
+    }
+    real
 }
 
 struct Config {
@@ -330,17 +401,40 @@ fn repository(s: &Settings, o: &ExportOptions) -> Result<Repo, RunnerError> {
     Ok(Repo { url, revision, prefix })
 }
 
+/// `--bundle-path`: a path inside the repository, relative to its root.
+fn given_bundle_path(path: &str) -> Result<String, RunnerError> {
+    let p = Path::new(path);
+    let outside = p.is_absolute()
+        || p.components()
+            .any(|c| matches!(c, std::path::Component::ParentDir | std::path::Component::Prefix(_)));
+    let trimmed = path.trim_matches('/');
+    if outside || trimmed.is_empty() || trimmed == "." {
+        return Err(RunnerError::usage(
+            format!("--bundle-path {path:?} is not a directory inside the repository"),
+            "pass the bundle's directory relative to the repository's root (`deploy/kebap`), without `..`",
+        ));
+    }
+    Ok(trimmed.trim_start_matches("./").to_string())
+}
+
 /// Where the bundle will live in the repository: the output directory, relative to the
-/// repository's root.
-fn bundle_path(s: &Settings, repo: Option<&Repo>, dir: &Path) -> String {
-    let prefix = repo.map_or("", |r| r.prefix.as_str());
-    let dir = if dir.is_absolute() {
-        dir.to_path_buf()
-    } else {
-        s.ws.root.join(dir)
-    };
-    match dir.strip_prefix(&s.ws.root) {
-        Ok(rel) => format!("{prefix}{}", rel.display()),
-        Err(_) => format!("{prefix}kebap"),
+/// repository's root (the workspace's when it is no git checkout). Argo CD syncs that path from
+/// git, so a directory outside the repository is refused with the fix.
+fn bundle_path(s: &Settings, dir: &Path) -> Result<String, RunnerError> {
+    let top = git(&s.ws.root, &["rev-parse", "--show-toplevel"]).map_or_else(|| s.ws.root.clone(), PathBuf::from);
+    let (top, dir) = (lexical(&top), lexical(dir));
+    match dir.strip_prefix(&top) {
+        Ok(rel) if !rel.as_os_str().is_empty() => Ok(rel.display().to_string()),
+        _ => Err(RunnerError::usage(
+            format!(
+                "`export kebap` writes the bundle to {}, {} the repository ({}): Argo CD syncs the bundle's \
+                 manifests/ from the repository, so it needs the bundle's path there",
+                dir.display(),
+                if dir == top { "the root of" } else { "outside" },
+                top.display()
+            ),
+            "pass -o DIR inside the repository, or --bundle-path PATH naming where the bundle will be committed \
+             (relative to the repository's root)",
+        )),
     }
 }
