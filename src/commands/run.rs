@@ -129,7 +129,7 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
     );
 
     prediction.say(&plan);
-    let mut view = Plain::new(&plan, s.banner, s.style.debug).grouped(s.ci);
+    let mut view = Plain::new(&plan, s.banner, s.style.debug).grouped(s.ci).fresh(o.fresh);
     let mut live = (o.output == OutputMode::Auto && s.live)
         .then(|| Live::new(&plan, s.style.debug, prediction.estimates.clone(), o.parallel));
     let mut logs = Logs::new(&t.run_dir);

@@ -28,6 +28,8 @@ pub enum Status {
     Failed,
     /// Ran past its timeout and was stopped.
     TimedOut,
+    /// Cut short by Ctrl-C (or SIGTERM, SIGHUP) while it ran: not failed, to be run again.
+    Interrupted,
     /// Not run because something it waits for failed or was skipped.
     Skipped {
         reason: String,
@@ -53,6 +55,7 @@ impl Status {
             Status::Succeeded => "succeeded",
             Status::Failed => "failed",
             Status::TimedOut => "timed out",
+            Status::Interrupted => "interrupted",
             Status::Skipped { .. } => "skipped",
             Status::Unchanged { .. } => "unchanged",
             Status::NotStarted { .. } => "not started",
@@ -66,7 +69,7 @@ impl Status {
             | Status::Unchanged { reason }
             | Status::NotStarted { reason }
             | Status::Waits { reason } => Some(reason),
-            Status::Succeeded | Status::Failed | Status::TimedOut => None,
+            Status::Succeeded | Status::Failed | Status::TimedOut | Status::Interrupted => None,
         }
     }
 

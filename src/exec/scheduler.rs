@@ -103,6 +103,7 @@ impl Run<'_> {
             match &result.status {
                 Status::Failed => "failed",
                 Status::TimedOut => "timed out",
+                Status::Interrupted => "was interrupted",
                 Status::Skipped { .. } => "was skipped",
                 _ => "did not run",
             }

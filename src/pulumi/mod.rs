@@ -260,6 +260,7 @@ impl Pulumi {
         let changes = std::mem::take(&mut log.changes);
         if end.interrupted {
             return JobEnd {
+                status: Status::Interrupted,
                 changes,
                 ..JobEnd::failed(format!("pulumi {} was interrupted", op.as_str()))
             };

@@ -149,6 +149,7 @@ pub(crate) fn step_summary(
         let mark = match f.status {
             Status::Succeeded => "✅",
             Status::Failed | Status::TimedOut => "❌",
+            Status::Interrupted => "⏹️",
             _ => "⏭️",
         };
         let took = f
@@ -164,6 +165,7 @@ pub(crate) fn step_summary(
             .collect();
         let detail = match &f.status {
             Status::Failed | Status::TimedOut => f.error.as_deref().and_then(|e| e.lines().next()).unwrap_or(""),
+            Status::Interrupted => "cut short by the interrupt: runs again on the next up",
             other => other.reason().unwrap_or(""),
         };
         let _ = writeln!(

@@ -28,7 +28,7 @@ pub(crate) fn render(plan: &Plan<'_>, result: &RunResult, suite: &Suite<'_>) -> 
     let op = plan.operation.as_str();
     let classname = format!("runner.{}.{}.{op}", plan.provider.name, suite.stack);
     let mut cases = String::new();
-    let (mut failures, mut skipped) = (0, 0);
+    let (mut failures, mut errors, mut skipped) = (0, 0, 0);
     let mut out_lines = String::new();
     for (name, f) in &result.results {
         let time = f
@@ -77,6 +77,15 @@ pub(crate) fn render(plan: &Plan<'_>, result: &RunResult, suite: &Suite<'_>) -> 
                     xml(&format!("{message}; its preview: {}", (suite.log)(name)))
                 );
             }
+            // Cut short, not failed: an error of the run, not a finding about the project.
+            Status::Interrupted => {
+                errors += 1;
+                let _ = write!(
+                    cases,
+                    ">\n    <error message=\"interrupted: cut short before it ended; it runs again on the next {op}\" type=\"{op} interrupted\">{}</error>\n  </testcase>\n",
+                    xml(f.error.as_deref().unwrap_or("interrupted"))
+                );
+            }
             Status::Skipped { reason } | Status::NotStarted { reason } | Status::Waits { reason } => {
                 skipped += 1;
                 let _ = write!(
@@ -95,7 +104,7 @@ pub(crate) fn render(plan: &Plan<'_>, result: &RunResult, suite: &Suite<'_>) -> 
     let mut doc = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
         doc,
-        "<testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" skipped=\"{skipped}\" time=\"{:.3}\" timestamp=\"{stamp}\" hostname=\"{}\">",
+        "<testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\" time=\"{:.3}\" timestamp=\"{stamp}\" hostname=\"{}\">",
         xml(&classname),
         result.results.len(),
         suite.total,

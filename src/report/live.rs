@@ -208,6 +208,11 @@ impl<'p> Live<'p> {
                     Status::Failed => style(format!("✘ {project:<w$} {took:>7}  {} failed", operation.as_str()))
                         .red()
                         .bold(),
+                    Status::Interrupted => {
+                        style(format!("⏹ {project:<w$} {took:>7}  {} interrupted", operation.as_str()))
+                            .for_stderr()
+                            .yellow()
+                    }
                     Status::TimedOut => style(format!("✘ {project:<w$} {took:>7}  {} timed out", operation.as_str()))
                         .red()
                         .bold(),

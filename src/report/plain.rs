@@ -27,6 +27,8 @@ pub(crate) struct Plain {
     ci: Option<CiSystem>,
     /// Each running project's lines, until it ends (in a CI that groups them).
     kept: HashMap<String, Vec<String>>,
+    /// How to go on after an interrupt (the same command, or without `--fresh`).
+    resume: &'static str,
 }
 
 impl Plain {
@@ -47,7 +49,17 @@ impl Plain {
             width: plan.order.iter().map(|&i| plan.name(i).len()).max().unwrap_or(0),
             ci: None,
             kept: HashMap::new(),
+            resume: "Run the same command again to resume.",
         }
+    }
+
+    /// The run was `up --fresh`: the same command would run everything again, so the advice
+    /// after an interrupt is to leave `--fresh` out.
+    pub(crate) fn fresh(mut self, fresh: bool) -> Self {
+        if fresh {
+            self.resume = "Run it again without --fresh to resume: what succeeded is not redone.";
+        }
+        self
     }
 
     /// Each project's output in one group of `ci`'s, printed when the project ends (in a CI
@@ -127,11 +139,13 @@ impl Plain {
                     Status::Succeeded => format!("✔ [{project}] {} succeeded{took}", operation.as_str()),
                     Status::Failed => format!("✘ [{project}] {} failed{took}", operation.as_str()),
                     Status::TimedOut => format!("✘ [{project}] {} timed out{took}", operation.as_str()),
+                    Status::Interrupted => format!("⏹ [{project}] {} interrupted{took}", operation.as_str()),
                     other => format!("• [{project}] {}: {}", other.name(), other.reason().unwrap_or_default()),
                 };
                 let styled = match &result.status {
                     Status::Succeeded => style(line).for_stderr().green(),
                     Status::Failed | Status::TimedOut => style(line).for_stderr().red().bold(),
+                    Status::Interrupted => style(line).for_stderr().yellow(),
                     _ => style(line).for_stderr().dim(),
                 };
                 say!("{styled}");
@@ -180,6 +194,7 @@ impl Plain {
                     .and_then(|e| e.lines().next())
                     .unwrap_or("")
                     .to_string(),
+                Status::Interrupted => "cut short".to_string(),
                 other => other.reason().unwrap_or("").to_string(),
             };
             let line = format!(
@@ -220,8 +235,26 @@ impl Plain {
                 "\nFix the cause and run the same command again: what succeeded is not redone."
             );
         }
+        let cut: Vec<&str> = result
+            .results
+            .iter()
+            .filter(|(_, f)| f.status == Status::Interrupted)
+            .map(|(name, _)| name.as_str())
+            .collect();
+        if !cut.is_empty() {
+            let _ = writeln!(
+                err,
+                "\n{} {} ({}): cut short before {} ended; {} again on the next run (logs: {})",
+                style("Interrupted:").for_stderr().yellow().bold(),
+                cut.join(", "),
+                plan.operation.as_str(),
+                if cut.len() == 1 { "it" } else { "they" },
+                if cut.len() == 1 { "it runs" } else { "they run" },
+                cut.iter().map(|n| log(n)).collect::<Vec<_>>().join(", ")
+            );
+        }
         if result.interrupted {
-            let _ = writeln!(err, "\nInterrupted. Run the same command again to resume.");
+            let _ = writeln!(err, "\nInterrupted. {}", self.resume);
         }
     }
 }

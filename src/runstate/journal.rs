@@ -90,10 +90,11 @@ pub(crate) fn parse(bytes: &[u8], shown: &str, known: &dyn Fn(&str) -> bool) -> 
 pub(crate) const OPERATIONS: [&str; 4] = ["up", "destroy", "refresh", "preview"];
 
 /// The statuses an end may record (`Status::name` of every status).
-pub(crate) const STATUSES: [&str; 7] = [
+pub(crate) const STATUSES: [&str; 8] = [
     "succeeded",
     "failed",
     "timed out",
+    "interrupted",
     "skipped",
     "unchanged",
     "not started",

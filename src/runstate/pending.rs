@@ -68,8 +68,16 @@ impl RunState {
                     "its last {} was cut short (its runner ended before it did)",
                     p.operation
                 )),
-                Some(p) if p.operation != "preview" && matches!(p.status.as_str(), "failed" | "timed out") => {
-                    Pending::runs(format!("its last {} {}", p.operation, p.status))
+                Some(p)
+                    if p.operation != "preview"
+                        && matches!(p.status.as_str(), "failed" | "timed out" | "interrupted") =>
+                {
+                    let how = if p.status == "interrupted" {
+                        "was interrupted"
+                    } else {
+                        p.status.as_str()
+                    };
+                    Pending::runs(format!("its last {} {how}", p.operation))
                 }
                 Some(p) if !p.deployed => Pending::runs("not deployed"),
                 Some(p) => match (p.last_up(), digests, first_running) {

@@ -645,7 +645,7 @@ fn a_second_ctrl_c_kills_what_does_not_stop() {
     }
     assert!(!Path::new(&pulumi).exists(), "the second Ctrl-C did not kill pulumi");
     let st = statuses(&ws);
-    assert_eq!(st["logstore"], "failed");
+    assert_eq!(st["logstore"], "interrupted", "cut short is not failed");
     assert_eq!(summary(&ws)["result"], "interrupted");
 }
 

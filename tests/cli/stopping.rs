@@ -49,7 +49,64 @@ fn a_hang_up_stops_the_run_as_ctrl_c_does() {
     signal(child.id(), "HUP");
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(statuses(&ws)["iam"], "failed");
+    assert_eq!(statuses(&ws)["iam"], "interrupted");
+}
+
+/// After an interrupt, what was cut short is "interrupted" everywhere (not "failed"), said in
+/// one block, an error (not a failure) in the `JUnit` report, and `status` says the next up runs it; the
+/// advice to resume leaves out `--fresh`, which would run everything again.
+#[test]
+fn interrupted_is_not_failed_in_the_summary_junit_and_status_and_the_resume_advice_fits_fresh() {
+    let ws = Ws::configured("aws");
+    let junit = ws.path().join("junit.xml");
+    let child = ws
+        .command(
+            &[
+                "up",
+                "-p",
+                "aws",
+                "-s",
+                "dev",
+                "--target",
+                "iam",
+                "--fresh",
+                "--junit",
+                junit.to_str().unwrap(),
+            ],
+            &[("PULUMI_STANDIN_HANG", "iam:up")],
+        )
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    crate::support::up_lock(&ws.path().join(".pulumi-state/.pulumi/locks/organization/iam/dev"));
+    signal(child.id(), "INT");
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("Interrupted: iam (up): cut short before it ended; it runs again on the next run"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("Failed:"), "{stderr}");
+    assert!(stderr.contains("Run it again without --fresh to resume"), "{stderr}");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml.contains("failures=\"0\" errors=\"1\""), "{xml}");
+    assert!(xml.contains("type=\"up interrupted\""), "{xml}");
+    crate::ci::ant_schema(&junit);
+    let status = ws
+        .exec(&["status", "-s", "dev", "--format", "json"], &[])
+        .expect(0)
+        .json();
+    let iam = status["projects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "iam")
+        .unwrap()
+        .clone();
+    assert_eq!(iam["last"]["status"], "interrupted", "{iam}");
+    assert_eq!(iam["up"]["why"], "its last up was interrupted", "{iam}");
 }
 
 #[test]
