@@ -80,7 +80,7 @@ pub(super) fn reports(
         }
     }
     if let Some(file) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|f| !f.is_empty()) {
-        let mut text = ci::step_summary(plan, &t.stack, result, total, asked.verdict);
+        let mut text = ci::step_summary(plan, &t.stack, result, total, asked.verdict, asked.drift);
         // The run's timeline, which GitHub draws from a Mermaid block.
         if let Ok(run) = serde_json::from_str::<timeline::LastRun>(summary) {
             let chart = timeline::Timeline::of(&run, &timeline::waits_of(plan)).mermaid();

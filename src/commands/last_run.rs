@@ -46,7 +46,7 @@ fn plan_of<'p>(t: &'p Target, run: &timeline::LastRun) -> Plan<'p> {
     let operation = match run.operation.as_str() {
         "destroy" => Operation::Destroy,
         "refresh" => Operation::Refresh,
-        "preview" => Operation::Preview,
+        "preview" | "drift" => Operation::Preview,
         _ => Operation::Up,
     };
     Plan::new(&t.provider, operation, &[]).expect("the whole graph has no unknown target")

@@ -129,9 +129,13 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
     );
 
     prediction.say(&plan);
-    let mut view = Plain::new(&plan, s.banner, s.style.debug).grouped(s.ci).fresh(o.fresh);
+    let drift = o.drift.is_some();
+    let mut view = Plain::new(&plan, s.banner, s.style.debug)
+        .grouped(s.ci)
+        .fresh(o.fresh)
+        .drift(drift);
     let mut live = (o.output == OutputMode::Auto && s.live)
-        .then(|| Live::new(&plan, s.style.debug, prediction.estimates.clone(), o.parallel));
+        .then(|| Live::new(&plan, s.style.debug, prediction.estimates.clone(), o.parallel).drift(drift));
     let mut logs = Logs::new(&t.run_dir);
     let mut unrecorded = false;
     let result = execute(&plan, engine, &options, resume.as_ref(), |ev| {
@@ -162,7 +166,7 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
     let log = |name: &str| s.ws.show(&t.run_dir.log(name, o.operation.as_str()));
     let total = clock.elapsed().as_secs_f64();
     view.finish(&plan, &result, total, &t.stack, &log);
-    let summary = summary(&plan, t, &result, (started, code), &prediction);
+    let summary = summary(&plan, t, &result, (started, code), &prediction, drift);
     unrecorded |= !after(s, t, o, (&plan, &result), (started, total), history, &summary);
     // A failure or an interrupt says more than a lost record: keep its code.
     Ok(if unrecorded && code == exit::SUCCESS {
@@ -387,12 +391,13 @@ fn summary(
     result: &RunResult,
     (started, code): (SystemTime, i32),
     prediction: &Prediction,
+    drift: bool,
 ) -> String {
     let predicted = Predicted {
         estimates: &prediction.estimates,
         makespan: prediction.makespan,
     };
-    report::summary::render(plan, &t.stack, result, started, code, predicted)
+    report::summary::render(plan, &t.stack, result, started, code, predicted, drift)
 }
 
 /// After the run, for whoever reads it: at a terminal after a destroy, the offer to prune the

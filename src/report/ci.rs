@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::time::SystemTime;
 
-use crate::exec::{RunResult, Status};
+use crate::exec::{RunResult, Status, would_change};
 use crate::plan::Plan;
 
 /// The CI a run is a step of.
@@ -127,14 +127,15 @@ pub(crate) fn step_summary(
     result: &RunResult,
     total: f64,
     verdict: Option<&str>,
+    drift: bool,
 ) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
         "### runner {} · provider {} · stack {stack}\n\n{} in {}{}\n",
-        plan.operation.as_str(),
+        if drift { "drift" } else { plan.operation.as_str() },
         plan.provider.name,
-        super::status_counts(result),
+        super::status_counts(result, drift),
         super::duration(total),
         if result.interrupted { " (interrupted)" } else { "" }
     );
@@ -147,6 +148,7 @@ pub(crate) fn step_summary(
     );
     for (name, f) in &result.results {
         let mark = match f.status {
+            Status::Succeeded if drift && would_change(&f.changes) => "⚠️",
             Status::Succeeded => "✅",
             Status::Failed | Status::TimedOut => "❌",
             Status::Interrupted => "⏹️",
@@ -172,7 +174,7 @@ pub(crate) fn step_summary(
             out,
             "| {} | {mark} {} | {took} | {} | {} |",
             cell(name),
-            f.status.name(),
+            super::status_word(f, drift),
             changes.join(", "),
             cell(detail)
         );

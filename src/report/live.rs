@@ -35,6 +35,8 @@ pub(crate) struct Live<'p> {
     parallel: usize,
     /// When the run should end, as last predicted.
     eta: Arc<Mutex<Option<Instant>>>,
+    /// A drift check: previews are told as drift (`drifted`, `no drift`).
+    drift: bool,
 }
 
 impl<'p> Live<'p> {
@@ -77,6 +79,7 @@ impl<'p> Live<'p> {
             estimates,
             parallel,
             eta,
+            drift: false,
         };
         live.replan();
         live
@@ -202,6 +205,13 @@ impl<'p> Live<'p> {
                     .unwrap_or_default();
                 let w = self.width;
                 let line = match &result.status {
+                    Status::Succeeded if self.drift && crate::exec::would_change(&result.changes) => style(format!(
+                        "≠ {project:<w$} {took:>7}  drifted: {}",
+                        super::plain::spelled(&result.changes)
+                    ))
+                    .yellow()
+                    .bold(),
+                    Status::Succeeded if self.drift => style(format!("✔ {project:<w$} {took:>7}  no drift")).green(),
                     Status::Succeeded => {
                         style(format!("✔ {project:<w$} {took:>7}  {} succeeded", operation.as_str())).green()
                     }
@@ -232,6 +242,16 @@ impl<'p> Live<'p> {
                 self.overall.inc(1);
             }
         }
+    }
+
+    /// The run is a drift check: each preview is told as what it found.
+    pub(crate) fn drift(mut self, drift: bool) -> Self {
+        self.drift = drift;
+        if drift {
+            self.overall
+                .set_message(format!("drift · provider {}", self.plan.provider.name));
+        }
+        self
     }
 
     /// Clears the bars; the closing table is printed after.

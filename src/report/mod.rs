@@ -101,23 +101,43 @@ pub(crate) fn result(text: &str) -> io::Result<()> {
 
 /// `3 succeeded, 1 failed`: how many projects ended each way, in a fixed order, the ways none
 /// ended left out.
-pub(crate) fn status_counts(result: &crate::exec::RunResult) -> String {
+pub(crate) fn status_counts(result: &crate::exec::RunResult, drift: bool) -> String {
     let mut counts = Vec::new();
     for name in [
+        "drifted",
+        "no drift",
+        "not checked",
         "succeeded",
         "unchanged",
         "failed",
         "timed out",
+        "interrupted",
         "skipped",
         "waits",
         "not started",
     ] {
-        let n = result.results.iter().filter(|(_, f)| f.status.name() == name).count();
+        let n = result
+            .results
+            .iter()
+            .filter(|(_, f)| status_word(f, drift) == name)
+            .count();
         if n > 0 {
             counts.push(format!("{n} {name}"));
         }
     }
     counts.join(", ")
+}
+
+/// How a project's end is called: its status, but in a drift check a preview that found
+/// changes is `drifted` and one that found none `no drift` (both ran fine: neither "succeeded").
+pub(crate) fn status_word(f: &crate::exec::Finished, drift: bool) -> &'static str {
+    match &f.status {
+        crate::exec::Status::Succeeded if drift && crate::exec::would_change(&f.changes) => "drifted",
+        crate::exec::Status::Succeeded if drift => "no drift",
+        // Not deployed: there is nothing to check.
+        crate::exec::Status::Unchanged { .. } if drift => "not checked",
+        other => other.name(),
+    }
 }
 
 /// `0.4s`, `12.3s`, `2m 05s`

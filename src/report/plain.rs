@@ -29,6 +29,8 @@ pub(crate) struct Plain {
     kept: HashMap<String, Vec<String>>,
     /// How to go on after an interrupt (the same command, or without `--fresh`).
     resume: &'static str,
+    /// A drift check: its previews are told as drift (`drifted`, `no drift`).
+    drift: bool,
 }
 
 impl Plain {
@@ -50,7 +52,14 @@ impl Plain {
             ci: None,
             kept: HashMap::new(),
             resume: "Run the same command again to resume.",
+            drift: false,
         }
+    }
+
+    /// The run is a drift check (`runner drift`): each preview is told as what it found.
+    pub(crate) fn drift(mut self, drift: bool) -> Self {
+        self.drift = drift;
+        self
     }
 
     /// The run was `up --fresh`: the same command would run everything again, so the advice
@@ -136,6 +145,10 @@ impl Plain {
                     return;
                 }
                 let line = match &result.status {
+                    Status::Succeeded if self.drift && would_change(&result.changes) => {
+                        format!("≠ [{project}] drifted: {}{took}", spelled(&result.changes))
+                    }
+                    Status::Succeeded if self.drift => format!("✔ [{project}] no drift{took}"),
                     Status::Succeeded => format!("✔ [{project}] {} succeeded{took}", operation.as_str()),
                     Status::Failed => format!("✘ [{project}] {} failed{took}", operation.as_str()),
                     Status::TimedOut => format!("✘ [{project}] {} timed out{took}", operation.as_str()),
@@ -143,6 +156,9 @@ impl Plain {
                     other => format!("• [{project}] {}: {}", other.name(), other.reason().unwrap_or_default()),
                 };
                 let styled = match &result.status {
+                    Status::Succeeded if self.drift && would_change(&result.changes) => {
+                        style(line).for_stderr().yellow().bold()
+                    }
                     Status::Succeeded => style(line).for_stderr().green(),
                     Status::Failed | Status::TimedOut => style(line).for_stderr().red().bold(),
                     Status::Interrupted => style(line).for_stderr().yellow(),
@@ -168,9 +184,9 @@ impl Plain {
             err,
             "\n{} {} · provider {} · stack {stack}: {} in {}",
             style("Summary:").for_stderr().bold(),
-            plan.operation.as_str(),
+            if self.drift { "drift" } else { plan.operation.as_str() },
             plan.provider.name,
-            super::status_counts(result),
+            super::status_counts(result, self.drift),
             duration(total)
         );
         // Unchanged projects are one line per reason, unless `-d` asks for every row.
@@ -199,7 +215,7 @@ impl Plain {
             };
             let line = format!(
                 "  {name:<w$}  {:<11}  {took:>8}  {:<16}  {detail}",
-                f.status.name(),
+                super::status_word(f, self.drift),
                 changes(&f.changes),
                 w = self.width
             );
@@ -216,7 +232,8 @@ impl Plain {
         if result.results.iter().any(|(_, f)| !f.changes.is_empty()) {
             let _ = writeln!(err, "  ({LEGEND})");
         }
-        if plan.operation == Operation::Preview {
+        // A drift check's verdict is said after the table (`drift_verdict`).
+        if plan.operation == Operation::Preview && !self.drift {
             preview_verdict(&mut err, result);
         }
         for (name, f) in result.results.iter().filter(|(_, f)| f.status.is_failure()) {
@@ -224,7 +241,11 @@ impl Plain {
                 err,
                 "\n{} {name} ({}): {}\n  full output: {}",
                 style("Failed:").for_stderr().red().bold(),
-                plan.operation.as_str(),
+                if self.drift {
+                    "drift check"
+                } else {
+                    plan.operation.as_str()
+                },
                 f.error.as_deref().unwrap_or("failed"),
                 log(name)
             );
@@ -346,7 +367,7 @@ pub(crate) fn refresh_verdict(result: &RunResult) -> Option<String> {
 }
 
 /// `~1 update, +2 create`
-fn spelled(c: &BTreeMap<String, u64>) -> String {
+pub(crate) fn spelled(c: &BTreeMap<String, u64>) -> String {
     let mut parts = Vec::new();
     for (key, n) in c.iter().filter(|(op, n)| is_change(op) && **n > 0) {
         match MARKS.iter().find(|(k, _)| k == key) {

@@ -63,6 +63,7 @@ pub(crate) fn render(
     started: SystemTime,
     exit_code: i32,
     predicted: Predicted<'_>,
+    drift: bool,
 ) -> String {
     let ended = SystemTime::now();
     let outcome = if result.interrupted {
@@ -74,7 +75,7 @@ pub(crate) fn render(
     };
     let doc = Summary {
         schema_version: SCHEMA_VERSION,
-        operation: plan.operation.as_str(),
+        operation: if drift { "drift" } else { plan.operation.as_str() },
         provider: &plan.provider.name,
         stack,
         targets: plan.targets.iter().map(|&i| plan.name(i)).collect(),
@@ -89,7 +90,7 @@ pub(crate) fn render(
             .iter()
             .map(|(name, f)| ProjectSummary {
                 name,
-                status: f.status.name(),
+                status: super::status_word(f, drift),
                 reason: f.status.reason(),
                 operation: plan.operation.as_str(),
                 started: f.started.map(timestamp),

@@ -497,7 +497,7 @@ fn drift_previews_what_the_backend_holds_and_exits_6_when_anything_differs() {
     validate(&summary, "summary.schema.json");
     assert_eq!(summary["exit_code"], 6);
     assert_eq!(project(&summary, "eks")["changes"]["update"], 1);
-    assert_eq!(project(&summary, "eks")["status"], "succeeded");
+    drift_is_said_as_drift(&drifted, &summary);
     // Nothing was deployed by looking.
     ws.exec(&["output", "eks", "-s", "dev", "--json"], &[]).expect(0);
     let state = ws.path().join(".pulumi-state/.pulumi/stacks/eks/dev.json");
@@ -509,7 +509,27 @@ fn drift_previews_what_the_backend_holds_and_exits_6_when_anything_differs() {
         &[("PULUMI_STANDIN_FAIL", "vpc:preview")],
     )
     .expect(1)
-    .stderr_has("Failed: vpc (preview)");
+    .stderr_has("Failed: vpc (drift check)");
+}
+
+/// Drift speaks of drift: the project is marked drifted (not succeeded), the others no drift
+/// or not checked, the run is a drift check, in the summary file and on the terminal.
+fn drift_is_said_as_drift(drifted: &crate::support::Run, summary: &serde_json::Value) {
+    assert_eq!(project(summary, "eks")["status"], "drifted");
+    assert_eq!(project(summary, "vpc")["status"], "no drift");
+    assert_eq!(summary["operation"], "drift");
+    assert!(
+        drifted
+            .stderr
+            .contains("Summary: drift · provider aws · stack dev: 1 drifted, 2 no drift, 13 not checked"),
+        "{}",
+        drifted.stderr
+    );
+    assert!(
+        drifted.stderr.contains("≠ [eks] drifted: ~1 update"),
+        "{}",
+        drifted.stderr
+    );
 }
 
 /// A change made by hand in the cloud shows only to a refreshing check: `drift` compares the
