@@ -161,7 +161,12 @@ impl Settings {
         };
         let provider = match (&self.provider, recorded) {
             (None, Some((name, note))) => {
-                crate::report::info(&note);
+                let stack = file.as_ref().ok().and_then(|f| {
+                    stack(&self.ws, f, self.stack.as_deref(), self.switch_stack, command)
+                        .ok()
+                        .map(|(s, _)| s)
+                });
+                say_once(&self.ws, stack.as_deref(), &name, &note);
                 load_provider(&self.ws, Some(&name), command, &crate::fs::NoStats)?
             }
             _ => self.provider(command)?,
@@ -333,6 +338,24 @@ fn record_stack(ws: &Workspace, stack: &str, source: &StackSource) -> Result<(),
         }
     }
     Ok(())
+}
+
+/// The note that the provider was taken from the stack file, said when it is not the one the
+/// last command of the stack took (so not on every command of a day's work).
+fn say_once(ws: &Workspace, stack: Option<&str>, provider: &str, note: &str) {
+    let Some(stack) = stack else {
+        crate::report::info(note);
+        return;
+    };
+    let run_dir = RunDir::new(&ws.root, stack);
+    let path = run_dir.inferred_provider();
+    if crate::fs::read_text(&path).is_ok_and(|last| last.trim() == provider) {
+        return;
+    }
+    crate::report::info(note);
+    if run_dir.create().is_ok() {
+        let _ = crate::fs::write_atomic(&path, format!("{provider}\n").as_bytes(), crate::fs::NewFile::Default);
+    }
 }
 
 /// The provider a stack's configuration was written for: the provider file whose `infra_type`

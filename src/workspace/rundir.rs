@@ -12,6 +12,7 @@
 //! .runner/<stack>/logs/<project>.<operation>.log   each project's last output per operation
 //! .runner/<stack>/tmp/                scratch: event logs, hook inputs (removed after use)
 //! .runner/<stack>/kubeconfig/<project>.json   what kubeconfig-merge added (for pruning)
+//! .runner/<stack>/inferred-provider  the provider last taken from the stack file (said once)
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -66,6 +67,12 @@ impl RunDir {
 
     pub(crate) fn last_run(&self) -> PathBuf {
         self.base.join("last-run.json")
+    }
+
+    /// The provider a command without `-p` last took from the stack file: its note is said
+    /// again only when it changes.
+    pub(crate) fn inferred_provider(&self) -> PathBuf {
+        self.stack_dir().join("inferred-provider")
     }
 
     /// Where `runner report` writes the last run's HTML report unless told.

@@ -147,6 +147,9 @@ fn without_p_the_provider_is_the_one_the_stack_file_was_written_for() {
         .stderr_has(
             "provider aws: the stack file config/pulumi/Pulumi.dev.yaml was written for it (kubernetes:infra_type: AWS); -p chooses another",
         );
+    // Said once: the next command that takes the same provider says nothing of it.
+    let again = ws.exec(&["status", "-s", "dev"], &[]).expect(0);
+    assert!(!again.stderr.contains("was written for it"), "{}", again.stderr);
     // A stack without configuration names no provider: -p is still needed.
     ws.exec(&["up", "-s", "other", "--switch-stack"], &[])
         .expect(2)
