@@ -6,8 +6,6 @@ use std::ffi::OsString;
 use std::io::IsTerminal as _;
 use std::path::Path;
 
-use clap::{CommandFactory as _, Parser as _};
-
 use crate::cli::{Cli, Command, DayTwo, ExportArgs, GlobalArgs, RunArgs};
 use crate::commands;
 use crate::commands::export::{ExportOptions, Output};
@@ -20,6 +18,7 @@ use crate::plan::Operation;
 use crate::pulumi::Drift;
 use crate::report::{self, Style};
 use crate::settings::{Flags, Settings};
+use clap::{CommandFactory as _, Parser as _};
 
 /// Runs the runner with these arguments (the first is the program name) and returns the exit code.
 pub fn run(args: impl IntoIterator<Item = OsString>, cwd: &Path) -> i32 {

@@ -47,6 +47,7 @@ pub(crate) struct Cli {
 }
 
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Global options")]
 pub(crate) struct GlobalArgs {
     /// Stack name shared by every project (lower-cased)
     #[arg(short = 's', long, global = true, value_name = "STACK", value_parser = lower_case)]
@@ -231,58 +232,70 @@ pub(crate) enum DayTwo {
 pub(crate) struct RunArgs {
     /// Only this project and what it needs (on destroy: what needs it); repeatable, or
     /// separated by commas
-    #[arg(short = 't', long = "target", value_name = "PROJECT", value_delimiter = ',')]
+    #[arg(
+        short = 't',
+        long = "target",
+        value_name = "PROJECT",
+        value_delimiter = ',',
+        help_heading = "Selection"
+    )]
     pub targets: Vec<String>,
 
     /// Leave out this project and everything that cannot run without it: on up (refresh,
     /// preview) what needs it or runs after it, on destroy what it needs (kept); repeatable, or
     /// separated by commas
-    #[arg(short = 'x', long = "exclude", value_name = "PROJECT", value_delimiter = ',')]
+    #[arg(
+        short = 'x',
+        long = "exclude",
+        value_name = "PROJECT",
+        value_delimiter = ',',
+        help_heading = "Selection"
+    )]
     pub excludes: Vec<String>,
 
     /// Only this project, alone: what it waits for must already be done (its needs deployed, on
     /// destroy its dependents gone), which the backend must prove first (one CI job per project)
-    #[arg(long, value_name = "PROJECT", conflicts_with_all = ["targets", "excludes"])]
+    #[arg(long, value_name = "PROJECT", conflicts_with_all = ["targets", "excludes"], help_heading = "Selection")]
     pub only: Option<String>,
 
     /// Run at most N projects at once [default: 8]
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..), help_heading = "Running")]
     pub parallel: Option<u16>,
 
     /// After a failure, finish every branch that does not depend on it
-    #[arg(long)]
+    #[arg(long, help_heading = "Running")]
     pub keep_going: bool,
 
     /// Also write the JSON summary of the run to FILE (always: .runner/last-run.json)
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub summary: Option<PathBuf>,
 
     /// Also write the run as a `JUnit` XML report to FILE (one test case per planned project)
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub junit: Option<PathBuf>,
 
     /// Also write the run as one self-contained HTML file: the plan's graph, the timeline, each
     /// project's result, the cause and log of each failure (opens with no network)
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub report: Option<PathBuf>,
 
     /// How progress is shown: `plain` prefixes every line with its project
-    #[arg(long, value_enum, default_value_t = OutputMode::Auto)]
+    #[arg(long, value_enum, default_value_t = OutputMode::Auto, help_heading = "Output")]
     pub output: OutputMode,
 
     /// Stop any project still running after DURATION (`45m`, `2h`), as Ctrl-C would; it ends as
     /// `timed out` [default: each project's own `timeout`, else none]
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", value_parser = duration, help_heading = "Stopping")]
     pub timeout: Option<std::time::Duration>,
 
     /// When a stack is locked by a process of this host that no longer runs, remove that lock
     /// (never one of another host or of a running process) and try once more
-    #[arg(long)]
+    #[arg(long, help_heading = "Running")]
     pub remove_stale_locks: bool,
 
     /// After Ctrl-C (or a timeout), how long projects get to stop before SIGTERM, and after
     /// SIGTERM before SIGKILL
-    #[arg(long, value_name = "DURATION", value_parser = duration, default_value = "30s")]
+    #[arg(long, value_name = "DURATION", value_parser = duration, default_value = "30s", help_heading = "Stopping")]
     pub grace: std::time::Duration,
 }
 

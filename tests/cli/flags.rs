@@ -95,3 +95,25 @@ fn color_follows_the_flag_and_no_color() {
         .unwrap();
     assert!(!String::from_utf8_lossy(&out.stdout).contains('\u{1b}'));
 }
+
+#[test]
+fn a_runs_help_groups_its_options_under_headings_and_ends_with_examples() {
+    let ws = crate::support::Ws::reference();
+    let help = ws.run(&["up", "--help"]).expect(0).stdout;
+    let at = |heading: &str| {
+        help.find(&format!("\n{heading}:\n"))
+            .unwrap_or_else(|| panic!("no {heading}:\n{help}"))
+    };
+    // In this order: what runs, how, what it writes, how it stops, then the global options.
+    let order = ["Selection", "Running", "Output", "Stopping", "Global options"].map(at);
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{help}");
+    assert!(help[order[0]..order[1]].contains("--target"), "{help}");
+    assert!(help[order[3]..order[4]].contains("--grace"), "{help}");
+    assert!(help[order[4]..].contains("--banner-type"), "{help}");
+    let examples = help.rfind("\nExamples:\n").expect("examples");
+    assert!(examples > order[4], "examples after the options:\n{help}");
+    assert!(
+        help[examples..].lines().skip(2).all(|l| l.contains("runner ")),
+        "{help}"
+    );
+}
