@@ -30,6 +30,19 @@ pub(crate) fn prove(s: &Settings, plan: &Plan<'_>, engine: &Pulumi) -> Result<BT
             .unwrap_or_default()
     };
     let forward = plan.operation.direction() == Direction::Forward;
+    // One backend read per project it waits for: say what is read before the wait.
+    let mut them: Vec<&str> = outside.iter().map(|&(_, other, _)| plan.name(other)).collect();
+    them.dedup();
+    let doing = if forward {
+        "reading the outputs of what it waits for from the backend"
+    } else {
+        "checking in the backend that what needs it is gone"
+    };
+    crate::report::info(&format!(
+        "--only {}: {doing}: {}…",
+        plan.name(outside[0].0),
+        them.join(", ")
+    ));
     let mut given = BTreeMap::new();
     let mut problems = Vec::new();
     for (i, other, kind) in outside {

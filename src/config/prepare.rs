@@ -520,6 +520,13 @@ fn save(
     if let Some(store_dir) = store_dir
         && !answers.secrets.is_empty()
     {
+        // Each is a `pulumi` start (its key derivation included): say so before the wait.
+        if answers.secrets.len() > 1 {
+            report::info(&format!(
+                "storing {} secrets, one `pulumi config set --secret` each…",
+                answers.secrets.len()
+            ));
+        }
         for (key, value) in &answers.secrets {
             store.set_secret(store_dir, env, key, value, None).map_err(failed)?;
         }

@@ -497,6 +497,12 @@ fn validate(e: &E2e) {
     // secrets (through stdin) in the secrets store's own stack file.
     let run = e.runner(&["validate"]).expect(0);
     assert!(run.stderr.contains("All configuration is OK"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("storing 2 secrets, one `pulumi config set --secret` each…"),
+        "progress before the wait: {}",
+        run.stderr
+    );
     let shared = std::fs::read_to_string(e.path().join("config/pulumi/Pulumi.dev.yaml")).unwrap();
     assert!(shared.contains("kubernetes:infra_type: local"), "{shared}");
     assert!(shared.contains("logstore:retention: 7d"), "{shared}");

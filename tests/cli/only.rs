@@ -73,6 +73,13 @@ fn only_refuses_until_its_needs_are_deployed_then_runs_alone_with_their_outputs(
         .exec(&["up", "-p", "aws", "-s", "dev", "--only", "eks"], &[])
         .expect(0);
     assert_eq!(ran(&ws, "up"), ["eks"], "{}", run.stderr);
+    // The backend reads that prove its needs are said before they are made.
+    assert!(
+        run.stderr
+            .contains("--only eks: reading the outputs of what it waits for from the backend: "),
+        "{}",
+        run.stderr
+    );
 
     // The same configuration and environment as a full run: the shared stack file, the backend.
     let up = ws.invocations().into_iter().find(|i| i["argv"][0] == "up").unwrap();
