@@ -91,8 +91,12 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
     // From here until the first project starts, Ctrl-C ends the runner at once.
     let _interrupt = exec::signals::hub().on_interrupt(|| report::info("\ninterrupted: no project was started"));
     let store = Store::new(PathBuf::from("pulumi"), &t.stack, o.remove_stale_locks);
-    let ready = prepare(s, t, &plan, o.fresh, &store)?;
+    let mut ready = prepare(s, t, &plan, o.fresh, &store)?;
     let (mut state, digests) = open_records(s, t, &ready)?;
+    // Checked while the run state was read: a wrong passphrase is one error, before any project.
+    if let Some(p) = ready.passphrase_problem(&|f| s.ws.show(f)) {
+        return Err(RunnerError::Problems(vec![p]));
+    }
     // What an `up` will skip, told once: said before it starts, and left out of its prediction.
     let pending = (o.operation == Operation::Up && !o.fresh).then(|| state.state.pending(&plan, Some(&digests)));
     go_ahead(s, t, &plan, o, &ready, pending.as_deref())?;

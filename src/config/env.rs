@@ -30,11 +30,41 @@ impl fmt::Debug for Passphrase {
     }
 }
 
+/// Where the passphrase `pulumi` will use comes from: said when it is wrong.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PassphraseFrom {
+    /// `PULUMI_CONFIG_PASSPHRASE` in the runner's environment.
+    Environment,
+    /// `PULUMI_CONFIG_PASSPHRASE` in the environment file.
+    EnvironmentFile,
+    /// The file `PULUMI_CONFIG_PASSPHRASE_FILE` names.
+    PassphraseFile,
+    /// Typed at the runner's prompt.
+    Prompt,
+}
+
+impl PassphraseFrom {
+    /// In words, for an error: "`PULUMI_CONFIG_PASSPHRASE` in the environment".
+    pub(crate) fn describe(self, passphrase_file: Option<&str>) -> String {
+        match self {
+            PassphraseFrom::Environment => format!("{PASSPHRASE_VAR} in the environment"),
+            PassphraseFrom::EnvironmentFile => {
+                format!("{PASSPHRASE_VAR} in {}", super::environment::ENVIRONMENT_FILE)
+            }
+            PassphraseFrom::PassphraseFile => format!(
+                "the file PULUMI_CONFIG_PASSPHRASE_FILE names ({})",
+                passphrase_file.unwrap_or_default()
+            ),
+            PassphraseFrom::Prompt => "the prompt".to_string(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Env {
     /// Set on every child on top of the process environment (the passphrase left out).
     overlay: BTreeMap<String, String>,
-    passphrase: Option<Passphrase>,
+    passphrase: Option<(Passphrase, PassphraseFrom)>,
 }
 
 impl Env {
@@ -42,10 +72,12 @@ impl Env {
     /// `PULUMI_CONFIG_PASSPHRASE` among them (or in the process environment) becomes the
     /// passphrase. An empty passphrase is a passphrase to Pulumi.
     pub(crate) fn new(mut overlay: BTreeMap<String, String>) -> Self {
-        let passphrase = overlay
-            .remove(PASSPHRASE_VAR)
-            .or_else(|| std::env::var(PASSPHRASE_VAR).ok())
-            .map(Passphrase);
+        let passphrase = match overlay.remove(PASSPHRASE_VAR) {
+            Some(p) => Some((Passphrase(p), PassphraseFrom::EnvironmentFile)),
+            None => std::env::var(PASSPHRASE_VAR)
+                .ok()
+                .map(|p| (Passphrase(p), PassphraseFrom::Environment)),
+        };
         Env { overlay, passphrase }
     }
 
@@ -65,11 +97,25 @@ impl Env {
     }
 
     pub(crate) fn passphrase(&self) -> Option<&Passphrase> {
-        self.passphrase.as_ref()
+        self.passphrase.as_ref().map(|(p, _)| p)
     }
 
+    /// Typed at the prompt.
     pub(crate) fn set_passphrase(&mut self, p: Passphrase) {
-        self.passphrase = Some(p);
+        self.passphrase = Some((p, PassphraseFrom::Prompt));
+    }
+
+    /// The passphrase `pulumi` will use, as it finds it (`readPassphrase`):
+    /// `PULUMI_CONFIG_PASSPHRASE` (even empty), else the trimmed contents of the file
+    /// `PULUMI_CONFIG_PASSPHRASE_FILE` names; with where it came from. `None` when there is none
+    /// (or the file cannot be read: `pulumi` says so itself).
+    pub(crate) fn effective_passphrase(&self) -> Option<(Passphrase, PassphraseFrom)> {
+        if let Some(p) = &self.passphrase {
+            return Some(p.clone());
+        }
+        let file = self.get("PULUMI_CONFIG_PASSPHRASE_FILE")?;
+        let text = std::fs::read_to_string(file).ok()?;
+        Some((Passphrase(text.trim().to_string()), PassphraseFrom::PassphraseFile))
     }
 
     /// For a tool that is not `pulumi` (a hook script, a credential check): the overlay, and no
@@ -81,7 +127,7 @@ impl Env {
     /// For `pulumi`: the overlay and the passphrase.
     pub(crate) fn apply_for_pulumi(&self, cmd: &mut Command) {
         cmd.envs(&self.overlay);
-        if let Some(p) = &self.passphrase {
+        if let Some((p, _)) = &self.passphrase {
             cmd.env(PASSPHRASE_VAR, p.expose());
         }
     }

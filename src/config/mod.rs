@@ -6,6 +6,7 @@
 pub(crate) mod checks;
 pub(crate) mod env;
 pub(crate) mod environment;
+pub(crate) mod passphrase;
 pub(crate) mod prepare;
 pub(crate) mod questions;
 pub(crate) mod stackedit;

@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::checks::{self, Inputs};
-use super::env::{Env, Passphrase};
+use super::env::Env;
+use super::passphrase::{self, Check};
 use super::questions::{self, Answers, Ask, Context};
 use super::set_secret_command;
 use super::stackedit;
@@ -42,10 +43,6 @@ pub(crate) trait SecretStore {
         value: &str,
         config_file: Option<&Path>,
     ) -> Result<(), String>;
-
-    /// Whether the passphrase opens the salt of `config_file` (else the project's own stack
-    /// file), changing no file; `None` when that cannot be told (no such stack yet).
-    fn passphrase_opens(&self, dir: &Path, env: &Env, config_file: Option<&Path>) -> Option<bool>;
 
     /// A new `encryptionsalt` for the passphrase, made by `pulumi` for the stack of the project
     /// in `dir` in a scratch stack file: for when the project's own file has none (its stack
@@ -93,6 +90,16 @@ pub(crate) struct Ready {
     /// Every secret value this run knows of (answers, `MARA_SECRET_*`, the provider tokens'
     /// variables, the passphrase): never to be printed.
     pub(crate) secrets: Vec<String>,
+    /// The passphrase's check against the stack's salts, still under way: a run takes its
+    /// verdict ([`Ready::passphrase_problem`]) before its first project starts.
+    pub(crate) passphrase_check: Option<Check>,
+}
+
+impl Ready {
+    /// A wrong passphrase, as one problem (waits for the check).
+    pub(crate) fn passphrase_problem(&mut self, show: &dyn Fn(&Path) -> String) -> Option<Problem> {
+        self.passphrase_check.take()?.problem(&self.env, show)
+    }
 }
 
 impl Request<'_> {
@@ -106,6 +113,14 @@ impl Request<'_> {
         let path = dir.join(format!("Pulumi.{}.yaml", self.stack));
         let file = StackFile::load(&path, &self.ws.show(&path)).map_err(|d| RunnerError::Validation(vec![*d]))?;
         Ok((Some(dir), file))
+    }
+
+    /// The stack files whose salt `pulumi` checks the passphrase against: the shared one, and
+    /// the secrets store's own.
+    fn salted(&self, shared: &Path, store_dir: Option<&Path>) -> Vec<PathBuf> {
+        let mut salted = vec![shared.to_path_buf()];
+        salted.extend(store_dir.map(|d| d.join(format!("Pulumi.{}.yaml", self.stack))));
+        salted
     }
 
     /// [`set_secret_command`] through the secrets store (`store`), which keeps its own stack
@@ -174,10 +189,12 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
     .map_err(io)?;
     problems.append(&mut answers.problems);
     let changes = !(answers.config.is_empty() && answers.secrets.is_empty() && answers.shared_secrets.is_empty());
-    if (changes || !r.idle)
-        && let Some(p) = passphrase(&cx, &file, &mut env, ask).map_err(io)?
-    {
-        problems.push(p);
+    let mut check = None;
+    if changes || !r.idle {
+        let salted = r.salted(&path, store_dir.as_deref());
+        let (problem, started) = passphrase::obtain_checked(&cx, &file, &salted, &mut env, ask).map_err(io)?;
+        problems.extend(problem);
+        check = started;
     }
     let inputs = Inputs {
         ws,
@@ -193,6 +210,12 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
     // Everything answered: write it. Anything missing or wrong: write nothing, but still run
     // the checks, so one report holds every problem.
     ask.finished();
+    // Storing answers starts `pulumi` with the passphrase: a wrong one is said first, and
+    // `validate` says it in any case.
+    if changes || r.mode != Mode::Run {
+        let show = |f: &Path| ws.show(f);
+        problems.extend(check.take().and_then(|c| c.problem(&env, &show)));
+    }
     if problems.is_empty() && r.mode != Mode::Check {
         save(
             r,
@@ -200,7 +223,7 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
             &answers,
             (store, &env),
             store_dir.as_deref(),
-            uses_passphrase(&env, &file),
+            passphrase::in_use(&env, &file),
         )?;
     }
     let mut config = file.config.clone();
@@ -211,9 +234,6 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
     problems.extend(checks::checks(&inputs, &config, &file, &r.runs));
     if r.mode != Mode::Run {
         problems.extend(checks::pulumi_cli(&inputs));
-        if uses_passphrase(&env, &file) && env.passphrase().is_some() {
-            problems.extend(passphrase_opens(r, store, &env, store_dir.as_deref(), &path));
-        }
     }
     if !problems.is_empty() {
         return Err(RunnerError::Problems(problems));
@@ -224,6 +244,7 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
         config_file: path,
         config,
         secrets,
+        passphrase_check: check,
     })
 }
 
@@ -238,45 +259,6 @@ fn file_problems(r: &Request<'_>, file: &StackFile) -> Vec<Problem> {
         .map(|what| Problem::new(what, format!("correct the value in {}", file.shown)))
         .collect();
     problems.extend(file.key_problems());
-    problems
-}
-
-/// The passphrase opens the stack files that hold a salt: the shared one, and the secrets
-/// store's own (a wrong passphrase would only show when `pulumi` runs, project by project).
-fn passphrase_opens(
-    r: &Request<'_>,
-    store: &dyn SecretStore,
-    env: &Env,
-    store_dir: Option<&Path>,
-    shared: &Path,
-) -> Vec<Problem> {
-    let mut files: Vec<(PathBuf, Option<&Path>, PathBuf)> = Vec::new();
-    // Any project serves to read the shared file: the store if there is one, as when it was made.
-    let first = r.provider.projects.first().map(|p| r.ws.root.join(&p.path));
-    if let Some(dir) = store_dir.map(Path::to_path_buf).or(first) {
-        files.push((dir, Some(shared), shared.to_path_buf()));
-    }
-    if let Some(store_dir) = store_dir {
-        let own = store_dir.join(format!("Pulumi.{}.yaml", r.stack));
-        files.push((store_dir.to_path_buf(), None, own));
-    }
-    let mut problems = Vec::new();
-    for (dir, config_file, file) in files {
-        let salted = std::fs::read_to_string(&file)
-            .is_ok_and(|t| stackedit::top_level(&t).is_ok_and(|m| m.contains_key("encryptionsalt")));
-        if !salted {
-            continue;
-        }
-        if store.passphrase_opens(&dir, env, config_file) == Some(false) {
-            problems.push(Problem::new(
-                format!(
-                    "the passphrase does not open {} (its `encryptionsalt` was made with another)",
-                    r.ws.show(&file)
-                ),
-                "give the passphrase this stack was created with (PULUMI_CONFIG_PASSPHRASE or PULUMI_CONFIG_PASSPHRASE_FILE)",
-            ));
-        }
-    }
     problems
 }
 
@@ -388,61 +370,17 @@ pub(crate) fn with_passphrase(
         interactive,
         defaults: false,
     };
-    let problem = passphrase(&cx, &file, &mut env, ask).map_err(|source| RunnerError::Io {
-        context: "cannot read the answer from the terminal".into(),
-        source,
-    })?;
+    let (mut problem, check) = passphrase::obtain_checked(&cx, &file, std::slice::from_ref(&path), &mut env, ask)
+        .map_err(|source| RunnerError::Io {
+            context: "cannot read the answer from the terminal".into(),
+            source,
+        })?;
     ask.finished();
+    problem = problem.or_else(|| check?.problem(&env, &|f| ws.show(f)));
     match problem {
         Some(p) => Err(RunnerError::Problems(vec![p])),
         None => Ok(env),
     }
-}
-
-/// A backend that keeps secrets with a passphrase (a file or cloud-storage backend) and a
-/// stack file without a KMS secrets provider.
-fn uses_passphrase(env: &Env, file: &StackFile) -> bool {
-    let backend = env.get("PULUMI_BACKEND_URL").unwrap_or_default();
-    let diy = !backend.is_empty() && !backend.starts_with("https://") && !backend.starts_with("http://");
-    let kms = file.secrets_provider().is_some_and(|p| !p.contains("passphrase"));
-    diy && !kms
-}
-
-/// The passphrase: from `PULUMI_CONFIG_PASSPHRASE(_FILE)`, else asked once (twice on first use)
-/// and handed to `pulumi` in its environment only. `Some` problem when it cannot be had.
-fn passphrase(
-    cx: &Context<'_>,
-    file: &StackFile,
-    env: &mut Env,
-    ask: &mut dyn Ask,
-) -> std::io::Result<Option<Problem>> {
-    if !uses_passphrase(env, file) || env.passphrase().is_some() {
-        return Ok(None);
-    }
-    if let Some(f) = (cx.var)("PULUMI_CONFIG_PASSPHRASE_FILE") {
-        return Ok((!Path::new(&f).is_file()).then(|| {
-            Problem::new(
-                format!("PULUMI_CONFIG_PASSPHRASE_FILE names {f}, which cannot be read"),
-                "point it at a readable file holding the passphrase",
-            )
-        }));
-    }
-    if cx.interactive {
-        let first = !file.has_secrets_provider();
-        let question = if first {
-            "Passphrase to protect this stack's secrets (choose one; it is not stored)"
-        } else {
-            "Passphrase of this stack's secrets"
-        };
-        let p = ask.hidden(question, None, first)?;
-        env.set_passphrase(Passphrase::new(p));
-        return Ok(None);
-    }
-    let backend = (cx.var)("PULUMI_BACKEND_URL").unwrap_or_default();
-    Ok(Some(Problem::new(
-        format!("the backend {backend} needs a passphrase to encrypt secrets, and none is set"),
-        "set PULUMI_CONFIG_PASSPHRASE or PULUMI_CONFIG_PASSPHRASE_FILE in the environment (or in config/pulumi/environment for the file)",
-    )))
 }
 
 /// Writes the answers: the stack file (with `kubernetes:infra_type`), the provider's token
@@ -534,11 +472,11 @@ fn save(
         let own = ws.show(&store_dir.join(format!("Pulumi.{}.yaml", r.stack)));
         report::info(&format!("stored {} (encrypted) in {own}", keys.join(", ")));
     }
-    if needs_salt && salt_of(&file.path).is_none() {
+    if needs_salt && passphrase::salt_of(&file.path).is_none() {
         // The project's own file has a salt when `stack select --create` made the stack or a
         // secret was stored there; else `pulumi` makes one (never left to the parallel runs).
         let own = dir.join(format!("Pulumi.{}.yaml", r.stack));
-        let salt = match salt_of(&own) {
+        let salt = match passphrase::salt_of(&own) {
             Some(salt) => salt,
             None => store.new_salt(&dir, env).map_err(failed)?,
         };
@@ -554,16 +492,6 @@ fn save(
 enum SaltError {
     Io(std::io::Error),
     Refused(Problem),
-}
-
-/// The `encryptionsalt` of a stack file, if it has one.
-fn salt_of(path: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(path).ok()?;
-    stackedit::top_level(&text)
-        .ok()?
-        .get("encryptionsalt")
-        .and_then(Value::as_str)
-        .map(str::to_string)
 }
 
 /// Puts `salt` (any salt made with the same passphrase serves) at the top of the shared file,

@@ -103,20 +103,6 @@ impl SecretStore for Store {
         finish(c, Some(&line), &format!("pulumi config set --secret {key}"))
     }
 
-    /// Encrypting a value needs the secrets manager, which checks the passphrase against the
-    /// salt: `config set --secret` into a copy of the file tells, and the file stays as it was.
-    fn passphrase_opens(&self, dir: &Path, env: &Env, config_file: Option<&Path>) -> Option<bool> {
-        let own = dir.join(format!("Pulumi.{}.yaml", self.stack));
-        let original = config_file.unwrap_or(&own);
-        let copy = Scratch::new("passphrase-check", &self.stack);
-        std::fs::copy(original, &copy.0).ok()?;
-        match self.set_secret(dir, env, "runner:passphrase-check", "check", Some(&copy.0)) {
-            Ok(()) => Some(true),
-            Err(e) if e.contains("incorrect passphrase") => Some(false),
-            Err(_) => None,
-        }
-    }
-
     /// `config set --secret` of a throwaway key into a scratch file of no salt: `pulumi` gives
     /// it a new one (`DefaultSecretManager`), which is read back.
     fn new_salt(&self, dir: &Path, env: &Env) -> Result<String, String> {

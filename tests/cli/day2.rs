@@ -267,13 +267,16 @@ fn output_reads_the_backend_and_shows_secrets_only_when_asked() {
         .expect(1)
         .stderr_has("eks has no output `cluster`")
         .stderr_has("its outputs: cluster_name, kubeconfig");
-    // The same passphrase as a run: without it, nothing is decrypted.
+    // The same passphrase as a run: another is refused before `pulumi` is asked anything.
     ws.exec(
         &["output", "eks", "-s", "dev"],
         &[("PULUMI_CONFIG_PASSPHRASE", "wrong passphrase")],
     )
-    .expect(1)
-    .stderr_has("cannot read the outputs of eks from the backend");
+    .expect(3)
+    .stderr_has(
+        "the passphrase from PULUMI_CONFIG_PASSPHRASE in the environment does not open config/pulumi/Pulumi.dev.yaml",
+    )
+    .stderr_has("fix: set PULUMI_CONFIG_PASSPHRASE to the passphrase this stack was created with");
 }
 
 #[test]

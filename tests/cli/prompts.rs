@@ -349,12 +349,16 @@ fn the_passphrase_is_asked_twice_on_first_use_and_never_stored() {
     let screen = rest(&mut s);
     assert!(screen.contains("1 succeeded"), "{screen}");
     nowhere_in_plain_text(&ws, "pass-Phrase-7");
-    // The next run knows the stack: one question, and a wrong passphrase fails in Pulumi.
+    // The next run knows the stack: one question, asked again while what is typed does not
+    // open the stack's salt (as `pulumi` does).
     let mut s = session(
         &ws,
         &["up", "-p", "aws", "-s", "dev", "--target", "iam", "--fresh", "--yes"],
         &["PULUMI_CONFIG_PASSPHRASE"],
     );
+    answer(&mut s, "Passphrase of this stack's secrets: ", "not-the-one");
+    s.expect("incorrect passphrase: it does not open this stack's secrets; try again")
+        .unwrap();
     answer(&mut s, "Passphrase of this stack's secrets: ", "pass-Phrase-7");
     let screen = rest(&mut s);
     assert!(screen.contains("1 succeeded"), "{screen}");
@@ -733,7 +737,12 @@ fn a_dumb_terminal_gets_every_question_as_plain_text() {
     assert!(screen.contains("Summary: up"), "{screen}");
     a.push_str(&screen);
 
-    let mut s = session(&ws, &["destroy", "-p", "aws", "-s", "dev", "--target", "iam"], &[]);
+    let mut s = session(
+        &ws,
+        &["destroy", "-p", "aws", "-s", "dev", "--target", "iam"],
+        &["PULUMI_CONFIG_PASSPHRASE"],
+    );
+    ask(&mut s, a, "Passphrase of this stack's secrets: ", "a passphrase");
     ask(&mut s, a, "Type the stack name `dev` to destroy it", "prod");
     let screen = rest(&mut s);
     assert!(screen.contains("not confirmed: nothing was changed"), "{screen}");

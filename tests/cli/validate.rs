@@ -447,8 +447,42 @@ fn a_wrong_passphrase_is_found_before_any_project_runs() {
     ] {
         ws.exec(args, &[("PATH", &path), ("PULUMI_CONFIG_PASSPHRASE", "not the one")])
             .expect(3)
-            .stderr_has("the passphrase does not open config/pulumi/Pulumi.dev.yaml")
-            .stderr_has("the passphrase does not open projects/services/secrets/Pulumi.dev.yaml");
+            .stderr_has(
+                "the passphrase from PULUMI_CONFIG_PASSPHRASE in the environment does not open \
+                 config/pulumi/Pulumi.dev.yaml and projects/services/secrets/Pulumi.dev.yaml",
+            );
+    }
+    // A run checks it too, before its first project: one error that says where the passphrase
+    // came from and how to fix it, and no project started, failed or skipped.
+    std::fs::write(ws.path().join("wrong-passphrase"), "not the one\n").unwrap();
+    let file = ws.path().join("wrong-passphrase");
+    let mut up = ws.command(
+        &["up", "-p", "aws", "-s", "dev", "--fresh", "--yes"],
+        &[
+            ("PATH", &path),
+            ("PULUMI_CONFIG_PASSPHRASE_FILE", file.to_str().unwrap()),
+        ],
+    );
+    ws.clear_invocations();
+    let out = up.env_remove("PULUMI_CONFIG_PASSPHRASE").output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    for said in [
+        format!(
+            "the passphrase from the file PULUMI_CONFIG_PASSPHRASE_FILE names ({}) does not open",
+            file.display()
+        ),
+        "fix: put the passphrase this stack was created with in that file".to_string(),
+    ] {
+        assert!(stderr.contains(&said), "{said:?} not in:\n{stderr}");
+    }
+    assert!(
+        !ws.invocations().iter().any(|i| i.to_string().contains("\"up\"")),
+        "a project was started: {:?}",
+        ws.invocations()
+    );
+    for never in ["started", "Failed:", "skipped", "Summary"] {
+        assert!(!stderr.contains(never), "{never:?} in:\n{stderr}");
     }
 }
 

@@ -1,13 +1,7 @@
-//! The passphrase secrets manager of the file backend, as the real CLI does it
-//! (`pkg/secrets/passphrase/manager.go`, `sdk/go/common/resource/config/crypt.go`):
-//! key = PBKDF2-SHA256(passphrase, 8-byte salt, 1,000,000 rounds, 32 bytes); values are
-//! AES-256-GCM with a 12-byte nonce, written `v1:<base64 nonce>:<base64 ciphertext+tag>`;
-//! the salt string is `v1:<base64 salt>:<encryption of "pulumi">`, which checks the passphrase.
-
-use aes_gcm::aead::{Aead, KeyInit};
-use aes_gcm::{Aes256Gcm, Nonce};
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD as B64;
+//! The passphrase secrets manager of the file backend: the passphrase as the real CLI finds it
+//! (`pkg/secrets/passphrase/manager.go`), its messages, and secrets inside state values. The
+//! cryptography itself (PBKDF2 key, AES-256-GCM values, the `encryptionsalt` check) is the
+//! workspace's `pulumi-passphrase` crate, which the runner's passphrase check uses too.
 
 use serde_json::{Map, Value};
 
@@ -15,15 +9,15 @@ use crate::fail::{Failure, fail};
 use crate::program::is_secret;
 
 /// The real CLI's round count. `PULUMI_STANDIN_KDF_ITERATIONS` (test switch) lowers it so test
-/// suites that start hundreds of processes stay fast; files then only open with the same setting.
-const ITERATIONS: u32 = 1_000_000;
+/// suites that start hundreds of processes stay fast; files then only open with the same setting
+/// (the runner's own passphrase check reads the switch too).
+const ITERATIONS: u32 = pulumi_passphrase::ROUNDS;
 
 pub const PASSPHRASE_MISSING: &str =
     "passphrase must be set with PULUMI_CONFIG_PASSPHRASE or PULUMI_CONFIG_PASSPHRASE_FILE environment variables";
 
-pub struct Crypter {
-    cipher: Aes256Gcm,
-}
+/// The workspace's one copy of Pulumi's passphrase cryptography, with the CLI's messages.
+pub struct Crypter(pulumi_passphrase::Crypter);
 
 /// The passphrase from the environment, as `readPassphrase` finds it: `PULUMI_CONFIG_PASSPHRASE`
 /// (even empty), else the trimmed contents of `PULUMI_CONFIG_PASSPHRASE_FILE`.
@@ -48,71 +42,32 @@ fn iterations() -> u32 {
         .unwrap_or(ITERATIONS)
 }
 
-fn random<const N: usize>() -> [u8; N] {
-    let mut b = [0u8; N];
-    getrandom::fill(&mut b).expect("the system random source works");
-    b
-}
-
 impl Crypter {
-    fn with_salt(passphrase: &str, salt: &[u8]) -> Self {
-        let mut key = [0u8; 32];
-        pbkdf2::pbkdf2_hmac::<sha2::Sha256>(passphrase.as_bytes(), salt, iterations(), &mut key);
-        Crypter {
-            cipher: Aes256Gcm::new_from_slice(&key).expect("32-byte key"),
-        }
-    }
-
     /// A new salt for a new stack: returns the crypter and the `encryptionsalt` string.
     pub fn new_salt(passphrase: &str) -> (Self, String) {
-        let salt: [u8; 8] = random();
-        let c = Crypter::with_salt(passphrase, &salt);
-        let check = c.encrypt("pulumi");
-        (c, format!("v1:{}:{check}", B64.encode(salt)))
+        let (c, salt) = pulumi_passphrase::Crypter::new_salt(passphrase, iterations());
+        (Crypter(c), salt)
     }
 
     /// Opens an existing `encryptionsalt`, checking the passphrase against it.
     pub fn open(passphrase: &str, salt: &str) -> Result<Self, Failure> {
-        let mut parts = salt.splitn(3, ':');
-        let (Some("v1"), Some(s), Some(check)) = (parts.next(), parts.next(), parts.next()) else {
-            return Err(fail(format!("invalid encryption salt: {salt}")));
-        };
-        let salt = B64.decode(s).map_err(|_| fail("invalid encryption salt"))?;
-        let c = Crypter::with_salt(passphrase, &salt);
-        match c.decrypt(check) {
-            Ok(v) if v == "pulumi" => Ok(c),
-            _ => Err(fail("incorrect passphrase")),
+        match pulumi_passphrase::Crypter::open(passphrase, salt, iterations()) {
+            Ok(c) => Ok(Crypter(c)),
+            Err(pulumi_passphrase::Error::Incorrect) => Err(fail("incorrect passphrase")),
+            Err(_) => Err(fail(format!("invalid encryption salt: {salt}"))),
         }
     }
 
     pub fn encrypt(&self, plaintext: &str) -> String {
-        let nonce: [u8; 12] = random();
-        let ct = self
-            .cipher
-            .encrypt(Nonce::from_slice(&nonce), plaintext.as_bytes())
-            .expect("AES-GCM encryption does not fail");
-        format!("v1:{}:{}", B64.encode(nonce), B64.encode(ct))
+        self.0.encrypt(plaintext)
     }
 
     pub fn decrypt(&self, ciphertext: &str) -> Result<String, Failure> {
-        let mut parts = ciphertext.splitn(3, ':');
-        let (Some("v1"), Some(n), Some(ct)) = (parts.next(), parts.next(), parts.next()) else {
-            return Err(fail("failed to decrypt: invalid ciphertext"));
-        };
-        let nonce = B64
-            .decode(n)
-            .map_err(|_| fail("failed to decrypt: invalid ciphertext"))?;
-        let ct = B64
-            .decode(ct)
-            .map_err(|_| fail("failed to decrypt: invalid ciphertext"))?;
-        if nonce.len() != 12 {
-            return Err(fail("failed to decrypt: invalid ciphertext"));
-        }
-        let pt = self
-            .cipher
-            .decrypt(Nonce::from_slice(&nonce), ct.as_ref())
-            .map_err(|_| fail("failed to decrypt: incorrect passphrase"))?;
-        String::from_utf8(pt).map_err(|_| fail("failed to decrypt: not UTF-8"))
+        self.0.decrypt(ciphertext).map_err(|e| match e {
+            pulumi_passphrase::Error::Incorrect => fail("failed to decrypt: incorrect passphrase"),
+            pulumi_passphrase::Error::Malformed(_) => fail("failed to decrypt: invalid ciphertext"),
+            pulumi_passphrase::Error::NotText => fail("failed to decrypt: not UTF-8"),
+        })
     }
 }
 
