@@ -93,9 +93,11 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
     let store = Store::new(PathBuf::from("pulumi"), &t.stack, o.remove_stale_locks);
     let mut ready = prepare(s, t, &plan, o.fresh, &store)?;
     let (mut state, digests) = open_records(s, t, &ready)?;
-    // Checked while the run state was read: a wrong passphrase is one error, before any project.
-    if let Some(p) = ready.passphrase_problem(&|f| s.ws.show(f)) {
-        return Err(RunnerError::Problems(vec![p]));
+    // The passphrase's check runs while the run is readied: its verdict is taken before a
+    // question (nobody is asked to go ahead with a run bound to fail) or the first project.
+    let asks = s.interactive && !o.yes;
+    if asks {
+        passphrase_opens(s, &mut ready)?;
     }
     // What an `up` will skip, told once: said before it starts, and left out of its prediction.
     let pending = (o.operation == Operation::Up && !o.fresh).then(|| state.state.pending(&plan, Some(&digests)));
@@ -115,6 +117,9 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
         timeout: o.timeout,
     };
     let known = known_stacks(s, t, &state.state, &store);
+    if !asks {
+        passphrase_opens(s, &mut ready)?;
+    }
     let engine = engine(s, t, o, ready, known);
     if plan.only {
         options.given = super::only::prove(s, &plan, &engine)?;
@@ -178,6 +183,14 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
     } else {
         code
     })
+}
+
+/// A wrong passphrase as one error, before any project starts (waits for its check).
+fn passphrase_opens(s: &Settings, ready: &mut Ready) -> Result<(), RunnerError> {
+    match ready.passphrase_problem(&|f| s.ws.show(f)) {
+        Some(p) => Err(RunnerError::Problems(vec![p])),
+        None => Ok(()),
+    }
 }
 
 /// The `pulumi` engine for this run.

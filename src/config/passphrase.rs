@@ -115,16 +115,24 @@ fn rounds() -> u32 {
 /// A check under way: one thread per salted stack file.
 #[derive(Debug)]
 pub(crate) struct Check {
-    files: Vec<(PathBuf, JoinHandle<bool>)>,
+    /// The files of one salt, and whether the passphrase opens it.
+    files: Vec<(Vec<PathBuf>, JoinHandle<bool>)>,
 }
 
 impl Check {
-    /// Starts checking `passphrase` against the salt of each of `files` that has one.
+    /// Starts checking `passphrase` against the salt of each of `files` that has one: once per
+    /// salt (the shared file's is often a copy of the secrets store's).
     pub(crate) fn start(passphrase: &Passphrase, files: &[PathBuf]) -> Check {
         let rounds = rounds();
-        let files = files
-            .iter()
-            .filter_map(|f| Some((f.clone(), salt_of(f)?)))
+        let mut salts: Vec<(Vec<PathBuf>, String)> = Vec::new();
+        for (f, salt) in files.iter().filter_map(|f| Some((f.clone(), salt_of(f)?))) {
+            match salts.iter_mut().find(|(_, s)| *s == salt) {
+                Some((same, _)) => same.push(f),
+                None => salts.push((vec![f], salt)),
+            }
+        }
+        let files = salts
+            .into_iter()
             .map(|(f, salt)| {
                 let p = passphrase.expose().to_string();
                 // A malformed salt is left to `pulumi`, which says what it makes of it.
@@ -145,6 +153,7 @@ impl Check {
         self.files
             .into_iter()
             .filter_map(|(f, h)| (!h.join().unwrap_or(true)).then_some(f))
+            .flatten()
             .collect()
     }
 

@@ -95,6 +95,28 @@ pub fn is_change(op: &str) -> bool {
     !matches!(op, "same" | "read" | "discard" | "read-replacement" | "refresh")
 }
 
+/// A resource a preview would change, and how its inputs differ (from the engine's
+/// `resourcePreEvent`s). Values are compact JSON, secrets `[secret]` as the engine blinds them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceDiff {
+    /// `type::name`: `aws:s3/bucket:Bucket::logs`.
+    pub resource: String,
+    /// The engine's step: `update`, `replace`, `create`, `delete`.
+    pub op: String,
+    /// The inputs that differ, leaf by leaf (none for a `create` or a `delete`).
+    pub properties: Vec<PropertyDiff>,
+}
+
+/// One input that differs: its path, and its value in the stack's state (refreshed from the
+/// cloud with `--refresh`) and in the program with the stack configuration. `None`: absent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PropertyDiff {
+    /// `tags.team`, `ports[0]`.
+    pub path: String,
+    pub deployed: Option<String>,
+    pub declared: Option<String>,
+}
+
 /// The end of one project.
 #[derive(Debug, Clone)]
 pub struct Finished {
@@ -104,11 +126,30 @@ pub struct Finished {
     pub outputs: Option<Outputs>,
     /// Resource changes from the engine's summary (`create`, `update`, `same`, …).
     pub changes: BTreeMap<String, u64>,
+    /// A preview's changes resource by resource (empty for other operations).
+    pub diffs: Vec<ResourceDiff>,
     /// What went wrong, for a failure: the step and the last lines of output.
     pub error: Option<String>,
     /// Digest of the inputs it ran with, and of the outputs it produced (for resume).
     pub inputs_digest: Option<String>,
     pub outputs_digest: Option<String>,
+}
+
+impl Finished {
+    /// Settled without running (skipped, unchanged, not started…), now.
+    pub fn settled(status: Status, inputs_digest: Option<String>) -> Self {
+        Finished {
+            status,
+            started: None,
+            ended: SystemTime::now(),
+            outputs: None,
+            changes: BTreeMap::new(),
+            diffs: Vec::new(),
+            error: None,
+            inputs_digest,
+            outputs_digest: None,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]

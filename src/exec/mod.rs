@@ -14,7 +14,7 @@ use std::future::Future;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
-pub use event::{Event, Finished, Level, Status, Stream, is_change, would_change};
+pub use event::{Event, Finished, Level, PropertyDiff, ResourceDiff, Status, Stream, is_change, would_change};
 pub use outputs::Outputs;
 pub use scheduler::{InputsDigest, Options, Resume, RunResult, execute};
 
@@ -48,16 +48,27 @@ pub struct JobEnd {
     pub status: Status,
     pub outputs: Option<Outputs>,
     pub changes: BTreeMap<String, u64>,
+    /// A preview's changes resource by resource.
+    pub diffs: Vec<ResourceDiff>,
     pub error: Option<String>,
 }
 
 impl JobEnd {
     pub fn failed(error: impl Into<String>) -> Self {
         JobEnd {
-            status: Status::Failed,
+            error: Some(error.into()),
+            ..JobEnd::ended(Status::Failed)
+        }
+    }
+
+    /// Ended with `status`, nothing else to tell.
+    pub fn ended(status: Status) -> Self {
+        JobEnd {
+            status,
             outputs: None,
             changes: BTreeMap::new(),
-            error: Some(error.into()),
+            diffs: Vec::new(),
+            error: None,
         }
     }
 }

@@ -129,16 +129,7 @@ impl Run<'_> {
                 } else {
                     Status::Skipped { reason: why.clone() }
                 };
-                let skipped = Finished {
-                    status,
-                    started: None,
-                    ended: SystemTime::now(),
-                    outputs: None,
-                    changes: BTreeMap::new(),
-                    error: None,
-                    inputs_digest: None,
-                    outputs_digest: None,
-                };
+                let skipped = Finished::settled(status, None);
                 ready.extend(self.settle(d, skipped));
             }
         }
@@ -439,16 +430,7 @@ fn finish_rest(mut run: Run<'_>, interrupted: bool) -> RunResult {
     let reason = run.stop.clone().unwrap_or_else(|| "the run stopped".into());
     for &i in &plan.order {
         if !run.done.contains_key(&i) {
-            let result = Finished {
-                status: Status::NotStarted { reason: reason.clone() },
-                started: None,
-                ended: SystemTime::now(),
-                outputs: None,
-                changes: BTreeMap::new(),
-                error: None,
-                inputs_digest: None,
-                outputs_digest: None,
-            };
+            let result = Finished::settled(Status::NotStarted { reason: reason.clone() }, None);
             run.finish(i, result);
         }
     }
@@ -490,6 +472,7 @@ fn record_end(
         ended: SystemTime::now(),
         outputs: end.outputs,
         changes: end.changes,
+        diffs: end.diffs,
         error: end.error,
         inputs_digest: digest,
         outputs_digest: run.output_digests.get(&i).cloned(),
@@ -517,16 +500,7 @@ fn upstream_digests(run: &Run<'_>, i: usize) -> BTreeMap<String, String> {
 /// change since it last succeeded: settled without running.
 fn decide_without_running(run: &mut Run<'_>, i: usize, options: &Options, resume: Option<&Resume>) -> Option<Finished> {
     let plan = run.plan;
-    let settled = |status: Status, digest: Option<String>| Finished {
-        status,
-        started: None,
-        ended: SystemTime::now(),
-        outputs: None,
-        changes: BTreeMap::new(),
-        error: None,
-        inputs_digest: digest,
-        outputs_digest: None,
-    };
+    let settled = Finished::settled;
     if let Some(deployed) = &options.deployed {
         let missing: Vec<&str> = plan
             .provider
@@ -615,10 +589,8 @@ mod tests {
             let mut outputs = Outputs::default();
             outputs.values.insert("name".into(), name.clone().into());
             JobEnd {
-                status: Status::Succeeded,
                 outputs: Some(outputs),
-                changes: BTreeMap::new(),
-                error: None,
+                ..JobEnd::ended(Status::Succeeded)
             }
         }
     }

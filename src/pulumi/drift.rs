@@ -38,14 +38,9 @@ pub(super) fn found(drift: Option<Drift>, end: &Ended, changes: &BTreeMap<String
 
 /// A project with nothing deployed to compare: settled without a preview.
 fn not_deployed(why: &str) -> JobEnd {
-    JobEnd {
-        status: Status::Unchanged {
-            reason: format!("not deployed: {why}"),
-        },
-        outputs: None,
-        changes: BTreeMap::new(),
-        error: None,
-    }
+    JobEnd::ended(Status::Unchanged {
+        reason: format!("not deployed: {why}"),
+    })
 }
 
 impl Pulumi {

@@ -10,8 +10,8 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use crate::exec::Outputs;
 use crate::exec::outputs::REDACTED;
+use crate::exec::{Outputs, PropertyDiff, ResourceDiff};
 
 /// The signature key of a special value in Pulumi's serialized state, and a secret's signature
 /// (`sdk/go/common/resource/sig`).
@@ -34,6 +34,9 @@ pub(crate) struct EventLog {
     /// (`diagnosticEvent`s of severity `info#err`): where Pulumi YAML reports a program it
     /// refuses, with no `error` diagnostic beside it.
     pub(crate) program_errors: Vec<String>,
+    /// The resources the operation (a preview) would change, and what differs in their inputs
+    /// (`resourcePreEvent`s of an update, a replacement, a creation or a deletion).
+    pub(crate) diffs: Vec<ResourceDiff>,
 }
 
 impl EventLog {
@@ -67,6 +70,13 @@ impl EventLog {
                     Some("info#err") if !message.trim().is_empty() => log.program_errors.push(message),
                     _ => {}
                 }
+            }
+            if let Some(diff) = event
+                .get("resourcePreEvent")
+                .and_then(|e| e.get("metadata"))
+                .and_then(resource_diff)
+            {
+                log.diffs.push(diff);
             }
             let Some(meta) = event.get("resOutputsEvent").and_then(|e| e.get("metadata")) else {
                 continue;
@@ -116,6 +126,110 @@ impl EventLog {
         let known = self.outputs.as_ref()?;
         Some(Outputs::from_pair(shown, known))
     }
+}
+
+/// At most this many inputs are listed for one resource (the rest are counted).
+const MOST_PROPERTIES: usize = 20;
+/// A value longer than this is cut (with `…`).
+const LONGEST_VALUE: usize = 80;
+
+/// A changing step's resource and the inputs that differ: leaf by leaf under each key the
+/// engine lists as differing (`diffs`; every differing key when it lists none).
+fn resource_diff(meta: &Value) -> Option<ResourceDiff> {
+    let op = meta.get("op")?.as_str()?;
+    if !matches!(op, "update" | "replace" | "create" | "delete") {
+        return None;
+    }
+    let urn = meta.get("urn")?.as_str()?;
+    let ty = meta.get("type").and_then(Value::as_str).unwrap_or_default();
+    let name = urn.rsplit("::").next().unwrap_or(urn);
+    let mut properties = Vec::new();
+    if matches!(op, "update" | "replace") {
+        let old = meta.pointer("/old/inputs").cloned().unwrap_or(Value::Null);
+        let new = meta.pointer("/new/inputs").cloned().unwrap_or(Value::Null);
+        let listed: Vec<&str> = meta
+            .get("diffs")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        if listed.is_empty() {
+            leaves("", Some(&old), Some(&new), &mut properties);
+        } else {
+            for key in listed {
+                leaves(key, old.get(key), new.get(key), &mut properties);
+            }
+        }
+        if properties.len() > MOST_PROPERTIES {
+            let more = properties.len() - MOST_PROPERTIES;
+            properties.truncate(MOST_PROPERTIES);
+            properties.push(PropertyDiff {
+                path: format!("… {more} more"),
+                deployed: None,
+                declared: None,
+            });
+        }
+    }
+    Some(ResourceDiff {
+        resource: format!("{ty}::{name}"),
+        op: op.to_string(),
+        properties,
+    })
+}
+
+/// The leaves under `path` where `old` and `new` differ: objects by key, lists of the same
+/// length by index; anything else differing is one leaf.
+fn leaves(path: &str, old: Option<&Value>, new: Option<&Value>, out: &mut Vec<PropertyDiff>) {
+    if old == new {
+        return;
+    }
+    let join = |key: &str| {
+        if path.is_empty() {
+            key.to_string()
+        } else {
+            format!("{path}.{key}")
+        }
+    };
+    match (old, new) {
+        (Some(Value::Object(a)), Some(Value::Object(b))) if !is_special(a) && !is_special(b) => {
+            let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+            for k in keys {
+                leaves(&join(k), a.get(k), b.get(k), out);
+            }
+        }
+        (Some(Value::Array(a)), Some(Value::Array(b))) if a.len() == b.len() => {
+            for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                leaves(&format!("{path}[{i}]"), Some(x), Some(y), out);
+            }
+        }
+        _ => out.push(PropertyDiff {
+            path: if path.is_empty() {
+                "(inputs)".into()
+            } else {
+                path.to_string()
+            },
+            deployed: old.map(shown),
+            declared: new.map(shown),
+        }),
+    }
+}
+
+/// A value with Pulumi's signature key: a secret, an asset, a resource reference — one leaf.
+fn is_special(m: &Map<String, Value>) -> bool {
+    m.contains_key(SIG_KEY)
+}
+
+/// A value as the table shows it: compact JSON, secrets `[secret]`, long ones cut.
+fn shown(v: &Value) -> String {
+    let v = blinded(v);
+    if v.as_str() == Some(REDACTED) {
+        return REDACTED.to_string();
+    }
+    let text = serde_json::to_string(&v).unwrap_or_default();
+    if text.chars().count() <= LONGEST_VALUE {
+        return text;
+    }
+    let cut: String = text.chars().take(LONGEST_VALUE - 1).collect();
+    format!("{cut}…")
 }
 
 /// Pulumi's colour tags (`<{%reset%}>`, `<{%fg 1%}>`) removed.
@@ -222,6 +336,57 @@ mod tests {
                 "  on Pulumi.yaml line 18:"
             ]
         );
+    }
+
+    /// The real CLI's (v3.274.1) preview of a `pulumi:index:Stash` whose input changed, with a
+    /// secret beside it; and a creation, a deletion and unchanged steps (not listed).
+    #[test]
+    fn a_preview_lists_each_changing_resource_and_its_differing_inputs_leaf_by_leaf() {
+        let log = EventLog::parse(concat!(
+            r#"{"sequence":1,"resourcePreEvent":{"metadata":{"op":"same","urn":"urn:pulumi:t::logstore::pulumi:pulumi:Stack::logstore-t","type":"pulumi:pulumi:Stack","old":{"inputs":{}},"new":{"inputs":{}},"detailedDiff":null},"planning":true}}"#,
+            "\n",
+            r#"{"sequence":14,"resourcePreEvent":{"metadata":{"op":"update","urn":"urn:pulumi:t::logstore::pulumi:index:Stash::store","type":"pulumi:index:Stash","old":{"inputs":{"input":{"cluster":"t-cluster","retention":"7d","token":{"4dabf18193072939515e22adb298388d":"1b47061264138c4ac30d75fd1eb44270","ciphertext":"[secret]"}},"other":1}},"new":{"inputs":{"input":{"cluster":"t-cluster","retention":"14d","token":{"4dabf18193072939515e22adb298388d":"1b47061264138c4ac30d75fd1eb44270","ciphertext":"[secret]"},"tags":["a"]},"other":2}},"diffs":["input"],"detailedDiff":null},"planning":true}}"#,
+            "\n",
+            r#"{"sequence":15,"resourcePreEvent":{"metadata":{"op":"create","urn":"urn:pulumi:t::logstore::aws:s3/bucket:Bucket::logs","type":"aws:s3/bucket:Bucket","new":{"inputs":{"bucket":"x"}}}}}"#,
+            "\n",
+            r#"{"sequence":16,"resourcePreEvent":{"metadata":{"op":"delete","urn":"urn:pulumi:t::logstore::aws:s3/bucket:Bucket::old","type":"aws:s3/bucket:Bucket","old":{"inputs":{}}}}}"#,
+            "\n",
+        ));
+        let d = |path: &str, deployed: Option<&str>, declared: Option<&str>| PropertyDiff {
+            path: path.into(),
+            deployed: deployed.map(str::to_string),
+            declared: declared.map(str::to_string),
+        };
+        assert_eq!(
+            log.diffs,
+            [
+                ResourceDiff {
+                    resource: "pulumi:index:Stash::store".into(),
+                    op: "update".into(),
+                    // Only under the keys the engine lists (`other` differs, unlisted); the
+                    // unchanged secret is not a difference.
+                    properties: vec![
+                        d("input.retention", Some("\"7d\""), Some("\"14d\"")),
+                        d("input.tags", None, Some("[\"a\"]")),
+                    ],
+                },
+                ResourceDiff {
+                    resource: "aws:s3/bucket:Bucket::logs".into(),
+                    op: "create".into(),
+                    properties: vec![],
+                },
+                ResourceDiff {
+                    resource: "aws:s3/bucket:Bucket::old".into(),
+                    op: "delete".into(),
+                    properties: vec![],
+                },
+            ]
+        );
+        // A secret that changed shows as one, never its ciphertext.
+        let secret = json!({SIG_KEY: SIG_SECRET, "ciphertext": "v1:abc"});
+        let mut out = Vec::new();
+        leaves("password", Some(&secret), Some(&json!("plain")), &mut out);
+        assert_eq!(out, [d("password", Some("[secret]"), Some("\"plain\""))]);
     }
 
     #[test]

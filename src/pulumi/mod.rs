@@ -17,7 +17,7 @@ mod process;
 mod redact;
 mod store;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use serde_json::{Map, Value};
@@ -227,14 +227,9 @@ impl Pulumi {
         // Stopped while the stack was being selected (which is let finish): the operation
         // does not start.
         if control.interrupt.is_cancelled() {
-            return JobEnd {
-                status: Status::NotStarted {
-                    reason: "interrupted".into(),
-                },
-                outputs: None,
-                changes: BTreeMap::new(),
-                error: None,
-            };
+            return JobEnd::ended(Status::NotStarted {
+                reason: "interrupted".into(),
+            });
         }
         let (mut end, mut log) = match self.run_operation(job, control).await {
             Ok(ran) => ran,
@@ -274,10 +269,9 @@ impl Pulumi {
             };
         }
         let mut result = JobEnd {
-            status: Status::Succeeded,
-            outputs: None,
             changes,
-            error: None,
+            diffs: self.redactor.scrub_diffs(std::mem::take(&mut log.diffs)),
+            ..JobEnd::ended(Status::Succeeded)
         };
         if op == Operation::Destroy
             && self.prune_kubeconfig
@@ -505,12 +499,7 @@ fn no_deployment(name: &str, op: Operation, control: &Control) -> JobEnd {
             message: format!("{name} has no previous deployment: nothing to refresh"),
         });
     }
-    JobEnd {
-        status: Status::Unchanged {
-            reason: "no previous deployment".into(),
-        },
-        outputs: None,
-        changes: BTreeMap::new(),
-        error: None,
-    }
+    JobEnd::ended(Status::Unchanged {
+        reason: "no previous deployment".into(),
+    })
 }

@@ -6,6 +6,8 @@
 
 use std::sync::{Arc, RwLock};
 
+use crate::exec::ResourceDiff;
+
 use base64::Engine as _;
 
 use crate::exec::outputs::REDACTED;
@@ -41,6 +43,17 @@ impl Redactor {
             }
         }
         out
+    }
+
+    /// A preview's diffs with every known secret removed from their values (the engine blinds
+    /// the values it knows are secret; a secret passed on as plain text is caught here).
+    pub(crate) fn scrub_diffs(&self, mut diffs: Vec<ResourceDiff>) -> Vec<ResourceDiff> {
+        for p in diffs.iter_mut().flat_map(|d| &mut d.properties) {
+            for v in [&mut p.deployed, &mut p.declared].into_iter().flatten() {
+                *v = self.scrub(v);
+            }
+        }
+        diffs
     }
 }
 

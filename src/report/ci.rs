@@ -180,6 +180,11 @@ pub(crate) fn step_summary(
         );
     }
     out.push('\n');
+    if drift {
+        for (name, f) in result.results.iter().filter(|(_, f)| !f.diffs.is_empty()) {
+            out.push_str(&super::drift::markdown(name, &f.diffs));
+        }
+    }
     out
 }
 

@@ -24,6 +24,23 @@ pub(crate) struct Suite<'a> {
     pub(crate) log: &'a dyn Fn(&str) -> String,
 }
 
+/// A drifted project's failure: its counts as the message; with its log and what differs,
+/// resource by resource, as the body.
+fn drifted_failure(f: &crate::exec::Finished, log: &str) -> (String, String) {
+    let changes: Vec<String> = f
+        .changes
+        .iter()
+        .filter(|(k, n)| **n > 0 && !matches!(k.as_str(), "same" | "read"))
+        .map(|(k, n)| format!("{n} {k}"))
+        .collect();
+    let message = format!("drifted: {}", changes.join(", "));
+    let body = format!(
+        "{message}; its preview: {log}\n{}",
+        super::drift::lines(&f.diffs, "").join("\n")
+    );
+    (message, body)
+}
+
 pub(crate) fn render(plan: &Plan<'_>, result: &RunResult, suite: &Suite<'_>) -> String {
     let op = plan.operation.as_str();
     let classname = format!("runner.{}.{}.{op}", plan.provider.name, suite.stack);
@@ -63,18 +80,12 @@ pub(crate) fn render(plan: &Plan<'_>, result: &RunResult, suite: &Suite<'_>) -> 
             }
             _ if drifted => {
                 failures += 1;
-                let changes: Vec<String> = f
-                    .changes
-                    .iter()
-                    .filter(|(k, n)| **n > 0 && !matches!(k.as_str(), "same" | "read"))
-                    .map(|(k, n)| format!("{n} {k}"))
-                    .collect();
-                let message = format!("drifted: {}", changes.join(", "));
+                let (message, body) = drifted_failure(f, &(suite.log)(name));
                 let _ = write!(
                     cases,
                     ">\n    <failure message=\"{}\" type=\"drift\">{}</failure>\n  </testcase>\n",
                     xml(&message),
-                    xml(&format!("{message}; its preview: {}", (suite.log)(name)))
+                    xml(&body)
                 );
             }
             // Cut short, not failed: an error of the run, not a finding about the project.

@@ -232,9 +232,12 @@ impl Plain {
         if result.results.iter().any(|(_, f)| !f.changes.is_empty()) {
             let _ = writeln!(err, "  ({LEGEND})");
         }
-        // A drift check's verdict is said after the table (`drift_verdict`).
+        // A drift check's verdict is said after the table (`drift_verdict`), what drifted here.
         if plan.operation == Operation::Preview && !self.drift {
             preview_verdict(&mut err, result);
+        }
+        if self.drift {
+            drifted(&mut err, result);
         }
         for (name, f) in result.results.iter().filter(|(_, f)| f.status.is_failure()) {
             let _ = writeln!(
@@ -276,6 +279,20 @@ impl Plain {
         }
         if result.interrupted {
             let _ = writeln!(err, "\nInterrupted. {}", self.resume);
+        }
+    }
+}
+
+/// After a drift check's table: what differs in each drifted project, resource by resource.
+fn drifted(err: &mut impl std::io::Write, result: &RunResult) {
+    for (name, f) in result.results.iter().filter(|(_, f)| !f.diffs.is_empty()) {
+        let _ = writeln!(
+            err,
+            "\n{} {name} (deployed → declared):",
+            style("Drifted:").for_stderr().yellow().bold()
+        );
+        for line in super::drift::lines(&f.diffs, "  ") {
+            let _ = writeln!(err, "{line}");
         }
     }
 }

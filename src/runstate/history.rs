@@ -154,14 +154,10 @@ mod tests {
     fn finished(status: Status, secs: u64, changes: &[(&str, u64)]) -> Finished {
         let started = SystemTime::UNIX_EPOCH;
         Finished {
-            status,
             started: Some(started),
             ended: started + Duration::from_secs(secs),
-            outputs: None,
             changes: changes.iter().map(|(k, n)| ((*k).to_string(), *n)).collect(),
-            error: None,
-            inputs_digest: None,
-            outputs_digest: None,
+            ..Finished::settled(status, None)
         }
     }
 

@@ -461,20 +461,19 @@ fn drift_previews_what_the_backend_holds_and_exits_6_when_anything_differs() {
     );
     let drifted = ws
         .exec(
+            &"drift -p aws -s dev --summary drift.json --junit drift.xml"
+                .split(' ')
+                .collect::<Vec<_>>(),
             &[
-                "drift",
-                "-p",
-                "aws",
-                "-s",
-                "dev",
-                "--summary",
-                "drift.json",
-                "--junit",
-                "drift.xml",
+                ("GITHUB_ACTIONS", "true"),
+                (
+                    "GITHUB_STEP_SUMMARY",
+                    ws.path().join("step-summary.md").to_str().unwrap(),
+                ),
             ],
-            &[],
         )
         .expect(6);
+    drift_is_listed_input_by_input(&ws, &drifted);
     // For a scheduled job's test report, what drifted fails.
     let xml = std::fs::read_to_string(ws.path().join("drift.xml")).unwrap();
     let doc = roxmltree::Document::parse(&xml).unwrap();
@@ -513,6 +512,24 @@ fn drift_previews_what_the_backend_holds_and_exits_6_when_anything_differs() {
     )
     .expect(1)
     .stderr_has("Failed: vpc (drift check)");
+}
+
+/// What differs, input by input: on the terminal, in the job summary, in the test report.
+fn drift_is_listed_input_by_input(ws: &Ws, drifted: &crate::support::Run) {
+    assert!(
+        drifted.stderr.contains("Drifted: eks (deployed → declared):")
+            && drifted.stderr.contains("\"t3.large\" → \"t3.xlarge\""),
+        "{}",
+        drifted.stderr
+    );
+    let step = std::fs::read_to_string(ws.path().join("step-summary.md")).unwrap();
+    assert!(
+        step.contains("<summary>eks drifted: 1 resource</summary>")
+            && step.contains("| `\"t3.large\"` | `\"t3.xlarge\"` |"),
+        "{step}"
+    );
+    let xml = std::fs::read_to_string(ws.path().join("drift.xml")).unwrap();
+    assert!(xml.contains("&quot;t3.large&quot; → &quot;t3.xlarge&quot;"), "{xml}");
 }
 
 /// Drift speaks of drift: the project is marked drifted (not succeeded), the others no drift

@@ -646,6 +646,18 @@ fn change_by_hand(e: &E2e) {
         "{}",
         drift.stderr
     );
+    // What differs, resource by resource: the range deployed by hand, the one declared.
+    for line in [
+        "Drifted: network (deployed → declared):",
+        "  ~ pulumi:index:Stash::vpc (would be updated)",
+        "      input.cidr  \"10.9.0.0/16\" → \"10.0.0.0/16\"",
+    ] {
+        assert!(
+            drift.stderr.lines().any(|l| l == line),
+            "no line {line:?} in:\n{}",
+            drift.stderr
+        );
+    }
     e.runner(&["preview", "--expect-no-changes"]).expect(6);
     // refresh takes it into the cluster's view of the network (its stack reference).
     let refresh = e.runner(&["refresh", "--yes"]).expect(0);

@@ -464,6 +464,13 @@ pub fn run(args: &Args, op: Op) -> Result<i32, Failure> {
             "detailedDiff": Value::Null, "provider": "",
         });
         let mut pre = json!({ "metadata": metadata.clone() });
+        // The top-level input keys that differ, as the engine lists them for an update or a
+        // replacement (`StepEventMetadata.Diffs`; absent otherwise).
+        if matches!(s.op, "update" | "replace")
+            && let (Some(old), Some(new)) = (&s.old, &s.new)
+        {
+            pre["metadata"]["diffs"] = json!(diff_keys(&old["inputs"], &new["inputs"]));
+        }
         if preview_only {
             pre["planning"] = Value::Bool(true);
         }
@@ -715,6 +722,17 @@ fn encrypt_state(v: &Value, crypter: &Crypter) -> Value {
 /// (`pkg/backend/display/display.go` `logJSONEvent`), which serializes state through
 /// `stack.SerializePropertyValue` with `config.BlindingCrypter` (`pkg/backend/display/events.go`
 /// `convertStepEventStateMetadata`, `sdk/go/common/resource/config/crypt.go`).
+/// The keys whose values differ between two input objects, sorted.
+fn diff_keys(old: &Value, new: &Value) -> Vec<String> {
+    let empty = serde_json::Map::new();
+    let (old, new) = (old.as_object().unwrap_or(&empty), new.as_object().unwrap_or(&empty));
+    let keys: std::collections::BTreeSet<&String> = old.keys().chain(new.keys()).collect();
+    keys.into_iter()
+        .filter(|k| old.get(*k) != new.get(*k))
+        .cloned()
+        .collect()
+}
+
 fn event_state(v: &Value) -> Value {
     if is_secret(v) || v.get("ciphertext").is_some() {
         return json!({ SIG_KEY: SIG_SECRET, "ciphertext": "[secret]" });

@@ -1,0 +1,158 @@
+//! What a drift check found, resource by resource: the one place its table is worded, for the
+//! terminal, GitHub's job summary and `JUnit`. A row is a resource the preview would change and,
+//! for an update or a replacement, each input that differs: its value deployed (the stack's
+//! state; refreshed from the cloud with `--refresh`) and declared (the program with the stack
+//! configuration), which an `up` would apply.
+
+use std::fmt::Write as _;
+
+use crate::exec::ResourceDiff;
+
+/// What an `up` would do to the resource, in words.
+fn doing(op: &str) -> &'static str {
+    match op {
+        "create" => "would be created",
+        "delete" => "would be deleted",
+        "replace" => "would be replaced",
+        _ => "would be updated",
+    }
+}
+
+/// The engine's mark of a step, as the closing table's legend has them.
+fn mark(op: &str) -> char {
+    match op {
+        "create" => '+',
+        "delete" => '-',
+        "replace" => '±',
+        _ => '~',
+    }
+}
+
+fn value(v: Option<&String>) -> &str {
+    v.map_or("(absent)", String::as_str)
+}
+
+/// Plain text lines, indented by `indent`: a resource a line, each differing input under it.
+pub(crate) fn lines(diffs: &[ResourceDiff], indent: &str) -> Vec<String> {
+    let width = diffs
+        .iter()
+        .flat_map(|d| &d.properties)
+        .map(|p| p.path.chars().count())
+        .max()
+        .unwrap_or(0);
+    let mut out = Vec::new();
+    for d in diffs {
+        out.push(format!("{indent}{} {} ({})", mark(&d.op), d.resource, doing(&d.op)));
+        for p in &d.properties {
+            if p.deployed.is_none() && p.declared.is_none() {
+                out.push(format!("{indent}    {}", p.path));
+                continue;
+            }
+            out.push(format!(
+                "{indent}    {:<width$}  {} → {}",
+                p.path,
+                value(p.deployed.as_ref()),
+                value(p.declared.as_ref())
+            ));
+        }
+    }
+    out
+}
+
+/// A Markdown table of one project's drift (GitHub's job summary).
+pub(crate) fn markdown(project: &str, diffs: &[ResourceDiff]) -> String {
+    let mut out = format!(
+        "<details><summary>{} drifted: {} resource{}</summary>\n\n| resource | change | input | deployed | declared |\n| --- | --- | --- | --- | --- |\n",
+        cell(project),
+        diffs.len(),
+        if diffs.len() == 1 { "" } else { "s" }
+    );
+    for d in diffs {
+        if d.properties.is_empty() {
+            let _ = writeln!(out, "| `{}` | {} | | | |", cell(&d.resource), doing(&d.op));
+        }
+        for p in &d.properties {
+            let code = |v: Option<&String>| v.map_or_else(|| "(absent)".to_string(), |v| format!("`{}`", cell(v)));
+            let _ = writeln!(
+                out,
+                "| `{}` | {} | `{}` | {} | {} |",
+                cell(&d.resource),
+                doing(&d.op),
+                cell(&p.path),
+                code(p.deployed.as_ref()),
+                code(p.declared.as_ref())
+            );
+        }
+    }
+    out.push_str("\n</details>\n\n");
+    out
+}
+
+/// Text for a Markdown table cell: no line breaks, `|` and backticks escaped.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|")
+        .replace('`', "'")
+        .replace('\r', "")
+        .replace('\n', " ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::PropertyDiff;
+
+    fn diffs() -> Vec<ResourceDiff> {
+        vec![
+            ResourceDiff {
+                resource: "pulumi:index:Stash::store".into(),
+                op: "update".into(),
+                properties: vec![
+                    PropertyDiff {
+                        path: "input.retention".into(),
+                        deployed: Some("\"7d\"".into()),
+                        declared: Some("\"14d\"".into()),
+                    },
+                    PropertyDiff {
+                        path: "input.tags".into(),
+                        deployed: None,
+                        declared: Some("[\"a|b\"]".into()),
+                    },
+                ],
+            },
+            ResourceDiff {
+                resource: "aws:s3/bucket:Bucket::logs".into(),
+                op: "create".into(),
+                properties: vec![],
+            },
+        ]
+    }
+
+    #[test]
+    fn each_resource_then_each_input_recorded_and_declared() {
+        assert_eq!(
+            lines(&diffs(), "  "),
+            [
+                "  ~ pulumi:index:Stash::store (would be updated)",
+                "      input.retention  \"7d\" → \"14d\"",
+                "      input.tags       (absent) → [\"a|b\"]",
+                "  + aws:s3/bucket:Bucket::logs (would be created)",
+            ]
+        );
+        let md = markdown("logstore", &diffs());
+        assert!(md.contains("<summary>logstore drifted: 2 resources</summary>"), "{md}");
+        assert!(
+            md.contains(
+                "| `pulumi:index:Stash::store` | would be updated | `input.retention` | `\"7d\"` | `\"14d\"` |"
+            ),
+            "{md}"
+        );
+        assert!(
+            md.contains("| (absent) | `[\"a\\|b\"]` |"),
+            "a | in a value is escaped: {md}"
+        );
+        assert!(
+            md.contains("| `aws:s3/bucket:Bucket::logs` | would be created | | | |"),
+            "{md}"
+        );
+    }
+}
