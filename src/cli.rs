@@ -206,7 +206,8 @@ pub(crate) enum DayTwo {
     Pulumi(PulumiArgs),
 
     /// Print a project's last log of an operation (the most recent one unless --operation
-    /// says), and with --follow what is written to it until the operation ends
+    /// says), and with --follow what is written to it until the operation ends (the next run's,
+    /// when the last one has ended)
     #[command(after_help = "Reads only: no lock, so it works while a run is going.\n\n\
                             Examples:\n  runner logs eks -s dev\n  runner logs eks -s dev --operation destroy\n  \
                             runner logs ingress-controller -s dev --follow")]
@@ -387,8 +388,9 @@ pub(crate) struct LogsArgs {
     #[arg(long, value_enum, value_name = "OPERATION")]
     pub operation: Option<Operation>,
 
-    /// Go on printing what is written to the log until the operation ends (waits for the
-    /// project to start when it has no log yet)
+    /// Go on printing what is written to the log until the operation ends, as `tail -F`: waits
+    /// for the project to start when it has no log yet, and for its next run when the last one
+    /// has ended
     #[arg(short = 'f', long)]
     pub follow: bool,
 }

@@ -1,6 +1,7 @@
 //! `logs PROJECT`: a project's last log of one operation (`--operation`, else the most recent
 //! of its operations), its path on standard error and its text on standard output; `--follow`
-//! goes on printing what is written until the operation ends. Reads only: no lock, so it works
+//! goes on printing what is written until the operation ends — when the last one has ended, that
+//! of the project's next run, as `tail -F`. Reads only: no lock, so it works
 //! while a run is going.
 
 use std::path::{Path, PathBuf};
@@ -70,6 +71,7 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &LogsOptions) -> Result<i32, Runn
             ));
         }
     };
+    let mut path = path;
     report::info(&format!("log: {}", s.ws.show(&path)));
     let io = |source: std::io::Error| {
         RunnerError::failed(
@@ -90,13 +92,28 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &LogsOptions) -> Result<i32, Runn
     }
     write_result(&logs::shown(&text))?;
     if o.follow {
-        let seen = Seen {
+        let mut seen = Seen {
             printed: left_out + text.len() as u64,
             first: first_line(&path).map_err(io)?,
             lines: line_count(&text),
             done: logs::ended(&String::from_utf8_lossy(&text)),
         };
-        follow(&path, seen).map_err(io)?;
+        // As `tail -F`: a log whose run has ended is followed into the project's next run.
+        if seen.done {
+            report::info(&format!(
+                "{}'s last run has ended; waiting for its next one (Ctrl-C to stop)",
+                o.project
+            ));
+            path = next_run(&candidates);
+            report::info(&format!("log: {}", s.ws.show(&path)));
+            seen = Seen::new(first_line(&path).unwrap_or_default());
+        }
+        follow(&path, seen).map_err(|source| {
+            RunnerError::failed(
+                format!("cannot read {}: {source}", s.ws.show(&path)),
+                "run `runner logs` again once the project's run has started",
+            )
+        })?;
     }
     Ok(exit::SUCCESS)
 }
@@ -152,6 +169,38 @@ struct Seen {
     done: bool,
 }
 
+impl Seen {
+    /// Nothing of the log `first` begins printed yet.
+    fn new(first: Vec<u8>) -> Self {
+        Seen {
+            printed: 0,
+            first,
+            lines: 0,
+            done: false,
+        }
+    }
+}
+
+/// Waits for a new run of the project: one of its logs (`paths`) begun afresh — created, or
+/// its first line (the start line, which names when) changed, or cut shorter.
+fn next_run(paths: &[PathBuf]) -> PathBuf {
+    let now = |p: &PathBuf| {
+        let len = std::fs::metadata(p).map(|m| m.len()).ok();
+        (len, first_line(p).ok())
+    };
+    let before: Vec<(Option<u64>, Option<Vec<u8>>)> = paths.iter().map(now).collect();
+    loop {
+        std::thread::sleep(POLL);
+        for (p, (len, first)) in paths.iter().zip(&before) {
+            let (new_len, new_first) = now(p);
+            let begun = new_first.as_ref().is_some_and(|f| !f.is_empty()) && (new_first != *first || new_len < *len);
+            if begun {
+                return p.clone();
+            }
+        }
+    }
+}
+
 /// The most recently written of `paths` that exist.
 fn newest(paths: &[PathBuf]) -> Option<PathBuf> {
     paths
@@ -171,12 +220,7 @@ fn follow(path: &Path, mut seen: Seen) -> std::io::Result<()> {
         let len = crate::fs::regular(path)?.len();
         let first = first_line(path)?;
         if len < seen.printed || first != seen.first {
-            seen = Seen {
-                printed: 0,
-                first,
-                lines: 0,
-                done: false,
-            };
+            seen = Seen::new(first);
         }
         if len == seen.printed {
             continue;

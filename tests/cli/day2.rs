@@ -35,6 +35,7 @@ fn logs_keeps_one_log_per_operation_and_follows_a_running_project() {
         "follow ended with the operation"
     );
     assert!(up.wait_with_output().unwrap().status.success());
+    follows_into_the_next_run(&ws);
 
     ws.exec(&["destroy", "-p", "aws", "-s", "dev", "--target", "eks", "--yes"], &[])
         .expect(0);
@@ -67,6 +68,50 @@ fn logs_keeps_one_log_per_operation_and_follows_a_running_project() {
         .expect(2)
         .stderr_has("provider aws has no project `ekss`")
         .stderr_has("did you mean `eks`?");
+}
+
+/// A log whose run has ended is followed into the project's next run, as `tail -F`, to that
+/// run's end.
+fn follows_into_the_next_run(ws: &Ws) {
+    use std::io::{BufRead as _, Read as _};
+    let mut next = ws
+        .command(&["logs", "eks", "-s", "dev", "--follow"], &[])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = std::io::BufReader::new(next.stderr.take().unwrap());
+    let mut said = String::new();
+    while !said.contains("waiting for its next one") {
+        if err.read_line(&mut said).unwrap() == 0 {
+            break;
+        }
+    }
+    assert!(
+        said.contains("eks's last run has ended; waiting for its next one (Ctrl-C to stop)"),
+        "{said}"
+    );
+    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "eks", "--fresh"], &[])
+        .expect(0);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while next.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = next.kill();
+            panic!("logs --follow did not end with the next run's end");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut stdout = String::new();
+    next.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
+    assert_eq!(
+        stdout.matches("Updating (dev):").count(),
+        2,
+        "the last run, then the next:\n{stdout}"
+    );
+    assert!(
+        stdout.trim_end().lines().last().unwrap().starts_with("== succeeded"),
+        "{stdout}"
+    );
 }
 
 fn validate(doc: &serde_json::Value, schema: &str) {
