@@ -22,8 +22,27 @@ use clap::{CommandFactory as _, Parser as _};
 
 /// Runs the runner with these arguments (the first is the program name) and returns the exit code.
 pub fn run(args: impl IntoIterator<Item = OsString>, cwd: &Path) -> i32 {
-    let cli = match Cli::try_parse_from(args) {
+    let args: Vec<OsString> = args.into_iter().collect();
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp => {
+            // A command's help leaves out the global options that mean nothing to it.
+            match crate::cli::command_help(&args) {
+                Some(help) => {
+                    let coloured = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+                    let text = if coloured {
+                        help.ansi().to_string()
+                    } else {
+                        help.to_string()
+                    };
+                    let _ = report::result(&text);
+                }
+                None => {
+                    let _ = e.print();
+                }
+            }
+            return exit::SUCCESS;
+        }
         Err(e) => {
             // clap prints help and version on stdout with code 0, usage errors on stderr with 2.
             let _ = e.print();

@@ -621,3 +621,68 @@ fn lower_case(s: &str) -> Result<String, String> {
         Ok(s.to_lowercase())
     }
 }
+
+/// Whether a global option means anything to a command (by its name as typed, aliases
+/// resolved): its help leaves out those that do not. They are still accepted anywhere, as MARA's
+/// flags before the command must be (`runner -b boring status` parses, and does nothing).
+fn global_applies(option: &str, command: &str) -> bool {
+    const RUNS: [&str; 5] = ["up", "destroy", "refresh", "preview", "drift"];
+    match (option, command) {
+        (_, "version" | "completions") | ("stack", "list-providers") => false,
+        ("banner_type", c) => RUNS.contains(&c),
+        ("switch_stack", c) => RUNS.contains(&c) || matches!(c, "validate" | "export" | "pulumi"),
+        ("non_interactive", c) => RUNS.contains(&c) || matches!(c, "validate" | "output" | "pulumi"),
+        _ => true,
+    }
+}
+
+/// The global options that take a value (to find the command among the arguments).
+const GLOBAL_VALUES: [&str; 8] = [
+    "-s",
+    "--stack",
+    "-p",
+    "--provider",
+    "-b",
+    "--banner-type",
+    "--workspace",
+    "--color",
+];
+
+/// The help a command's `-h` (short) or `--help`/`help COMMAND` (long) asked for, with only the
+/// global options that apply to it; `None` for the top-level help (or a command not found),
+/// which clap prints as it is.
+pub(crate) fn command_help(args: &[std::ffi::OsString]) -> Option<clap::builder::StyledStr> {
+    use clap::CommandFactory as _;
+    let words: Vec<&str> = args.iter().skip(1).filter_map(|a| a.to_str()).collect();
+    let mut name = None;
+    let mut long = words.contains(&"--help");
+    let mut rest = words.iter();
+    while let Some(w) = rest.next() {
+        if GLOBAL_VALUES.contains(w) {
+            rest.next();
+        } else if *w == "help" && name.is_none() {
+            long = true;
+        } else if !w.starts_with('-') {
+            name = Some(*w);
+            break;
+        }
+    }
+    let mut cmd = Cli::command();
+    cmd.build();
+    let sub = cmd.find_subcommand_mut(name?)?;
+    let command = sub.get_name().to_string();
+    let hidden: Vec<String> = sub
+        .get_arguments()
+        .filter(|a| a.is_global_set() && !global_applies(a.get_id().as_str(), &command))
+        .map(|a| a.get_id().to_string())
+        .collect();
+    let mut sub = sub.clone();
+    for id in hidden {
+        sub = sub.mut_arg(id, |a| a.hide(true));
+    }
+    Some(if long {
+        sub.render_long_help()
+    } else {
+        sub.render_help()
+    })
+}

@@ -117,3 +117,39 @@ fn a_runs_help_groups_its_options_under_headings_and_ends_with_examples() {
         "{help}"
     );
 }
+
+#[test]
+fn a_commands_help_leaves_out_the_global_options_that_mean_nothing_to_it() {
+    let ws = crate::support::Ws::reference();
+    let unaffected = ["--banner-type", "--switch-stack", "--non-interactive"];
+    // By any way of asking: -h, --help, `help COMMAND`, with global flags before the command.
+    for args in [
+        &["status", "-h"][..],
+        &["status", "--help"],
+        &["help", "status"],
+        &["-b", "boring", "-s", "dev", "status", "--help"],
+        &["logs", "--help"],
+        &["show-plan", "-h"],
+    ] {
+        let help = ws.run(args).expect(0).stdout;
+        assert!(
+            help.contains("Global options:") && help.contains("--stack"),
+            "{args:?}:\n{help}"
+        );
+        for flag in unaffected {
+            assert!(!help.contains(flag), "{flag} in the help of {args:?}:\n{help}");
+        }
+    }
+    let version = ws.run(&["version", "--help"]).expect(0).stdout;
+    assert!(!version.contains("Global options:"), "{version}");
+    // Where they apply, they are there.
+    for (args, flag) in [
+        (&["up", "-h"][..], "--banner-type"),
+        (&["drift", "--help"], "--switch-stack"),
+        (&["output", "--help"], "--non-interactive"),
+    ] {
+        assert!(ws.run(args).expect(0).stdout.contains(flag), "{flag} not in {args:?}");
+    }
+    // Still accepted anywhere, as MARA's flags before the command must be.
+    ws.run(&["-b", "boring", "list-providers"]).expect(0);
+}
