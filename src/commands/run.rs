@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::predict::{Prediction, Settled, predict};
+use crate::config::backend::Backend;
 use crate::config::env::Env;
 use crate::config::prepare::{self, Mode, Ready, Request};
 use crate::config::questions::Ask as _;
@@ -130,10 +131,7 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
             "running {} projects, at most {} at once; backend {}",
             plan.order.len(),
             options.parallel,
-            engine
-                .env
-                .get("PULUMI_BACKEND_URL")
-                .unwrap_or_else(|| "Pulumi Cloud (pulumi login)".into())
+            Backend::of(&engine.env)
         ),
     );
 
@@ -596,10 +594,7 @@ fn what_runs(plan: &Plan<'_>, pending: &[(String, Pending)]) -> Option<String> {
 }
 
 fn confirm(t: &Target, plan: &Plan<'_>, ready: &Ready, runs: Option<&str>) -> Result<(), RunnerError> {
-    let backend = ready
-        .env
-        .get("PULUMI_BACKEND_URL")
-        .unwrap_or_else(|| "Pulumi Cloud".into());
+    let backend = Backend::of(&ready.env);
     let io = |source| RunnerError::Io {
         context: "cannot read the answer from the terminal".into(),
         source,

@@ -42,7 +42,7 @@ impl Pulumi {
             Ok(outputs) => Ok(Deployed::Outputs(outputs)),
             Err(end) => {
                 let error = end.error.unwrap_or_default();
-                if error.contains("no stack named") {
+                if super::messages::says(&error, super::messages::Message::NoStack) {
                     Ok(Deployed::NoStack)
                 } else {
                     Err(error)

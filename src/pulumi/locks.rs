@@ -7,6 +7,9 @@
 use std::fmt::Write as _;
 use std::time::SystemTime;
 
+use super::messages::{Message, says};
+use crate::config::backend::Backend;
+
 pub(crate) use crate::workspace::{alive, this_host};
 
 /// One lock as `pulumi` reports it: `  <url>: created by <user>@<host> (pid <n>) at <time>`.
@@ -22,7 +25,7 @@ pub(crate) struct StackLock {
 /// The locks a refusal names (`the stack is currently locked by N lock(s)…`); none when the
 /// text is not such a refusal.
 pub(crate) fn parse(stderr: &str) -> Vec<StackLock> {
-    if !stderr.contains("the stack is currently locked") {
+    if !says(stderr, Message::StackLocked) {
         return Vec::new();
     }
     stderr
@@ -54,7 +57,7 @@ impl StackLock {
     /// writes it (`pkg/backend/diy/lock.go` `lockURLForError`): the path percent-encoded, and
     /// the query the backend adds (`?no_tmp_dir=true`) after it.
     pub(crate) fn file(&self) -> Option<std::path::PathBuf> {
-        file_url_path(&self.url)
+        crate::config::backend::file_url_path(&self.url)
     }
 
     /// What a person needs to know about it.
@@ -107,23 +110,14 @@ pub(crate) fn described(mut error: String, stderr: &str) -> String {
     error
 }
 
-/// Files in the stack's lock directory of a file backend (`backend`, a `file://` URL) that do
-/// not read as a lock, when `stderr` is the JSON error `pulumi` fails with on one: it reads
-/// every file there as a lock. The file backend writes a lock through a temporary file beside it
-/// (`no_tmp_dir`), which a process killed at that moment leaves behind.
-pub(crate) fn broken(stderr: &str, backend: &str, project: &str, stack: &str) -> Vec<std::path::PathBuf> {
-    let json_error = [
-        "unexpected end of JSON input",
-        "looking for beginning of value",
-        "invalid character",
-    ];
-    if !json_error.iter().any(|e| stderr.contains(e)) {
-        return Vec::new();
-    }
-    let Some(root) = file_url_path(backend) else {
+/// Files in the stack's lock directory of a file backend that do not read as a lock (asked when
+/// `pulumi` failed with a JSON error: it reads every file there as a lock). The file backend
+/// writes a lock through a temporary file beside it (`no_tmp_dir`), which a process killed at
+/// that moment leaves behind.
+pub(crate) fn broken(backend: &Backend, project: &str, stack: &str) -> Vec<std::path::PathBuf> {
+    let Some(dir) = backend.lock_dir(project, stack) else {
         return Vec::new();
     };
-    let dir = root.join(".pulumi/locks/organization").join(project).join(stack);
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return Vec::new();
     };
@@ -142,14 +136,13 @@ pub(crate) fn broken(stderr: &str, backend: &str, project: &str, stack: &str) ->
     out
 }
 
-/// The lock files of the stack in a file backend (`backend`, a `file://` URL) that the process
+/// The lock files of the stack in a file backend  that the process
 /// `pid` of this host took: what a `pulumi` the runner stopped (or saw killed) left behind. It
 /// no longer runs (the runner waited for it), so they are stale by definition.
-pub(crate) fn left_by(pid: u32, backend: &str, project: &str, stack: &str) -> Vec<std::path::PathBuf> {
-    let Some(root) = file_url_path(backend) else {
+pub(crate) fn left_by(pid: u32, backend: &Backend, project: &str, stack: &str) -> Vec<std::path::PathBuf> {
+    let Some(dir) = backend.lock_dir(project, stack) else {
         return Vec::new();
     };
-    let dir = root.join(".pulumi/locks/organization").join(project).join(stack);
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return Vec::new();
     };
@@ -236,43 +229,6 @@ fn rfc3339(at: &str) -> Option<SystemTime> {
     }
 }
 
-/// The path of a `file://` URL as the file backend reads it: the query (`?no_tmp_dir=true`)
-/// left out, `%XX` decoded (Go's `net/url` writes them), `~/` the home directory; `None` for
-/// any other scheme.
-pub(crate) fn file_url_path(url: &str) -> Option<std::path::PathBuf> {
-    let path = url.strip_prefix("file://")?;
-    let path = path.split_once('?').map_or(path, |(p, _)| p);
-    let path = String::from_utf8_lossy(&percent_decoded(path)).into_owned();
-    Some(match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
-        (Some(rest), Some(home)) => std::path::Path::new(&home).join(rest),
-        _ => std::path::PathBuf::from(path),
-    })
-}
-
-/// `%XX` sequences as the bytes they stand for (a malformed one is kept as written).
-fn percent_decoded(s: &str) -> Vec<u8> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (bytes[i], hex) {
-            (b'%', Some(b)) => {
-                out.push(b);
-                i += 3;
-            }
-            (b, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -308,13 +264,6 @@ mod tests {
             ))
         );
         assert_eq!(locks[0].at, "2026-11-23T10:00:00+02:00");
-        // A backend URL as a user writes it: `~/` is the home directory; other schemes no path.
-        let home = std::path::PathBuf::from(std::env::var_os("HOME").unwrap());
-        assert_eq!(
-            file_url_path("file://~/state?no_tmp_dir=true"),
-            Some(home.join("state"))
-        );
-        assert_eq!(file_url_path("s3://bucket"), None);
     }
 
     #[test]

@@ -13,6 +13,7 @@ mod drift;
 mod events;
 pub(crate) mod hooks;
 mod locks;
+mod messages;
 mod process;
 mod redact;
 mod store;
@@ -22,6 +23,7 @@ use std::path::PathBuf;
 
 use serde_json::{Map, Value};
 
+use crate::config::backend::Backend;
 use crate::config::env::Env;
 use crate::exec::{Control, Engine, Event, Job, JobEnd, Level, Outputs, Status};
 use crate::plan::Operation;
@@ -32,7 +34,7 @@ pub(crate) use deployed::Deployed;
 pub(crate) use drift::Drift;
 use events::EventLog;
 pub(crate) use hooks::prune_kubeconfig;
-pub(crate) use locks::file_url_path;
+use messages::Message;
 pub(crate) use process::attached;
 use process::{Ended, Step};
 pub(crate) use redact::Redactor;
@@ -110,7 +112,7 @@ impl Pulumi {
         }
         match end.code {
             Some(0) => Ok(true),
-            _ if !create && end.stderr.contains("no stack named") => Ok(false),
+            _ if !create && messages::says(&end.stderr, Message::NoStack) => Ok(false),
             _ => Err(JobEnd::failed(self.explained(
                 job,
                 process::failure("pulumi stack select", &end, &[]),
@@ -351,7 +353,7 @@ impl Pulumi {
             return;
         }
         let Some(pid) = end.pid else { return };
-        let backend = self.env.get("PULUMI_BACKEND_URL").unwrap_or_default();
+        let backend = Backend::of(&self.env);
         for file in locks::left_by(pid, &backend, &job.project.name, &self.stack) {
             let message = match locks::remove_file(&file) {
                 Ok(()) => format!(
@@ -471,12 +473,28 @@ fn say(job: &Job, control: &Control, cmd: &std::process::Command) {
 }
 
 impl Pulumi {
-    /// A failure's text with what the stack's locks say about it: those that refused the stack
-    /// ([`locks::described`]), and files among them that are no lock ([`locks::broken`]).
+    /// A failure's text with what the engine's messages tell about it: the locks that refused
+    /// the stack ([`locks::described`]), files among them that are no lock ([`locks::broken`]),
+    /// a passphrase that does not open the project's own stack file.
     fn explained(&self, job: &Job, error: String, stderr: &str) -> String {
-        let backend = self.env.get("PULUMI_BACKEND_URL").unwrap_or_default();
-        let broken = locks::broken(stderr, &backend, &job.project.name, &self.stack);
-        locks::with_broken(locks::described(error, stderr), &broken)
+        let mut error = error;
+        for message in messages::classify(stderr) {
+            error = match message {
+                Message::StackLocked => locks::described(error, stderr),
+                Message::UnreadableLock => {
+                    let broken = locks::broken(&Backend::of(&self.env), &job.project.name, &self.stack);
+                    locks::with_broken(error, &broken)
+                }
+                Message::IncorrectPassphrase => format!(
+                    "{error}\n  the passphrase does not open {}'s own stack file ({}): it was made with another; \
+                     give the passphrase this stack was created with",
+                    job.project.name,
+                    crate::config::stackfile::own(std::path::Path::new(&job.project.path), &self.stack).display()
+                ),
+                Message::NoStack | Message::NoChangesExpected => error,
+            };
+        }
+        error
     }
 }
 
@@ -487,7 +505,7 @@ fn failed(what: &str, end: &Ended) -> JobEnd {
 
 /// The operation failed because the stack does not exist (`no stack named 'dev' found`).
 fn missing_stack(end: &Ended) -> bool {
-    end.code != Some(0) && !end.interrupted && end.stderr.contains("no stack named")
+    end.code != Some(0) && !end.interrupted && messages::says(&end.stderr, Message::NoStack)
 }
 
 /// `refresh` or `destroy` of a stack that does not exist: nothing to act on.

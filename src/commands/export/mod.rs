@@ -15,6 +15,7 @@ use std::process::Command;
 use serde_json::{Map, Value};
 
 use super::write_result;
+use crate::config::backend::{BACKEND_VAR, Backend};
 use crate::config::prepare;
 use crate::config::stackfile::{self, StackFile};
 use crate::config::{SECRET_PREFIX, env_name};
@@ -200,7 +201,7 @@ fn write_dir(
 /// mount nothing of ours.
 fn shared_backend(s: &Settings, t: &Target, format: Format) -> Result<String, RunnerError> {
     let embedded = format!("file://{}", s.ws.root.join(".pulumi-state").display());
-    let url = t.env.get("PULUMI_BACKEND_URL").unwrap_or_default();
+    let url = t.env.get(BACKEND_VAR).unwrap_or_default();
     let refuse = |why: String| {
         Err(RunnerError::usage(
             format!(
@@ -222,7 +223,8 @@ fn shared_backend(s: &Settings, t: &Target, format: Format) -> Result<String, Ru
     if !url.contains("://") {
         return refuse(format!("PULUMI_BACKEND_URL is {url}, which is not a URL"));
     }
-    let Some(dir) = crate::pulumi::file_url_path(&url) else {
+    let backend = Backend::parse(&url);
+    let Some(dir) = backend.dir() else {
         return Ok(url);
     };
     if format != Format::GitlabCi {
@@ -232,7 +234,7 @@ fn shared_backend(s: &Settings, t: &Target, format: Format) -> Result<String, Ru
             format.as_str()
         ));
     }
-    let inside = |root: &Path| lexical(&dir).starts_with(lexical(root));
+    let inside = |root: &Path| lexical(dir).starts_with(lexical(root));
     let top = git(&s.ws.root, &["rev-parse", "--show-toplevel"]).map(PathBuf::from);
     if !dir.is_absolute() || inside(&s.ws.root) || top.as_deref().is_some_and(inside) {
         return refuse(format!(
