@@ -169,6 +169,16 @@ pub enum Event {
         level: Level,
         message: String,
     },
+    /// The run was interrupted (Ctrl-C, SIGTERM, SIGHUP): every running project gets SIGINT,
+    /// and after `grace` SIGTERM, then SIGKILL, or sooner at each further signal.
+    Stopping { grace: std::time::Duration },
+    /// A project has run `minutes` and still does (said every few minutes).
+    StillRunning { project: String, minutes: u64 },
+    /// A project ran past its timeout (`after`): it is being stopped as an interrupt stops one.
+    TimedOut {
+        project: String,
+        after: std::time::Duration,
+    },
     Finished {
         project: String,
         operation: Operation,

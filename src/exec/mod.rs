@@ -7,6 +7,7 @@ pub mod event;
 pub mod outputs;
 mod scheduler;
 pub mod signals;
+mod stopping;
 
 use std::collections::BTreeMap;
 use std::future::Future;

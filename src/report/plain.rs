@@ -113,6 +113,9 @@ impl Plain {
                     say!("{}", super::note_line(project.as_deref(), *level, message));
                 }
             }
+            Event::Stopping { .. } | Event::StillRunning { .. } | Event::TimedOut { .. } => {
+                say!("{}", super::stopping_line(ev).unwrap_or_default());
+            }
             Event::Finished {
                 project,
                 operation,
