@@ -64,8 +64,9 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &OutputOptions) -> Result<i32, Ru
         Err(e) => {
             return Err(RunnerError::failed(
                 format!(
-                    "cannot read the outputs of {} from the backend {backend}: {e}",
-                    project.name
+                    "cannot read the outputs of {} from the backend {backend}: {}",
+                    project.name,
+                    crate::report::failure::text(&e)
                 ),
                 "check the backend (PULUMI_BACKEND_URL) and the passphrase, as for a run",
             ));

@@ -128,8 +128,8 @@ pub struct Finished {
     pub changes: BTreeMap<String, u64>,
     /// A preview's changes resource by resource (empty for other operations).
     pub diffs: Vec<ResourceDiff>,
-    /// What went wrong, for a failure: the step and the last lines of output.
-    pub error: Option<String>,
+    /// What went wrong, for a failure (worded by `report::failure`).
+    pub error: Option<crate::exec::Failure>,
     /// Digest of the inputs it ran with, and of the outputs it produced (for resume).
     pub inputs_digest: Option<String>,
     pub outputs_digest: Option<String>,

@@ -374,11 +374,7 @@ async fn watched(
     match (timed_out, timeout) {
         (true, Some(t)) => JobEnd {
             status: Status::TimedOut,
-            error: Some(format!(
-                "timed out after {}: stopped ({})",
-                humantime::format_duration(t),
-                end.error.as_deref().unwrap_or("it ended")
-            )),
+            error: Some(super::Failure::timed_out(t, end.error.clone())),
             ..end
         },
         _ => end,

@@ -4,7 +4,6 @@
 //! `pulumi cancel`, only when every lock of the stack is stale, since it removes them all). A
 //! lock of another host is reported with its host and age, never removed.
 
-use std::fmt::Write as _;
 use std::time::SystemTime;
 
 use super::messages::{Message, says};
@@ -97,17 +96,19 @@ pub(crate) fn all_stale(stderr: &str) -> Option<Vec<StackLock>> {
     (!held.is_empty() && held.iter().all(StackLock::stale)).then_some(held)
 }
 
-/// A failure's text with the locks that refused the stack, each described, the stale ones with
-/// the flag that removes them.
-pub(crate) fn described(mut error: String, stderr: &str) -> String {
-    for lock in parse(stderr) {
-        error.push_str("\n  ");
-        error.push_str(&lock.describe());
-        if lock.stale() {
-            error.push_str("; `--remove-stale-locks` removes it");
-        }
-    }
-    error
+/// The locks that refused the stack, each described, the stale ones with the flag that removes
+/// them: a failure's notes.
+pub(crate) fn described(stderr: &str) -> Vec<String> {
+    parse(stderr)
+        .iter()
+        .map(|lock| {
+            let mut line = lock.describe();
+            if lock.stale() {
+                line.push_str("; `--remove-stale-locks` removes it");
+            }
+            line
+        })
+        .collect()
 }
 
 /// Files in the stack's lock directory of a file backend that do not read as a lock (asked when
@@ -177,26 +178,26 @@ pub(crate) fn remove_file(file: &std::path::Path) -> Result<(), String> {
 }
 
 /// `error` with each of the [`broken`] lock files named, and what to do about it.
-pub(crate) fn with_broken(mut error: String, broken: &[std::path::PathBuf]) -> String {
-    for file in broken {
-        let _ = write!(
-            error,
-            "\n  {} is not a lock, and pulumi reads every file there as one: a file left by a pulumi killed while it took the stack's lock; remove it",
-            file.display()
-        );
-    }
-    error
+pub(crate) fn broken_notes(broken: &[std::path::PathBuf]) -> Vec<String> {
+    broken
+        .iter()
+        .map(|file| {
+            format!(
+                "{} is not a lock, and pulumi reads every file there as one: a file left by a pulumi killed while it took the stack's lock; remove it",
+                file.display()
+            )
+        })
+        .collect()
 }
 
-/// What removing a stale lock came to, in words: the note that says it is gone, or the failure.
-pub(crate) fn removal(lock: &StackLock, removed: Result<(), String>) -> Result<String, String> {
-    match removed {
-        Ok(()) => Ok(format!(
-            "removed the stale lock {} (pid {} no longer runs)",
-            lock.url, lock.pid
-        )),
-        Err(e) => Err(format!("cannot remove the stale lock {}: {e}", lock.url)),
-    }
+/// A stale lock removed, in words.
+pub(crate) fn removed(lock: &StackLock) -> String {
+    format!("removed the stale lock {} (pid {} no longer runs)", lock.url, lock.pid)
+}
+
+/// What removing a stale lock that could not be removed left: said under the failure.
+pub(crate) fn not_removed(lock: &StackLock) -> String {
+    format!("so the stale lock {} stays", lock.url)
 }
 
 /// A time as Go's `time.RFC3339` writes it: UTC (`Z`), or local time with its offset

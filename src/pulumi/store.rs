@@ -68,10 +68,8 @@ impl SecretStore for Store {
             && let Some(files) = held.iter().map(locks::StackLock::file).collect::<Option<Vec<_>>>()
         {
             for (lock, file) in held.iter().zip(&files) {
-                notes.push(locks::removal(
-                    lock,
-                    std::fs::remove_file(file).map_err(|e| e.to_string()),
-                )?);
+                std::fs::remove_file(file).map_err(|e| format!("cannot remove the stale lock {}: {e}", lock.url))?;
+                notes.push(locks::removed(lock));
             }
             out = run(self.command(dir, env, &args), None, what)?;
         }
@@ -184,5 +182,10 @@ fn checked(out: &std::process::Output, what: &str) -> Result<(), String> {
             format!(": {line}")
         }
     );
-    Err(locks::described(error, &stderr))
+    let mut error = error;
+    for note in locks::described(&stderr) {
+        error.push_str("\n  ");
+        error.push_str(&note);
+    }
+    Err(error)
 }

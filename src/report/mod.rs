@@ -22,6 +22,7 @@ macro_rules! say_inline {
 
 pub(crate) mod ci;
 pub(crate) mod drift;
+pub(crate) mod failure;
 pub(crate) mod html;
 pub(crate) mod junit;
 pub(crate) mod live;
