@@ -12,7 +12,7 @@ use crate::commands::export::{ExportOptions, Output};
 use crate::commands::logs::LogsOptions;
 use crate::commands::output::OutputOptions;
 use crate::commands::plan::PlanOptions;
-use crate::commands::run::{DEFAULT_PARALLEL, RunOptions};
+use crate::commands::operation::{DEFAULT_PARALLEL, RunOptions};
 use crate::error::{RunnerError, exit};
 use crate::plan::Operation;
 use crate::pulumi::Drift;
@@ -190,7 +190,7 @@ fn day_two(command: &DayTwo, s: &Settings) -> Result<i32, RunnerError> {
 fn run_plan(s: &Settings, options: &RunOptions) -> Result<i32, RunnerError> {
     neither_run_nor_left_out(&options.targets, &options.excludes)?;
     let target = s.target(options.operation.as_str())?;
-    commands::run::run(s, &target, options)
+    commands::operation::run(s, &target, options)
 }
 
 /// A project both a `--target` and an `--exclude`: refused before any file is read or written.

@@ -31,7 +31,7 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &OutputOptions) -> Result<i32, Ru
     let project = super::project_of(t, &o.project, "output")?.clone();
     let env = prepare::with_passphrase(&s.ws, &t.stack, t.env.clone(), s.interactive, &mut Terminal::new())?;
     let backend = Backend::of(&env);
-    let engine = super::run::pulumi_for(s, t, env);
+    let engine = super::operation::pulumi_for(s, t, env);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

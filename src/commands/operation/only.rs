@@ -22,7 +22,7 @@ pub(crate) fn prove(s: &Settings, plan: &Plan<'_>, engine: &Pulumi) -> Result<BT
     if outside.is_empty() {
         return Ok(BTreeMap::new());
     }
-    let runtime = super::runtime(super::Threads::One)?;
+    let runtime = crate::commands::runtime(crate::commands::Threads::One)?;
     // The outputs project `i`'s program reads from `them`.
     let reads = |i: usize, them: &str| -> Vec<String> {
         Program::load(&s.ws.root.join(&plan.project(i).path))
