@@ -25,6 +25,7 @@ mod pipelines;
 mod plan;
 mod programs;
 mod prompts;
+mod reference;
 mod reruns;
 mod run;
 mod starts;
