@@ -173,6 +173,10 @@ pub(crate) enum Command {
         #[arg(value_enum)]
         shell: CompletionShell,
     },
+
+    /// Print the runner's man page (roff), made from the same command definitions as --help
+    #[command(after_help = "Examples:\n  runner man > ~/.local/share/man/man1/runner.1\n  runner man | man -l -")]
+    Man,
 }
 
 /// The commands that look at a stack without running the graph (top-level commands).
@@ -628,7 +632,7 @@ fn lower_case(s: &str) -> Result<String, String> {
 fn global_applies(option: &str, command: &str) -> bool {
     const RUNS: [&str; 5] = ["up", "destroy", "refresh", "preview", "drift"];
     match (option, command) {
-        (_, "version" | "completions") | ("stack", "list-providers") => false,
+        (_, "version" | "completions" | "man") | ("stack", "list-providers") => false,
         ("banner_type", c) => RUNS.contains(&c),
         ("switch_stack", c) => RUNS.contains(&c) || matches!(c, "validate" | "export" | "pulumi"),
         ("non_interactive", c) => RUNS.contains(&c) || matches!(c, "validate" | "output" | "pulumi"),
@@ -715,7 +719,10 @@ pub(crate) fn reference() -> String {
         let _ = write!(out, "\n## `{path}`\n\n```text\n{}\n```\n", lines.join("\n"));
     }
     fn commands(out: &mut String, parent: &str, cmd: &clap::Command) {
-        for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set() && s.get_name() != "help") {
+        for sub in cmd
+            .get_subcommands()
+            .filter(|s| !s.is_hide_set() && s.get_name() != "help")
+        {
             let path = format!("{parent} {}", sub.get_name());
             section(out, &path, &applicable_globals(sub).render_long_help());
             commands(out, &path, sub);
@@ -725,7 +732,11 @@ pub(crate) fn reference() -> String {
     cmd.build();
     let mut out = String::from(REFERENCE_HEAD);
     // The top-level help is clap's own, as `app` prints it.
-    let top = cmd.clone().try_get_matches_from(["runner", "--help"]).err().map(|e| e.render());
+    let top = cmd
+        .clone()
+        .try_get_matches_from(["runner", "--help"])
+        .err()
+        .map(|e| e.render());
     section(&mut out, "runner", &top.unwrap_or_default());
     commands(&mut out, "runner", &cmd);
     out
