@@ -84,6 +84,17 @@ fn dispatch(cli: &Cli, style: Style, cwd: &Path) -> Result<i32, RunnerError> {
             commands::write_result(&String::from_utf8_lossy(&buf))?;
             Ok(exit::SUCCESS)
         }
+        Command::Man => {
+            let mut buf = Vec::new();
+            clap_mangen::Man::new(Cli::command())
+                .render(&mut buf)
+                .map_err(|source| RunnerError::Io {
+                    context: "the man page".into(),
+                    source,
+                })?;
+            commands::write_result(&String::from_utf8_lossy(&buf))?;
+            Ok(exit::SUCCESS)
+        }
         Command::ListProviders => commands::providers::list(&settings()?),
         Command::ShowPlan(args) => {
             neither_run_nor_left_out(&args.targets, &args.excludes)?;

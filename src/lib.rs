@@ -27,6 +27,13 @@ mod runstate;
 mod settings;
 mod workspace;
 
+/// The CLI reference, `docs/reference/cli.md` (not an API: its test keeps the file current).
+#[doc(hidden)]
+#[must_use]
+pub fn cli_reference() -> String {
+    cli::reference()
+}
+
 /// Entry points for the fuzz targets in `fuzz/` (not an API): each takes any input, must not
 /// panic, and asserts what must hold of what it produced.
 #[doc(hidden)]

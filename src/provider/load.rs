@@ -183,7 +183,7 @@ impl<'a> Loader<'a> {
                     span,
                     e.message().trim().to_string(),
                     "here",
-                    Some("see the provider file format in README.md (section \"Provider files\")".into()),
+                    Some("see the provider file format in docs/providers.md (section \"Provider files\")".into()),
                 );
                 self.problems.push(d);
                 None
