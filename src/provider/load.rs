@@ -13,7 +13,7 @@ use super::{
 };
 use crate::diagnostic::{FileDiagnostic, SourceFile};
 use crate::graph::{self, EdgeKind, GraphError, Layer, NeedSpec, NodeSpec, Origin, ProjectGraph};
-use crate::workspace::PROVIDERS_DIR;
+use crate::workspace::{PROVIDERS_DIR, Workspace};
 
 /// Names of the `*.toml` files in `providers/`, sorted.
 pub fn file_names(root: &Path) -> std::io::Result<Vec<String>> {
@@ -32,11 +32,11 @@ pub fn file_names(root: &Path) -> std::io::Result<Vec<String>> {
 
 /// Reads every file of `providers/` far enough to list it. Files that do not parse are
 /// returned as diagnostics beside the entries that do.
-pub fn entries(root: &Path, show: &dyn Fn(&Path) -> String) -> std::io::Result<(Vec<Entry>, Vec<FileDiagnostic>)> {
+pub(crate) fn entries(ws: &Workspace) -> std::io::Result<(Vec<Entry>, Vec<FileDiagnostic>)> {
     let mut entries = Vec::new();
     let mut problems = Vec::new();
-    for name in file_names(root)? {
-        let mut loader = Loader::new(root, show, &crate::fs::NoStats);
+    for name in file_names(&ws.root)? {
+        let mut loader = Loader::new(ws, &crate::fs::NoStats);
         if let Some((_, raw)) = loader.read(&name)
             && loader.check_name(&name, &raw)
         {
@@ -62,18 +62,18 @@ pub enum LoadError {
 }
 
 /// Loads provider `name` with its layers and checks everything: the result is ready to plan.
-pub fn load(root: &Path, name: &str, show: &dyn Fn(&Path) -> String) -> Result<Provider, LoadError> {
-    load_seeing(root, name, show, &crate::fs::NoStats)
+pub(crate) fn load(ws: &Workspace, name: &str) -> Result<Provider, LoadError> {
+    load_seeing(ws, name, &crate::fs::NoStats)
 }
 
 /// [`load`], with the `stat`s of project programs that were taken ahead.
 pub(crate) fn load_seeing(
-    root: &Path,
+    ws: &Workspace,
     name: &str,
-    show: &dyn Fn(&Path) -> String,
     stats: &dyn crate::fs::ProgramStats,
 ) -> Result<Provider, LoadError> {
-    let mut loader = Loader::new(root, show, stats);
+    let mut loader = Loader::new(ws, stats);
+    let root = &ws.root;
     if !file_name_ok(name) || !inside(root, &root.join(PROVIDERS_DIR).join(format!("{name}.toml"))) {
         return Err(LoadError::NotAProvider {
             name: name.to_string(),
@@ -123,18 +123,17 @@ struct Merged {
 }
 
 struct Loader<'a> {
-    root: &'a Path,
-    show: &'a dyn Fn(&Path) -> String,
+    /// Where the files are, and how their paths are shown.
+    ws: &'a Workspace,
     stats: &'a dyn crate::fs::ProgramStats,
     files: Vec<SourceFile>,
     problems: Vec<FileDiagnostic>,
 }
 
 impl<'a> Loader<'a> {
-    fn new(root: &'a Path, show: &'a dyn Fn(&Path) -> String, stats: &'a dyn crate::fs::ProgramStats) -> Self {
+    fn new(ws: &'a Workspace, stats: &'a dyn crate::fs::ProgramStats) -> Self {
         Loader {
-            root,
-            show,
+            ws,
             stats,
             files: Vec::new(),
             problems: Vec::new(),
@@ -159,8 +158,8 @@ impl<'a> Loader<'a> {
 
     /// Reads and parses `providers/<name>.toml`; a syntax or shape error is recorded.
     fn read(&mut self, name: &str) -> Option<(usize, RawFile)> {
-        let path = self.root.join(PROVIDERS_DIR).join(format!("{name}.toml"));
-        let display = (self.show)(&path);
+        let path = self.ws.root.join(PROVIDERS_DIR).join(format!("{name}.toml"));
+        let display = self.ws.show(&path);
         let text = match crate::fs::read_text(&path) {
             Ok(t) => t,
             Err(e) => {
@@ -279,7 +278,7 @@ impl<'a> Loader<'a> {
         let mut nodes = Vec::with_capacity(merged.drafts.len());
         let mut projects = Vec::with_capacity(merged.drafts.len());
         // Looked at on all cores: a big graph has thousands of project directories.
-        let root = self.root;
+        let root = &self.ws.root;
         let stats = self.stats;
         let programs = crate::fs::on_all_cores(&merged.drafts, |d| program_stat(root, d.path.get_ref(), stats));
         for (d, program_stat) in merged.drafts.into_iter().zip(programs) {
@@ -350,9 +349,9 @@ impl<'a> Loader<'a> {
     /// Adds the projects, tools and prompts of the layer `inc` names to `merged`.
     fn include_layer(&mut self, file: usize, inc: &Spanned<String>, merged: &mut Merged) {
         let layer_name = inc.get_ref();
-        let layer_file = self.root.join(PROVIDERS_DIR).join(format!("{layer_name}.toml"));
-        if !file_name_ok(layer_name) || !inside(self.root, &layer_file) {
-            let known: Vec<String> = file_names(self.root).unwrap_or_default();
+        let layer_file = self.ws.root.join(PROVIDERS_DIR).join(format!("{layer_name}.toml"));
+        if !file_name_ok(layer_name) || !inside(&self.ws.root, &layer_file) {
+            let known: Vec<String> = file_names(&self.ws.root).unwrap_or_default();
             let hint = match graph::closest(layer_name, known.iter().map(String::as_str)) {
                 Some(c) => format!("did you mean `{c}`? Layers are files in {PROVIDERS_DIR}/ with `kind = \"layer\"`"),
                 None => format!(
@@ -575,7 +574,7 @@ impl<'a> Loader<'a> {
                 hint,
             );
         } else if !has_program {
-            let hint = if self.root.join(rel).is_dir() {
+            let hint = if self.ws.root.join(rel).is_dir() {
                 format!("add {path}/Pulumi.yaml (name: {}, runtime: yaml)", d.name.get_ref())
             } else {
                 format!("create the directory {path} with a Pulumi.yaml, or fix the path")
@@ -593,7 +592,7 @@ impl<'a> Loader<'a> {
             if let Some(b) = Builtin::from_name(value) {
                 hooks.push(Hook::Builtin(b));
             } else if value.contains('/') {
-                if value.starts_with("scripts/") && script_inside(self.root, value) {
+                if value.starts_with("scripts/") && script_inside(&self.ws.root, value) {
                     hooks.push(Hook::Script(value.clone()));
                 } else {
                     let hint = "put hook scripts in scripts/ and give their path, such as scripts/notify.sh";
@@ -918,9 +917,9 @@ needs = ["logstore"]
         }
         std::fs::create_dir_all(dir.path().join("scripts")).unwrap();
         std::fs::write(dir.path().join("scripts/notify.sh"), "#!/bin/sh\n").unwrap();
-        load(dir.path(), "p", &|path: &Path| {
-            path.strip_prefix(dir.path()).unwrap().display().to_string()
-        })
+        // Paths shown relative to the workspace, as when the runner runs at its root.
+        let ws = Workspace::locate(Some(dir.path()), dir.path()).unwrap();
+        load(&ws, "p")
     }
 
     /// `file:line:column: message` of every problem.

@@ -13,8 +13,8 @@ use crate::diagnostic::SourceFile;
 use crate::graph::{Layer, ProjectGraph};
 
 pub use file::FileKind;
-pub(crate) use load::load_seeing;
-pub use load::{LoadError, entries, file_names, load};
+pub use load::{LoadError, file_names};
+pub(crate) use load::{entries, load, load_seeing};
 
 /// One entry of `providers/`, as `list-providers` shows it.
 #[derive(Debug, Clone)]
