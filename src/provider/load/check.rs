@@ -10,8 +10,10 @@ use toml::Spanned;
 use super::Loader;
 use super::file::{RawFile, RawPrompt};
 use super::merge::Draft;
+use super::problem::Problem;
 use super::read::origin;
-use crate::graph::{self, Layer, NodeSpec, Origin, ProjectGraph};
+use crate::duration::DurationError;
+use crate::graph::{GraphError, Layer, NodeSpec, Origin, ProjectGraph};
 use crate::provider::{Builtin, Hook, Project, Prompt, PromptDefault, PromptType, Secret};
 
 /// Pulumi's project name rule: `[A-Za-z0-9_.-]`, at most 100 characters.
@@ -29,13 +31,11 @@ impl Loader<'_> {
         match &raw.name {
             Some(n) if n.get_ref() != stem => {
                 let file = self.files.len() - 1;
-                self.problem(
-                    file,
-                    n,
-                    format!("the name `{}` differs from the file name `{stem}`", n.get_ref()),
-                    "name",
-                    format!("set `name = \"{stem}\"` or rename the file to `{}.toml`", n.get_ref()),
-                );
+                let problem = Problem::NameDiffers {
+                    name: n.get_ref().clone(),
+                    stem: stem.to_string(),
+                };
+                self.problem(file, n, problem);
                 false
             }
             _ => true,
@@ -50,22 +50,21 @@ impl Loader<'_> {
             .filter(|d| d.secrets_store.as_ref().is_some_and(|s| *s.get_ref()))
             .collect();
         if let Some(extra) = stores.get(1) {
-            let first = stores[0].name.get_ref().clone();
             let flag = extra.secrets_store.as_ref().expect("a store");
-            let message = format!("`{}` and `{first}` are both the secrets store", extra.name.get_ref());
-            let hint = "keep `secrets_store = true` on one project".to_string();
-            self.problem(extra.file, flag, message, "second store", hint);
+            let problem = Problem::TwoStores {
+                first: stores[0].name.get_ref().clone(),
+                second: extra.name.get_ref().clone(),
+            };
+            self.problem(extra.file, flag, problem);
         }
         if stores.is_empty()
             && let Some((d, s)) = drafts.iter().find_map(|d| d.secrets.first().map(|s| (d, s)))
         {
-            let message = format!(
-                "`{}` declares the secret `{}`, but no project keeps secrets",
-                d.name.get_ref(),
-                s.key.get_ref()
-            );
-            let hint = "mark the project that stores them with `secrets_store = true` (e.g. `secrets`)".to_string();
-            self.problem(d.file, &s.key, message, "secret without a store", hint);
+            let problem = Problem::NoStore {
+                project: d.name.get_ref().clone(),
+                key: s.key.get_ref().clone(),
+            };
+            self.problem(d.file, &s.key, problem);
         }
     }
 
@@ -99,7 +98,11 @@ impl Loader<'_> {
         match ProjectGraph::build(nodes) {
             Ok(graph) => Some(graph),
             Err(errors) => {
-                for e in &errors {
+                for e in errors {
+                    let excluded = match &e {
+                        GraphError::UnknownNeed { need, .. } => excluded.get(need).copied(),
+                        _ => None,
+                    };
                     self.graph_problem(e, excluded);
                 }
                 None
@@ -112,33 +115,13 @@ impl Loader<'_> {
     fn project(&mut self, d: &Draft, program_stat: Option<std::fs::Metadata>) -> Project {
         let name = d.name.get_ref();
         if !valid_project_name(name) {
-            self.problem(
-                d.file,
-                &d.name,
-                format!("`{name}` is not a valid Pulumi project name"),
-                "project name",
-                "use 1 to 100 characters from A-Z, a-z, 0-9, `_`, `.` and `-`".to_string(),
-            );
+            self.problem(d.file, &d.name, Problem::ProjectName(name.clone()));
         } else if name.starts_with('-') {
-            self.problem(
-                d.file,
-                &d.name,
-                format!(
-                    "`{name}` starts with `-`: the command line would read it as a flag, so no command could name it"
-                ),
-                "project name",
-                format!("start it with a letter or a digit (`{}`)", name.trim_start_matches('-')),
-            );
+            self.problem(d.file, &d.name, Problem::ProjectNameIsAFlag(name.clone()));
         }
         let layer = d.layer.get_ref().parse::<Layer>();
         if layer.is_err() {
-            let names: Vec<&str> = Layer::ALL.iter().map(|l| l.as_str()).collect();
-            let hint = match graph::closest(d.layer.get_ref(), names.iter().copied()) {
-                Some(c) => format!("did you mean `{c}`? Layers are {}", names.join(", ")),
-                None => format!("use one of {}", names.join(", ")),
-            };
-            let message = format!("unknown layer `{}`", d.layer.get_ref());
-            self.problem(d.file, &d.layer, message, "unknown layer", hint);
+            self.problem(d.file, &d.layer, Problem::UnknownLayer(d.layer.get_ref().clone()));
         }
         self.check_path(d, program_stat.is_some());
         let on_success = self.hooks(d);
@@ -152,16 +135,13 @@ impl Loader<'_> {
                     hidden: s.hidden,
                 });
             } else {
-                let message = format!("secret key `{}` is not of the form namespace:key", s.key.get_ref());
-                let hint = "write it as namespace:key (one `:`), such as prometheus:adminpass".to_string();
-                self.problem(d.file, &s.key, message, "key", hint);
+                self.problem(d.file, &s.key, Problem::SecretKey(s.key.get_ref().clone()));
             }
         }
         if let Some(e) = &d.estimate
             && *e.get_ref() == 0
         {
-            let hint = "give the expected duration in whole seconds (at least 1), or leave it out".to_string();
-            self.problem(d.file, e, "an estimate of 0 seconds", "estimate", hint);
+            self.problem(d.file, e, Problem::ZeroEstimate);
         }
         let timeout = d
             .timeout
@@ -169,12 +149,12 @@ impl Loader<'_> {
             .and_then(|t| match crate::duration::parse(t.get_ref()) {
                 Ok(d) => Some(d),
                 Err(e) => {
-                    let message = match e {
-                        crate::duration::DurationError::TooLong => format!("`{}` is a timeout {e}", t.get_ref()),
-                        _ => format!("`{}` is not a timeout", t.get_ref()),
+                    let value = t.get_ref().clone();
+                    let problem = match e {
+                        DurationError::TooLong => Problem::TimeoutTooLong(value),
+                        _ => Problem::NotATimeout(value),
                     };
-                    let hint = "give a duration such as \"45m\", \"2h\" or \"1h 30m\"".to_string();
-                    self.problem(d.file, t, message, "timeout", hint);
+                    self.problem(d.file, t, problem);
                     None
                 }
             });
@@ -196,24 +176,15 @@ impl Loader<'_> {
     /// The project directory must be inside the workspace and hold a `Pulumi.yaml`.
     fn check_path(&mut self, d: &Draft, has_program: bool) {
         let path = d.path.get_ref();
-        let rel = Path::new(path);
         if !inside_workspace(path) {
-            let hint = "give a path relative to the workspace root, such as projects/services/x".to_string();
-            self.problem(
-                d.path_file,
-                &d.path,
-                format!("project path `{path}` leaves the workspace"),
-                "path",
-                hint,
-            );
+            self.problem(d.path_file, &d.path, Problem::PathLeaves(path.clone()));
         } else if !has_program {
-            let hint = if self.ws.root.join(rel).is_dir() {
-                format!("add {path}/Pulumi.yaml (name: {}, runtime: yaml)", d.name.get_ref())
-            } else {
-                format!("create the directory {path} with a Pulumi.yaml, or fix the path")
+            let problem = Problem::NoProgram {
+                project: d.name.get_ref().clone(),
+                path: path.clone(),
+                dir_exists: self.ws.root.join(path).is_dir(),
             };
-            let message = format!("project `{}` has no Pulumi.yaml at `{path}`", d.name.get_ref());
-            self.problem(d.path_file, &d.path, message, "no Pulumi.yaml here", hint);
+            self.problem(d.path_file, &d.path, problem);
         }
     }
 
@@ -228,21 +199,10 @@ impl Loader<'_> {
                 if value.starts_with("scripts/") && script_inside(&self.ws.root, value) {
                     hooks.push(Hook::Script(value.clone()));
                 } else {
-                    let hint = "put hook scripts in scripts/ and give their path, such as scripts/notify.sh";
-                    let message = format!("hook script `{value}` does not exist under scripts/");
-                    self.problem(d.file, h, message, "no such script", hint.to_string());
+                    self.problem(d.file, h, Problem::NoScript(value.clone()));
                 }
             } else {
-                let names = Builtin::ALL.map(Builtin::name);
-                let known = format!(
-                    "built-in hooks: {}; a script is given by its path under scripts/",
-                    names.join(", ")
-                );
-                let hint = match graph::closest(value, names.into_iter()) {
-                    Some(c) => format!("did you mean `{c}`? {known}"),
-                    None => known,
-                };
-                self.problem(d.file, h, format!("unknown hook `{value}`"), "unknown hook", hint);
+                self.problem(d.file, h, Problem::UnknownHook(value.clone()));
             }
         }
         hooks
@@ -255,48 +215,23 @@ impl Loader<'_> {
             let p = p.into_inner();
             let key = p.key.get_ref().clone();
             if !config_key_ok(&key) {
-                self.problem(
-                    file,
-                    &p.key,
-                    format!("prompt key `{key}` is not of the form namespace:key"),
-                    "key",
-                    "write it as namespace:key (one `:`), such as aws:region".to_string(),
-                );
+                self.problem(file, &p.key, Problem::PromptKey(key));
                 continue;
             }
             if let Some(first) = seen.get(&key) {
-                let first = self.at(*first);
-                self.problem(
-                    file,
-                    &p.key,
-                    format!("prompt `{key}` is declared twice"),
-                    "again here",
-                    format!("it is first declared at {first}; keep one"),
-                );
+                let first = *first;
+                self.problem(file, &p.key, Problem::PromptTwice { key, first });
                 continue;
             }
             seen.insert(key.clone(), origin(file, &p.key));
             if let Some(def) = &p.default
                 && !default_fits(p.kind, def.get_ref())
             {
-                self.problem(
-                    file,
-                    def,
-                    format!("the default of `{key}` does not fit its type `{}`", type_name(p.kind)),
-                    "default",
-                    "give a default of the prompt's type (a `${ns:key}` string may refer to an earlier answer)"
-                        .to_string(),
-                );
+                self.problem(file, def, Problem::DefaultType { key, kind: p.kind });
                 continue;
             }
             if p.kind == PromptType::Context && p.kubeconfig.is_none() {
-                self.problem(
-                    file,
-                    &p.key,
-                    format!("the context prompt `{key}` does not say which kubeconfig it is a context of"),
-                    "context",
-                    "add `kubeconfig = \"ns:key\"`, the key of the prompt that names the kubeconfig file".to_string(),
-                );
+                self.problem(file, &p.key, Problem::ContextWithoutKubeconfig(key));
                 continue;
             }
             out.push(Prompt {
@@ -360,16 +295,5 @@ fn default_fits(kind: PromptType, d: &PromptDefault) -> bool {
         | (PromptType::List, PromptDefault::List(_) | PromptDefault::Text(_))
         | (PromptType::Path | PromptType::String | PromptType::Context, PromptDefault::Text(_)) => true,
         _ => refers,
-    }
-}
-
-fn type_name(kind: PromptType) -> &'static str {
-    match kind {
-        PromptType::String => "string",
-        PromptType::Int => "int",
-        PromptType::Bool => "bool",
-        PromptType::List => "list",
-        PromptType::Path => "path",
-        PromptType::Context => "context",
     }
 }

@@ -7,10 +7,10 @@ use toml::Spanned;
 
 use super::Loader;
 use super::file::{RawFile, RawProject, RawPrompt, RawRewire, RawSecret};
+use super::problem::Problem;
 use super::read::{is_file_of_providers, origin};
 use crate::graph::{self, EdgeKind, NeedSpec, Origin};
 use crate::provider::{Check, FileKind};
-use crate::workspace::PROVIDERS_DIR;
 
 /// A project being merged: its fields with where each came from.
 pub(super) struct Draft {
@@ -63,8 +63,7 @@ impl Loader<'_> {
                     return false;
                 }
             } else {
-                let message = format!("layer `{}` is included twice", inc.get_ref());
-                self.problem(file, &inc, message, "repeated", "include each layer once".to_string());
+                self.problem(file, &inc, Problem::IncludedTwice(inc.get_ref().clone()));
             }
         }
         true
@@ -75,49 +74,27 @@ impl Loader<'_> {
         let layer_name = inc.get_ref();
         if !is_file_of_providers(&self.ws.root, layer_name) {
             let known: Vec<String> = super::file_names(&self.ws.root).unwrap_or_default();
-            let hint = match graph::closest(layer_name, known.iter().map(String::as_str)) {
-                Some(c) => format!("did you mean `{c}`? Layers are files in {PROVIDERS_DIR}/ with `kind = \"layer\"`"),
-                None => format!(
-                    "create {PROVIDERS_DIR}/{layer_name}.toml with `kind = \"layer\"`, or remove it from `include`"
-                ),
-            };
-            let message = format!("included layer `{layer_name}` does not exist");
-            self.problem(file, inc, message, "no such layer", hint);
+            let closest = graph::closest(layer_name, known.iter().map(String::as_str));
+            let layer = layer_name.clone();
+            self.problem(file, inc, Problem::NoSuchLayer { layer, closest });
             return;
         }
         let Some((lfile, lraw)) = self.read(layer_name) else {
             return;
         };
         if lraw.kind != FileKind::Layer {
-            self.problem(
-                file,
-                inc,
-                format!("`{layer_name}` is a provider, not a layer"),
-                "not a layer",
-                format!(
-                    "only files with `kind = \"layer\"` can be included; move the shared projects of \
-                     {PROVIDERS_DIR}/{layer_name}.toml into a layer"
-                ),
-            );
+            self.problem(file, inc, Problem::NotALayer(layer_name.clone()));
             return;
         }
         self.check_name(layer_name, &lraw);
-        let misplaced = "move it to the provider file that needs it".to_string();
         if let Some(first) = lraw.include.first() {
-            let hint = "include every layer from the provider file instead".to_string();
-            self.problem(lfile, first, "a layer cannot include other layers", "include", hint);
+            self.problem(lfile, first, Problem::LayerIncludes);
         }
         if let Some(first) = lraw.exclude.first() {
-            self.problem(
-                lfile,
-                first,
-                "`exclude` belongs in provider files",
-                "exclude",
-                misplaced.clone(),
-            );
+            self.problem(lfile, first, Problem::LayerExcludes);
         }
         if let Some((_, first)) = lraw.rewire.iter().next() {
-            self.problem(lfile, first, "`rewire` belongs in provider files", "rewire", misplaced);
+            self.problem(lfile, first, Problem::LayerRewires);
         }
         merged.add(lfile, lraw);
     }
@@ -135,23 +112,22 @@ impl Loader<'_> {
             let n = ex.get_ref();
             match drafts.iter().position(|d| d.name.get_ref() == n) {
                 Some(i) if drafts[i].file == file => {
-                    let message = format!("`{n}` is declared in this file; exclude only works on included layers");
-                    self.problem(
-                        file,
-                        &ex,
-                        message,
-                        "own project",
-                        "delete its [[project]] table instead".to_string(),
-                    );
+                    self.problem(file, &ex, Problem::ExcludesOwn(n.clone()));
                 }
                 Some(i) => {
                     drafts.remove(i);
                     excluded.insert(n.clone(), origin(file, &ex));
                 }
                 None => {
-                    let hint = suggest_project(n, drafts);
-                    let message = format!("cannot exclude `{n}`: no included layer declares it");
-                    self.problem(file, &ex, message, "unknown project", hint);
+                    let closest = closest_project(n, drafts);
+                    self.problem(
+                        file,
+                        &ex,
+                        Problem::ExcludesUnknown {
+                            name: n.clone(),
+                            closest,
+                        },
+                    );
                 }
             }
         }
@@ -163,14 +139,8 @@ impl Loader<'_> {
     pub(super) fn rewire(&mut self, file: usize, rewire: BTreeMap<String, Spanned<RawRewire>>, drafts: &mut [Draft]) {
         for (target, rw) in rewire {
             let Some(i) = drafts.iter().position(|d| d.name.get_ref() == &target) else {
-                let hint = suggest_project(&target, drafts);
-                self.problem(
-                    file,
-                    &rw,
-                    format!("cannot rewire `{target}`: no such project"),
-                    "unknown project",
-                    hint,
-                );
+                let closest = closest_project(&target, drafts);
+                self.problem(file, &rw, Problem::RewiresUnknown { name: target, closest });
                 continue;
             };
             let rw = rw.into_inner();
@@ -203,28 +173,20 @@ impl Loader<'_> {
             let before = d.needs.len();
             d.needs.retain(|n| !(n.kind == kind && &n.name == r.get_ref()));
             if d.needs.len() == before {
-                let field = if kind == EdgeKind::Data { "needs" } else { "after" };
-                self.problem(
-                    file,
-                    &r,
-                    format!(
-                        "`{}` does not list `{}` in its `{field}`",
-                        d.name.get_ref(),
-                        r.get_ref()
-                    ),
-                    "nothing to remove",
-                    format!("remove it from `remove_{field}`"),
-                );
+                let problem = Problem::NothingToRemove {
+                    project: d.name.get_ref().clone(),
+                    need: r.get_ref().clone(),
+                    field: if kind == EdgeKind::Data { "needs" } else { "after" },
+                };
+                self.problem(file, &r, problem);
             }
         }
     }
 }
 
-fn suggest_project(name: &str, drafts: &[Draft]) -> String {
-    match graph::closest(name, drafts.iter().map(|d| d.name.get_ref().as_str())) {
-        Some(c) => format!("did you mean `{c}`?"),
-        None => "name a project declared in this provider or one of its layers".into(),
-    }
+/// The project of `drafts` whose name is closest to `name`, if one is close.
+fn closest_project(name: &str, drafts: &[Draft]) -> Option<String> {
+    graph::closest(name, drafts.iter().map(|d| d.name.get_ref().as_str()))
 }
 
 fn need(file: usize, s: &Spanned<String>, kind: EdgeKind) -> NeedSpec {

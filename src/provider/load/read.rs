@@ -7,7 +7,8 @@ use toml::Spanned;
 
 use super::Loader;
 use super::file::RawFile;
-use crate::diagnostic::{FileDiagnostic, SourceFile};
+use super::problem::Problem;
+use crate::diagnostic::SourceFile;
 use crate::graph::Origin;
 use crate::workspace::PROVIDERS_DIR;
 
@@ -59,11 +60,7 @@ impl Loader<'_> {
         let text = match crate::fs::read_text(&path) {
             Ok(t) => t,
             Err(e) => {
-                self.problems.push(FileDiagnostic::whole_file(
-                    &display,
-                    format!("cannot read the file: {e}"),
-                    Some("check that it exists and is readable UTF-8 text".into()),
-                ));
+                self.file_problem(&display, Problem::Unreadable(e));
                 return None;
             }
         };
@@ -73,14 +70,7 @@ impl Loader<'_> {
             Ok(raw) => Some((file, raw)),
             Err(e) => {
                 let span = e.span().unwrap_or(0..0);
-                let d = FileDiagnostic::new(
-                    &self.files[file],
-                    span,
-                    e.message().trim().to_string(),
-                    "here",
-                    Some("see the provider file format in README.md (section \"Provider files\")".into()),
-                );
-                self.problems.push(d);
+                self.problem_in(file, span, Problem::Syntax(e.message().trim().to_string()));
                 None
             }
         }
