@@ -208,6 +208,8 @@ impl Loader<'_> {
         hooks
     }
 
+    /// The prompts of the provider and its layers, in order, each kept when its key is
+    /// namespaced and declared once, its default fits its type, and a context names its kubeconfig.
     pub(super) fn prompts(&mut self, raw: Vec<(usize, Spanned<RawPrompt>)>) -> Vec<Prompt> {
         let mut seen: HashMap<String, Origin> = HashMap::new();
         let mut out = Vec::new();
