@@ -83,9 +83,9 @@ pub mod fuzzing {
         for (name, text) in files {
             std::fs::write(dir.join(format!("{name}.toml")), text).expect("a scratch file");
         }
-        let show = |p: &Path| p.display().to_string();
-        let _ = crate::provider::entries(root, &show);
-        match crate::provider::load(root, "fuzz", &show) {
+        let ws = crate::workspace::Workspace::locate(Some(root), root).expect("a scratch workspace");
+        let _ = crate::provider::entries(&ws);
+        match crate::provider::load(&ws, "fuzz") {
             Ok(provider) => {
                 for op in [crate::plan::Operation::Up, crate::plan::Operation::Destroy] {
                     let plan = crate::plan::Plan::new(&provider, op, &[]).expect("a plan of every project");

@@ -371,7 +371,7 @@ fn recorded_provider(ws: &Workspace, stack: &str) -> Result<Option<(String, Stri
 /// The provider whose `infra_type` is `file`'s `kubernetes:infra_type`, when exactly one is.
 fn provider_of(ws: &Workspace, file: &StackFile) -> Option<(String, String)> {
     let recorded = file.config.get("kubernetes:infra_type")?.as_str()?.to_string();
-    let (entries, _) = provider::entries(&ws.root, &|p| ws.show(p)).ok()?;
+    let (entries, _) = provider::entries(ws).ok()?;
     let mut matching = entries.into_iter().filter(|e| {
         e.kind == FileKind::Provider
             && e.infra_type
@@ -399,7 +399,7 @@ fn load_provider(
 ) -> Result<Provider, RunnerError> {
     // The list of providers is only for error messages: read it only when one is needed.
     let available = || -> Vec<String> {
-        provider::entries(&ws.root, &|p| ws.show(p))
+        provider::entries(ws)
             .map(|(entries, _)| {
                 entries
                     .into_iter()
@@ -422,7 +422,7 @@ fn load_provider(
             choices(&available()),
         ));
     };
-    match provider::load_seeing(&ws.root, name, &|p| ws.show(p), stats) {
+    match provider::load_seeing(ws, name, stats) {
         Ok(p) => Ok(p),
         Err(LoadError::NotAProvider { name, is_layer }) => {
             let available = available();
