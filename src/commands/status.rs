@@ -79,8 +79,8 @@ pub(crate) fn run(s: &Settings, t: &Target, format: StatusFormat) -> Result<i32,
         return Ok(exit::SUCCESS);
     }
     let plan = Plan::new(&t.provider, Operation::Up, &[]).expect("the whole graph has no unknown target");
-    let (state, notes) =
-        RunState::current(&t.run_dir, &t.provider, &|p| s.ws.show(p)).map_err(|m| super::operation::state_error(s, t, m))?;
+    let (state, notes) = RunState::current(&t.run_dir, &t.provider, &|p| s.ws.show(p))
+        .map_err(|m| super::operation::state_error(s, t, m))?;
     for note in &notes {
         report::warning(note);
     }

@@ -73,6 +73,21 @@ impl Backend {
         matches!(self, Backend::File { .. } | Backend::Bucket(_))
     }
 
+    /// The environment variables a job elsewhere needs to reach it (an export's secrets): the
+    /// service's token, or the bucket's cloud credentials and the passphrase.
+    pub(crate) fn credentials(&self) -> Vec<&'static str> {
+        let scheme = self.url().split("://").next().unwrap_or_default();
+        let mut out = match (self, scheme) {
+            (Backend::Service(_), _) => return vec!["PULUMI_ACCESS_TOKEN"],
+            (_, "s3") => vec!["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"],
+            (_, "gs") => vec!["GOOGLE_CREDENTIALS"],
+            (_, "azblob") => vec!["AZURE_STORAGE_ACCOUNT", "AZURE_STORAGE_KEY"],
+            _ => vec![],
+        };
+        out.insert(0, "PULUMI_CONFIG_PASSPHRASE");
+        out
+    }
+
     /// The directory of a file backend.
     pub(crate) fn dir(&self) -> Option<&Path> {
         match self {
@@ -151,6 +166,12 @@ mod tests {
             Some(PathBuf::from("/srv/state/.pulumi/locks/organization/iam/dev"))
         );
         assert_eq!(Backend::parse("/srv/state"), Backend::NotAUrl("/srv/state".into()));
+        assert_eq!(cloud.credentials(), ["PULUMI_ACCESS_TOKEN"]);
+        assert_eq!(
+            bucket.credentials(),
+            ["PULUMI_CONFIG_PASSPHRASE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"]
+        );
+        assert_eq!(file.credentials(), ["PULUMI_CONFIG_PASSPHRASE"]);
     }
 
     #[test]

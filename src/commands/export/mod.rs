@@ -338,7 +338,8 @@ fn store_secrets(t: &Target) -> Vec<SecretKey> {
 /// The backend's credentials (and the passphrase), then the provider's.
 fn credentials(t: &Target, backend: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    let all = export::backend_credentials(backend)
+    let all = Backend::parse(backend)
+        .credentials()
         .into_iter()
         .map(str::to_string)
         .chain(t.provider.credentials.iter().cloned());

@@ -15,7 +15,6 @@ use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use predict::{Prediction, Settled, predict};
 use crate::config::backend::Backend;
 use crate::config::env::Env;
 use crate::config::prepare::{self, Mode, Ready, Request};
@@ -36,6 +35,7 @@ use crate::report::{self, OutputMode};
 use crate::runstate::{Digests, History, Outside, Pending, Recorder, RunState};
 use crate::settings::{Settings, Target};
 use crate::workspace::WorkspaceLock;
+use predict::{Prediction, Settled, predict};
 
 /// Projects run at once by default: Pulumi processes mostly wait on cloud APIs, but each holds
 /// its own plugins in memory; 8 covers the widest wave of the reference graphs.

@@ -159,7 +159,9 @@ impl Problem {
         let at = |o: &Origin| files[o.file].location(o.start);
         match self {
             Problem::Unreadable(_) => "check that it exists and is readable UTF-8 text".into(),
-            Problem::Syntax(_) => "see the provider file format in docs/providers.md (section \"Provider files\")".into(),
+            Problem::Syntax(_) => {
+                "see the provider file format in docs/providers.md (section \"Provider files\")".into()
+            }
             Problem::NameDiffers { name, stem } => {
                 format!("set `name = \"{stem}\"` or rename the file to `{name}.toml`")
             }
