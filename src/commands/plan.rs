@@ -76,7 +76,7 @@ fn learned<'p>(s: &Settings, provider: &'p Provider, operation: Operation) -> Co
     let learned = match History::load(&s.ws.run_dir(&stack)) {
         Ok(history) => history.estimates(operation),
         Err(why) => {
-            report::warning(&why);
+            report::warning(&why.to_string());
             return Cow::Borrowed(provider);
         }
     };

@@ -28,6 +28,7 @@ pub(crate) mod junit;
 pub(crate) mod live;
 pub(crate) mod logs;
 pub(crate) mod plain;
+pub(crate) mod sinks;
 pub(crate) mod summary;
 pub(crate) mod timeline;
 
@@ -208,16 +209,6 @@ pub(crate) fn stopping_line(ev: &crate::exec::Event) -> Option<String> {
 /// A message for the user, on standard error.
 pub(crate) fn info(message: &str) {
     say!("{message}");
-}
-
-/// Asks a yes/no question on the terminal; no is the default (and the answer when reading fails).
-pub(crate) fn confirm(question: &str) -> bool {
-    say_inline!("{question} [y/N] ");
-    let mut answer = String::new();
-    if std::io::stdin().read_line(&mut answer).is_err() {
-        return false;
-    }
-    matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
 }
 
 /// A warning that does not stop the command.

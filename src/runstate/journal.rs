@@ -175,14 +175,6 @@ fn quoted(text: &str) -> String {
     out
 }
 
-/// Why a journal cannot be read, with the fix.
-pub(crate) fn unreadable(shown: &str, e: &std::io::Error) -> String {
-    format!(
-        "cannot read the run state's journal {shown}: {e}; remove it (what it recorded since the last run ended \
-         is forgotten: those projects run again)"
-    )
-}
-
 /// The journal being written: each record one line, appended at once, synced by [`Syncer`].
 #[derive(Debug)]
 pub(crate) struct Journal {

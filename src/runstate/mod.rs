@@ -6,6 +6,7 @@
 //! outputs are redacted and digests are keyed.
 
 mod digests;
+mod error;
 mod history;
 mod journal;
 mod pending;
@@ -24,6 +25,7 @@ use crate::provider::Provider;
 use crate::workspace::RunDir;
 
 pub(crate) use digests::{Digests, Outside};
+pub(crate) use error::StateError;
 pub(crate) use history::History;
 use journal::{Finish, Journal, Record};
 pub(crate) use pending::Pending;
@@ -93,31 +95,27 @@ impl RunState {
     }
 
     /// The state of `run_dir`'s stack; a fresh one when none was written yet.
-    pub(crate) fn load(run_dir: &RunDir) -> Result<Self, String> {
+    pub(crate) fn load(run_dir: &RunDir) -> Result<Self, StateError> {
         let path = run_dir.state();
         match crate::fs::read_text(&path) {
             Ok(text) => {
-                let state: RunState = serde_json::from_str(&text).map_err(|e| {
-                    format!(
-                        "{} is not a run state the runner can read ({e}); delete it to start afresh",
-                        path.display()
-                    )
+                let state: RunState = serde_json::from_str(&text).map_err(|source| StateError::NotAState {
+                    path: path.clone(),
+                    source,
                 })?;
                 if state.schema_version != SCHEMA_VERSION {
-                    return Err(format!(
-                        "{} is a run state of schema version {}, which this runner does not know (it writes {SCHEMA_VERSION}); \
-                         use the runner that wrote it, or delete it to start afresh",
-                        path.display(),
-                        state.schema_version
-                    ));
+                    return Err(StateError::UnknownSchema {
+                        path,
+                        found: state.schema_version,
+                        writes: SCHEMA_VERSION,
+                    });
                 }
                 if state.stack != run_dir.stack() {
-                    return Err(format!(
-                        "{} is the run state of stack `{}`, not `{}`: it was copied or moved; delete it to start afresh",
-                        path.display(),
-                        state.stack,
-                        run_dir.stack()
-                    ));
+                    return Err(StateError::OtherStack {
+                        path,
+                        found: state.stack,
+                        expected: run_dir.stack().to_string(),
+                    });
                 }
                 Ok(state)
             }
@@ -126,10 +124,7 @@ impl RunState {
                 stack: run_dir.stack().to_string(),
                 projects: BTreeMap::new(),
             }),
-            Err(e) => Err(format!(
-                "cannot read {}: {e}; remove it to start afresh",
-                path.display()
-            )),
+            Err(source) => Err(StateError::Unreadable { path, source }),
         }
     }
 
@@ -316,12 +311,16 @@ impl Recorder {
         run_dir: &RunDir,
         provider: &Provider,
         show: &dyn Fn(&Path) -> String,
-    ) -> Result<(Self, Vec<String>), String> {
+    ) -> Result<(Self, Vec<String>), StateError> {
         let mut state = RunState::load(run_dir)?;
         let path = run_dir.journal();
         let known = known(provider);
-        let (records, warnings) = journal::read(&path, &show(&path), &|p| known.contains(p))
-            .map_err(|e| journal::unreadable(&show(&path), &e))?;
+        let (records, warnings) = journal::read(&path, &show(&path), &|p| known.contains(p)).map_err(|source| {
+            StateError::UnreadableJournal {
+                shown: show(&path),
+                source,
+            }
+        })?;
         let mut journal = Journal::new(path.clone());
         let left = path.exists();
         for r in &records {
@@ -332,7 +331,10 @@ impl Recorder {
             state
                 .save(run_dir)
                 .and_then(|()| journal.remove())
-                .map_err(|e| format!("cannot fold {} into the run state: {e}", show(&path)))?;
+                .map_err(|source| StateError::NotFolded {
+                    shown: show(&path),
+                    source,
+                })?;
         }
         let recorder = Recorder {
             state,

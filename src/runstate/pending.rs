@@ -35,13 +35,13 @@ impl RunState {
         run_dir: &RunDir,
         provider: &Provider,
         show: &dyn Fn(&Path) -> String,
-    ) -> Result<(Self, Vec<String>), String> {
+    ) -> Result<(Self, Vec<String>), super::StateError> {
         let mut state = RunState::load(run_dir)?;
         let path = run_dir.journal();
         let shown = show(&path);
         let known = super::known(provider);
-        let (records, warnings) =
-            journal::read(&path, &shown, &|p| known.contains(p)).map_err(|e| journal::unreadable(&shown, &e))?;
+        let (records, warnings) = journal::read(&path, &shown, &|p| known.contains(p))
+            .map_err(|source| super::StateError::UnreadableJournal { shown, source })?;
         for r in &records {
             state.apply(r);
         }

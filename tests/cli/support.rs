@@ -266,8 +266,15 @@ pub fn sdk_schema() -> Option<PathBuf> {
     SCHEMA
         .get_or_init(|| {
             let cache = sdk_cache();
-            let pinned = std::fs::read_to_string(Path::new(REPO).join("scripts/provider-versions")).ok()?;
-            let installed = std::fs::read_to_string(cache.join("provider-versions")).ok()?;
+            // The pins, comments left out (a reworded comment changes no SDK).
+            let pins = |text: String| -> Vec<String> {
+                text.lines()
+                    .map(|l| l.split('#').next().unwrap_or_default().trim().to_string())
+                    .filter(|l| !l.is_empty())
+                    .collect()
+            };
+            let pinned = pins(std::fs::read_to_string(Path::new(REPO).join("scripts/provider-versions")).ok()?);
+            let installed = pins(std::fs::read_to_string(cache.join("provider-versions")).ok()?);
             let schema = cache.join("schema.json");
             (pinned == installed && schema.is_file()).then_some(schema)
         })

@@ -1,0 +1,157 @@
+//! What a person is told and asked before the run and after it: what will run and why, the
+//! confirmation (the stack name typed for destroy), the kubeconfig prune after a destroy; every
+//! question through the `Ask` trait.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use super::RunOptions;
+use crate::config::backend::Backend;
+use crate::config::prepare::Ready;
+use crate::config::questions::Ask as _;
+use crate::config::terminal::Terminal;
+use crate::error::RunnerError;
+use crate::exec::{RunResult, Status};
+use crate::plan::{Operation, Plan};
+use crate::pulumi;
+use crate::report;
+use crate::runstate::Pending;
+use crate::settings::{Settings, Target};
+
+/// Without a terminal nobody can confirm a destroy: the command line must.
+pub(super) fn destroy_needs_yes(t: &Target) -> RunnerError {
+    RunnerError::usage(
+        "`destroy` needs --yes when nobody can confirm it at a terminal",
+        format!(
+            "run it at a terminal to confirm by typing the stack name, or add --yes: `runner destroy -p {} -s {} --yes`",
+            t.provider.name, t.stack
+        ),
+    )
+}
+
+/// Says what will run and why; at a terminal, asks first (unless `--yes`).
+pub(super) fn go_ahead(
+    s: &Settings,
+    t: &Target,
+    plan: &Plan<'_>,
+    o: &RunOptions,
+    ready: &Ready,
+    pending: Option<&[(String, Pending)]>,
+) -> Result<(), RunnerError> {
+    let runs = pending.and_then(|p| what_runs(plan, p));
+    if s.interactive && !o.yes {
+        return confirm(t, plan, ready, runs.as_deref());
+    }
+    if let Some(line) = &runs {
+        report::info(line);
+    }
+    Ok(())
+}
+
+/// What an `up` will run, and why, in one line, told before it starts (and before the
+/// confirmation), as "up: 1 of 11 projects will run: logstore (stack file key
+/// ‘logstore:retention’ changed since its last up); 2 more after it when its outputs change:
+/// logagent, app; 8 unchanged". `None` for other operations, `--fresh` (everything runs) and
+/// when nothing will (the summary says so).
+pub(super) fn what_runs(plan: &Plan<'_>, pending: &[(String, Pending)]) -> Option<String> {
+    let (after, own): (Vec<_>, Vec<_>) = pending
+        .iter()
+        .filter(|(_, p)| p.runs)
+        .partition(|(_, p)| p.why.starts_with("after "));
+    let unchanged = pending.len() - own.len() - after.len();
+    if own.is_empty() && after.is_empty() {
+        return None; // the summary says it, in one line
+    }
+    let mut line = format!("up: {} of {} projects will run", own.len(), plan.order.len());
+    // A first run: every project for the same reason, said once.
+    if own.len() == pending.len() && own.iter().all(|(_, p)| p.why == own[0].1.why) {
+        let _ = write!(line, " ({})", own[0].1.why);
+    } else if !own.is_empty() {
+        let listed: Vec<String> = own.iter().map(|(n, p)| format!("{n} ({})", p.why)).collect();
+        let _ = write!(line, ": {}", listed.join(", "));
+    }
+    if !after.is_empty() {
+        let names: Vec<&str> = after.iter().map(|(n, _)| n.as_str()).collect();
+        let (them, their) = if own.len() == 1 {
+            ("it", "its")
+        } else {
+            ("them", "their")
+        };
+        let _ = write!(
+            line,
+            "; {} more after {them} when {their} outputs change: {}",
+            names.len(),
+            names.join(", ")
+        );
+    }
+    if unchanged > 0 {
+        let _ = write!(line, "; {unchanged} unchanged");
+    }
+    Some(line)
+}
+
+/// At a terminal, what the run will do, and the question: the stack name typed for destroy,
+/// yes or no for up and refresh. Preview changes nothing and asks nothing.
+pub(super) fn confirm(t: &Target, plan: &Plan<'_>, ready: &Ready, runs: Option<&str>) -> Result<(), RunnerError> {
+    let backend = Backend::of(&ready.env);
+    let io = |source| RunnerError::Io {
+        context: "cannot read the answer from the terminal".into(),
+        source,
+    };
+    let mut terminal = Terminal::new();
+    let confirmed = match plan.operation {
+        Operation::Preview => true,
+        Operation::Destroy => {
+            let names: Vec<&str> = plan.order.iter().map(|&i| plan.name(i)).collect();
+            report::info(&format!(
+                "destroy: every resource of {} projects of provider {}, stack {}, backend {backend}, in this order:\n  {}",
+                names.len(),
+                t.provider.name,
+                t.stack,
+                names.join(", ")
+            ));
+            let question = format!("Type the stack name `{}` to destroy it", t.stack);
+            let answer = terminal.text(&question, None, &|_| Ok(())).map_err(io)?;
+            answer.trim() == t.stack
+        }
+        Operation::Up | Operation::Refresh => {
+            report::info(&format!(
+                "{}: {} projects of provider {}, stack {}, backend {backend}",
+                plan.operation.as_str(),
+                plan.order.len(),
+                t.provider.name,
+                t.stack
+            ));
+            if let Some(line) = runs {
+                report::info(line);
+            }
+            terminal.confirm("Go ahead?").map_err(io)?
+        }
+    };
+    if confirmed { Ok(()) } else { Err(RunnerError::Declined) }
+}
+
+/// After an interactive destroy: offer to remove the kubeconfig entries `kubeconfig-merge` added
+/// for each cluster project destroyed (with `--prune-kubeconfig` this happens without asking).
+pub(super) fn offer_kubeconfig_prune(t: &Target, result: &RunResult) {
+    let merges: BTreeSet<&str> = t
+        .provider
+        .projects
+        .iter()
+        .filter(|p| p.merges_kubeconfig())
+        .map(|p| p.name.as_str())
+        .collect();
+    for (name, f) in &result.results {
+        if f.status != Status::Succeeded || !merges.contains(name.as_str()) || !t.run_dir.merge_record(name).exists() {
+            continue;
+        }
+        let question = format!("{name} is destroyed: remove its cluster, user and context from your kubeconfig?");
+        if Terminal::new().confirm(&question).unwrap_or(false) {
+            match pulumi::prune_kubeconfig(&t.run_dir, name) {
+                Ok(Some(message)) => report::info(&message),
+                Ok(None) => {}
+                Err(e) => report::warning(&format!("cannot prune the kubeconfig: {e}")),
+            }
+        }
+    }
+}

@@ -1,0 +1,215 @@
+//! What the run reads and leaves: the run state and digests, learned durations, the prediction,
+//! the JSON summary and the reports after it.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use serde_json::{Map, Value};
+use std::time::SystemTime;
+
+use super::RunOptions;
+use super::ci;
+use super::confirm::offer_kubeconfig_prune;
+use super::predict::{Prediction, Settled, predict};
+use crate::config::env::Env;
+use crate::config::prepare::Ready;
+use crate::config::stackfile::{self, StackFile};
+use crate::error::RunnerError;
+use crate::exec::RunResult;
+use crate::fs::{NewFile, write_atomic};
+use crate::plan::{Operation, Plan};
+use crate::provider::{PromptType, Provider};
+use crate::report;
+use crate::report::plain::{drift_verdict, refresh_verdict};
+use crate::report::summary::Predicted;
+use crate::runstate::{Digests, History, Outside, Pending, Recorder, RunState};
+use crate::settings::{Settings, Target};
+
+/// What projects depend on beyond their directories and the stack file: the files `path`
+/// questions named, and the environment every `pulumi` gets.
+pub(super) fn outside(t: &Target, env: &Env, config: &Map<String, Value>) -> Outside {
+    let files = t
+        .provider
+        .prompts
+        .iter()
+        .filter(|p| p.kind == PromptType::Path)
+        .filter_map(|p| Some((p.key.clone(), PathBuf::from(config.get(&p.key)?.as_str()?))))
+        .collect();
+    Outside {
+        files,
+        env: env.overlay().clone(),
+    }
+}
+
+/// Whether an `up` would find every project unchanged, told from what the last runs left
+/// (nothing is written: a workspace without digests is not up to date).
+pub(super) fn up_to_date(s: &Settings, t: &Target, plan: &Plan<'_>) -> bool {
+    let Ok(state) = RunState::load(&t.run_dir) else {
+        return false;
+    };
+    digests_now(s, t).is_some_and(|d| state.up_to_date(plan, &d))
+}
+
+/// The digests as an `up` would take them now, when past runs made a digest key (nothing is
+/// written).
+pub(crate) fn digests_now(s: &Settings, t: &Target) -> Option<Digests> {
+    let config_file = stackfile::path(&s.ws.root, &t.stack);
+    let file = StackFile::load(&config_file, &s.ws.show(&config_file)).ok()?;
+    if !t.run_dir.digest_key().is_file() {
+        return None;
+    }
+    let digests = Digests::open(&s.ws.root, &t.run_dir, &config_file).ok()?;
+    Some(
+        digests
+            .with_outside(outside(t, &t.env, &file.config))
+            .with_projects(t.provider.projects.iter().map(|p| p.name.as_str())),
+    )
+}
+
+/// How long the run should take: each project's estimate, and nothing for what the run will
+/// settle without running (what an `up` finds unchanged, unless `--fresh`).
+pub(super) fn prediction(
+    plan: &Plan<'_>,
+    state: &RunState,
+    pending: Option<&[(String, Pending)]>,
+    history: &History,
+    o: &RunOptions,
+) -> Prediction {
+    let skipped_by_up: BTreeSet<String> = pending
+        .unwrap_or_default()
+        .iter()
+        .filter(|(_, p)| !p.runs)
+        .map(|(name, _)| name.clone())
+        .collect();
+    // A drift check previews whatever the backend holds.
+    let deployed = if o.drift.is_some() {
+        plan.order.iter().map(|&i| plan.name(i).to_string()).collect()
+    } else {
+        state.deployed()
+    };
+    let settled = Settled::new(plan, &skipped_by_up, &deployed);
+    predict(plan, history, &settled, o.parallel)
+}
+
+/// Remembers how long each project that succeeded took, for the next run's estimates.
+pub(super) fn learn(t: &Target, mut history: History, operation: Operation, result: &RunResult) {
+    history.record(operation, result);
+    if let Err(e) = history.save(&t.run_dir) {
+        report::warning(&format!("cannot write what this run took: {e}"));
+    }
+}
+
+/// What a preview may look at: only projects whose upstream stacks are deployed; a drift check
+/// asks the backend instead, not what this workspace's runs recorded (a CI job has none).
+pub(super) fn deployed_for_preview(plan: &Plan<'_>, o: &RunOptions, state: &RunState) -> Option<BTreeSet<String>> {
+    (o.operation == Operation::Preview && !plan.only && o.drift.is_none()).then(|| state.deployed())
+}
+
+/// Past runs weigh the plan: the provider with each project's learned duration as its estimate
+/// (the critical path, the order of ready projects), and what was learned.
+pub(super) fn learned(s: &Settings, t: &Target, operation: Operation) -> Result<(History, Provider), RunnerError> {
+    let history = History::load(&t.run_dir).map_err(|m| state_error(s, t, m))?;
+    let mut provider = t.provider.clone();
+    provider.learn_estimates(&history.estimates(operation));
+    Ok((history, provider))
+}
+
+/// A file of the run state that cannot be read (exit 2): the message names it and the fix.
+pub(crate) fn state_error(s: &Settings, t: &Target, message: impl std::fmt::Display) -> RunnerError {
+    RunnerError::usage(
+        message.to_string(),
+        format!("the run state lives under {}", s.ws.show(&t.run_dir.stack_dir())),
+    )
+}
+
+/// The JSON summary of the run, with what was predicted.
+pub(super) fn summary(
+    plan: &Plan<'_>,
+    t: &Target,
+    result: &RunResult,
+    (started, code): (SystemTime, i32),
+    prediction: &Prediction,
+    drift: bool,
+) -> String {
+    let predicted = Predicted {
+        estimates: &prediction.estimates,
+        makespan: prediction.makespan,
+    };
+    report::summary::render(plan, &t.stack, result, started, code, predicted, drift)
+}
+
+/// After the run, for whoever reads it: at a terminal after a destroy, the offer to prune the
+/// kubeconfig; a drift check's verdict, what the CI shows (`JUnit`,
+/// GitHub's summary and annotations), the durations the next runs learn from, and the run's
+/// records ([`write_records`]: `false` when a summary could not be written).
+pub(super) fn after(
+    s: &Settings,
+    t: &Target,
+    o: &RunOptions,
+    (plan, result): (&Plan<'_>, &RunResult),
+    (started, total): (SystemTime, f64),
+    history: History,
+    summary: &str,
+) -> bool {
+    if o.operation == Operation::Destroy && !o.prune_kubeconfig && s.interactive {
+        offer_kubeconfig_prune(t, result);
+    }
+    let verdict = (o.drift.is_some() && !result.interrupted).then(|| drift_verdict(result));
+    if let Some(v) = &verdict {
+        report::info(&format!("\n{v}"));
+    }
+    if o.operation == Operation::Refresh
+        && !result.interrupted
+        && let Some(v) = refresh_verdict(result)
+    {
+        report::info(&format!("\n{v}"));
+    }
+    let asked = ci::Asked {
+        junit: o.junit.as_deref(),
+        drift: o.drift.is_some(),
+        verdict: verdict.as_deref(),
+    };
+    ci::reports(s, t, asked, (plan, result), (started, total), summary);
+    learn(t, history, o.operation, result);
+    write_records(s, t, o, plan, summary)
+}
+
+/// The run state (a crashed run's journal folded in, its notes said) and the digests as this
+/// run takes them.
+pub(super) fn open_records(s: &Settings, t: &Target, ready: &Ready) -> Result<(Recorder, Digests), RunnerError> {
+    let (state, notes) =
+        Recorder::open(&t.run_dir, &t.provider, &|p| s.ws.show(p)).map_err(|m| state_error(s, t, m))?;
+    for note in &notes {
+        report::warning(note);
+    }
+    let digests = Digests::open(&s.ws.root, &t.run_dir, &ready.config_file)
+        .map_err(|source| match source.kind() {
+            // Not a key file (a pipe, a device): named with the fix.
+            std::io::ErrorKind::InvalidInput => state_error(s, t, format!("cannot read the digest key {source}")),
+            _ => RunnerError::Io {
+                context: format!("cannot write under {}", s.ws.show(t.run_dir.base())),
+                source,
+            },
+        })?
+        .with_outside(outside(t, &ready.env, &ready.config))
+        .with_projects(t.provider.projects.iter().map(|p| p.name.as_str()));
+    Ok((state, digests))
+}
+
+/// The JSON summary to `.runner/last-run.json`, and to `--summary FILE` when given; the HTML
+/// report to `--report FILE` when given. `true` when every summary was written.
+pub(super) fn write_records(s: &Settings, t: &Target, o: &RunOptions, plan: &Plan<'_>, summary: &str) -> bool {
+    if let Some(path) = &o.report {
+        crate::commands::last_run::write_html(s, t, plan, summary, path);
+    }
+    let mut targets = vec![t.run_dir.last_run()];
+    targets.extend(o.summary.clone());
+    let mut written = true;
+    for path in targets {
+        if let Err(e) = write_atomic(&path, summary.as_bytes(), NewFile::Default) {
+            written = false;
+            report::warning(&format!("cannot write the summary to {}: {e}", s.ws.show(&path)));
+        }
+    }
+    written
+}
