@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use clap_complete::Shell;
 
 use crate::commands::status::StatusFormat;
+use crate::error::exit;
 use crate::plan::Operation;
 use crate::render::Format;
 use crate::report::{Banner, ColorChoice, OutputMode};
@@ -28,17 +29,45 @@ Examples:
   runner completions bash > ~/.local/share/bash-completion/completions/runner
 
 Global flags go before or after the command: `runner -p aws show-plan` and
-`runner show-plan -p aws` are the same.
+`runner show-plan -p aws` are the same.";
 
-Exit codes: 0 success, 1 a project or hook failed, 2 usage error, 3 validation failed,
-4 another runner holds the workspace, 5 not confirmed, 6 drift: `drift` or
-`preview --expect-no-changes` found changes, 7 the run state or summary could not be
-written, 130 interrupted.";
+/// The top-level help's tail: the examples, then the exit codes from their one table.
+fn top_help() -> String {
+    let last = exit::MEANINGS.len() - 1;
+    let codes = exit::MEANINGS
+        .iter()
+        .enumerate()
+        .map(|(i, (c, m))| format!("{c} {m}{}", if i == last { "." } else { "," }));
+    format!(
+        "{EXAMPLES}\n\n{}",
+        wrap(["Exit codes:".to_string()].into_iter().chain(codes), 88)
+    )
+}
+
+/// `pieces` joined by spaces into lines of at most `width` characters, never breaking a piece
+/// (a code stays with its meaning; clap leaves an `after_help` as it is).
+fn wrap(pieces: impl IntoIterator<Item = String>, width: usize) -> String {
+    let mut out = String::new();
+    let mut line = 0;
+    for piece in pieces {
+        let len = piece.chars().count();
+        if line > 0 && line + 1 + len > width {
+            out.push('\n');
+            line = 0;
+        } else if line > 0 {
+            out.push(' ');
+            line += 1;
+        }
+        out.push_str(&piece);
+        line += len;
+    }
+    out
+}
 
 /// Stands up a whole Kubernetes platform from many small Pulumi projects, in dependency
 /// order and in parallel, and tears it down again.
 #[derive(Debug, Parser)]
-#[command(name = "runner", version, after_help = EXAMPLES, propagate_version = true)]
+#[command(name = "runner", version, after_help = top_help(), propagate_version = true)]
 pub(crate) struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
@@ -685,4 +714,24 @@ pub(crate) fn command_help(args: &[std::ffi::OsString]) -> Option<clap::builder:
     } else {
         sub.render_help()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory as _;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        super::Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn the_top_help_gives_every_exit_code_its_meaning_in_short_lines() {
+        let help = super::top_help();
+        let codes = help[help.find("Exit codes: ").expect("exit codes")..].replace('\n', " ");
+        for (code, meaning) in crate::error::exit::MEANINGS {
+            assert!(codes.contains(&format!("{code} {meaning}")), "{code}: {help}");
+        }
+        assert!(help.lines().all(|l| l.len() <= 88), "{help}");
+    }
 }
