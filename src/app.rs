@@ -10,9 +10,9 @@ use crate::cli::{Cli, ClusterArgs, Command, DayTwo, ExportFormat, ExportOutputAr
 use crate::commands;
 use crate::commands::export::{Cluster, Engine, EscOptions, ExportOptions, Output, Stacks};
 use crate::commands::logs::LogsOptions;
+use crate::commands::operation::{DEFAULT_PARALLEL, RunOptions};
 use crate::commands::output::OutputOptions;
 use crate::commands::plan::PlanOptions;
-use crate::commands::run::{DEFAULT_PARALLEL, RunOptions};
 use crate::error::{RunnerError, exit};
 use crate::export::Revision;
 use crate::plan::Operation;
@@ -82,6 +82,17 @@ fn dispatch(cli: &Cli, style: Style, cwd: &Path) -> Result<i32, RunnerError> {
                 "runner",
                 &mut buf,
             );
+            commands::write_result(&String::from_utf8_lossy(&buf))?;
+            Ok(exit::SUCCESS)
+        }
+        Command::Man => {
+            let mut buf = Vec::new();
+            clap_mangen::Man::new(Cli::command())
+                .render(&mut buf)
+                .map_err(|source| RunnerError::Io {
+                    context: "the man page".into(),
+                    source,
+                })?;
             commands::write_result(&String::from_utf8_lossy(&buf))?;
             Ok(exit::SUCCESS)
         }
@@ -191,7 +202,7 @@ fn day_two(command: &DayTwo, s: &Settings) -> Result<i32, RunnerError> {
 fn run_plan(s: &Settings, options: &RunOptions) -> Result<i32, RunnerError> {
     neither_run_nor_left_out(&options.targets, &options.excludes)?;
     let target = s.target(options.operation.as_str())?;
-    commands::run::run(s, &target, options)
+    commands::operation::run(s, &target, options)
 }
 
 /// A project both a `--target` and an `--exclude`: refused before any file is read or written.

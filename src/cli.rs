@@ -206,6 +206,10 @@ pub(crate) enum Command {
         #[arg(value_enum)]
         shell: CompletionShell,
     },
+
+    /// Print the runner's man page (roff), made from the same command definitions as --help
+    #[command(after_help = "Examples:\n  runner man > ~/.local/share/man/man1/runner.1\n  runner man | man -l -")]
+    Man,
 }
 
 /// The commands that look at a stack without running the graph (top-level commands).
@@ -832,7 +836,7 @@ fn lower_case(s: &str) -> Result<String, String> {
 fn global_applies(option: &str, command: &str) -> bool {
     const RUNS: [&str; 5] = ["up", "destroy", "refresh", "preview", "drift"];
     match (option, command) {
-        (_, "version" | "completions") | ("stack", "list-providers") => false,
+        (_, "version" | "completions" | "man") | ("stack", "list-providers") => false,
         ("banner_type", c) => RUNS.contains(&c),
         ("switch_stack", c) => RUNS.contains(&c) || matches!(c, "validate" | "export" | "pulumi"),
         ("non_interactive", c) => RUNS.contains(&c) || matches!(c, "validate" | "output" | "pulumi"),
@@ -876,21 +880,76 @@ pub(crate) fn command_help(args: &[std::ffi::OsString]) -> Option<clap::builder:
             }
         }
     }
-    let command = path.first()?.get_name().to_string();
-    let mut sub = (*path.last()?).clone();
-    let hidden: Vec<String> = sub
-        .get_arguments()
-        .filter(|a| a.is_global_set() && !global_applies(a.get_id().as_str(), &command))
-        .map(|a| a.get_id().to_string())
-        .collect();
-    for id in hidden {
-        sub = sub.mut_arg(id, |a| a.hide(true));
-    }
+    let command = path.first()?.get_name();
+    let mut sub = applicable_globals(path.last()?, command);
     Some(if long {
         sub.render_long_help()
     } else {
         sub.render_help()
     })
+}
+
+/// A built command (or a subcommand of it: `export pko`) with the global options that mean
+/// nothing to `command`, the top-level one, hidden from its help.
+fn applicable_globals(sub: &clap::Command, command: &str) -> clap::Command {
+    let hidden: Vec<String> = sub
+        .get_arguments()
+        .filter(|a| a.is_global_set() && !global_applies(a.get_id().as_str(), command))
+        .map(|a| a.get_id().to_string())
+        .collect();
+    let mut sub = sub.clone();
+    for id in hidden {
+        sub = sub.mut_arg(id, |a| a.hide(true));
+    }
+    sub
+}
+
+/// The width the CLI reference is wrapped at: what `--help` prints without a terminal.
+const REFERENCE_WIDTH: usize = 100;
+
+const REFERENCE_HEAD: &str = "\
+# CLI reference
+
+Every command's `--help`, as the runner prints it without a terminal: generated from the commands'
+definitions (`src/cli.rs`), so do not edit it; `RUNNER_WRITE_REFERENCE=1 cargo test --test cli
+reference` writes it again. What each command does, with examples, is in [Commands](../commands.md).
+";
+
+/// The CLI reference (`docs/reference/cli.md`): the top-level help, then, one section each, every
+/// command's long help as `runner COMMAND --help` prints it without a terminal — only the global
+/// options that apply to it, plain text (no trailing blanks), wrapped at 100 columns.
+pub(crate) fn reference() -> String {
+    use clap::CommandFactory as _;
+    use std::fmt::Write as _;
+    fn section(out: &mut String, path: &str, help: &clap::builder::StyledStr) {
+        let help = help.to_string();
+        let lines: Vec<&str> = help.trim_end().lines().map(str::trim_end).collect();
+        let _ = write!(out, "\n## `{path}`\n\n```text\n{}\n```\n", lines.join("\n"));
+    }
+    // `top`: the top-level command whose subcommands these are (`export` for `export pko`).
+    fn commands(out: &mut String, parent: &str, top: Option<&str>, cmd: &clap::Command) {
+        for sub in cmd
+            .get_subcommands()
+            .filter(|s| !s.is_hide_set() && s.get_name() != "help")
+        {
+            let path = format!("{parent} {}", sub.get_name());
+            let command = top.unwrap_or(sub.get_name());
+            section(out, &path, &applicable_globals(sub, command).render_long_help());
+            commands(out, &path, Some(command), sub);
+        }
+    }
+    let mut cmd = Cli::command().term_width(REFERENCE_WIDTH);
+    cmd.build();
+    let mut out = String::from(REFERENCE_HEAD);
+    // The top-level help is clap's own, as `app` prints it.
+    let top = cmd
+        .clone()
+        .try_get_matches_from(["runner", "--help"])
+        .err()
+        .map(|e| e.render());
+    section(&mut out, "runner", &top.unwrap_or_default());
+    commands(&mut out, "runner", None, &cmd);
+    out
 }
 
 #[cfg(test)]

@@ -27,6 +27,13 @@ mod runstate;
 mod settings;
 mod workspace;
 
+/// The CLI reference, `docs/reference/cli.md` (not an API: its test keeps the file current).
+#[doc(hidden)]
+#[must_use]
+pub fn cli_reference() -> String {
+    cli::reference()
+}
+
 /// Entry points for the fuzz targets in `fuzz/` (not an API): each takes any input, must not
 /// panic, and asserts what must hold of what it produced.
 #[doc(hidden)]
@@ -76,9 +83,9 @@ pub mod fuzzing {
         for (name, text) in files {
             std::fs::write(dir.join(format!("{name}.toml")), text).expect("a scratch file");
         }
-        let show = |p: &Path| p.display().to_string();
-        let _ = crate::provider::entries(root, &show);
-        match crate::provider::load(root, "fuzz", &show) {
+        let ws = crate::workspace::Workspace::locate(Some(root), root).expect("a scratch workspace");
+        let _ = crate::provider::entries(&ws);
+        match crate::provider::load(&ws, "fuzz") {
             Ok(provider) => {
                 for op in [crate::plan::Operation::Up, crate::plan::Operation::Destroy] {
                     let plan = crate::plan::Plan::new(&provider, op, &[]).expect("a plan of every project");

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 
+use crate::config::backend::BACKEND_VAR;
 use crate::config::env::Env;
 use crate::config::environment::{self, ENVIRONMENT_FILE, EnvironmentFile};
 use crate::config::stackfile::{self, StackFile};
@@ -182,7 +183,7 @@ impl Settings {
         // The file as the run leaves it: the same variables on the first run as on the next.
         let mut vars = file.vars;
         vars.insert("PULUMI_STACK".into(), stack.clone());
-        let given_backend = vars.contains_key("PULUMI_BACKEND_URL") || std::env::var_os("PULUMI_BACKEND_URL").is_some();
+        let given_backend = vars.contains_key(BACKEND_VAR) || std::env::var_os(BACKEND_VAR).is_some();
         let env = Env::new(overlay(&self.ws, vars, read_only)?);
         let run_dir = self.ws.run_dir(&stack);
         Ok(Target {
@@ -213,7 +214,7 @@ fn overlay(
     if !set(&vars, "PULUMI_SKIP_UPDATE_CHECK") {
         vars.insert("PULUMI_SKIP_UPDATE_CHECK".into(), "true".into());
     }
-    if !set(&vars, "PULUMI_BACKEND_URL") {
+    if !set(&vars, BACKEND_VAR) {
         let state = ws.root.join(".pulumi-state");
         if !read_only {
             std::fs::create_dir_all(&state).map_err(|source| RunnerError::Io {
@@ -221,7 +222,7 @@ fn overlay(
                 source,
             })?;
         }
-        vars.insert("PULUMI_BACKEND_URL".into(), format!("file://{}", state.display()));
+        vars.insert(BACKEND_VAR.into(), format!("file://{}", state.display()));
     }
     Ok(vars)
 }
@@ -370,7 +371,7 @@ fn recorded_provider(ws: &Workspace, stack: &str) -> Result<Option<(String, Stri
 /// The provider whose `infra_type` is `file`'s `kubernetes:infra_type`, when exactly one is.
 fn provider_of(ws: &Workspace, file: &StackFile) -> Option<(String, String)> {
     let recorded = file.config.get("kubernetes:infra_type")?.as_str()?.to_string();
-    let (entries, _) = provider::entries(&ws.root, &|p| ws.show(p)).ok()?;
+    let (entries, _) = provider::entries(ws).ok()?;
     let mut matching = entries.into_iter().filter(|e| {
         e.kind == FileKind::Provider
             && e.infra_type
@@ -398,7 +399,7 @@ fn load_provider(
 ) -> Result<Provider, RunnerError> {
     // The list of providers is only for error messages: read it only when one is needed.
     let available = || -> Vec<String> {
-        provider::entries(&ws.root, &|p| ws.show(p))
+        provider::entries(ws)
             .map(|(entries, _)| {
                 entries
                     .into_iter()
@@ -421,7 +422,7 @@ fn load_provider(
             choices(&available()),
         ));
     };
-    match provider::load_seeing(&ws.root, name, &|p| ws.show(p), stats) {
+    match provider::load_seeing(ws, name, stats) {
         Ok(p) => Ok(p),
         Err(LoadError::NotAProvider { name, is_layer }) => {
             let available = available();

@@ -1,17 +1,14 @@
 //! One module per command: each takes resolved [`crate::settings::Settings`] and plain options,
 //! does its work through the layers below, and returns the exit code.
 
-mod ci;
 pub(crate) mod export;
 pub(crate) mod last_run;
 pub(crate) mod logs;
-mod only;
+pub(crate) mod operation;
 pub(crate) mod output;
 pub(crate) mod passthrough;
 pub(crate) mod plan;
-mod predict;
 pub(crate) mod providers;
-pub(crate) mod run;
 pub(crate) mod status;
 pub(crate) mod validate;
 

@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 use serde_json::{Map, Value};
 
 use super::write_result;
+use crate::config::backend::Backend;
 use crate::config::prepare;
 use crate::config::terminal::Terminal;
 use crate::error::{RunnerError, exit};
@@ -29,8 +30,8 @@ pub(crate) struct OutputOptions {
 pub(crate) fn run(s: &Settings, t: &Target, o: &OutputOptions) -> Result<i32, RunnerError> {
     let project = super::project_of(t, &o.project, "output")?.clone();
     let env = prepare::with_passphrase(&s.ws, &t.stack, t.env.clone(), s.interactive, &mut Terminal::new())?;
-    let backend = env.get("PULUMI_BACKEND_URL").unwrap_or_else(|| "Pulumi Cloud".into());
-    let engine = super::run::pulumi_for(s, t, env);
+    let backend = Backend::of(&env);
+    let engine = super::operation::pulumi_for(s, t, env);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -43,7 +44,7 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &OutputOptions) -> Result<i32, Ru
         t.provider.name, t.stack, project.name
     );
     // A file backend never used holds no stack (and `pulumi` refuses a missing directory).
-    let unused = crate::pulumi::file_url_path(&backend).is_some_and(|dir| !dir.exists());
+    let unused = backend.dir().is_some_and(|dir| !dir.exists());
     let read = if unused {
         Ok(Deployed::NoStack)
     } else {
@@ -63,8 +64,9 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &OutputOptions) -> Result<i32, Ru
         Err(e) => {
             return Err(RunnerError::failed(
                 format!(
-                    "cannot read the outputs of {} from the backend {backend}: {e}",
-                    project.name
+                    "cannot read the outputs of {} from the backend {backend}: {}",
+                    project.name,
+                    crate::report::failure::text(&e)
                 ),
                 "check the backend (PULUMI_BACKEND_URL) and the passphrase, as for a run",
             ));

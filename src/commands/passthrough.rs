@@ -5,7 +5,7 @@
 //! where it reads the configuration, unless given; the terminal is `pulumi`'s, and so is the
 //! exit code.
 
-use super::run::pulumi_for;
+use super::operation::pulumi_for;
 use crate::config::prepare;
 use crate::config::terminal::Terminal;
 use crate::error::RunnerError;

@@ -10,7 +10,7 @@ use crate::workspace::PROVIDERS_DIR;
 
 pub(crate) fn list(s: &Settings) -> Result<i32, RunnerError> {
     let ws = &s.ws;
-    let (entries, problems) = provider::entries(&ws.root, &|p| ws.show(p)).map_err(|source| RunnerError::Io {
+    let (entries, problems) = provider::entries(ws).map_err(|source| RunnerError::Io {
         context: format!("cannot read {}", ws.show(&ws.root.join(PROVIDERS_DIR))),
         source,
     })?;

@@ -79,8 +79,8 @@ pub(crate) fn run(s: &Settings, t: &Target, format: StatusFormat) -> Result<i32,
         return Ok(exit::SUCCESS);
     }
     let plan = Plan::new(&t.provider, Operation::Up, &[]).expect("the whole graph has no unknown target");
-    let (state, notes) =
-        RunState::current(&t.run_dir, &t.provider, &|p| s.ws.show(p)).map_err(|m| super::run::state_error(s, t, m))?;
+    let (state, notes) = RunState::current(&t.run_dir, &t.provider, &|p| s.ws.show(p))
+        .map_err(|m| super::operation::state_error(s, t, m))?;
     for note in &notes {
         report::warning(note);
     }
@@ -89,8 +89,8 @@ pub(crate) fn run(s: &Settings, t: &Target, format: StatusFormat) -> Result<i32,
     if crate::workspace::going(&t.run_dir) == crate::workspace::Going::No {
         state.cut_short();
     }
-    let history = History::load(&t.run_dir).map_err(|m| super::run::state_error(s, t, m))?;
-    let digests = super::run::digests_now(s, t);
+    let history = History::load(&t.run_dir).map_err(|m| super::operation::state_error(s, t, m))?;
+    let digests = super::operation::digests_now(s, t);
     let pending = state.pending(&plan, digests.as_ref());
     let projects: Vec<Row<'_>> = plan
         .order

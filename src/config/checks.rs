@@ -53,7 +53,7 @@ pub(crate) fn checks(i: &Inputs<'_>, config: &Map<String, Value>, file: &StackFi
 }
 
 /// The oldest `pulumi` CLI the programs work with: every pinned SDK needs `@pulumi/pulumi`
-/// ^3.142.0 (README, "Provider versions").
+/// ^3.142.0 (docs/providers.md, "Provider versions").
 pub(crate) const MIN_PULUMI: (u64, u64, u64) = (3, 142, 0);
 
 /// `pulumi version` is at least [`MIN_PULUMI`]. (A `pulumi` missing from PATH is reported with

@@ -3,6 +3,7 @@
 //! all prepared in one phase before any project runs ([`prepare`]) — and the checks of
 //! `validate`.
 
+pub(crate) mod backend;
 pub(crate) mod checks;
 pub(crate) mod env;
 pub(crate) mod environment;

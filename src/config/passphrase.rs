@@ -12,6 +12,7 @@ use std::thread::JoinHandle;
 
 use serde_json::Value;
 
+use super::backend::{BACKEND_VAR, Backend};
 use super::env::{Env, Passphrase, PassphraseFrom};
 use super::questions::{Ask, Context};
 use super::stackedit;
@@ -21,10 +22,8 @@ use crate::diagnostic::Problem;
 /// A backend that keeps secrets with a passphrase (a file or cloud-storage backend) and a
 /// stack file without a KMS secrets provider.
 pub(crate) fn in_use(env: &Env, file: &StackFile) -> bool {
-    let backend = env.get("PULUMI_BACKEND_URL").unwrap_or_default();
-    let diy = !backend.is_empty() && !backend.starts_with("https://") && !backend.starts_with("http://");
     let kms = file.secrets_provider().is_some_and(|p| !p.contains("passphrase"));
-    diy && !kms
+    Backend::of(env).keeps_secrets_with_passphrase() && !kms
 }
 
 /// The passphrase: from `PULUMI_CONFIG_PASSPHRASE(_FILE)`, else asked (twice on first use; again
@@ -67,7 +66,7 @@ fn obtain(
         }
         return Ok(None);
     }
-    let backend = var("PULUMI_BACKEND_URL").unwrap_or_default();
+    let backend = Backend::parse(&var(BACKEND_VAR).unwrap_or_default());
     Ok(Some(Problem::new(
         format!("the backend {backend} needs a passphrase to encrypt secrets, and none is set"),
         "set PULUMI_CONFIG_PASSPHRASE or PULUMI_CONFIG_PASSPHRASE_FILE in the environment (or in config/pulumi/environment for the file)",

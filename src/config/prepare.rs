@@ -26,12 +26,20 @@ use crate::workspace::Workspace;
 /// The documented defaults every question starts from.
 pub(crate) const EXAMPLE_FILE: &str = "config/pulumi/Pulumi.stackname.yaml.example";
 
+/// Why the store could not do what was asked: the engine's words, and whether a lock on the
+/// stack refused it (then the fix is to wait, or to remove a stale lock).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct StoreError {
+    pub(crate) message: String,
+    pub(crate) locked: bool,
+}
+
 /// Where secret answers go, encrypted by the stack's own secrets provider (`pulumi config set
 /// --secret`: `crate::pulumi::Store`).
 pub(crate) trait SecretStore {
     /// Creates the stack of the project in `dir` when missing (its own stack file then holds the
     /// passphrase salt); notes of what it removed on the way (stale locks).
-    fn create_stack(&self, dir: &Path, env: &Env) -> Result<Vec<String>, String>;
+    fn create_stack(&self, dir: &Path, env: &Env) -> Result<Vec<String>, StoreError>;
 
     /// Stores `key` in the stack of the project in `dir`: into `config_file` when given, else
     /// the project's own `Pulumi.<stack>.yaml`.
@@ -42,12 +50,12 @@ pub(crate) trait SecretStore {
         key: &str,
         value: &str,
         config_file: Option<&Path>,
-    ) -> Result<(), String>;
+    ) -> Result<(), StoreError>;
 
     /// A new `encryptionsalt` for the passphrase, made by `pulumi` for the stack of the project
     /// in `dir` in a scratch stack file: for when the project's own file has none (its stack
     /// was made elsewhere, e.g. from another clone against the same backend).
-    fn new_salt(&self, dir: &Path, env: &Env) -> Result<String, String>;
+    fn new_salt(&self, dir: &Path, env: &Env) -> Result<String, StoreError>;
 }
 
 pub(crate) struct Request<'a> {
@@ -110,7 +118,7 @@ impl Request<'_> {
             return Ok((None, StackFile::default()));
         };
         let dir = self.ws.root.join(&p.path);
-        let path = dir.join(format!("Pulumi.{}.yaml", self.stack));
+        let path = stackfile::own(&dir, self.stack);
         let file = StackFile::load(&path, &self.ws.show(&path)).map_err(|d| RunnerError::Validation(vec![*d]))?;
         Ok((Some(dir), file))
     }
@@ -119,7 +127,7 @@ impl Request<'_> {
     /// the secrets store's own.
     fn salted(&self, shared: &Path, store_dir: Option<&Path>) -> Vec<PathBuf> {
         let mut salted = vec![shared.to_path_buf()];
-        salted.extend(store_dir.map(|d| d.join(format!("Pulumi.{}.yaml", self.stack))));
+        salted.extend(store_dir.map(|d| stackfile::own(d, self.stack)));
         salted
     }
 
@@ -433,8 +441,8 @@ fn save(
     if answers.secrets.is_empty() && answers.shared_secrets.is_empty() && !needs_salt {
         return Ok(());
     }
-    let failed = |message: String| {
-        let fix = if message.contains("currently locked") {
+    let failed = |StoreError { message, locked }: StoreError| {
+        let fix = if locked {
             "wait for the process that holds the lock to end; if it no longer runs, run again with `--remove-stale-locks`; nothing else was changed"
         } else {
             "check the passphrase and the backend (PULUMI_BACKEND_URL), then run again; nothing else was changed"
@@ -469,13 +477,13 @@ fn save(
             store.set_secret(store_dir, env, key, value, None).map_err(failed)?;
         }
         let keys: Vec<&str> = answers.secrets.iter().map(|(k, _)| k.as_str()).collect();
-        let own = ws.show(&store_dir.join(format!("Pulumi.{}.yaml", r.stack)));
+        let own = ws.show(&stackfile::own(store_dir, r.stack));
         report::info(&format!("stored {} (encrypted) in {own}", keys.join(", ")));
     }
     if needs_salt && passphrase::salt_of(&file.path).is_none() {
         // The project's own file has a salt when `stack select --create` made the stack or a
         // secret was stored there; else `pulumi` makes one (never left to the parallel runs).
-        let own = dir.join(format!("Pulumi.{}.yaml", r.stack));
+        let own = stackfile::own(&dir, r.stack);
         let salt = match passphrase::salt_of(&own) {
             Some(salt) => salt,
             None => store.new_salt(&dir, env).map_err(failed)?,

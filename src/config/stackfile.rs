@@ -16,7 +16,18 @@ const PULUMI_KEYS: [&str; 4] = ["encryptionsalt", "secretsprovider", "encryptedk
 
 /// The shared stack configuration of `stack` in the workspace at `root`.
 pub(crate) fn path(root: &Path, stack: &str) -> PathBuf {
-    root.join("config/pulumi").join(format!("Pulumi.{stack}.yaml"))
+    root.join("config/pulumi").join(file_name(stack))
+}
+
+/// A project's own stack file of `stack`, in its directory `project_dir`: where `pulumi` keeps
+/// what is not shared (the secrets store's secrets, a salt of its own).
+pub(crate) fn own(project_dir: &Path, stack: &str) -> PathBuf {
+    project_dir.join(file_name(stack))
+}
+
+/// `Pulumi.<stack>.yaml`, as the CLI names a stack's file.
+fn file_name(stack: &str) -> String {
+    format!("Pulumi.{stack}.yaml")
 }
 
 /// The stack file as read.

@@ -128,8 +128,8 @@ pub struct Finished {
     pub changes: BTreeMap<String, u64>,
     /// A preview's changes resource by resource (empty for other operations).
     pub diffs: Vec<ResourceDiff>,
-    /// What went wrong, for a failure: the step and the last lines of output.
-    pub error: Option<String>,
+    /// What went wrong, for a failure (worded by `report::failure`).
+    pub error: Option<crate::exec::Failure>,
     /// Digest of the inputs it ran with, and of the outputs it produced (for resume).
     pub inputs_digest: Option<String>,
     pub outputs_digest: Option<String>,
@@ -168,6 +168,16 @@ pub enum Event {
         project: Option<String>,
         level: Level,
         message: String,
+    },
+    /// The run was interrupted (Ctrl-C, SIGTERM, SIGHUP): every running project gets SIGINT,
+    /// and after `grace` SIGTERM, then SIGKILL, or sooner at each further signal.
+    Stopping { grace: std::time::Duration },
+    /// A project has run `minutes` and still does (said every few minutes).
+    StillRunning { project: String, minutes: u64 },
+    /// A project ran past its timeout (`after`): it is being stopped as an interrupt stops one.
+    TimedOut {
+        project: String,
+        after: std::time::Duration,
     },
     Finished {
         project: String,

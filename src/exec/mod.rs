@@ -4,9 +4,11 @@
 //! ([`signals`]).
 
 pub mod event;
+mod failure;
 pub mod outputs;
 mod scheduler;
 pub mod signals;
+mod stopping;
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -15,6 +17,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 pub use event::{Event, Finished, Level, PropertyDiff, ResourceDiff, Status, Stream, is_change, would_change};
+pub use failure::{Failure, How};
 pub use outputs::Outputs;
 pub use scheduler::{InputsDigest, Options, Resume, RunResult, execute};
 
@@ -50,11 +53,11 @@ pub struct JobEnd {
     pub changes: BTreeMap<String, u64>,
     /// A preview's changes resource by resource.
     pub diffs: Vec<ResourceDiff>,
-    pub error: Option<String>,
+    pub error: Option<Failure>,
 }
 
 impl JobEnd {
-    pub fn failed(error: impl Into<String>) -> Self {
+    pub fn failed(error: impl Into<Failure>) -> Self {
         JobEnd {
             error: Some(error.into()),
             ..JobEnd::ended(Status::Failed)

@@ -9,6 +9,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use super::stopping::{Escalation, Step};
 use super::{Control, Engine, Event, Finished, Job, JobEnd, Level, Outputs, Status};
 use crate::graph::Direction;
 use crate::plan::{Operation, Plan};
@@ -213,7 +214,9 @@ pub async fn execute<E: Engine>(
                     push(&mut ready, r);
                 }
             }
-            () = sleep_until_some(stopping.next) => stopping.harder(),
+            () = sleep_until_some(stopping.escalation.next()) => {
+                stopping.escalation.step();
+            }
             signal = signals.recv(), if signals_open => {
                 if signal.is_none() {
                     // No more signals can come; keep waiting for the running jobs only.
@@ -222,15 +225,7 @@ pub async fn execute<E: Engine>(
                 }
                 if stopping.signal() {
                     run.stop = Some(INTERRUPTED.into());
-                    let _ = events.send(Event::Note {
-                        project: None,
-                        level: Level::Warning,
-                        message: format!(
-                            "interrupted: stopping running projects (in {} they get SIGTERM, then SIGKILL; \
-                             press Ctrl-C again to hurry)",
-                            humantime::format_duration(options.grace)
-                        ),
-                    });
+                    let _ = events.send(Event::Stopping { grace: options.grace });
                 }
             }
         }
@@ -239,29 +234,24 @@ pub async fn execute<E: Engine>(
     finish_rest(run, stopping.signals > 0)
 }
 
-/// How the run stops on signals, as nextest does: the first sends SIGINT to every running
-/// project (Pulumi cancels cleanly), and those still running after the grace period — or at the
-/// next signal — get SIGTERM, then after the grace period again — or at the one after — SIGKILL.
+/// How the run stops on signals ([`Escalation`]): the first reaches every running project;
+/// each further one, or the grace period running out, takes the next, harder step.
 struct Stopping {
-    interrupt: CancellationToken,
-    terminate: CancellationToken,
-    kill: CancellationToken,
-    grace: Duration,
+    escalation: Escalation,
     /// Signals received so far.
     signals: usize,
-    /// When the next, harder signal goes out.
-    next: Option<tokio::time::Instant>,
 }
 
 impl Stopping {
     fn new(grace: Duration) -> Self {
+        let tokens = (
+            CancellationToken::new(),
+            CancellationToken::new(),
+            CancellationToken::new(),
+        );
         Stopping {
-            interrupt: CancellationToken::new(),
-            terminate: CancellationToken::new(),
-            kill: CancellationToken::new(),
-            grace,
+            escalation: Escalation::new(tokens, grace),
             signals: 0,
-            next: None,
         }
     }
 
@@ -269,37 +259,17 @@ impl Stopping {
     fn control(&self, events: &UnboundedSender<Event>) -> Control {
         Control {
             events: events.clone(),
-            interrupt: self.interrupt.child_token(),
-            terminate: self.terminate.child_token(),
-            kill: self.kill.child_token(),
+            interrupt: self.escalation.interrupt().child_token(),
+            terminate: self.escalation.terminate().child_token(),
+            kill: self.escalation.kill().child_token(),
         }
     }
 
     /// One more signal; `true` for the first.
     fn signal(&mut self) -> bool {
         self.signals += 1;
-        match self.signals {
-            1 => self.interrupt.cancel(),
-            2 => self.terminate.cancel(),
-            _ => self.kill.cancel(),
-        }
-        self.next = if self.kill.is_cancelled() {
-            None
-        } else {
-            crate::duration::after(tokio::time::Instant::now(), self.grace)
-        };
+        self.escalation.step();
         self.signals == 1
-    }
-
-    /// The grace period ran out: the next signal goes out.
-    fn harder(&mut self) {
-        if self.terminate.is_cancelled() {
-            self.kill.cancel();
-            self.next = None;
-        } else {
-            self.terminate.cancel();
-            self.next = crate::duration::after(tokio::time::Instant::now(), self.grace);
-        }
     }
 }
 
@@ -365,51 +335,46 @@ async fn watched(
 ) -> JobEnd {
     let begun = tokio::time::Instant::now();
     let mut still = tokio::time::interval_at(begun + STILL_RUNNING_EVERY, STILL_RUNNING_EVERY);
-    let mut next_step = timeout.and_then(|t| crate::duration::after(begun, t));
-    let mut stopping = false;
+    let tokens = (
+        control.interrupt.clone(),
+        control.terminate.clone(),
+        control.kill.clone(),
+    );
+    let mut escalation = Escalation::new(tokens, grace);
+    let deadline = timeout.and_then(|t| crate::duration::after(begun, t));
+    // The timeout stopped it (not an interrupt of the whole run that came first).
+    let mut timed_out = false;
     tokio::pin!(job);
     let end = loop {
+        let next = if timed_out || control.interrupt.is_cancelled() {
+            escalation.next()
+        } else {
+            deadline
+        };
         tokio::select! {
             end = &mut job => break end,
             _ = still.tick() => {
-                let _ = control.events.send(Event::Note {
-                    project: Some(project.to_string()),
-                    level: Level::Info,
-                    message: format!("still running after {} min", begun.elapsed().as_secs() / 60),
+                let _ = control.events.send(Event::StillRunning {
+                    project: project.to_string(),
+                    minutes: begun.elapsed().as_secs() / 60,
                 });
             }
-            () = sleep_until_some(next_step) => {
-                if !control.interrupt.is_cancelled() {
-                    stopping = true;
-                    let _ = control.events.send(Event::Note {
-                        project: Some(project.to_string()),
-                        level: Level::Warning,
+            () = sleep_until_some(next) => {
+                if escalation.step() == Step::Interrupt {
+                    timed_out = true;
+                    let _ = control.events.send(Event::TimedOut {
+                        project: project.to_string(),
                         // The limit as given (`30m`), not the instant measured past it.
-                        message: format!(
-                            "timed out after {}: stopping it",
-                            humantime::format_duration(timeout.unwrap_or_else(|| begun.elapsed()))
-                        ),
+                        after: timeout.unwrap_or_else(|| begun.elapsed()),
                     });
-                    control.interrupt.cancel();
-                    next_step = crate::duration::after(tokio::time::Instant::now(), grace);
-                } else if !control.terminate.is_cancelled() {
-                    control.terminate.cancel();
-                    next_step = crate::duration::after(tokio::time::Instant::now(), grace);
-                } else {
-                    control.kill.cancel();
-                    next_step = None;
                 }
             }
         }
     };
-    match (stopping, timeout) {
+    match (timed_out, timeout) {
         (true, Some(t)) => JobEnd {
             status: Status::TimedOut,
-            error: Some(format!(
-                "timed out after {}: stopped ({})",
-                humantime::format_duration(t),
-                end.error.as_deref().unwrap_or("it ended")
-            )),
+            error: Some(super::Failure::timed_out(t, end.error.clone())),
             ..end
         },
         _ => end,
@@ -656,19 +621,11 @@ mod tests {
         assert_eq!(status(&r, "eks"), &Status::Succeeded);
         let mut notes = Vec::new();
         while let Ok(ev) = rx.try_recv() {
-            if let Event::Note {
-                project: Some(project),
-                message,
-                ..
-            } = ev
-            {
-                notes.push(format!("{project}: {message}"));
+            if let Event::StillRunning { project, minutes } = ev {
+                notes.push(format!("{project}: {minutes} min"));
             }
         }
-        assert_eq!(
-            notes,
-            ["eks: still running after 5 min", "eks: still running after 10 min"]
-        );
+        assert_eq!(notes, ["eks: 5 min", "eks: 10 min"]);
     }
 
     /// The library takes any `Duration`: one past what a clock holds is a deadline never

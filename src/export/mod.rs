@@ -190,21 +190,6 @@ pub(crate) fn export(format: Format, plan: &Plan<'_>, input: &Input) -> Result<E
     }
 }
 
-/// The credentials a state backend needs, by environment variable, from its URL's scheme;
-/// the passphrase too unless the backend is Pulumi Cloud (which keeps the secrets itself).
-pub(crate) fn backend_credentials(url: &str) -> Vec<&'static str> {
-    let scheme = url.split("://").next().unwrap_or_default();
-    let mut out = match scheme {
-        "https" | "http" => return vec!["PULUMI_ACCESS_TOKEN"],
-        "s3" => vec!["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"],
-        "gs" => vec!["GOOGLE_CREDENTIALS"],
-        "azblob" => vec!["AZURE_STORAGE_ACCOUNT", "AZURE_STORAGE_KEY"],
-        _ => vec![],
-    };
-    out.insert(0, "PULUMI_CONFIG_PASSPHRASE");
-    out
-}
-
 /// How every generated file says what made it, in a comment line at its top: the writer tells
 /// an export's files from a user's by it (it overwrites and removes only files carrying it).
 const MADE_BY: &str = "Made by `runner export ";

@@ -1,8 +1,8 @@
 //! Providers: the model the rest of the runner sees. A provider file (`providers/<name>.toml`,
-//! format in [`file`]) lists its projects, includes shared layers and rewires their projects;
-//! [`load`] merges and checks them all into a [`Provider`] whose projects index its graph.
+//! format in `load/file.rs`) lists its projects, includes shared layers and rewires their
+//! projects; [`load`] reads, merges and checks them all into a [`Provider`] whose projects index
+//! its graph.
 
-mod file;
 mod load;
 
 use std::collections::BTreeMap;
@@ -12,9 +12,17 @@ use serde::Deserialize;
 use crate::diagnostic::SourceFile;
 use crate::graph::{Layer, ProjectGraph};
 
-pub use file::FileKind;
-pub(crate) use load::load_seeing;
-pub use load::{LoadError, entries, file_names, load};
+pub use load::{LoadError, file_names, valid_project_name};
+pub(crate) use load::{entries, load, load_seeing};
+
+/// What a file of `providers/` is: a provider, or a shared layer providers include.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FileKind {
+    #[default]
+    Provider,
+    Layer,
+}
 
 /// One entry of `providers/`, as `list-providers` shows it.
 #[derive(Debug, Clone)]
@@ -219,15 +227,6 @@ pub struct Prompt {
     pub secret: bool,
     pub skip_if_env: Option<String>,
     pub none_value: Option<String>,
-}
-
-/// Pulumi's project name rule: `[A-Za-z0-9_.-]`, at most 100 characters.
-pub fn valid_project_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 100
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
 }
 
 /// A provider of the given projects (each with the names it needs, every need a data edge),

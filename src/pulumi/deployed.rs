@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use tokio_util::sync::CancellationToken;
 
 use super::Pulumi;
-use crate::exec::{Control, Job, Outputs};
+use crate::exec::{Control, Failure, Job, Outputs};
 use crate::plan::Operation;
 use crate::provider::Project;
 
@@ -23,7 +23,7 @@ pub(crate) enum Deployed {
 impl Pulumi {
     /// Reads `project`'s stack outputs from the backend (values in memory only), or says that
     /// its stack does not exist. `Err`: `pulumi` itself failed, with its words.
-    pub(crate) async fn deployed(&self, project: &Project) -> Result<Deployed, String> {
+    pub(crate) async fn deployed(&self, project: &Project) -> Result<Deployed, Failure> {
         let job = Job {
             project: project.clone(),
             operation: Operation::Up,
@@ -41,8 +41,8 @@ impl Pulumi {
         match self.outputs(&job, &control, &super::events::EventLog::default()).await {
             Ok(outputs) => Ok(Deployed::Outputs(outputs)),
             Err(end) => {
-                let error = end.error.unwrap_or_default();
-                if error.contains("no stack named") {
+                let error = end.error.unwrap_or_else(|| Failure::said("it failed"));
+                if error.cause_says(|l| super::messages::says(l, super::messages::Message::NoStack)) {
                     Ok(Deployed::NoStack)
                 } else {
                     Err(error)

@@ -7,12 +7,9 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::Pulumi;
+use super::messages::{self, Message};
 use super::process::Ended;
 use crate::exec::{Control, Job, JobEnd, Status};
-
-/// What `pulumi` says when `--expect-no-changes` found changes
-/// (`pkg/backend/backenderr/backenderr.go`).
-const NO_CHANGES_EXPECTED: &str = "no changes were expected";
 
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Drift {
@@ -33,7 +30,7 @@ pub(super) fn flags(drift: Option<Drift>) -> Vec<&'static str> {
 /// Whether a preview that exited non-zero was a drift check that found changes: then it
 /// succeeded, and its changes are the answer.
 pub(super) fn found(drift: Option<Drift>, end: &Ended, changes: &BTreeMap<String, u64>) -> bool {
-    drift.is_some() && end.stderr.contains(NO_CHANGES_EXPECTED) && !changes.is_empty()
+    drift.is_some() && messages::says(&end.stderr, Message::NoChangesExpected) && !changes.is_empty()
 }
 
 /// A project with nothing deployed to compare: settled without a preview.

@@ -4,8 +4,10 @@
 //! `pulumi cancel`, only when every lock of the stack is stale, since it removes them all). A
 //! lock of another host is reported with its host and age, never removed.
 
-use std::fmt::Write as _;
 use std::time::SystemTime;
+
+use super::messages::{Message, says};
+use crate::config::backend::Backend;
 
 pub(crate) use crate::workspace::{alive, this_host};
 
@@ -22,7 +24,7 @@ pub(crate) struct StackLock {
 /// The locks a refusal names (`the stack is currently locked by N lock(s)…`); none when the
 /// text is not such a refusal.
 pub(crate) fn parse(stderr: &str) -> Vec<StackLock> {
-    if !stderr.contains("the stack is currently locked") {
+    if !says(stderr, Message::StackLocked) {
         return Vec::new();
     }
     stderr
@@ -54,7 +56,7 @@ impl StackLock {
     /// writes it (`pkg/backend/diy/lock.go` `lockURLForError`): the path percent-encoded, and
     /// the query the backend adds (`?no_tmp_dir=true`) after it.
     pub(crate) fn file(&self) -> Option<std::path::PathBuf> {
-        file_url_path(&self.url)
+        crate::config::backend::file_url_path(&self.url)
     }
 
     /// What a person needs to know about it.
@@ -94,36 +96,29 @@ pub(crate) fn all_stale(stderr: &str) -> Option<Vec<StackLock>> {
     (!held.is_empty() && held.iter().all(StackLock::stale)).then_some(held)
 }
 
-/// A failure's text with the locks that refused the stack, each described, the stale ones with
-/// the flag that removes them.
-pub(crate) fn described(mut error: String, stderr: &str) -> String {
-    for lock in parse(stderr) {
-        error.push_str("\n  ");
-        error.push_str(&lock.describe());
-        if lock.stale() {
-            error.push_str("; `--remove-stale-locks` removes it");
-        }
-    }
-    error
+/// The locks that refused the stack, each described, the stale ones with the flag that removes
+/// them: a failure's notes.
+pub(crate) fn described(stderr: &str) -> Vec<String> {
+    parse(stderr)
+        .iter()
+        .map(|lock| {
+            let mut line = lock.describe();
+            if lock.stale() {
+                line.push_str("; `--remove-stale-locks` removes it");
+            }
+            line
+        })
+        .collect()
 }
 
-/// Files in the stack's lock directory of a file backend (`backend`, a `file://` URL) that do
-/// not read as a lock, when `stderr` is the JSON error `pulumi` fails with on one: it reads
-/// every file there as a lock. The file backend writes a lock through a temporary file beside it
-/// (`no_tmp_dir`), which a process killed at that moment leaves behind.
-pub(crate) fn broken(stderr: &str, backend: &str, project: &str, stack: &str) -> Vec<std::path::PathBuf> {
-    let json_error = [
-        "unexpected end of JSON input",
-        "looking for beginning of value",
-        "invalid character",
-    ];
-    if !json_error.iter().any(|e| stderr.contains(e)) {
-        return Vec::new();
-    }
-    let Some(root) = file_url_path(backend) else {
+/// Files in the stack's lock directory of a file backend that do not read as a lock (asked when
+/// `pulumi` failed with a JSON error: it reads every file there as a lock). The file backend
+/// writes a lock through a temporary file beside it (`no_tmp_dir`), which a process killed at
+/// that moment leaves behind.
+pub(crate) fn broken(backend: &Backend, project: &str, stack: &str) -> Vec<std::path::PathBuf> {
+    let Some(dir) = backend.lock_dir(project, stack) else {
         return Vec::new();
     };
-    let dir = root.join(".pulumi/locks/organization").join(project).join(stack);
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return Vec::new();
     };
@@ -142,14 +137,13 @@ pub(crate) fn broken(stderr: &str, backend: &str, project: &str, stack: &str) ->
     out
 }
 
-/// The lock files of the stack in a file backend (`backend`, a `file://` URL) that the process
+/// The lock files of the stack in a file backend  that the process
 /// `pid` of this host took: what a `pulumi` the runner stopped (or saw killed) left behind. It
 /// no longer runs (the runner waited for it), so they are stale by definition.
-pub(crate) fn left_by(pid: u32, backend: &str, project: &str, stack: &str) -> Vec<std::path::PathBuf> {
-    let Some(root) = file_url_path(backend) else {
+pub(crate) fn left_by(pid: u32, backend: &Backend, project: &str, stack: &str) -> Vec<std::path::PathBuf> {
+    let Some(dir) = backend.lock_dir(project, stack) else {
         return Vec::new();
     };
-    let dir = root.join(".pulumi/locks/organization").join(project).join(stack);
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return Vec::new();
     };
@@ -184,26 +178,26 @@ pub(crate) fn remove_file(file: &std::path::Path) -> Result<(), String> {
 }
 
 /// `error` with each of the [`broken`] lock files named, and what to do about it.
-pub(crate) fn with_broken(mut error: String, broken: &[std::path::PathBuf]) -> String {
-    for file in broken {
-        let _ = write!(
-            error,
-            "\n  {} is not a lock, and pulumi reads every file there as one: a file left by a pulumi killed while it took the stack's lock; remove it",
-            file.display()
-        );
-    }
-    error
+pub(crate) fn broken_notes(broken: &[std::path::PathBuf]) -> Vec<String> {
+    broken
+        .iter()
+        .map(|file| {
+            format!(
+                "{} is not a lock, and pulumi reads every file there as one: a file left by a pulumi killed while it took the stack's lock; remove it",
+                file.display()
+            )
+        })
+        .collect()
 }
 
-/// What removing a stale lock came to, in words: the note that says it is gone, or the failure.
-pub(crate) fn removal(lock: &StackLock, removed: Result<(), String>) -> Result<String, String> {
-    match removed {
-        Ok(()) => Ok(format!(
-            "removed the stale lock {} (pid {} no longer runs)",
-            lock.url, lock.pid
-        )),
-        Err(e) => Err(format!("cannot remove the stale lock {}: {e}", lock.url)),
-    }
+/// A stale lock removed, in words.
+pub(crate) fn removed(lock: &StackLock) -> String {
+    format!("removed the stale lock {} (pid {} no longer runs)", lock.url, lock.pid)
+}
+
+/// What removing a stale lock that could not be removed left: said under the failure.
+pub(crate) fn not_removed(lock: &StackLock) -> String {
+    format!("so the stale lock {} stays", lock.url)
 }
 
 /// A time as Go's `time.RFC3339` writes it: UTC (`Z`), or local time with its offset
@@ -234,43 +228,6 @@ fn rfc3339(at: &str) -> Option<SystemTime> {
         }
         None => humantime::parse_rfc3339_weak(at).ok(),
     }
-}
-
-/// The path of a `file://` URL as the file backend reads it: the query (`?no_tmp_dir=true`)
-/// left out, `%XX` decoded (Go's `net/url` writes them), `~/` the home directory; `None` for
-/// any other scheme.
-pub(crate) fn file_url_path(url: &str) -> Option<std::path::PathBuf> {
-    let path = url.strip_prefix("file://")?;
-    let path = path.split_once('?').map_or(path, |(p, _)| p);
-    let path = String::from_utf8_lossy(&percent_decoded(path)).into_owned();
-    Some(match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
-        (Some(rest), Some(home)) => std::path::Path::new(&home).join(rest),
-        _ => std::path::PathBuf::from(path),
-    })
-}
-
-/// `%XX` sequences as the bytes they stand for (a malformed one is kept as written).
-fn percent_decoded(s: &str) -> Vec<u8> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (bytes[i], hex) {
-            (b'%', Some(b)) => {
-                out.push(b);
-                i += 3;
-            }
-            (b, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    out
 }
 
 #[cfg(test)]
@@ -308,13 +265,6 @@ mod tests {
             ))
         );
         assert_eq!(locks[0].at, "2026-11-23T10:00:00+02:00");
-        // A backend URL as a user writes it: `~/` is the home directory; other schemes no path.
-        let home = std::path::PathBuf::from(std::env::var_os("HOME").unwrap());
-        assert_eq!(
-            file_url_path("file://~/state?no_tmp_dir=true"),
-            Some(home.join("state"))
-        );
-        assert_eq!(file_url_path("s3://bucket"), None);
     }
 
     #[test]

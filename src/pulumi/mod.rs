@@ -13,6 +13,7 @@ mod drift;
 mod events;
 pub(crate) mod hooks;
 mod locks;
+mod messages;
 mod process;
 mod redact;
 mod store;
@@ -22,8 +23,9 @@ use std::path::PathBuf;
 
 use serde_json::{Map, Value};
 
+use crate::config::backend::Backend;
 use crate::config::env::Env;
-use crate::exec::{Control, Engine, Event, Job, JobEnd, Level, Outputs, Status};
+use crate::exec::{Control, Engine, Event, Failure, How, Job, JobEnd, Level, Outputs, Status};
 use crate::plan::Operation;
 use crate::provider::Hook;
 use crate::workspace::RunDir;
@@ -32,7 +34,7 @@ pub(crate) use deployed::Deployed;
 pub(crate) use drift::Drift;
 use events::EventLog;
 pub(crate) use hooks::prune_kubeconfig;
-pub(crate) use locks::file_url_path;
+use messages::Message;
 pub(crate) use process::attached;
 use process::{Ended, Step};
 pub(crate) use redact::Redactor;
@@ -110,7 +112,7 @@ impl Pulumi {
         }
         match end.code {
             Some(0) => Ok(true),
-            _ if !create && end.stderr.contains("no stack named") => Ok(false),
+            _ if !create && messages::says(&end.stderr, Message::NoStack) => Ok(false),
             _ => Err(JobEnd::failed(self.explained(
                 job,
                 process::failure("pulumi stack select", &end, &[]),
@@ -257,7 +259,11 @@ impl Pulumi {
             return JobEnd {
                 status: Status::Interrupted,
                 changes,
-                ..JobEnd::failed(format!("pulumi {} was interrupted", op.as_str()))
+                ..JobEnd::failed(Failure::ended(
+                    format!("pulumi {}", op.as_str()),
+                    How::Interrupted,
+                    Vec::new(),
+                ))
             };
         }
         if end.code != Some(0) && !drift::found(self.drift, &end, &changes) {
@@ -322,13 +328,13 @@ impl Pulumi {
         let held = locks::all_stale(stderr)?;
         for lock in &held {
             let removed = match lock.file() {
-                Some(file) => locks::remove_file(&file),
+                Some(file) => locks::remove_file(&file).map_err(Failure::said),
                 // Elsewhere `pulumi cancel`, safe since every lock of the stack is stale.
                 None => self.cancel(job, control).await,
             };
-            let message = match locks::removal(lock, removed) {
-                Ok(message) => message,
-                Err(e) => return Some(Err(JobEnd::failed(e))),
+            let message = match removed {
+                Ok(()) => locks::removed(lock),
+                Err(e) => return Some(Err(JobEnd::failed(e.noted([locks::not_removed(lock)])))),
             };
             let _ = control.events.send(Event::Note {
                 project: Some(job.project.name.clone()),
@@ -351,7 +357,7 @@ impl Pulumi {
             return;
         }
         let Some(pid) = end.pid else { return };
-        let backend = self.env.get("PULUMI_BACKEND_URL").unwrap_or_default();
+        let backend = Backend::of(&self.env);
         for file in locks::left_by(pid, &backend, &job.project.name, &self.stack) {
             let message = match locks::remove_file(&file) {
                 Ok(()) => format!(
@@ -369,10 +375,14 @@ impl Pulumi {
     }
 
     /// `pulumi cancel --yes --stack S` in the project's directory.
-    async fn cancel(&self, job: &Job, control: &Control) -> Result<(), String> {
+    async fn cancel(&self, job: &Job, control: &Control) -> Result<(), Failure> {
         let cmd = self.command(job, &["cancel", "--yes", "--stack", &self.stack, "--non-interactive"]);
         say(job, control, &cmd);
-        let end = self.step(job, control).run(cmd, true, None).await?;
+        let end = self
+            .step(job, control)
+            .run(cmd, true, None)
+            .await
+            .map_err(Failure::said)?;
         if end.code == Some(0) {
             Ok(())
         } else {
@@ -392,7 +402,7 @@ impl Pulumi {
                 Ok(())
             }
             Ok(None) => Ok(()),
-            Err(e) => Err(JobEnd::failed(format!("pruning the kubeconfig: {e}"))),
+            Err(e) => Err(JobEnd::failed(Failure::of("pruning the kubeconfig", e))),
         }
     }
 
@@ -412,7 +422,7 @@ impl Pulumi {
             match hook {
                 Hook::Builtin(builtin) => {
                     let (level, message) = hooks::builtin(*builtin, &ctx)
-                        .map_err(|e| JobEnd::failed(format!("hook {}: {e}", builtin.name())))?;
+                        .map_err(|e| JobEnd::failed(Failure::of(format!("hook {}", builtin.name()), e)))?;
                     let _ = control.events.send(Event::Note {
                         project: Some(job.project.name.clone()),
                         level,
@@ -420,8 +430,8 @@ impl Pulumi {
                     });
                 }
                 Hook::Script(path) => {
-                    let prepared =
-                        hooks::script(path, &ctx).map_err(|e| JobEnd::failed(format!("hook {path}: {e}")))?;
+                    let prepared = hooks::script(path, &ctx)
+                        .map_err(|e| JobEnd::failed(Failure::of(format!("hook {path}"), e)))?;
                     for message in &prepared.warnings {
                         let _ = control.events.send(Event::Note {
                             project: Some(job.project.name.clone()),
@@ -436,7 +446,7 @@ impl Pulumi {
                         .step(job, control)
                         .run(cmd, false, Some(prepared.stdin))
                         .await
-                        .map_err(|e| JobEnd::failed(format!("hook {path}: {e}")));
+                        .map_err(|e| JobEnd::failed(Failure::of(format!("hook {path}"), e)));
                     let _ = std::fs::remove_file(&prepared.outputs_file);
                     let end = end?;
                     if end.code != Some(0) {
@@ -471,12 +481,28 @@ fn say(job: &Job, control: &Control, cmd: &std::process::Command) {
 }
 
 impl Pulumi {
-    /// A failure's text with what the stack's locks say about it: those that refused the stack
-    /// ([`locks::described`]), and files among them that are no lock ([`locks::broken`]).
-    fn explained(&self, job: &Job, error: String, stderr: &str) -> String {
-        let backend = self.env.get("PULUMI_BACKEND_URL").unwrap_or_default();
-        let broken = locks::broken(stderr, &backend, &job.project.name, &self.stack);
-        locks::with_broken(locks::described(error, stderr), &broken)
+    /// A failure's text with what the engine's messages tell about it: the locks that refused
+    /// the stack ([`locks::described`]), files among them that are no lock ([`locks::broken`]),
+    /// a passphrase that does not open the project's own stack file.
+    fn explained(&self, job: &Job, error: Failure, stderr: &str) -> Failure {
+        let mut notes = Vec::new();
+        for message in messages::classify(stderr) {
+            match message {
+                Message::StackLocked => notes.extend(locks::described(stderr)),
+                Message::UnreadableLock => {
+                    let broken = locks::broken(&Backend::of(&self.env), &job.project.name, &self.stack);
+                    notes.extend(locks::broken_notes(&broken));
+                }
+                Message::IncorrectPassphrase => notes.push(format!(
+                    "the passphrase does not open {}'s own stack file ({}): it was made with another; \
+                     give the passphrase this stack was created with",
+                    job.project.name,
+                    crate::config::stackfile::own(std::path::Path::new(&job.project.path), &self.stack).display()
+                )),
+                Message::NoStack | Message::NoChangesExpected => {}
+            }
+        }
+        error.noted(notes)
     }
 }
 
@@ -487,7 +513,7 @@ fn failed(what: &str, end: &Ended) -> JobEnd {
 
 /// The operation failed because the stack does not exist (`no stack named 'dev' found`).
 fn missing_stack(end: &Ended) -> bool {
-    end.code != Some(0) && !end.interrupted && end.stderr.contains("no stack named")
+    end.code != Some(0) && !end.interrupted && messages::says(&end.stderr, Message::NoStack)
 }
 
 /// `refresh` or `destroy` of a stack that does not exist: nothing to act on.

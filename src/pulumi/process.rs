@@ -10,7 +10,7 @@ use std::process::Stdio;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use super::redact::Redactor;
-use crate::exec::{Control, Event, Stream};
+use crate::exec::{Control, Event, Failure, How, Stream};
 
 /// Lines of output shown in a failure message.
 const TAIL: usize = 15;
@@ -357,14 +357,14 @@ fn without_escapes(line: &str) -> std::borrow::Cow<'_, str> {
 /// `what exited with code N: <cause>`, and the rest of the cause on the lines after. The cause
 /// is what the engine reported as errors (`diagnostics`) when it did; otherwise the last lines
 /// of standard error and standard output that are not progress.
-pub(crate) fn failure(what: &str, ended: &Ended, diagnostics: &[String]) -> String {
+pub(crate) fn failure(what: &str, ended: &Ended, diagnostics: &[String]) -> Failure {
     let how = match (ended.code, ended.signal) {
-        (Some(c), _) => format!("exited with code {c}"),
-        (None, Some(s)) => match nix::sys::signal::Signal::try_from(s) {
-            Ok(name) => format!("was killed by {name}"),
-            Err(_) => format!("was killed by signal {s}"),
-        },
-        (None, None) => "was killed by a signal".into(),
+        (Some(c), _) => How::Exited(c),
+        (None, Some(s)) => How::Killed(match nix::sys::signal::Signal::try_from(s) {
+            Ok(name) => name.to_string(),
+            Err(_) => format!("signal {s}"),
+        }),
+        (None, None) => How::Killed("a signal".into()),
     };
     let cause: Vec<&str> = if diagnostics.is_empty() {
         let mut lines: Vec<&str> = ended.stderr.lines().filter(|l| !is_noise(l)).collect();
@@ -374,17 +374,13 @@ pub(crate) fn failure(what: &str, ended: &Ended, diagnostics: &[String]) -> Stri
     } else {
         diagnostics.iter().flat_map(|d| d.lines()).collect()
     };
-    let mut cause = cause.into_iter().map(str::trim).filter(|l| !l.is_empty());
-    let mut text = format!("{what} {how}");
-    if let Some(first) = cause.next() {
-        text.push_str(": ");
-        text.push_str(first);
-    }
-    for line in cause {
-        text.push_str("\n  ");
-        text.push_str(line);
-    }
-    text
+    let cause = cause
+        .into_iter()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect();
+    Failure::ended(what, how, cause)
 }
 
 /// A line that says how far the work got, not what went wrong: blank lines, Pulumi's headings,

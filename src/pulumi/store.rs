@@ -11,6 +11,7 @@ use std::sync::Mutex;
 use super::{locks, process};
 use crate::config::SecretStore;
 use crate::config::env::Env;
+use crate::config::prepare::StoreError;
 use crate::config::stackedit;
 
 pub(crate) struct Store {
@@ -47,7 +48,7 @@ impl Store {
 }
 
 impl SecretStore for Store {
-    fn create_stack(&self, dir: &Path, env: &Env) -> Result<Vec<String>, String> {
+    fn create_stack(&self, dir: &Path, env: &Env) -> Result<Vec<String>, StoreError> {
         let what = "pulumi stack select --create";
         let args = [
             "stack",
@@ -67,10 +68,8 @@ impl SecretStore for Store {
             && let Some(files) = held.iter().map(locks::StackLock::file).collect::<Option<Vec<_>>>()
         {
             for (lock, file) in held.iter().zip(&files) {
-                notes.push(locks::removal(
-                    lock,
-                    std::fs::remove_file(file).map_err(|e| e.to_string()),
-                )?);
+                std::fs::remove_file(file).map_err(|e| format!("cannot remove the stale lock {}: {e}", lock.url))?;
+                notes.push(locks::removed(lock));
             }
             out = run(self.command(dir, env, &args), None, what)?;
         }
@@ -88,7 +87,7 @@ impl SecretStore for Store {
         key: &str,
         value: &str,
         config_file: Option<&Path>,
-    ) -> Result<(), String> {
+    ) -> Result<(), StoreError> {
         let file = config_file.map(|f| f.display().to_string());
         let mut args = vec!["config", "set", "--secret", "--stack", &self.stack, "--non-interactive"];
         if let Some(f) = &file {
@@ -100,12 +99,12 @@ impl SecretStore for Store {
         // `pulumi` drops one trailing newline from what it reads (`--raw`, which would not, is
         // too new to rely on): one more keeps the value exactly as it is, line ends and all.
         let line = format!("{value}\n");
-        finish(c, Some(&line), &format!("pulumi config set --secret {key}"))
+        Ok(finish(c, Some(&line), &format!("pulumi config set --secret {key}"))?)
     }
 
     /// `config set --secret` of a throwaway key into a scratch file of no salt: `pulumi` gives
     /// it a new one (`DefaultSecretManager`), which is read back.
-    fn new_salt(&self, dir: &Path, env: &Env) -> Result<String, String> {
+    fn new_salt(&self, dir: &Path, env: &Env) -> Result<String, StoreError> {
         let what = "pulumi config set --secret (to make a passphrase salt)";
         let scratch = Scratch::new("salt", &self.stack);
         self.set_secret(dir, env, "runner:salt", "salt", Some(&scratch.0))?;
@@ -113,7 +112,9 @@ impl SecretStore for Store {
         stackedit::top_level(&text)
             .ok()
             .and_then(|top| top.get("encryptionsalt")?.as_str().map(str::to_string))
-            .ok_or_else(|| format!("`{what}` wrote no encryptionsalt (is the stack's secrets provider a passphrase?)"))
+            .ok_or_else(|| {
+                format!("`{what}` wrote no encryptionsalt (is the stack's secrets provider a passphrase?)").into()
+            })
     }
 }
 
@@ -137,6 +138,16 @@ fn finish(c: std::process::Command, input: Option<&str>, what: &str) -> Result<(
     checked(&run(c, input, what)?, what)
 }
 
+/// The engine's message tells whether a lock refused the stack.
+impl From<String> for StoreError {
+    fn from(message: String) -> Self {
+        StoreError {
+            locked: super::messages::says(&message, super::messages::Message::StackLocked),
+            message,
+        }
+    }
+}
+
 /// Runs `c` to its end, `input` on its standard input.
 fn run(mut c: std::process::Command, input: Option<&str>, what: &str) -> Result<std::process::Output, String> {
     let mut child = c.spawn().map_err(|e| format!("cannot start `{what}`: {e}"))?;
@@ -157,10 +168,7 @@ fn checked(out: &std::process::Output, what: &str) -> Result<(), String> {
     let held = !locks::parse(&stderr).is_empty();
     // A lock's refusal ends with the lock's own line: its first line says what happened.
     let line = if held {
-        stderr
-            .lines()
-            .find(|l| l.contains("currently locked"))
-            .unwrap_or_default()
+        super::messages::line_of(&stderr, super::messages::Message::StackLocked).unwrap_or_default()
     } else {
         process::last_line(&stderr)
     };
@@ -174,5 +182,10 @@ fn checked(out: &std::process::Output, what: &str) -> Result<(), String> {
             format!(": {line}")
         }
     );
-    Err(locks::described(error, &stderr))
+    let mut error = error;
+    for note in locks::described(&stderr) {
+        error.push_str("\n  ");
+        error.push_str(&note);
+    }
+    Err(error)
 }

@@ -166,9 +166,9 @@ pub(crate) fn step_summary(
             .map(|(op, n)| format!("{n} {op}"))
             .collect();
         let detail = match &f.status {
-            Status::Failed | Status::TimedOut => f.error.as_deref().and_then(|e| e.lines().next()).unwrap_or(""),
-            Status::Interrupted => "cut short by the interrupt: runs again on the next up",
-            other => other.reason().unwrap_or(""),
+            Status::Failed | Status::TimedOut => super::failure::headline_or(f.error.as_ref(), ""),
+            Status::Interrupted => "cut short by the interrupt: runs again on the next up".to_string(),
+            other => other.reason().unwrap_or("").to_string(),
         };
         let _ = writeln!(
             out,
@@ -176,7 +176,7 @@ pub(crate) fn step_summary(
             cell(name),
             super::status_word(f, drift),
             changes.join(", "),
-            cell(detail)
+            cell(&detail)
         );
     }
     out.push('\n');

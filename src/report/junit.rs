@@ -62,14 +62,14 @@ pub(crate) fn render(plan: &Plan<'_>, result: &RunResult, suite: &Suite<'_>) -> 
         match &f.status {
             Status::Failed | Status::TimedOut => {
                 failures += 1;
-                let error = f.error.as_deref().unwrap_or("failed");
-                let cause = error.lines().next().unwrap_or("failed");
+                let error = super::failure::text_or(f.error.as_ref(), "failed");
+                let cause = super::failure::headline_or(f.error.as_ref(), "failed");
                 let _ = write!(
                     cases,
                     ">\n    <failure message=\"{}\" type=\"{op} {}\">{}</failure>\n  </testcase>\n",
-                    xml(cause),
+                    xml(&cause),
                     f.status.name(),
-                    xml(error)
+                    xml(&error)
                 );
                 let _ = writeln!(
                     out_lines,
@@ -94,7 +94,7 @@ pub(crate) fn render(plan: &Plan<'_>, result: &RunResult, suite: &Suite<'_>) -> 
                 let _ = write!(
                     cases,
                     ">\n    <error message=\"interrupted: cut short before it ended; it runs again on the next {op}\" type=\"{op} interrupted\">{}</error>\n  </testcase>\n",
-                    xml(f.error.as_deref().unwrap_or("interrupted"))
+                    xml(&super::failure::text_or(f.error.as_ref(), "interrupted"))
                 );
             }
             Status::Skipped { reason } | Status::NotStarted { reason } | Status::Waits { reason } => {

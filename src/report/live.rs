@@ -186,6 +186,9 @@ impl<'p> Live<'p> {
                         .println(super::note_line(project.as_deref(), *level, message));
                 }
             }
+            Event::Stopping { .. } | Event::StillRunning { .. } | Event::TimedOut { .. } => {
+                let _ = self.multi.println(super::stopping_line(ev).unwrap_or_default());
+            }
             Event::Finished {
                 project,
                 operation,

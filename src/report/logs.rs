@@ -48,7 +48,7 @@ impl Logs {
                     let _ = writeln!(f, "== {} {}", result.status.name(), timestamp(result.ended));
                 }
             }
-            Event::Note { .. } => {}
+            Event::Note { .. } | Event::Stopping { .. } | Event::StillRunning { .. } | Event::TimedOut { .. } => {}
         }
     }
 }

@@ -22,6 +22,7 @@ macro_rules! say_inline {
 
 pub(crate) mod ci;
 pub(crate) mod drift;
+pub(crate) mod failure;
 pub(crate) mod html;
 pub(crate) mod junit;
 pub(crate) mod live;
@@ -173,6 +174,35 @@ pub(crate) fn note_line(project: Option<&str>, level: crate::exec::Level, messag
             format!("{prefix} {who}{message}")
         }
     }
+}
+
+/// How the executor's stopping events are said (the live view and plain lines alike): the
+/// note's line, or `None` for another event.
+pub(crate) fn stopping_line(ev: &crate::exec::Event) -> Option<String> {
+    use crate::exec::{Event, Level};
+    let (project, level, message) = match ev {
+        Event::Stopping { grace } => (
+            None,
+            Level::Warning,
+            format!(
+                "interrupted: stopping running projects (in {} they get SIGTERM, then SIGKILL; \
+                 press Ctrl-C again to hurry)",
+                humantime::format_duration(*grace)
+            ),
+        ),
+        Event::StillRunning { project, minutes } => (
+            Some(project.as_str()),
+            Level::Info,
+            format!("still running after {minutes} min"),
+        ),
+        Event::TimedOut { project, after } => (
+            Some(project.as_str()),
+            Level::Warning,
+            format!("timed out after {}: stopping it", humantime::format_duration(*after)),
+        ),
+        _ => return None,
+    };
+    Some(note_line(project, level, &message))
 }
 
 /// A message for the user, on standard error.

@@ -113,6 +113,9 @@ impl Plain {
                     say!("{}", super::note_line(project.as_deref(), *level, message));
                 }
             }
+            Event::Stopping { .. } | Event::StillRunning { .. } | Event::TimedOut { .. } => {
+                say!("{}", super::stopping_line(ev).unwrap_or_default());
+            }
             Event::Finished {
                 project,
                 operation,
@@ -134,7 +137,7 @@ impl Plain {
                         && let Some(a) = ci.annotation(
                             "error",
                             &format!("{project}: {} {}", operation.as_str(), result.status.name()),
-                            result.error.as_deref().unwrap_or("failed"),
+                            &super::failure::text_or(result.error.as_ref(), "failed"),
                         )
                     {
                         ci::print(&a);
@@ -204,12 +207,7 @@ impl Plain {
                 .map(|d| duration(d.as_secs_f64()))
                 .unwrap_or_default();
             let detail = match &f.status {
-                Status::Failed | Status::TimedOut => f
-                    .error
-                    .as_deref()
-                    .and_then(|e| e.lines().next())
-                    .unwrap_or("")
-                    .to_string(),
+                Status::Failed | Status::TimedOut => super::failure::headline_or(f.error.as_ref(), ""),
                 Status::Interrupted => "cut short".to_string(),
                 other => other.reason().unwrap_or("").to_string(),
             };
@@ -249,7 +247,7 @@ impl Plain {
                 } else {
                     plan.operation.as_str()
                 },
-                f.error.as_deref().unwrap_or("failed"),
+                super::failure::text_or(f.error.as_ref(), "failed"),
                 log(name)
             );
         }

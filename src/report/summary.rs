@@ -46,7 +46,7 @@ struct ProjectSummary<'a> {
     estimate_s: Option<f64>,
     outputs: Option<Map<String, Value>>,
     changes: &'a BTreeMap<String, u64>,
-    error: Option<&'a str>,
+    error: Option<String>,
 }
 
 /// What was predicted before the run: each project's estimate (seconds, by name), the makespan.
@@ -99,7 +99,7 @@ pub(crate) fn render(
                 estimate_s: predicted.estimates.get(name.as_str()).copied().map(round),
                 outputs: f.outputs.as_ref().map(crate::exec::Outputs::redacted),
                 changes: &f.changes,
-                error: f.error.as_deref(),
+                error: f.error.as_ref().map(super::failure::text),
             })
             .collect(),
     };

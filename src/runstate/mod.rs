@@ -291,7 +291,11 @@ fn record_of(ev: &Event) -> Option<Record> {
                 changed: crate::exec::would_change(&result.changes),
             })))
         }
-        Event::Line { .. } | Event::Note { .. } => None,
+        Event::Line { .. }
+        | Event::Note { .. }
+        | Event::Stopping { .. }
+        | Event::StillRunning { .. }
+        | Event::TimedOut { .. } => None,
     }
 }
 

@@ -250,10 +250,10 @@ fn check(
                     }
                 }
             }
-            Event::Note { message, .. } if message.starts_with("interrupted") => {
+            Event::Stopping { .. } => {
                 stopped_by.get_or_insert_with(|| "the interrupt".into());
             }
-            Event::Note { .. } | Event::Line { .. } => {}
+            Event::Note { .. } | Event::Line { .. } | Event::StillRunning { .. } | Event::TimedOut { .. } => {}
         }
     }
     prop_assert!(
@@ -284,10 +284,7 @@ fn check(
     }
     prop_assert_eq!(
         result.interrupted,
-        c.interrupt.is_some()
-            && events
-                .iter()
-                .any(|e| matches!(e, Event::Note { message, .. } if message.starts_with("interrupted")))
+        c.interrupt.is_some() && events.iter().any(|e| matches!(e, Event::Stopping { .. }))
     );
     Ok(())
 }

@@ -81,6 +81,38 @@ fn completions_for_bash_zsh_and_fish() {
 }
 
 #[test]
+fn the_man_page_is_made_from_the_commands() {
+    let ws = Ws::reference();
+    let page = ws.run(&["man"]).expect(0).stdout;
+    assert!(page.contains(".TH runner 1"), "{}", &page[..200.min(page.len())]);
+    for needle in [
+        ".SH NAME",
+        ".SH SYNOPSIS",
+        ".SH SUBCOMMANDS",
+        "runner\\-show\\-plan",
+        "\\-\\-stack",
+    ] {
+        assert!(page.contains(needle), "the man page lacks {needle:?}");
+    }
+    // groff, where it is installed, reads it without a warning.
+    if crate::support::have("groff") {
+        let mut groff = std::process::Command::new("groff")
+            .args(["-man", "-Tutf8", "-ww", "-z"])
+            .stdin(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::io::Write::write_all(&mut groff.stdin.take().unwrap(), page.as_bytes()).unwrap();
+        let out = groff.wait_with_output().unwrap();
+        assert!(
+            out.status.success() && out.stderr.is_empty(),
+            "groff: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
 fn color_follows_the_flag_and_no_color() {
     let ws = Ws::reference();
     let plain = ws.run(&["show-plan", "-p", "aws"]).expect(0);

@@ -4,6 +4,7 @@
 
 mod cache;
 mod ci;
+mod ci_examples;
 mod confirm;
 mod day2;
 mod engines;
@@ -16,6 +17,7 @@ mod flags;
 mod hostile;
 mod journal;
 mod kubeconfig;
+mod links;
 mod only;
 mod passthrough;
 mod pictures;
@@ -23,7 +25,7 @@ mod pipelines;
 mod plan;
 mod programs;
 mod prompts;
-mod readme;
+mod reference;
 mod reruns;
 mod run;
 mod starts;

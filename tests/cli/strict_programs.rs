@@ -113,13 +113,13 @@ fn every_program_pins_each_provider_package_it_uses_to_the_listed_version() {
 }
 
 #[test]
-fn the_readme_lists_exactly_the_pinned_versions() {
-    let readme = std::fs::read_to_string(Path::new(REPO).join("README.md")).unwrap();
-    let table = readme
+fn the_docs_list_exactly_the_pinned_versions() {
+    let doc = std::fs::read_to_string(Path::new(REPO).join("docs/providers.md")).unwrap();
+    let table = doc
         .split("<!-- provider-versions:start -->")
         .nth(1)
         .and_then(|r| r.split("<!-- provider-versions:end -->").next())
-        .expect("README.md has the provider-versions table between its markers");
+        .expect("docs/providers.md has the provider-versions table between its markers");
     let listed: BTreeMap<String, String> = table
         .lines()
         .filter_map(|l| {
@@ -129,7 +129,10 @@ fn the_readme_lists_exactly_the_pinned_versions() {
         })
         .collect();
     let pinned: BTreeMap<String, String> = pins().into_iter().map(|(k, (v, _))| (k, v)).collect();
-    assert_eq!(listed, pinned, "README.md's table and scripts/provider-versions differ");
+    assert_eq!(
+        listed, pinned,
+        "docs/providers.md's table and scripts/provider-versions differ"
+    );
 }
 
 fn check_programs(args: &[&str]) -> Run {

@@ -15,6 +15,7 @@ use std::process::Command;
 use serde_json::{Map, Value};
 
 use super::write_result;
+use crate::config::backend::{BACKEND_VAR, Backend};
 use crate::config::prepare;
 use crate::config::stackfile::{self, StackFile};
 use crate::config::{SECRET_PREFIX, env_name};
@@ -294,7 +295,7 @@ fn write_dir(
 /// mount nothing of ours.
 fn shared_backend(s: &Settings, t: &Target, format: Format) -> Result<String, RunnerError> {
     let embedded = format!("file://{}", s.ws.root.join(".pulumi-state").display());
-    let url = t.env.get("PULUMI_BACKEND_URL").unwrap_or_default();
+    let url = t.env.get(BACKEND_VAR).unwrap_or_default();
     let refuse = |why: String| {
         Err(RunnerError::usage(
             format!(
@@ -316,7 +317,8 @@ fn shared_backend(s: &Settings, t: &Target, format: Format) -> Result<String, Ru
     if !url.contains("://") {
         return refuse(format!("PULUMI_BACKEND_URL is {url}, which is not a URL"));
     }
-    let Some(dir) = crate::pulumi::file_url_path(&url) else {
+    let backend = Backend::parse(&url);
+    let Some(dir) = backend.dir() else {
         return Ok(url);
     };
     if format != Format::GitlabCi {
@@ -326,7 +328,7 @@ fn shared_backend(s: &Settings, t: &Target, format: Format) -> Result<String, Ru
             format.as_str()
         ));
     }
-    let inside = |root: &Path| lexical(&dir).starts_with(lexical(root));
+    let inside = |root: &Path| lexical(dir).starts_with(lexical(root));
     let top = git(&s.ws.root, &["rev-parse", "--show-toplevel"]).map(PathBuf::from);
     if !dir.is_absolute() || inside(&s.ws.root) || top.as_deref().is_some_and(inside) {
         return refuse(format!(
@@ -430,7 +432,8 @@ fn store_secrets(t: &Target) -> Vec<SecretKey> {
 /// The backend's credentials (and the passphrase), then the provider's.
 fn credentials(t: &Target, backend: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    let all = export::backend_credentials(backend)
+    let all = Backend::parse(backend)
+        .credentials()
         .into_iter()
         .map(str::to_string)
         .chain(t.provider.credentials.iter().cloned());

@@ -22,7 +22,7 @@ pub(crate) fn prove(s: &Settings, plan: &Plan<'_>, engine: &Pulumi) -> Result<BT
     if outside.is_empty() {
         return Ok(BTreeMap::new());
     }
-    let runtime = super::runtime(super::Threads::One)?;
+    let runtime = crate::commands::runtime(crate::commands::Threads::One)?;
     // The outputs project `i`'s program reads from `them`.
     let reads = |i: usize, them: &str| -> Vec<String> {
         Program::load(&s.ws.root.join(&plan.project(i).path))
@@ -49,7 +49,10 @@ pub(crate) fn prove(s: &Settings, plan: &Plan<'_>, engine: &Pulumi) -> Result<BT
         let (me, them) = (plan.name(i), plan.name(other));
         let found = runtime.block_on(engine.deployed(plan.project(other))).map_err(|e| {
             RunnerError::usage(
-                format!("cannot read the stack outputs of {them} from the backend: {e}"),
+                format!(
+                    "cannot read the stack outputs of {them} from the backend: {}",
+                    crate::report::failure::text(&e)
+                ),
                 "check PULUMI_BACKEND_URL and the passphrase: `runner up --only` reads each need's \
                      outputs from the backend the full run uses",
             )

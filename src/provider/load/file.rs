@@ -6,15 +6,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::{Check, PromptDefault, PromptType};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum FileKind {
-    #[default]
-    Provider,
-    Layer,
-}
+use crate::provider::{Check, FileKind, PromptDefault, PromptType};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

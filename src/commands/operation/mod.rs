@@ -3,6 +3,10 @@
 //! to the views, the logs and the run state, and ends with the closing table, the JSON summary
 //! and the exit code.
 
+mod ci;
+mod only;
+mod predict;
+
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -11,7 +15,7 @@ use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use super::predict::{Prediction, Settled, predict};
+use crate::config::backend::Backend;
 use crate::config::env::Env;
 use crate::config::prepare::{self, Mode, Ready, Request};
 use crate::config::questions::Ask as _;
@@ -31,6 +35,7 @@ use crate::report::{self, OutputMode};
 use crate::runstate::{Digests, History, Outside, Pending, Recorder, RunState};
 use crate::settings::{Settings, Target};
 use crate::workspace::WorkspaceLock;
+use predict::{Prediction, Settled, predict};
 
 /// Projects run at once by default: Pulumi processes mostly wait on cloud APIs, but each holds
 /// its own plugins in memory; 8 covers the widest wave of the reference graphs.
@@ -76,7 +81,7 @@ pub(crate) struct RunOptions {
 }
 
 pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, RunnerError> {
-    super::ci::warn_lost_backend(s, t);
+    ci::warn_lost_backend(s, t);
     let (history, provider) = learned(s, t, o.operation)?;
     let plan = plan(&provider, o)?;
     if o.operation == Operation::Destroy && !o.yes && !s.interactive {
@@ -122,7 +127,7 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
     }
     let engine = engine(s, t, o, ready, known);
     if plan.only {
-        options.given = super::only::prove(s, &plan, &engine)?;
+        options.given = only::prove(s, &plan, &engine)?;
     }
     report::debug(
         s.style,
@@ -130,10 +135,7 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, Runne
             "running {} projects, at most {} at once; backend {}",
             plan.order.len(),
             options.parallel,
-            engine
-                .env
-                .get("PULUMI_BACKEND_URL")
-                .unwrap_or_else(|| "Pulumi Cloud (pulumi login)".into())
+            Backend::of(&engine.env)
         ),
     );
 
@@ -443,12 +445,12 @@ fn after(
     {
         report::info(&format!("\n{v}"));
     }
-    let asked = super::ci::Asked {
+    let asked = ci::Asked {
         junit: o.junit.as_deref(),
         drift: o.drift.is_some(),
         verdict: verdict.as_deref(),
     };
-    super::ci::reports(s, t, asked, (plan, result), (started, total), summary);
+    ci::reports(s, t, asked, (plan, result), (started, total), summary);
     learn(t, history, o.operation, result);
     write_records(s, t, o, plan, summary)
 }
@@ -596,10 +598,7 @@ fn what_runs(plan: &Plan<'_>, pending: &[(String, Pending)]) -> Option<String> {
 }
 
 fn confirm(t: &Target, plan: &Plan<'_>, ready: &Ready, runs: Option<&str>) -> Result<(), RunnerError> {
-    let backend = ready
-        .env
-        .get("PULUMI_BACKEND_URL")
-        .unwrap_or_else(|| "Pulumi Cloud".into());
+    let backend = Backend::of(&ready.env);
     let io = |source| RunnerError::Io {
         context: "cannot read the answer from the terminal".into(),
         source,

@@ -1,0 +1,188 @@
+//! The state backend, `PULUMI_BACKEND_URL`, read in one place: which kind it is, where a file
+//! backend keeps its files (and a stack's locks), whether a passphrase keeps its secrets, whether
+//! machines other than this one reach it, and how it is named to a person. A new scheme is a
+//! change here.
+
+use std::path::{Path, PathBuf};
+
+use super::env::Env;
+
+/// The variable `pulumi` reads the backend from.
+pub(crate) const BACKEND_VAR: &str = "PULUMI_BACKEND_URL";
+
+/// A state backend, as `PULUMI_BACKEND_URL` names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Backend {
+    /// Pulumi Cloud or a self-hosted service (`https://…`), or unset: the one `pulumi login` chose.
+    Service(Option<String>),
+    /// `file://DIR`: a directory, read by path.
+    File { url: String, dir: PathBuf },
+    /// A cloud bucket: `s3://`, `gs://`, `azblob://` (and any other `scheme://` the CLI may read).
+    Bucket(String),
+    /// Not a URL at all.
+    NotAUrl(String),
+}
+
+impl Backend {
+    /// The backend every child of this environment uses.
+    pub(crate) fn of(env: &Env) -> Self {
+        match env.get(BACKEND_VAR) {
+            Some(url) => Backend::parse(&url),
+            None => Backend::Service(None),
+        }
+    }
+
+    pub(crate) fn parse(url: &str) -> Self {
+        if url.is_empty() {
+            return Backend::Service(None);
+        }
+        if let Some(dir) = file_url_path(url) {
+            return Backend::File {
+                url: url.to_string(),
+                dir,
+            };
+        }
+        if url.starts_with("https://") || url.starts_with("http://") {
+            return Backend::Service(Some(url.to_string()));
+        }
+        if url.contains("://") {
+            return Backend::Bucket(url.to_string());
+        }
+        Backend::NotAUrl(url.to_string())
+    }
+
+    /// The URL as given (empty for the service `pulumi login` chose).
+    pub(crate) fn url(&self) -> &str {
+        match self {
+            Backend::Service(url) => url.as_deref().unwrap_or_default(),
+            Backend::File { url, .. } | Backend::Bucket(url) | Backend::NotAUrl(url) => url,
+        }
+    }
+
+    /// How a person is told which backend: its URL, or "Pulumi Cloud" for the logged-in one.
+    pub(crate) fn label(&self) -> String {
+        match self {
+            Backend::Service(None) => "Pulumi Cloud".to_string(),
+            other => other.url().to_string(),
+        }
+    }
+
+    /// A backend that keeps state in files or buckets (Pulumi's "DIY" backends): its secrets
+    /// are kept with a passphrase unless the stack names a KMS secrets provider.
+    pub(crate) fn keeps_secrets_with_passphrase(&self) -> bool {
+        matches!(self, Backend::File { .. } | Backend::Bucket(_))
+    }
+
+    /// The environment variables a job elsewhere needs to reach it (an export's secrets): the
+    /// service's token, or the bucket's cloud credentials and the passphrase.
+    pub(crate) fn credentials(&self) -> Vec<&'static str> {
+        let scheme = self.url().split("://").next().unwrap_or_default();
+        let mut out = match (self, scheme) {
+            (Backend::Service(_), _) => return vec!["PULUMI_ACCESS_TOKEN"],
+            (_, "s3") => vec!["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"],
+            (_, "gs") => vec!["GOOGLE_CREDENTIALS"],
+            (_, "azblob") => vec!["AZURE_STORAGE_ACCOUNT", "AZURE_STORAGE_KEY"],
+            _ => vec![],
+        };
+        out.insert(0, "PULUMI_CONFIG_PASSPHRASE");
+        out
+    }
+
+    /// The directory of a file backend.
+    pub(crate) fn dir(&self) -> Option<&Path> {
+        match self {
+            Backend::File { dir, .. } => Some(dir),
+            _ => None,
+        }
+    }
+
+    /// Where a file backend keeps the locks of one project's stack (`pulumi` v3's layout for a
+    /// project-scoped backend, organization `organization`).
+    pub(crate) fn lock_dir(&self, project: &str, stack: &str) -> Option<PathBuf> {
+        Some(self.dir()?.join(".pulumi/locks/organization").join(project).join(stack))
+    }
+}
+
+impl std::fmt::Display for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.label())
+    }
+}
+
+/// The path of a `file://` URL as the file backend reads it: the query (`?no_tmp_dir=true`)
+/// left out, `%XX` decoded (Go's `net/url` writes them), `~/` the home directory; `None` for
+/// any other scheme.
+pub(crate) fn file_url_path(url: &str) -> Option<PathBuf> {
+    let path = url.strip_prefix("file://")?;
+    let path = path.split_once('?').map_or(path, |(p, _)| p);
+    let path = String::from_utf8_lossy(&percent_decoded(path)).into_owned();
+    Some(match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => Path::new(&home).join(rest),
+        _ => PathBuf::from(path),
+    })
+}
+
+/// `%XX` sequences as the bytes they stand for (a malformed one is kept as written).
+fn percent_decoded(s: &str) -> Vec<u8> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_scheme_is_its_kind() {
+        assert_eq!(Backend::parse(""), Backend::Service(None));
+        assert_eq!(Backend::parse("").label(), "Pulumi Cloud");
+        let cloud = Backend::parse("https://api.pulumi.com");
+        assert_eq!(cloud.label(), "https://api.pulumi.com");
+        assert!(!cloud.keeps_secrets_with_passphrase());
+        let bucket = Backend::parse("s3://b?region=eu-west-1");
+        assert!(bucket.keeps_secrets_with_passphrase() && bucket.dir().is_none());
+        let file = Backend::parse("file:///srv/state?no_tmp_dir=true");
+        assert_eq!(file.dir(), Some(Path::new("/srv/state")));
+        assert_eq!(
+            file.lock_dir("iam", "dev"),
+            Some(PathBuf::from("/srv/state/.pulumi/locks/organization/iam/dev"))
+        );
+        assert_eq!(Backend::parse("/srv/state"), Backend::NotAUrl("/srv/state".into()));
+        assert_eq!(cloud.credentials(), ["PULUMI_ACCESS_TOKEN"]);
+        assert_eq!(
+            bucket.credentials(),
+            ["PULUMI_CONFIG_PASSPHRASE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"]
+        );
+        assert_eq!(file.credentials(), ["PULUMI_CONFIG_PASSPHRASE"]);
+    }
+
+    #[test]
+    fn a_file_url_is_read_as_the_file_backend_reads_it() {
+        // A backend URL as a user writes it: `~/` is the home directory; other schemes no path.
+        let home = PathBuf::from(std::env::var_os("HOME").unwrap());
+        assert_eq!(
+            file_url_path("file://~/state?no_tmp_dir=true"),
+            Some(home.join("state"))
+        );
+        assert_eq!(file_url_path("file:///a%20b/c"), Some(PathBuf::from("/a b/c")));
+        assert_eq!(file_url_path("s3://bucket"), None);
+    }
+}
