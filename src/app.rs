@@ -6,14 +6,15 @@ use std::ffi::OsString;
 use std::io::IsTerminal as _;
 use std::path::Path;
 
-use crate::cli::{Cli, Command, DayTwo, ExportArgs, GlobalArgs, RunArgs};
+use crate::cli::{Cli, ClusterArgs, Command, DayTwo, ExportFormat, ExportOutputArgs, GlobalArgs, RunArgs, StackArgs};
 use crate::commands;
-use crate::commands::export::{ExportOptions, Output};
+use crate::commands::export::{Cluster, Engine, EscOptions, ExportOptions, Output, Stacks};
 use crate::commands::logs::LogsOptions;
 use crate::commands::operation::{DEFAULT_PARALLEL, RunOptions};
 use crate::commands::output::OutputOptions;
 use crate::commands::plan::PlanOptions;
 use crate::error::{RunnerError, exit};
+use crate::export::Revision;
 use crate::plan::Operation;
 use crate::pulumi::Drift;
 use crate::report::{self, Style};
@@ -123,7 +124,7 @@ fn dispatch(cli: &Cli, style: Style, cwd: &Path) -> Result<i32, RunnerError> {
         Command::Export(args) => {
             let s = settings()?;
             let target = s.target("export")?;
-            commands::export::run(&s, &target, &export_options(args, cwd))
+            commands::export::run(&s, &target, &export_options(&args.format, cwd))
         }
         Command::DayTwo(c) => day_two(c, &settings()?),
         Command::Version => {
@@ -239,9 +240,57 @@ fn run_options(operation: Operation, args: &RunArgs) -> RunOptions {
     }
 }
 
-fn export_options(a: &ExportArgs, cwd: &Path) -> ExportOptions {
+fn export_options(f: &ExportFormat, cwd: &Path) -> ExportOptions {
+    let (out, engine) = match f {
+        ExportFormat::Pko(a) => (
+            &a.out,
+            Engine::Pko {
+                cluster: cluster(&a.cluster),
+                stacks: stacks(&a.stacks),
+            },
+        ),
+        ExportFormat::GithubActions(a) => (
+            &a.out,
+            Engine::GithubActions {
+                pulumi_version: a.pulumi.pulumi_version.clone(),
+            },
+        ),
+        ExportFormat::GitlabCi(a) => (
+            &a.out,
+            Engine::GitlabCi {
+                image: a.image.image.clone(),
+                pulumi_version: a.pulumi.pulumi_version.clone(),
+            },
+        ),
+        ExportFormat::ArgoWorkflows(a) => (
+            &a.out,
+            Engine::ArgoWorkflows {
+                cluster: cluster(&a.cluster),
+                parallel: a.parallel.map_or(DEFAULT_PARALLEL, usize::from),
+                image: a.image.image.clone(),
+                pulumi_version: a.pulumi.pulumi_version.clone(),
+            },
+        ),
+        ExportFormat::Kebap(a) => (
+            &a.out,
+            Engine::Kebap {
+                cluster: cluster(&a.cluster),
+                stacks: stacks(&a.stacks),
+                bundle_path: a.bundle_path.clone(),
+                esc: EscOptions {
+                    organization: a.esc_organization.clone(),
+                    project: a.esc_project.clone(),
+                    environment: a.esc_environment.clone(),
+                },
+            },
+        ),
+        ExportFormat::Backstage(a) => (&a.out, Engine::Backstage { owner: a.owner.clone() }),
+    };
+    export_output(out, cwd, engine)
+}
+
+fn export_output(a: &ExportOutputArgs, cwd: &Path, engine: Engine) -> ExportOptions {
     ExportOptions {
-        format: a.format,
         output: a.output.as_ref().map(|o| {
             if o.as_os_str() == "-" {
                 Output::Stdout
@@ -249,22 +298,26 @@ fn export_options(a: &ExportArgs, cwd: &Path) -> ExportOptions {
                 Output::Dir(cwd.join(o))
             }
         }),
+        force: a.force,
+        engine,
+    }
+}
+
+/// `--branch` or `--commit` (clap lets through at most one).
+fn cluster(a: &ClusterArgs) -> Cluster {
+    let branch = a.branch.clone().map(Revision::Branch);
+    Cluster {
         namespace: a.namespace.clone(),
-        source: a.source,
         repo: a.repo.clone(),
-        branch: a.branch.clone(),
-        commit: a.commit.clone(),
+        revision: branch.or_else(|| a.commit.clone().map(Revision::Commit)),
+    }
+}
+
+fn stacks(a: &StackArgs) -> Stacks {
+    Stacks {
+        source: a.source,
         succeeded_within: a.succeeded_within.clone(),
         destroy_on_finalize: a.destroy_on_finalize,
-        parallel: a.parallel.map_or(DEFAULT_PARALLEL, usize::from),
-        image: a.image.clone(),
-        pulumi_version: a.pulumi_version.clone(),
-        bundle_path: a.bundle_path.clone(),
-        esc_organization: a.esc_organization.clone(),
-        esc_project: a.esc_project.clone(),
-        esc_environment: a.esc_environment.clone(),
-        owner: a.owner.clone(),
-        force: a.force,
     }
 }
 

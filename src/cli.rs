@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use clap_complete::Shell;
 
 use crate::commands::status::StatusFormat;
+use crate::error::exit;
 use crate::plan::Operation;
 use crate::render::Format;
 use crate::report::{Banner, ColorChoice, OutputMode};
@@ -28,17 +29,45 @@ Examples:
   runner completions bash > ~/.local/share/bash-completion/completions/runner
 
 Global flags go before or after the command: `runner -p aws show-plan` and
-`runner show-plan -p aws` are the same.
+`runner show-plan -p aws` are the same.";
 
-Exit codes: 0 success, 1 a project or hook failed, 2 usage error, 3 validation failed,
-4 another runner holds the workspace, 5 not confirmed, 6 drift: `drift` or
-`preview --expect-no-changes` found changes, 7 the run state or summary could not be
-written, 130 interrupted.";
+/// The top-level help's tail: the examples, then the exit codes from their one table.
+fn top_help() -> String {
+    let last = exit::MEANINGS.len() - 1;
+    let codes = exit::MEANINGS
+        .iter()
+        .enumerate()
+        .map(|(i, (c, m))| format!("{c} {m}{}", if i == last { "." } else { "," }));
+    format!(
+        "{EXAMPLES}\n\n{}",
+        wrap(["Exit codes:".to_string()].into_iter().chain(codes), 88)
+    )
+}
+
+/// `pieces` joined by spaces into lines of at most `width` characters, never breaking a piece
+/// (a code stays with its meaning; clap leaves an `after_help` as it is).
+fn wrap(pieces: impl IntoIterator<Item = String>, width: usize) -> String {
+    let mut out = String::new();
+    let mut line = 0;
+    for piece in pieces {
+        let len = piece.chars().count();
+        if line > 0 && line + 1 + len > width {
+            out.push('\n');
+            line = 0;
+        } else if line > 0 {
+            out.push(' ');
+            line += 1;
+        }
+        out.push_str(&piece);
+        line += len;
+    }
+    out
+}
 
 /// Stands up a whole Kubernetes platform from many small Pulumi projects, in dependency
 /// order and in parallel, and tears it down again.
 #[derive(Debug, Parser)]
-#[command(name = "runner", version, after_help = EXAMPLES, propagate_version = true)]
+#[command(name = "runner", version, after_help = top_help(), propagate_version = true)]
 pub(crate) struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
@@ -159,8 +188,12 @@ pub(crate) enum Command {
 
     /// Write the plan for another engine: PKO Stacks, CI pipelines, Argo Workflows, a KEBAP
     /// bundle synced by Argo CD, or a Backstage catalog (every edge of the plan; secrets only as references)
-    #[command(after_help = EXPORT_EXAMPLES)]
-    Export(Box<ExportArgs>),
+    #[command(
+        after_help = EXPORT_EXAMPLES,
+        subcommand_value_name = "FORMAT",
+        subcommand_help_heading = "Formats"
+    )]
+    Export(ExportArgs),
 
     /// Print a shell completion script
     #[command(
@@ -431,37 +464,149 @@ pub(crate) struct ShowPlanArgs {
     pub format: Format,
 }
 
-const EXPORT_EXAMPLES: &str = "\
-Examples:
-  runner export pko -p aws -s dev -o deploy/pko --namespace platform
-  runner export pko -p aws -s dev --source program --destroy-on-finalize
-  runner export github-actions -p do -s prod -o .github
-  runner export gitlab-ci -p linode -s dev -o -
-  runner export argo-workflows -p aws -s dev --parallel 4 --image registry.example/runner:1
-  runner export kebap -p aws -s dev -o deploy/kebap --esc-org acme
-  runner export backstage -p aws -s dev -o catalog
+/// The end of every export's help: what each needs besides its flags.
+macro_rules! export_help {
+    ($($line:literal),* $(,)?) => {
+        concat!(
+            "Examples:\n",
+            $("  ", $line, "\n",)*
+            "\nEvery export needs a shared state backend: PULUMI_BACKEND_URL (s3://, gs://, azblob://,\n\
+             https://), never the workspace's file backend."
+        )
+    };
+}
 
-Every export needs a shared state backend: PULUMI_BACKEND_URL (s3://, gs://, azblob://,
-https://), never the workspace's file backend.";
+const EXPORT_EXAMPLES: &str = export_help!(
+    "runner export pko -p aws -s dev -o deploy/pko --namespace platform",
+    "runner export pko -p aws -s dev --source program --destroy-on-finalize",
+    "runner export github-actions -p do -s prod -o .github",
+    "runner export gitlab-ci -p linode -s dev -o -",
+    "runner export argo-workflows -p aws -s dev --parallel 4 --image registry.example/runner:1",
+    "runner export kebap -p aws -s dev -o deploy/kebap --esc-org acme",
+    "runner export backstage -p aws -s dev -o catalog",
+);
 
 #[derive(Debug, Args)]
 pub(crate) struct ExportArgs {
-    /// The engine to export to
-    #[arg(value_enum)]
+    #[command(subcommand)]
     pub format: ExportFormat,
+}
 
+/// The engines `export` writes for, each with the flags that mean something to it (clap refuses
+/// the others).
+#[derive(Debug, Subcommand)]
+pub(crate) enum ExportFormat {
+    #[command(
+        about = "Pulumi Kubernetes Operator Stacks, their identity, a teardown script",
+        long_about = "Pulumi Kubernetes Operator Stacks, their identity, a teardown script.\n\n\
+                      stacks.yaml holds one pulumi.com/v1 Stack per project, in run order, with every edge of the \
+                      plan as prerequisites; rbac.yaml the ServiceAccount the Stacks run as; programs.yaml (with \
+                      --source program) one Program per project; teardown.sh deletes the Stacks one at a time, \
+                      dependents first, as PKO does not order deletion.",
+        after_help = export_help!(
+            "runner export pko -p aws -s dev -o deploy/pko --namespace platform --succeeded-within 1h",
+            "runner export pko -p aws -s dev --source program --destroy-on-finalize",
+            "runner export pko -p aws -s dev -o - --repo https://git.example/platform.git --commit 0a1b2c3",
+        )
+    )]
+    Pko(PkoArgs),
+
+    #[command(
+        visible_alias = "github",
+        about = "GitHub Actions workflows (up and destroy)",
+        long_about = "GitHub Actions workflows (up and destroy).\n\n\
+                      workflows/runner-up.yml builds the runner once, then runs one job per project whose `needs:` \
+                      are the plan's edges; workflows/runner-destroy.yml does the same with the edges reversed, \
+                      after a `confirm` job in the environment destroy-<stack> (its required reviewers hold the \
+                      teardown). Both are workflow_dispatch and read the backend, the passphrase, the credentials \
+                      and the secrets from the repository's secrets.",
+        after_help = export_help!(
+            "runner export github-actions -p do -s prod -o .github",
+            "runner export github -p aws -s dev -o .github --pulumi-version 3.274.1",
+        )
+    )]
+    GithubActions(GithubActionsArgs),
+
+    #[command(
+        visible_alias = "gitlab",
+        about = "GitLab CI pipelines (up and destroy)",
+        long_about = "GitLab CI pipelines (up and destroy).\n\n\
+                      runner-up.gitlab-ci.yml has a stage per layer and one job per project, `needs:` per edge, a \
+                      resource_group per project stack; runner-destroy.gitlab-ci.yml does the same reversed, its \
+                      jobs only in a pipeline run with RUNNER_DESTROY_STACK=<stack>, after the manual job \
+                      confirm-destroy. The jobs run in --image; the secrets are masked CI/CD variables.",
+        after_help = export_help!(
+            "runner export gitlab-ci -p linode -s dev -o ci",
+            "runner export gitlab-ci -p aws -s dev -o -              # every file on standard output",
+            "runner export gitlab -p aws -s dev -o ci --image registry.example/runner:1",
+        )
+    )]
+    GitlabCi(GitlabCiArgs),
+
+    #[command(
+        visible_alias = "argo",
+        about = "Argo Workflows DAGs (up and destroy)",
+        long_about = "Argo Workflows DAGs (up and destroy).\n\n\
+                      workflow-up.yaml is a Workflow with a DAG template: a task per project, `dependencies` per \
+                      edge, at most --parallel at once, each checking the repository out and running in --image; \
+                      rbac.yaml the ServiceAccount and Role the tasks run as; workflow-destroy.yaml a \
+                      WorkflowTemplate that runs only when submitted with `-p confirm=<stack>`.",
+        after_help = export_help!(
+            "runner export argo-workflows -p aws -s dev --parallel 4 --image registry.example/runner:1",
+            "runner export argo -p aws -s dev -o deploy/argo --namespace platform --branch main",
+        )
+    )]
+    ArgoWorkflows(ArgoWorkflowsArgs),
+
+    #[command(
+        about = "A GitOps bundle: PKO Stacks, an Argo CD Application, External Secrets",
+        long_about = "A GitOps bundle: PKO Stacks, an Argo CD Application, External Secrets.\n\n\
+                      application.yaml is the Argo CD Application that syncs the bundle's manifests/ from git (at \
+                      --bundle-path); manifests/ holds the identity, the External Secrets of the Pulumi ESC \
+                      environment (--esc-org, --esc-project, --esc-env), the Programs (--source program) and the \
+                      Stacks in sync waves by plan wave; argocd-health.yaml a health check for Stacks, to apply \
+                      once; teardown.sh deletes the Stacks dependents first.",
+        after_help = export_help!(
+            "runner export kebap -p aws -s dev -o deploy/kebap --esc-org acme",
+            "runner export kebap -p aws -s dev -o - --bundle-path deploy/kebap --esc-org acme --esc-env dev",
+        )
+    )]
+    Kebap(KebapArgs),
+
+    #[command(
+        about = "A Backstage catalog of the graph",
+        long_about = "A Backstage catalog of the graph.\n\n\
+                      catalog-info.yaml holds a System for the platform and one Resource per project, its type from \
+                      its layer, its dependsOn the plan's edges.",
+        after_help = export_help!(
+            "runner export backstage -p aws -s dev -o catalog",
+            "runner export backstage -p aws -s dev -o catalog --owner platform-team",
+        )
+    )]
+    Backstage(BackstageArgs),
+}
+
+/// What every export takes: where the files go.
+#[derive(Debug, Args)]
+pub(crate) struct ExportOutputArgs {
     /// Directory to write the files to, or `-` for standard output
     /// [default: exports/<provider>-<stack>/<format> in the workspace]
     #[arg(short = 'o', long, value_name = "DIR|-")]
     pub output: Option<PathBuf>,
 
+    /// Replace files in the output directory that `runner export` did not make (a symbolic
+    /// link is replaced itself, never written through)
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Where an engine in the cluster runs things, and what it checks out (PKO, Argo Workflows,
+/// KEBAP).
+#[derive(Debug, Args)]
+pub(crate) struct ClusterArgs {
     /// Kubernetes namespace of the Stacks, Secrets and Workflows [default: runner-<stack>]
     #[arg(long, value_name = "NAME")]
     pub namespace: Option<String>,
-
-    /// Where PKO takes the programs from: the repository, or Program objects in the export
-    #[arg(long, value_enum, default_value_t = ExportSource::Git)]
-    pub source: ExportSource,
 
     /// Repository URL the engine checks out [default: the `origin` remote]
     #[arg(long, value_name = "URL")]
@@ -474,52 +619,120 @@ pub(crate) struct ExportArgs {
     /// Commit the engine checks out [default: HEAD when detached]
     #[arg(long, value_name = "SHA")]
     pub commit: Option<String>,
+}
 
-    /// PKO: a prerequisite counts only when it succeeded within this duration (e.g. 1h)
+/// How the operator's Stacks are made (PKO, KEBAP).
+#[derive(Debug, Args)]
+pub(crate) struct StackArgs {
+    /// Where PKO takes the programs from: the repository, or Program objects in the export
+    #[arg(long, value_enum, default_value_t = ExportSource::Git)]
+    pub source: ExportSource,
+
+    /// A prerequisite counts only when it succeeded within this duration (e.g. 1h)
     #[arg(long, value_name = "DURATION")]
     pub succeeded_within: Option<String>,
 
-    /// PKO: destroy a Stack's resources when the Stack object is deleted
+    /// Destroy a Stack's resources when the Stack object is deleted
     #[arg(long)]
     pub destroy_on_finalize: bool,
+}
 
-    /// Argo Workflows: at most N projects at once [default: 8]
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
-    pub parallel: Option<u16>,
-
-    /// GitLab CI, Argo Workflows: the image the jobs run in (it must hold runner and pulumi)
+/// The image CI jobs and Argo tasks run in (GitLab CI, Argo Workflows).
+#[derive(Debug, Args)]
+pub(crate) struct ImageArgs {
+    /// The image the jobs run in (it must hold runner and pulumi)
     #[arg(long, value_name = "IMAGE", default_value = "runner:latest")]
     pub image: String,
+}
 
+/// The Pulumi CLI of the jobs (GitHub Actions, GitLab CI, Argo Workflows).
+#[derive(Debug, Args)]
+pub(crate) struct PulumiVersionArgs {
     /// The Pulumi CLI version the jobs install or expect
     #[arg(long, value_name = "VERSION", default_value = "3.274.1")]
     pub pulumi_version: String,
+}
 
-    /// KEBAP: the bundle's directory in the repository, which Argo CD syncs
-    /// [default: the output directory]
+#[derive(Debug, Args)]
+pub(crate) struct PkoArgs {
+    #[command(flatten)]
+    pub out: ExportOutputArgs,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    #[command(flatten)]
+    pub stacks: StackArgs,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct GithubActionsArgs {
+    #[command(flatten)]
+    pub out: ExportOutputArgs,
+    #[command(flatten)]
+    pub pulumi: PulumiVersionArgs,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct GitlabCiArgs {
+    #[command(flatten)]
+    pub out: ExportOutputArgs,
+    #[command(flatten)]
+    pub image: ImageArgs,
+    #[command(flatten)]
+    pub pulumi: PulumiVersionArgs,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ArgoWorkflowsArgs {
+    #[command(flatten)]
+    pub out: ExportOutputArgs,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+
+    /// At most N projects at once [default: 8]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub parallel: Option<u16>,
+
+    #[command(flatten)]
+    pub image: ImageArgs,
+    #[command(flatten)]
+    pub pulumi: PulumiVersionArgs,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct KebapArgs {
+    #[command(flatten)]
+    pub out: ExportOutputArgs,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    #[command(flatten)]
+    pub stacks: StackArgs,
+
+    /// The bundle's directory in the repository, which Argo CD syncs [default: the output
+    /// directory's place in the repository]
     #[arg(long, value_name = "PATH")]
     pub bundle_path: Option<String>,
 
-    /// KEBAP: the Pulumi ESC organization the secrets come from (required for kebap)
-    #[arg(long = "esc-org", value_name = "ORG")]
-    pub esc_organization: Option<String>,
+    /// The Pulumi ESC organization the secrets come from
+    #[arg(long = "esc-org", value_name = "ORG", required = true)]
+    pub esc_organization: String,
 
-    /// KEBAP: the Pulumi ESC project
+    /// The Pulumi ESC project
     #[arg(long, value_name = "PROJECT", default_value = "runner")]
     pub esc_project: String,
 
-    /// KEBAP: the Pulumi ESC environment [default: the stack]
+    /// The Pulumi ESC environment [default: the stack]
     #[arg(long = "esc-env", value_name = "ENV")]
     pub esc_environment: Option<String>,
+}
 
-    /// Backstage: the owner of the system and its resources
+#[derive(Debug, Args)]
+pub(crate) struct BackstageArgs {
+    #[command(flatten)]
+    pub out: ExportOutputArgs,
+
+    /// The owner of the System and its Resources
     #[arg(long, value_name = "OWNER", default_value = "platform")]
     pub owner: String,
-
-    /// Replace files in the output directory that `runner export` did not make (a symbolic
-    /// link is replaced itself, never written through)
-    #[arg(long)]
-    pub force: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -572,16 +785,7 @@ value_enum!(Format {
     Format::Json => "json", "JSON (schema: schemas/plan.schema.json)";
 });
 
-pub(crate) use crate::export::{Format as ExportFormat, Source as ExportSource};
-
-value_enum!(ExportFormat {
-    ExportFormat::Pko => "pko", "Pulumi Kubernetes Operator Stacks, their identity, a teardown script";
-    ExportFormat::GithubActions => "github-actions", "GitHub Actions workflows (up and destroy)";
-    ExportFormat::GitlabCi => "gitlab-ci", "GitLab CI pipelines (up and destroy)";
-    ExportFormat::ArgoWorkflows => "argo-workflows", "Argo Workflows DAGs (up and destroy)";
-    ExportFormat::Kebap => "kebap", "A GitOps bundle: PKO Stacks, an Argo CD Application, External Secrets";
-    ExportFormat::Backstage => "backstage", "A Backstage catalog of the graph";
-});
+pub(crate) use crate::export::Source as ExportSource;
 
 value_enum!(ExportSource {
     ExportSource::Git => "git", "The repository (projectRepo, branch or commit, repoDir)";
@@ -652,28 +856,32 @@ const GLOBAL_VALUES: [&str; 8] = [
     "--color",
 ];
 
-/// The help a command's `-h` (short) or `--help`/`help COMMAND` (long) asked for, with only the
-/// global options that apply to it; `None` for the top-level help (or a command not found),
+/// The help a command's (or its subcommand's: `export pko`) `-h` (short) or `--help`/`help
+/// COMMAND` (long) asked for, with only the global options that apply to it; `None` for the top-level help (or a command not found),
 /// which clap prints as it is.
 pub(crate) fn command_help(args: &[std::ffi::OsString]) -> Option<clap::builder::StyledStr> {
     use clap::CommandFactory as _;
     let words: Vec<&str> = args.iter().skip(1).filter_map(|a| a.to_str()).collect();
-    let mut name = None;
+    let mut cmd = Cli::command();
+    cmd.build();
+    // The command, then its subcommand (`export pko`), as far as the words name them.
+    let mut path: Vec<&clap::Command> = Vec::new();
     let mut long = words.contains(&"--help");
     let mut rest = words.iter();
     while let Some(w) = rest.next() {
         if GLOBAL_VALUES.contains(w) {
             rest.next();
-        } else if *w == "help" && name.is_none() {
+        } else if *w == "help" {
             long = true;
         } else if !w.starts_with('-') {
-            name = Some(*w);
-            break;
+            match path.last().copied().unwrap_or(&cmd).find_subcommand(w) {
+                Some(sub) => path.push(sub),
+                None => break,
+            }
         }
     }
-    let mut cmd = Cli::command();
-    cmd.build();
-    let mut sub = applicable_globals(cmd.find_subcommand(name?)?);
+    let command = path.first()?.get_name();
+    let mut sub = applicable_globals(path.last()?, command);
     Some(if long {
         sub.render_long_help()
     } else {
@@ -681,12 +889,12 @@ pub(crate) fn command_help(args: &[std::ffi::OsString]) -> Option<clap::builder:
     })
 }
 
-/// A built command with the global options that mean nothing to it hidden from its help.
-fn applicable_globals(sub: &clap::Command) -> clap::Command {
-    let command = sub.get_name().to_string();
+/// A built command (or a subcommand of it: `export pko`) with the global options that mean
+/// nothing to `command`, the top-level one, hidden from its help.
+fn applicable_globals(sub: &clap::Command, command: &str) -> clap::Command {
     let hidden: Vec<String> = sub
         .get_arguments()
-        .filter(|a| a.is_global_set() && !global_applies(a.get_id().as_str(), &command))
+        .filter(|a| a.is_global_set() && !global_applies(a.get_id().as_str(), command))
         .map(|a| a.get_id().to_string())
         .collect();
     let mut sub = sub.clone();
@@ -718,14 +926,16 @@ pub(crate) fn reference() -> String {
         let lines: Vec<&str> = help.trim_end().lines().map(str::trim_end).collect();
         let _ = write!(out, "\n## `{path}`\n\n```text\n{}\n```\n", lines.join("\n"));
     }
-    fn commands(out: &mut String, parent: &str, cmd: &clap::Command) {
+    // `top`: the top-level command whose subcommands these are (`export` for `export pko`).
+    fn commands(out: &mut String, parent: &str, top: Option<&str>, cmd: &clap::Command) {
         for sub in cmd
             .get_subcommands()
             .filter(|s| !s.is_hide_set() && s.get_name() != "help")
         {
             let path = format!("{parent} {}", sub.get_name());
-            section(out, &path, &applicable_globals(sub).render_long_help());
-            commands(out, &path, sub);
+            let command = top.unwrap_or(sub.get_name());
+            section(out, &path, &applicable_globals(sub, command).render_long_help());
+            commands(out, &path, Some(command), sub);
         }
     }
     let mut cmd = Cli::command().term_width(REFERENCE_WIDTH);
@@ -738,6 +948,26 @@ pub(crate) fn reference() -> String {
         .err()
         .map(|e| e.render());
     section(&mut out, "runner", &top.unwrap_or_default());
-    commands(&mut out, "runner", &cmd);
+    commands(&mut out, "runner", None, &cmd);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory as _;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        super::Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn the_top_help_gives_every_exit_code_its_meaning_in_short_lines() {
+        let help = super::top_help();
+        let codes = help[help.find("Exit codes: ").expect("exit codes")..].replace('\n', " ");
+        for (code, meaning) in crate::error::exit::MEANINGS {
+            assert!(codes.contains(&format!("{code} {meaning}")), "{code}: {help}");
+        }
+        assert!(help.lines().all(|l| l.len() <= 88), "{help}");
+    }
 }

@@ -19,6 +19,44 @@ pub(crate) mod exit {
     /// written: the next run may redo work, and CI has no summary to read.
     pub(crate) const UNRECORDED: i32 = 7;
     pub(crate) const INTERRUPTED: i32 = 130;
+
+    /// What each code means, as the top-level help says it (one table, so the help and the
+    /// constants cannot part).
+    pub(crate) const MEANINGS: [(i32, &str); 9] = [
+        (SUCCESS, "success"),
+        (FAILED, "a project or hook failed"),
+        (USAGE, "usage error"),
+        (VALIDATION, "validation failed"),
+        (BUSY, "another runner holds the workspace"),
+        (DECLINED, "not confirmed"),
+        (CHANGES, "drift: `drift` or `preview --expect-no-changes` found changes"),
+        (UNRECORDED, "the run state or summary could not be written"),
+        (INTERRUPTED, "interrupted"),
+    ];
+
+    #[cfg(test)]
+    mod tests {
+        use super::MEANINGS;
+
+        /// Every `const NAME: i32` of this module, read from its source: a new code without a
+        /// meaning fails here, not in a user's help.
+        #[test]
+        fn every_exit_code_has_one_meaning() {
+            let source = include_str!("error.rs");
+            let module = &source[..source.find("#[cfg(test)]").expect("the tests")];
+            let codes: Vec<i32> = module
+                .lines()
+                .filter_map(|l| l.trim().strip_prefix("pub(crate) const ")?.split_once(": i32 = "))
+                .map(|(_, v)| v.trim_end_matches(';').parse().expect("a number"))
+                .collect();
+            assert_eq!(codes.len(), MEANINGS.len(), "{codes:?}");
+            for code in codes {
+                let meanings: Vec<_> = MEANINGS.iter().filter(|(c, _)| *c == code).collect();
+                assert_eq!(meanings.len(), 1, "exit code {code}: {meanings:?}");
+                assert!(!meanings[0].1.is_empty());
+            }
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -65,9 +65,10 @@ impl Format {
 }
 
 /// Where PKO takes each project's program from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) enum Source {
     /// The repository: `projectRepo`, `branch` or `commit`, `repoDir`.
+    #[default]
     Git,
     /// A `pulumi.com/v1` `Program` object per project, embedded in the export.
     Program,
@@ -104,15 +105,16 @@ pub(crate) struct SecretKey {
 }
 
 /// The Pulumi ESC environment the KEBAP bundle's secrets come from.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Esc {
     pub(crate) organization: String,
     pub(crate) project: String,
     pub(crate) environment: String,
 }
 
-/// Everything an export takes besides the plan, resolved by the caller.
-#[derive(Debug, Clone)]
+/// Everything an export takes besides the plan, resolved by the caller. A format reads only its
+/// own fields; the default (empty) fills the others.
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Input {
     pub(crate) stack: String,
     /// The shared state backend (`PULUMI_BACKEND_URL`), never a file backend.

@@ -24,7 +24,7 @@ const FORMATS: [&str; 6] = [
     "backstage",
 ];
 pub(crate) const BACKEND: (&str, &str) = ("PULUMI_BACKEND_URL", "s3://runner-state?region=us-east-1");
-pub(crate) const REPO_ARGS: [&str; 6] = [
+const REPO_ARGS: [&str; 6] = [
     "--repo",
     "https://git.example.test/acme/platform.git",
     "--branch",
@@ -33,12 +33,22 @@ pub(crate) const REPO_ARGS: [&str; 6] = [
     "acme",
 ];
 
+/// The repository flags (and KEBAP's ESC organization) of the formats that take them: each
+/// format refuses the flags of the others.
+pub(crate) fn repo_args(format: &str) -> &'static [&'static str] {
+    match format {
+        "pko" | "argo-workflows" => &REPO_ARGS[..4],
+        "kebap" => &REPO_ARGS,
+        _ => &[],
+    }
+}
+
 /// Runs `export FORMAT -p PROVIDER -s dev -o out/NAME` with a shared backend; returns the run
 /// and the files written, by path.
 fn export(ws: &Ws, format: &str, provider: &str, extra: &[&str]) -> (Run, BTreeMap<String, String>) {
     let out = format!("out/{format}-{provider}-{}", extra.len());
     let mut args = vec!["export", format, "-p", provider, "-s", "dev", "-o", &out];
-    args.extend(REPO_ARGS);
+    args.extend(repo_args(format));
     args.extend(extra);
     let run = ws.exec(&args, &[BACKEND]);
     let mut files = BTreeMap::new();
@@ -219,6 +229,80 @@ fn read_back(format: &str, files: &BTreeMap<String, String>) -> (Edges, Edges) {
         other => panic!("no reader for {other}"),
     }
     (up, down)
+}
+
+#[test]
+fn each_format_takes_only_its_own_flags_and_its_help_lists_only_them() {
+    let ws = Ws::reference();
+    // A flag of another format, for each format (and the short names that work too): clap
+    // refuses it before anything is read, naming it.
+    for (format, flag) in [
+        ("pko", &["--image", "runner:1"][..]),
+        ("pko", &["--owner", "team"][..]),
+        ("github-actions", &["--succeeded-within", "1h"][..]),
+        ("github", &["--namespace", "platform"][..]),
+        ("gitlab-ci", &["--parallel", "2"][..]),
+        ("gitlab", &["--repo", "https://git.example.test/a.git"][..]),
+        ("argo-workflows", &["--destroy-on-finalize"][..]),
+        ("argo", &["--esc-org", "acme"][..]),
+        ("kebap", &["--pulumi-version", "3.1.0"][..]),
+        ("kebap", &["--image", "runner:1"][..]),
+        ("backstage", &["--branch", "main"][..]),
+        ("backstage", &["--source", "program"][..]),
+    ] {
+        let mut args = vec!["export", format, "-p", "aws", "-s", "dev"];
+        args.extend(flag);
+        ws.run(&args)
+            .expect(2)
+            .stderr_has(&format!("unexpected argument '{}'", flag[0]));
+    }
+    let help = |args: &[&str]| ws.run(args).expect(0).stdout;
+    let pko = help(&["export", "pko", "--help"]);
+    for flag in [
+        "--succeeded-within",
+        "--destroy-on-finalize",
+        "--source",
+        "--namespace",
+        "--repo",
+        "--force",
+    ] {
+        assert!(pko.contains(flag), "pko --help lacks {flag}:\n{pko}");
+    }
+    for flag in ["--image", "--owner", "--esc-org", "--parallel", "--banner-type"] {
+        assert!(!pko.contains(flag), "pko --help lists {flag}:\n{pko}");
+    }
+    for github in [
+        help(&["export", "github", "--help"]),
+        help(&["export", "github-actions", "-h"]),
+        help(&["export", "help", "github-actions"]),
+        help(&["-p", "aws", "export", "github-actions", "--help"]),
+    ] {
+        assert!(!github.contains("--succeeded-within"), "{github}");
+        assert!(
+            github.contains("--pulumi-version") && github.contains("-o, --output"),
+            "{github}"
+        );
+        assert!(github.contains("Usage: runner export github-actions"), "{github}");
+        let examples = github.rfind("\nExamples:\n").expect("examples at the end");
+        assert!(
+            github[examples..].contains("runner export github-actions -p do -s prod"),
+            "{github}"
+        );
+    }
+    // -h is short: the one line; --help the long text.
+    let short = help(&["export", "gitlab-ci", "-h"]);
+    let long = help(&["export", "gitlab-ci", "--help"]);
+    assert!(short.starts_with("GitLab CI pipelines (up and destroy)\n"), "{short}");
+    assert!(!short.contains("confirm-destroy"), "{short}");
+    assert!(long.contains("confirm-destroy"), "{long}");
+    // `export --help` lists the formats, with their short names.
+    let formats = help(&["export", "--help"]);
+    for name in FORMATS.iter().chain(&["github", "gitlab", "argo"]) {
+        assert!(formats.contains(name), "export --help lacks {name}:\n{formats}");
+    }
+    ws.run(&["export", "-p", "aws", "-s", "dev"])
+        .expect(2)
+        .stderr_has("FORMAT");
 }
 
 #[test]
@@ -514,7 +598,12 @@ fn kebap_needs_the_esc_organization_and_a_repository() {
             &[BACKEND],
         )
         .expect(2);
-    assert!(run.stderr.contains("--esc-org"), "{}", run.stderr);
+    // A required flag of kebap's: clap says so before anything is read.
+    assert!(
+        run.stderr.contains("required arguments were not provided") && run.stderr.contains("--esc-org <ORG>"),
+        "{}",
+        run.stderr
+    );
     let run = ws
         .exec(
             &["export", "argo-workflows", "-p", "aws", "-s", "dev", "-o", "out"],
@@ -961,7 +1050,7 @@ fn a_shared_disk_backend_outside_the_repository_is_taken_for_gitlab_only() {
     for format in ["github-actions", "argo-workflows", "pko"] {
         let out = format!("out-{format}");
         let mut args = vec!["export", format, "-p", "aws", "-s", "dev", "-o", &out];
-        args.extend(REPO_ARGS);
+        args.extend(repo_args(format));
         let run = ws.exec(&args, &[("PULUMI_BACKEND_URL", &url)]).expect(2);
         assert!(
             run.stderr.contains(&format!(

@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use std::os::unix::fs::{PermissionsExt as _, symlink};
 use std::path::Path;
 
-use crate::export::{BACKEND, REPO_ARGS};
+use crate::export::{BACKEND, repo_args};
 use crate::support::{Run, Ws};
 
 /// A home directory outside the workspace, with a `.profile` the user cares about (0644).
@@ -55,7 +55,7 @@ impl Home {
 /// given one.
 fn export(ws: &Ws, home: &Home, format: &str, extra: &[&str]) -> Run {
     let mut args = vec!["export", format, "-p", "aws", "-s", "dev"];
-    args.extend(REPO_ARGS);
+    args.extend(repo_args(format));
     args.extend(extra);
     ws.exec(&args, &[BACKEND, ("HOME", home.path().to_str().unwrap())])
 }
@@ -530,7 +530,7 @@ fn argo_sees_no_template_tag_of_a_stack_value() {
     let run = ws.exec(
         &["export", "argo-workflows", "-p", "aws", "-s", "dev", "-o", "argo2"]
             .into_iter()
-            .chain(REPO_ARGS)
+            .chain(repo_args("argo-workflows").iter().copied())
             .collect::<Vec<_>>(),
         &[("PULUMI_BACKEND_URL", "s3://state-{{workflow.name}}")],
     );

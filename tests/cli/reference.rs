@@ -66,6 +66,7 @@ fn each_section_of_the_reference_is_what_the_runner_prints() {
         "runner destroy",
         "runner status",
         "runner export",
+        "runner export pko",
         "runner report",
     ] {
         assert!(names.contains(&command), "{command} has no section: {names:?}");

@@ -36,47 +36,112 @@ pub(crate) enum Output {
 /// What `export` was asked for.
 #[derive(Debug, Clone)]
 pub(crate) struct ExportOptions {
-    pub(crate) format: Format,
     /// `None`: `exports/<provider>-<stack>/<format>` under the workspace.
     pub(crate) output: Option<Output>,
-    pub(crate) namespace: Option<String>,
-    pub(crate) source: Source,
-    pub(crate) repo: Option<String>,
-    pub(crate) branch: Option<String>,
-    pub(crate) commit: Option<String>,
-    pub(crate) succeeded_within: Option<String>,
-    pub(crate) destroy_on_finalize: bool,
-    pub(crate) parallel: usize,
-    pub(crate) image: String,
-    pub(crate) pulumi_version: String,
-    pub(crate) bundle_path: Option<String>,
-    pub(crate) esc_organization: Option<String>,
-    pub(crate) esc_project: String,
-    pub(crate) esc_environment: Option<String>,
-    pub(crate) owner: String,
     /// Replace files in the output directory that no export made (links themselves).
     pub(crate) force: bool,
+    pub(crate) engine: Engine,
+}
+
+/// The engine exported to, with what only it takes (the command line offers nothing else).
+#[derive(Debug, Clone)]
+pub(crate) enum Engine {
+    Pko {
+        cluster: Cluster,
+        stacks: Stacks,
+    },
+    GithubActions {
+        pulumi_version: String,
+    },
+    GitlabCi {
+        image: String,
+        pulumi_version: String,
+    },
+    ArgoWorkflows {
+        cluster: Cluster,
+        parallel: usize,
+        image: String,
+        pulumi_version: String,
+    },
+    Kebap {
+        cluster: Cluster,
+        stacks: Stacks,
+        /// `None`: the output directory's place in the repository.
+        bundle_path: Option<String>,
+        esc: EscOptions,
+    },
+    Backstage {
+        owner: String,
+    },
+}
+
+impl Engine {
+    pub(crate) fn format(&self) -> Format {
+        match self {
+            Engine::Pko { .. } => Format::Pko,
+            Engine::GithubActions { .. } => Format::GithubActions,
+            Engine::GitlabCi { .. } => Format::GitlabCi,
+            Engine::ArgoWorkflows { .. } => Format::ArgoWorkflows,
+            Engine::Kebap { .. } => Format::Kebap,
+            Engine::Backstage { .. } => Format::Backstage,
+        }
+    }
+
+    fn cluster(&self) -> Option<&Cluster> {
+        match self {
+            Engine::Pko { cluster, .. } | Engine::ArgoWorkflows { cluster, .. } | Engine::Kebap { cluster, .. } => {
+                Some(cluster)
+            }
+            Engine::GithubActions { .. } | Engine::GitlabCi { .. } | Engine::Backstage { .. } => None,
+        }
+    }
+}
+
+/// Where an engine in the cluster puts its objects, and what it checks out (PKO, Argo
+/// Workflows, KEBAP).
+#[derive(Debug, Clone)]
+pub(crate) struct Cluster {
+    /// `None`: `runner-<stack>`, made a DNS-1123 label.
+    pub(crate) namespace: Option<String>,
+    /// `None`: the `origin` remote.
+    pub(crate) repo: Option<String>,
+    /// `None`: HEAD's branch, else its commit.
+    pub(crate) revision: Option<Revision>,
+}
+
+/// How the operator's Stacks are made (PKO, KEBAP).
+#[derive(Debug, Clone)]
+pub(crate) struct Stacks {
+    pub(crate) source: Source,
+    pub(crate) succeeded_within: Option<String>,
+    pub(crate) destroy_on_finalize: bool,
+}
+
+/// The Pulumi ESC environment a KEBAP bundle's secrets come from.
+#[derive(Debug, Clone)]
+pub(crate) struct EscOptions {
+    pub(crate) organization: String,
+    pub(crate) project: String,
+    /// `None`: the stack's name.
+    pub(crate) environment: Option<String>,
 }
 
 pub(crate) fn run(s: &Settings, t: &Target, o: &ExportOptions) -> Result<i32, RunnerError> {
+    let format = o.engine.format();
     let plan = Plan::new(&t.provider, Operation::Up, &[]).map_err(|e| RunnerError::usage(e.to_string(), ""))?;
-    let namespace = namespace(o, &t.stack)?;
-    let backend = shared_backend(s, t, o.format)?;
+    let namespace = namespace(o.engine.cluster().and_then(|c| c.namespace.as_deref()), &t.stack)?;
+    let backend = shared_backend(s, t, format)?;
     let config = read_config(s, t)?;
     let output = o.output.clone().unwrap_or_else(|| {
         Output::Dir(
             s.ws.root
                 .join("exports")
                 .join(format!("{}-{}", t.provider.name, t.stack))
-                .join(o.format.as_str()),
+                .join(format.as_str()),
         )
     });
-    let repo = if o.format.needs_repo(o.source) {
-        Some(repository(s, o)?)
-    } else {
-        None
-    };
-    let input = Input {
+    // What every format reads; each format's own part below (the rest stays unread).
+    let mut input = Input {
         stack: t.stack.clone(),
         backend: backend.clone(),
         namespace,
@@ -84,47 +149,53 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &ExportOptions) -> Result<i32, Ru
         config_secrets: config.secrets,
         store_secrets: store_secrets(t),
         credentials: credentials(t, &backend),
-        source: o.source,
-        succeeded_within: o.succeeded_within.clone(),
-        destroy_on_finalize: o.destroy_on_finalize,
-        parallel: o.parallel,
-        image: o.image.clone(),
-        pulumi_version: o.pulumi_version.clone(),
-        programs: if o.source == Source::Program && matches!(o.format, Format::Pko | Format::Kebap) {
-            programs(s, t)
-        } else {
-            BTreeMap::new()
-        },
-        bundle_path: match (&o.bundle_path, &output) {
-            _ if o.format != Format::Kebap => String::new(),
-            (Some(p), _) => given_bundle_path(p)?,
-            (None, Output::Dir(dir)) => bundle_path(s, dir)?,
-            (None, Output::Stdout) => {
-                return Err(RunnerError::usage(
-                    "`export kebap -o -` prints the bundle, so where it will live in the repository (the path Argo CD \
-                     syncs) is not known",
-                    "pass --bundle-path PATH: the bundle's directory relative to the repository's root",
-                ));
-            }
-        },
-        esc: Esc {
-            organization: match (&o.esc_organization, o.format) {
-                (Some(org), _) => org.clone(),
-                (None, Format::Kebap) => {
+        ..Input::default()
+    };
+    match &o.engine {
+        Engine::Pko { cluster, stacks } => operator_stacks(&mut input, s, t, format, cluster, stacks)?,
+        Engine::GithubActions { pulumi_version } => input.pulumi_version.clone_from(pulumi_version),
+        Engine::GitlabCi { image, pulumi_version } => {
+            input.image.clone_from(image);
+            input.pulumi_version.clone_from(pulumi_version);
+        }
+        Engine::ArgoWorkflows {
+            cluster,
+            parallel,
+            image,
+            pulumi_version,
+        } => {
+            input.repo = Some(repository(s, format, cluster)?);
+            input.parallel = *parallel;
+            input.image.clone_from(image);
+            input.pulumi_version.clone_from(pulumi_version);
+        }
+        Engine::Kebap {
+            cluster,
+            stacks,
+            bundle_path: path,
+            esc,
+        } => {
+            operator_stacks(&mut input, s, t, format, cluster, stacks)?;
+            input.bundle_path = match (path, &output) {
+                (Some(p), _) => given_bundle_path(p)?,
+                (None, Output::Dir(dir)) => bundle_path(s, dir)?,
+                (None, Output::Stdout) => {
                     return Err(RunnerError::usage(
-                        "a KEBAP bundle needs the Pulumi ESC organization its secrets come from",
-                        "pass --esc-org ORGANIZATION (and --esc-project, --esc-env when not `runner` and the stack)",
+                        "`export kebap -o -` prints the bundle, so where it will live in the repository (the path \
+                         Argo CD syncs) is not known",
+                        "pass --bundle-path PATH: the bundle's directory relative to the repository's root",
                     ));
                 }
-                (None, _) => String::new(),
-            },
-            project: o.esc_project.clone(),
-            environment: o.esc_environment.clone().unwrap_or_else(|| t.stack.clone()),
-        },
-        repo,
-        owner: o.owner.clone(),
-    };
-    let made = export::export(o.format, &plan, &input).map_err(|e| RunnerError::usage(e.message, e.help))?;
+            };
+            input.esc = Esc {
+                organization: esc.organization.clone(),
+                project: esc.project.clone(),
+                environment: esc.environment.clone().unwrap_or_else(|| t.stack.clone()),
+            };
+        }
+        Engine::Backstage { owner } => input.owner.clone_from(owner),
+    }
+    let made = export::export(format, &plan, &input).map_err(|e| RunnerError::usage(e.message, e.help))?;
     for (what, names) in &made.names {
         for (project, name) in names.changed() {
             report::info(&format!("name: {project} → {name} ({what}: {})", names.rule.describe()));
@@ -141,19 +212,41 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &ExportOptions) -> Result<i32, Ru
             }
             write_result(&text)?;
         }
-        Output::Dir(dir) => write_dir(s, o, &made.files, &dir, plan.order.len())?,
+        Output::Dir(dir) => write_dir(s, format, o.force, &made.files, &dir, plan.order.len())?,
     }
     Ok(exit::SUCCESS)
+}
+
+/// The operator's Stacks (PKO, KEBAP): how they are made, and the repository they check out or
+/// the programs they embed.
+fn operator_stacks(
+    input: &mut Input,
+    s: &Settings,
+    t: &Target,
+    format: Format,
+    cluster: &Cluster,
+    stacks: &Stacks,
+) -> Result<(), RunnerError> {
+    if format.needs_repo(stacks.source) {
+        input.repo = Some(repository(s, format, cluster)?);
+    }
+    if stacks.source == Source::Program {
+        input.programs = programs(s, t);
+    }
+    input.source = stacks.source;
+    input.succeeded_within.clone_from(&stacks.succeeded_within);
+    input.destroy_on_finalize = stacks.destroy_on_finalize;
+    Ok(())
 }
 
 /// The namespace of the Kubernetes objects: `--namespace`, refused unless it is a DNS-1123 label
 /// (Kubernetes refuses any other, and the teardown script holds it), or `runner-<stack>` made
 /// one.
-fn namespace(o: &ExportOptions, stack: &str) -> Result<String, RunnerError> {
+fn namespace(given: Option<&str>, stack: &str) -> Result<String, RunnerError> {
     let label = |name: &str| Names::new(Rule::Dns1123(63), [name], &[]).get(name).to_string();
-    match &o.namespace {
+    match given {
         None => Ok(label(&format!("runner-{stack}"))),
-        Some(n) if export::dns1123_label(n) => Ok(n.clone()),
+        Some(n) if export::dns1123_label(n) => Ok(n.to_string()),
         Some(n) => Err(RunnerError::usage(
             format!(
                 "--namespace {n:?} is not a Kubernetes namespace name: a namespace is a DNS-1123 label, 1 to 63 \
@@ -167,7 +260,8 @@ fn namespace(o: &ExportOptions, stack: &str) -> Result<String, RunnerError> {
 /// Writes the files into `dir` (see `outdir`), removes what an earlier export left, says so.
 fn write_dir(
     s: &Settings,
-    o: &ExportOptions,
+    format: Format,
+    force: bool,
     files: &[export::File],
     dir: &Path,
     projects: usize,
@@ -175,18 +269,18 @@ fn write_dir(
     let top = git(&s.ws.root, &["rev-parse", "--show-toplevel"]).map(PathBuf::from);
     let trusted: Vec<&Path> = top.iter().map(PathBuf::as_path).chain([s.ws.root.as_path()]).collect();
     let show = |p: &Path| s.ws.show(p);
-    let writes = outdir::check(dir, &trusted, files, o.format, o.force, &show)?;
+    let writes = outdir::check(dir, &trusted, files, format, force, &show)?;
     writes.write(files, &show)?;
     for path in &writes.stale {
         report::info(&format!(
             "removed {}: an earlier `export {}` wrote it, this one does not",
             s.ws.show(path),
-            o.format.as_str()
+            format.as_str()
         ));
     }
     report::info(&format!(
         "Exported {} ({projects} projects) to {}: {}",
-        o.format.as_str(),
+        format.as_str(),
         s.ws.show(dir),
         files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>().join(", ")
     ));
@@ -373,7 +467,7 @@ fn git(root: &Path, args: &[&str]) -> Option<String> {
 
 /// The repository engines check out: `--repo` or the `origin` remote; `--branch`, `--commit`
 /// or HEAD (its branch, else its commit); the workspace's directory in it.
-fn repository(s: &Settings, o: &ExportOptions) -> Result<Repo, RunnerError> {
+fn repository(s: &Settings, format: Format, o: &Cluster) -> Result<Repo, RunnerError> {
     let root = &s.ws.root;
     let url = match &o.repo {
         Some(u) => u.clone(),
@@ -381,16 +475,15 @@ fn repository(s: &Settings, o: &ExportOptions) -> Result<Repo, RunnerError> {
             RunnerError::usage(
                 format!(
                     "`export {}` points the engine at the repository, and the workspace has no git remote `origin`",
-                    o.format.as_str()
+                    format.as_str()
                 ),
                 "pass --repo URL (and --branch NAME or --commit SHA)",
             )
         })?,
     };
-    let revision = match (&o.branch, &o.commit) {
-        (Some(b), _) => Revision::Branch(b.clone()),
-        (None, Some(c)) => Revision::Commit(c.clone()),
-        (None, None) => match git(root, &["symbolic-ref", "--short", "-q", "HEAD"]) {
+    let revision = match &o.revision {
+        Some(r) => r.clone(),
+        None => match git(root, &["symbolic-ref", "--short", "-q", "HEAD"]) {
             Some(b) if !b.is_empty() => Revision::Branch(b),
             _ => Revision::Commit(git(root, &["rev-parse", "HEAD"]).ok_or_else(|| {
                 RunnerError::usage(
