@@ -12,7 +12,7 @@ use crate::commands::export::{Cluster, Engine, EscOptions, ExportOptions, Output
 use crate::commands::logs::LogsOptions;
 use crate::commands::operation::{DEFAULT_PARALLEL, RunOptions};
 use crate::commands::output::OutputOptions;
-use crate::commands::plan::PlanOptions;
+use crate::commands::show_plan::PlanOptions;
 use crate::error::{RunnerError, exit};
 use crate::export::Revision;
 use crate::plan::Operation;
@@ -108,22 +108,22 @@ fn dispatch(cli: &Cli, style: Style, cwd: &Path) -> Result<i32, RunnerError> {
                 excludes: args.excludes.clone(),
                 format: args.format,
             };
-            let code = commands::plan::show(&s, &provider, &options, cache);
+            let code = commands::show_plan::show(&s, &provider, &options, cache);
             std::mem::forget(provider); // see `plan::show`: left to the exit
             code
         }
         Command::Validate { check } => {
             let s = settings()?;
             let target = if *check {
-                s.target_unchanged("validate")?
+                s.stack_context_unchanged("validate")?
             } else {
-                s.target("validate")?
+                s.stack_context("validate")?
             };
             commands::validate::run(&s, &target, *check)
         }
         Command::Export(args) => {
             let s = settings()?;
-            let target = s.target("export")?;
+            let target = s.stack_context("export")?;
             commands::export::run(&s, &target, &export_options(&args.format, cwd))
         }
         Command::DayTwo(c) => day_two(c, &settings()?),
@@ -176,7 +176,7 @@ fn dispatch(cli: &Cli, style: Style, cwd: &Path) -> Result<i32, RunnerError> {
 /// (which only read), `pulumi`.
 fn day_two(command: &DayTwo, s: &Settings) -> Result<i32, RunnerError> {
     match command {
-        DayTwo::Status { format } => commands::status::run(s, &s.target_unchanged("status")?, *format),
+        DayTwo::Status { format } => commands::status::run(s, &s.stack_context_unchanged("status")?, *format),
         DayTwo::Output(a) => {
             let options = OutputOptions {
                 project: a.project.clone(),
@@ -184,24 +184,26 @@ fn day_two(command: &DayTwo, s: &Settings) -> Result<i32, RunnerError> {
                 show_secrets: a.show_secrets,
                 json: a.json,
             };
-            commands::output::run(s, &s.target_unchanged("output")?, &options)
+            commands::output::run(s, &s.stack_context_unchanged("output")?, &options)
         }
-        DayTwo::Pulumi(a) => commands::passthrough::run(s, &s.target("pulumi")?, &a.project, &a.args),
+        DayTwo::Pulumi(a) => commands::passthrough::run(s, &s.stack_context("pulumi")?, &a.project, &a.args),
         DayTwo::Logs(a) => {
             let options = LogsOptions {
                 project: a.project.clone(),
                 operation: a.operation,
                 follow: a.follow,
             };
-            commands::logs::run(s, &s.target_unchanged("logs")?, &options)
+            commands::logs::run(s, &s.stack_context_unchanged("logs")?, &options)
         }
-        DayTwo::Report { output } => commands::last_run::run(s, &s.target_unchanged("report")?, output.as_deref()),
+        DayTwo::Report { output } => {
+            commands::last_run::run(s, &s.stack_context_unchanged("report")?, output.as_deref())
+        }
     }
 }
 
 fn run_plan(s: &Settings, options: &RunOptions) -> Result<i32, RunnerError> {
     neither_run_nor_left_out(&options.targets, &options.excludes)?;
-    let target = s.target(options.operation.as_str())?;
+    let target = s.stack_context(options.operation.as_str())?;
     commands::operation::run(s, &target, options)
 }
 

@@ -50,7 +50,7 @@ pub mod fuzzing {
     /// `config/pulumi/environment`: parsed, or every bad line reported with its line.
     pub fn environment_file(text: &str) {
         let file = SourceFile::new("environment", text);
-        match crate::config::environment::parse(&file) {
+        match crate::config::env_file::parse(&file) {
             Ok(env) => assert!(env.vars.keys().all(|k| !k.is_empty())),
             Err(problems) => assert!(!problems.is_empty()),
         }

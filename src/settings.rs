@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use crate::config::backend::BACKEND_VAR;
 use crate::config::env::Env;
-use crate::config::environment::{self, ENVIRONMENT_FILE, EnvironmentFile};
+use crate::config::env_file::{self, ENVIRONMENT_FILE, EnvironmentFile};
 use crate::config::stackfile::{self, StackFile};
 use crate::error::RunnerError;
 use crate::graph;
@@ -50,7 +50,7 @@ pub(crate) struct Settings {
 
 /// The provider and stack a command works on, and the environment its children see.
 #[derive(Debug)]
-pub(crate) struct Target {
+pub(crate) struct StackContext {
     pub(crate) provider: Provider,
     pub(crate) stack: String,
     pub(crate) env: Env,
@@ -126,17 +126,17 @@ impl Settings {
     /// The provider, then the stack (MARA's order of checks) and the environment; the
     /// environment file is read once for both. Without `-p`, the provider is the one the stack
     /// file was written for (`kubernetes:infra_type`), said in a note.
-    pub(crate) fn target(&self, command: &str) -> Result<Target, RunnerError> {
-        self.resolve_target(command, false)
+    pub(crate) fn stack_context(&self, command: &str) -> Result<StackContext, RunnerError> {
+        self.resolve_stack_context(command, false)
     }
 
     /// As [`Self::target`], writing nothing: neither `PULUMI_STACK` into the environment file
     /// nor the embedded backend's directory (`validate --check`).
-    pub(crate) fn target_unchanged(&self, command: &str) -> Result<Target, RunnerError> {
-        self.resolve_target(command, true)
+    pub(crate) fn stack_context_unchanged(&self, command: &str) -> Result<StackContext, RunnerError> {
+        self.resolve_stack_context(command, true)
     }
 
-    fn resolve_target(&self, command: &str, read_only: bool) -> Result<Target, RunnerError> {
+    fn resolve_stack_context(&self, command: &str, read_only: bool) -> Result<StackContext, RunnerError> {
         let path = self.ws.root.join(ENVIRONMENT_FILE);
         // Read once; a problem in it is reported after the provider's (MARA's order), unless
         // the provider is to be found through it (no `-p`): then it is the problem to fix.
@@ -186,7 +186,7 @@ impl Settings {
         let given_backend = vars.contains_key(BACKEND_VAR) || std::env::var_os(BACKEND_VAR).is_some();
         let env = Env::new(overlay(&self.ws, vars, read_only)?);
         let run_dir = self.ws.run_dir(&stack);
-        Ok(Target {
+        Ok(StackContext {
             provider,
             stack,
             env,
@@ -324,7 +324,7 @@ fn record_stack(ws: &Workspace, stack: &str, source: &StackSource) -> Result<(),
         StackSource::Recorded => {}
         StackSource::Missing => {
             let existed = path.exists();
-            environment::add_stack(&path, stack).map_err(io)?;
+            env_file::add_stack(&path, stack).map_err(io)?;
             crate::report::info(&if existed {
                 format!("Added PULUMI_STACK={stack} to {display}")
             } else {
@@ -332,7 +332,7 @@ fn record_stack(ws: &Workspace, stack: &str, source: &StackSource) -> Result<(),
             });
         }
         StackSource::Switched(old) => {
-            environment::set_stack(&path, stack).map_err(io)?;
+            env_file::set_stack(&path, stack).map_err(io)?;
             crate::report::info(&format!(
                 "Switched the workspace from stack {old} to {stack}: PULUMI_STACK={stack} in {display}"
             ));

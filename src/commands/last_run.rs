@@ -10,11 +10,11 @@ use crate::fs::{NewFile, write_atomic};
 use crate::plan::{Operation, Plan};
 use crate::render;
 use crate::report::{self, html, timeline};
-use crate::settings::{Settings, Target};
+use crate::settings::{Settings, StackContext};
 
 /// The last run's summary, refused (with what to do) when there is none or it is of another
 /// stack than the one asked about.
-pub(crate) fn last_run(s: &Settings, t: &Target) -> Result<timeline::LastRun, RunnerError> {
+pub(crate) fn last_run(s: &Settings, t: &StackContext) -> Result<timeline::LastRun, RunnerError> {
     let path = t.run_dir.last_run();
     let shown = s.ws.show(&path);
     let text = crate::fs::read_text(&path).map_err(|e| {
@@ -42,7 +42,7 @@ pub(crate) fn last_run(s: &Settings, t: &Target) -> Result<timeline::LastRun, Ru
 }
 
 /// The plan of the run's operation over the whole graph (the edges the timeline follows).
-fn plan_of<'p>(t: &'p Target, run: &timeline::LastRun) -> Plan<'p> {
+fn plan_of<'p>(t: &'p StackContext, run: &timeline::LastRun) -> Plan<'p> {
     let operation = match run.operation.as_str() {
         "destroy" => Operation::Destroy,
         "refresh" => Operation::Refresh,
@@ -53,7 +53,7 @@ fn plan_of<'p>(t: &'p Target, run: &timeline::LastRun) -> Plan<'p> {
 }
 
 /// The HTML report of the run summarized in `summary`, to `path`; a warning when it cannot be.
-pub(crate) fn write_html(s: &Settings, t: &Target, plan: &Plan<'_>, summary: &str, path: &Path) {
+pub(crate) fn write_html(s: &Settings, t: &StackContext, plan: &Plan<'_>, summary: &str, path: &Path) {
     let written = serde_json::from_str::<timeline::LastRun>(summary)
         .map_err(|e| e.to_string())
         .and_then(|run| {
@@ -66,7 +66,7 @@ pub(crate) fn write_html(s: &Settings, t: &Target, plan: &Plan<'_>, summary: &st
     }
 }
 
-fn html_of(t: &Target, plan: &Plan<'_>, run: &timeline::LastRun) -> String {
+fn html_of(t: &StackContext, plan: &Plan<'_>, run: &timeline::LastRun) -> String {
     let svg = render::svg(plan, &render::EdgeLabels::default());
     let waits = timeline::waits_of(plan);
     // The log of each failure, as the run wrote it (scrubbed of secrets when written).
@@ -90,7 +90,7 @@ fn html_of(t: &Target, plan: &Plan<'_>, run: &timeline::LastRun) -> String {
 }
 
 /// `runner report [-o FILE]`: the last run's HTML report.
-pub(crate) fn run(s: &Settings, t: &Target, output: Option<&Path>) -> Result<i32, RunnerError> {
+pub(crate) fn run(s: &Settings, t: &StackContext, output: Option<&Path>) -> Result<i32, RunnerError> {
     let run = last_run(s, t)?;
     let plan = plan_of(t, &run);
     let path = output.map_or_else(|| t.run_dir.last_report(), Path::to_path_buf);
@@ -109,7 +109,7 @@ pub(crate) fn run(s: &Settings, t: &Target, output: Option<&Path>) -> Result<i32
 }
 
 /// `runner status --format gantt` (Mermaid) or `gantt-svg`: the last run's timeline.
-pub(crate) fn timeline(s: &Settings, t: &Target, svg: bool) -> Result<String, RunnerError> {
+pub(crate) fn timeline(s: &Settings, t: &StackContext, svg: bool) -> Result<String, RunnerError> {
     let run = last_run(s, t)?;
     let plan = plan_of(t, &run);
     let t = timeline::Timeline::of(&run, &timeline::waits_of(&plan));

@@ -11,7 +11,7 @@ use super::write_result;
 use crate::error::{RunnerError, exit};
 use crate::plan::Operation;
 use crate::report::{self, logs};
-use crate::settings::{Settings, Target};
+use crate::settings::{Settings, StackContext};
 
 /// How often a followed log is read again.
 const POLL: Duration = Duration::from_millis(150);
@@ -31,7 +31,7 @@ const OPERATIONS: [Operation; 4] = [
     Operation::Preview,
 ];
 
-pub(crate) fn run(s: &Settings, t: &Target, o: &LogsOptions) -> Result<i32, RunnerError> {
+pub(crate) fn run(s: &Settings, t: &StackContext, o: &LogsOptions) -> Result<i32, RunnerError> {
     super::project_of(t, &o.project, "logs")?;
     let candidates: Vec<PathBuf> = match o.operation {
         Some(op) => vec![t.run_dir.log(&o.project, op.as_str())],

@@ -7,15 +7,15 @@ pub(crate) mod logs;
 pub(crate) mod operation;
 pub(crate) mod output;
 pub(crate) mod passthrough;
-pub(crate) mod plan;
 pub(crate) mod providers;
+pub(crate) mod show_plan;
 pub(crate) mod status;
 pub(crate) mod validate;
 
 use crate::error::RunnerError;
 use crate::provider::Project;
 use crate::report;
-use crate::settings::Target;
+use crate::settings::StackContext;
 
 /// Writes a command's result to standard output.
 pub(crate) fn write_result(text: &str) -> Result<(), RunnerError> {
@@ -26,7 +26,7 @@ pub(crate) fn write_result(text: &str) -> Result<(), RunnerError> {
 }
 
 /// The project `name` of the target's provider, or a usage error with the closest name.
-fn project_of<'t>(t: &'t Target, name: &str, command: &str) -> Result<&'t Project, RunnerError> {
+fn project_of<'t>(t: &'t StackContext, name: &str, command: &str) -> Result<&'t Project, RunnerError> {
     let graph = &t.provider.graph;
     let i = graph.find(name).ok_or_else(|| {
         let list = format!("see the projects with `runner show-plan -p {}`", t.provider.name);

@@ -16,7 +16,7 @@ use crate::exec::Outputs;
 use crate::exec::outputs::REDACTED;
 use crate::pulumi::Deployed;
 use crate::report;
-use crate::settings::{Settings, Target};
+use crate::settings::{Settings, StackContext};
 
 #[derive(Debug, Clone)]
 pub(crate) struct OutputOptions {
@@ -27,7 +27,7 @@ pub(crate) struct OutputOptions {
     pub(crate) json: bool,
 }
 
-pub(crate) fn run(s: &Settings, t: &Target, o: &OutputOptions) -> Result<i32, RunnerError> {
+pub(crate) fn run(s: &Settings, t: &StackContext, o: &OutputOptions) -> Result<i32, RunnerError> {
     let project = super::project_of(t, &o.project, "output")?.clone();
     let env = prepare::with_passphrase(&s.ws, &t.stack, t.env.clone(), s.interactive, &mut Terminal::new())?;
     let backend = Backend::of(&env);

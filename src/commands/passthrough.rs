@@ -11,7 +11,7 @@ use crate::config::terminal::Terminal;
 use crate::error::RunnerError;
 use crate::pulumi;
 use crate::report;
-use crate::settings::{Settings, Target};
+use crate::settings::{Settings, StackContext};
 
 /// Commands (and their aliases) that take `--stack` (`pkg/cmd/pulumi`: a flag on each, or a
 /// persistent one on `stack`, `config` and `logs` for their subcommands).
@@ -69,7 +69,7 @@ const ROOT_VALUES: [&str; 10] = [
     "--otel-traces",
 ];
 
-pub(crate) fn run(s: &Settings, t: &Target, project: &str, args: &[String]) -> Result<i32, RunnerError> {
+pub(crate) fn run(s: &Settings, t: &StackContext, project: &str, args: &[String]) -> Result<i32, RunnerError> {
     let project = super::project_of(t, project, "pulumi")?.clone();
     let env = prepare::with_passphrase(&s.ws, &t.stack, t.env.clone(), s.interactive, &mut Terminal::new())?;
     let engine = pulumi_for(s, t, env);

@@ -12,7 +12,7 @@ use crate::error::{RunnerError, exit};
 use crate::plan::{Operation, Plan};
 use crate::report;
 use crate::runstate::{History, Pending, RunState};
-use crate::settings::{Settings, Target};
+use crate::settings::{Settings, StackContext};
 
 /// How `status` prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,7 +73,7 @@ struct Up {
     why: String,
 }
 
-pub(crate) fn run(s: &Settings, t: &Target, format: StatusFormat) -> Result<i32, RunnerError> {
+pub(crate) fn run(s: &Settings, t: &StackContext, format: StatusFormat) -> Result<i32, RunnerError> {
     if matches!(format, StatusFormat::Gantt | StatusFormat::GanttSvg) {
         write_result(&super::last_run::timeline(s, t, format == StatusFormat::GanttSvg)?)?;
         return Ok(exit::SUCCESS);

@@ -11,9 +11,9 @@ use crate::config::terminal::Terminal;
 use crate::error::{RunnerError, exit};
 use crate::pulumi::Store;
 use crate::report;
-use crate::settings::{Settings, Target};
+use crate::settings::{Settings, StackContext};
 
-pub(crate) fn run(s: &Settings, t: &Target, check: bool) -> Result<i32, RunnerError> {
+pub(crate) fn run(s: &Settings, t: &StackContext, check: bool) -> Result<i32, RunnerError> {
     let request = Request {
         ws: &s.ws,
         provider: &t.provider,

@@ -49,7 +49,7 @@ impl PassphraseFrom {
         match self {
             PassphraseFrom::Environment => format!("{PASSPHRASE_VAR} in the environment"),
             PassphraseFrom::EnvironmentFile => {
-                format!("{PASSPHRASE_VAR} in {}", super::environment::ENVIRONMENT_FILE)
+                format!("{PASSPHRASE_VAR} in {}", super::env_file::ENVIRONMENT_FILE)
             }
             PassphraseFrom::PassphraseFile => format!(
                 "the file PULUMI_CONFIG_PASSPHRASE_FILE names ({})",

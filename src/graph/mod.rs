@@ -11,12 +11,12 @@ use petgraph::algo::tarjan_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
 
 mod layer;
-mod names;
 mod simulate;
+mod suggest;
 
 pub use layer::Layer;
-pub use names::{NameIndex, closest, edit_distance};
 pub use simulate::Prediction;
+pub use suggest::{NameIndex, closest, edit_distance};
 
 /// Where a name was written, as the caller understands it (file index and byte range).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

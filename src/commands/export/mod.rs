@@ -24,7 +24,7 @@ use crate::export::names::{Names, Rule};
 use crate::export::{self, Esc, Format, Input, Repo, Revision, SecretKey, Source};
 use crate::plan::{Operation, Plan};
 use crate::report;
-use crate::settings::{Settings, Target};
+use crate::settings::{Settings, StackContext};
 
 /// Where the files go.
 #[derive(Debug, Clone)]
@@ -126,7 +126,7 @@ pub(crate) struct EscOptions {
     pub(crate) environment: Option<String>,
 }
 
-pub(crate) fn run(s: &Settings, t: &Target, o: &ExportOptions) -> Result<i32, RunnerError> {
+pub(crate) fn run(s: &Settings, t: &StackContext, o: &ExportOptions) -> Result<i32, RunnerError> {
     let format = o.engine.format();
     let plan = Plan::new(&t.provider, Operation::Up, &[]).map_err(|e| RunnerError::usage(e.to_string(), ""))?;
     let namespace = namespace(o.engine.cluster().and_then(|c| c.namespace.as_deref()), &t.stack)?;
@@ -222,7 +222,7 @@ pub(crate) fn run(s: &Settings, t: &Target, o: &ExportOptions) -> Result<i32, Ru
 fn operator_stacks(
     input: &mut Input,
     s: &Settings,
-    t: &Target,
+    t: &StackContext,
     format: Format,
     cluster: &Cluster,
     stacks: &Stacks,
@@ -293,7 +293,7 @@ fn write_dir(
 /// the project mounts at that path (shell executors on one machine, or an NFS mount); each job's
 /// checkout replaces the workspace, and the other engines' jobs run on machines or pods that
 /// mount nothing of ours.
-fn shared_backend(s: &Settings, t: &Target, format: Format) -> Result<String, RunnerError> {
+fn shared_backend(s: &Settings, t: &StackContext, format: Format) -> Result<String, RunnerError> {
     let embedded = format!("file://{}", s.ws.root.join(".pulumi-state").display());
     let url = t.env.get(BACKEND_VAR).unwrap_or_default();
     let refuse = |why: String| {
@@ -381,7 +381,7 @@ struct Config {
 }
 
 /// The shared stack configuration: its plain values, and the keys of its secrets.
-fn read_config(s: &Settings, t: &Target) -> Result<Config, RunnerError> {
+fn read_config(s: &Settings, t: &StackContext) -> Result<Config, RunnerError> {
     let path = stackfile::path(&s.ws.root, &t.stack);
     let shown = s.ws.show(&path);
     let file = StackFile::load(&path, &shown).map_err(|d| RunnerError::Validation(vec![*d]))?;
@@ -414,7 +414,7 @@ fn read_config(s: &Settings, t: &Target) -> Result<Config, RunnerError> {
 }
 
 /// Every project secret of the graph, in graph order (the secrets store keeps them all).
-fn store_secrets(t: &Target) -> Vec<SecretKey> {
+fn store_secrets(t: &StackContext) -> Vec<SecretKey> {
     let mut out: Vec<SecretKey> = Vec::new();
     for p in &t.provider.projects {
         for secret in &p.secrets {
@@ -430,7 +430,7 @@ fn store_secrets(t: &Target) -> Vec<SecretKey> {
 }
 
 /// The backend's credentials (and the passphrase), then the provider's.
-fn credentials(t: &Target, backend: &str) -> Vec<String> {
+fn credentials(t: &StackContext, backend: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let all = Backend::parse(backend)
         .credentials()
@@ -446,7 +446,7 @@ fn credentials(t: &Target, backend: &str) -> Vec<String> {
 }
 
 /// Each project's Pulumi YAML program, as data.
-fn programs(s: &Settings, t: &Target) -> BTreeMap<String, Value> {
+fn programs(s: &Settings, t: &StackContext) -> BTreeMap<String, Value> {
     t.provider
         .projects
         .iter()

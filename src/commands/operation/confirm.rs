@@ -16,10 +16,10 @@ use crate::plan::{Operation, Plan};
 use crate::pulumi;
 use crate::report;
 use crate::runstate::Pending;
-use crate::settings::{Settings, Target};
+use crate::settings::{Settings, StackContext};
 
 /// Without a terminal nobody can confirm a destroy: the command line must.
-pub(super) fn destroy_needs_yes(t: &Target) -> RunnerError {
+pub(super) fn destroy_needs_yes(t: &StackContext) -> RunnerError {
     RunnerError::usage(
         "`destroy` needs --yes when nobody can confirm it at a terminal",
         format!(
@@ -32,7 +32,7 @@ pub(super) fn destroy_needs_yes(t: &Target) -> RunnerError {
 /// Says what will run and why; at a terminal, asks first (unless `--yes`).
 pub(super) fn go_ahead(
     s: &Settings,
-    t: &Target,
+    t: &StackContext,
     plan: &Plan<'_>,
     o: &RunOptions,
     ready: &Ready,
@@ -92,7 +92,7 @@ pub(super) fn what_runs(plan: &Plan<'_>, pending: &[(String, Pending)]) -> Optio
 
 /// At a terminal, what the run will do, and the question: the stack name typed for destroy,
 /// yes or no for up and refresh. Preview changes nothing and asks nothing.
-pub(super) fn confirm(t: &Target, plan: &Plan<'_>, ready: &Ready, runs: Option<&str>) -> Result<(), RunnerError> {
+pub(super) fn confirm(t: &StackContext, plan: &Plan<'_>, ready: &Ready, runs: Option<&str>) -> Result<(), RunnerError> {
     let backend = Backend::of(&ready.env);
     let io = |source| RunnerError::Io {
         context: "cannot read the answer from the terminal".into(),
@@ -133,7 +133,7 @@ pub(super) fn confirm(t: &Target, plan: &Plan<'_>, ready: &Ready, runs: Option<&
 
 /// After an interactive destroy: offer to remove the kubeconfig entries `kubeconfig-merge` added
 /// for each cluster project destroyed (with `--prune-kubeconfig` this happens without asking).
-pub(super) fn offer_kubeconfig_prune(t: &Target, result: &RunResult) {
+pub(super) fn offer_kubeconfig_prune(t: &StackContext, result: &RunResult) {
     let merges: BTreeSet<&str> = t
         .provider
         .projects

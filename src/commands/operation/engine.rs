@@ -19,7 +19,7 @@ use crate::plan::{Operation, Plan};
 use crate::provider::Project;
 use crate::pulumi::{Pulumi, Redactor, Store};
 use crate::runstate::RunState;
-use crate::settings::{Settings, Target};
+use crate::settings::{Settings, StackContext};
 
 /// A wrong passphrase as one error, before any project starts (waits for its check).
 pub(super) fn passphrase_opens(s: &Settings, ready: &mut Ready) -> Result<(), RunnerError> {
@@ -30,7 +30,13 @@ pub(super) fn passphrase_opens(s: &Settings, ready: &mut Ready) -> Result<(), Ru
 }
 
 /// The `pulumi` engine for this run.
-pub(super) fn engine(s: &Settings, t: &Target, o: &RunOptions, ready: Ready, known_stacks: BTreeSet<String>) -> Pulumi {
+pub(super) fn engine(
+    s: &Settings,
+    t: &StackContext,
+    o: &RunOptions,
+    ready: Ready,
+    known_stacks: BTreeSet<String>,
+) -> Pulumi {
     let redactor = Redactor::default();
     redactor.add(ready.secrets);
     Pulumi {
@@ -47,7 +53,7 @@ pub(super) fn engine(s: &Settings, t: &Target, o: &RunOptions, ready: Ready, kno
 /// The `pulumi` engine of the target's stack with this environment, built here alone: as a run
 /// has it (the run adds its own, [`engine`]), for a command that reads one project's stack or
 /// hands it to `pulumi` (`output`, `pulumi`).
-pub(crate) fn pulumi_for(s: &Settings, t: &Target, env: Env) -> Pulumi {
+pub(crate) fn pulumi_for(s: &Settings, t: &StackContext, env: Env) -> Pulumi {
     Pulumi {
         program: PathBuf::from("pulumi"),
         root: s.ws.root.clone(),
@@ -67,7 +73,7 @@ pub(crate) fn pulumi_for(s: &Settings, t: &Target, env: Env) -> Pulumi {
 /// The configuration, questions, secrets and checks before anything runs.
 pub(super) fn prepare(
     s: &Settings,
-    t: &Target,
+    t: &StackContext,
     plan: &Plan<'_>,
     fresh: bool,
     store: &Store,
@@ -103,7 +109,7 @@ pub(super) fn prepare(
 
 /// The projects whose stack exists: those the run state knows, and those the preparation
 /// created (the secrets store's, whose `stack select --create` is then its own).
-pub(super) fn known_stacks(s: &Settings, t: &Target, state: &RunState, store: &Store) -> BTreeSet<String> {
+pub(super) fn known_stacks(s: &Settings, t: &StackContext, state: &RunState, store: &Store) -> BTreeSet<String> {
     let made = store.stacks_made();
     let mut known = state.known_stacks();
     known.extend(

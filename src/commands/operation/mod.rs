@@ -3,7 +3,7 @@
 //! to the views, the logs and the run state, and ends with the closing table, the JSON summary
 //! and the exit code.
 
-mod ci;
+mod ci_reports;
 mod confirm;
 mod engine;
 mod only;
@@ -25,7 +25,7 @@ use crate::report::logs::Logs;
 use crate::report::plain::Plain;
 use crate::report::sinks::{Sinks, StateFile};
 use crate::report::{self, OutputMode};
-use crate::settings::{Settings, Target};
+use crate::settings::{Settings, StackContext};
 use crate::workspace::WorkspaceLock;
 use confirm::{destroy_needs_yes, go_ahead};
 pub(crate) use engine::pulumi_for;
@@ -77,8 +77,8 @@ pub(crate) struct RunOptions {
     pub(crate) drift: Option<Drift>,
 }
 
-pub(crate) fn run(s: &Settings, t: &Target, o: &RunOptions) -> Result<i32, RunnerError> {
-    ci::warn_lost_backend(s, t);
+pub(crate) fn run(s: &Settings, t: &StackContext, o: &RunOptions) -> Result<i32, RunnerError> {
+    ci_reports::warn_lost_backend(s, t);
     let (history, provider) = learned(s, t, o.operation)?;
     let plan = plan(&provider, o)?;
     if o.operation == Operation::Destroy && !o.yes && !s.interactive {

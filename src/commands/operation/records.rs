@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use std::time::SystemTime;
 
 use super::RunOptions;
-use super::ci;
+use super::ci_reports;
 use super::confirm::offer_kubeconfig_prune;
 use super::predict::{Prediction, Settled, predict};
 use crate::config::env::Env;
@@ -23,11 +23,11 @@ use crate::report;
 use crate::report::plain::{drift_verdict, refresh_verdict};
 use crate::report::summary::Predicted;
 use crate::runstate::{Digests, History, Outside, Pending, Recorder, RunState};
-use crate::settings::{Settings, Target};
+use crate::settings::{Settings, StackContext};
 
 /// What projects depend on beyond their directories and the stack file: the files `path`
 /// questions named, and the environment every `pulumi` gets.
-pub(super) fn outside(t: &Target, env: &Env, config: &Map<String, Value>) -> Outside {
+pub(super) fn outside(t: &StackContext, env: &Env, config: &Map<String, Value>) -> Outside {
     let files = t
         .provider
         .prompts
@@ -43,7 +43,7 @@ pub(super) fn outside(t: &Target, env: &Env, config: &Map<String, Value>) -> Out
 
 /// Whether an `up` would find every project unchanged, told from what the last runs left
 /// (nothing is written: a workspace without digests is not up to date).
-pub(super) fn up_to_date(s: &Settings, t: &Target, plan: &Plan<'_>) -> bool {
+pub(super) fn up_to_date(s: &Settings, t: &StackContext, plan: &Plan<'_>) -> bool {
     let Ok(state) = RunState::load(&t.run_dir) else {
         return false;
     };
@@ -52,7 +52,7 @@ pub(super) fn up_to_date(s: &Settings, t: &Target, plan: &Plan<'_>) -> bool {
 
 /// The digests as an `up` would take them now, when past runs made a digest key (nothing is
 /// written).
-pub(crate) fn digests_now(s: &Settings, t: &Target) -> Option<Digests> {
+pub(crate) fn digests_now(s: &Settings, t: &StackContext) -> Option<Digests> {
     let config_file = stackfile::path(&s.ws.root, &t.stack);
     let file = StackFile::load(&config_file, &s.ws.show(&config_file)).ok()?;
     if !t.run_dir.digest_key().is_file() {
@@ -92,7 +92,7 @@ pub(super) fn prediction(
 }
 
 /// Remembers how long each project that succeeded took, for the next run's estimates.
-pub(super) fn learn(t: &Target, mut history: History, operation: Operation, result: &RunResult) {
+pub(super) fn learn(t: &StackContext, mut history: History, operation: Operation, result: &RunResult) {
     history.record(operation, result);
     if let Err(e) = history.save(&t.run_dir) {
         report::warning(&format!("cannot write what this run took: {e}"));
@@ -107,7 +107,11 @@ pub(super) fn deployed_for_preview(plan: &Plan<'_>, o: &RunOptions, state: &RunS
 
 /// Past runs weigh the plan: the provider with each project's learned duration as its estimate
 /// (the critical path, the order of ready projects), and what was learned.
-pub(super) fn learned(s: &Settings, t: &Target, operation: Operation) -> Result<(History, Provider), RunnerError> {
+pub(super) fn learned(
+    s: &Settings,
+    t: &StackContext,
+    operation: Operation,
+) -> Result<(History, Provider), RunnerError> {
     let history = History::load(&t.run_dir).map_err(|m| state_error(s, t, m))?;
     let mut provider = t.provider.clone();
     provider.learn_estimates(&history.estimates(operation));
@@ -115,7 +119,7 @@ pub(super) fn learned(s: &Settings, t: &Target, operation: Operation) -> Result<
 }
 
 /// A file of the run state that cannot be read (exit 2): the message names it and the fix.
-pub(crate) fn state_error(s: &Settings, t: &Target, message: impl std::fmt::Display) -> RunnerError {
+pub(crate) fn state_error(s: &Settings, t: &StackContext, message: impl std::fmt::Display) -> RunnerError {
     RunnerError::usage(
         message.to_string(),
         format!("the run state lives under {}", s.ws.show(&t.run_dir.stack_dir())),
@@ -125,7 +129,7 @@ pub(crate) fn state_error(s: &Settings, t: &Target, message: impl std::fmt::Disp
 /// The JSON summary of the run, with what was predicted.
 pub(super) fn summary(
     plan: &Plan<'_>,
-    t: &Target,
+    t: &StackContext,
     result: &RunResult,
     (started, code): (SystemTime, i32),
     prediction: &Prediction,
@@ -144,7 +148,7 @@ pub(super) fn summary(
 /// records ([`write_records`]: `false` when a summary could not be written).
 pub(super) fn after(
     s: &Settings,
-    t: &Target,
+    t: &StackContext,
     o: &RunOptions,
     (plan, result): (&Plan<'_>, &RunResult),
     (started, total): (SystemTime, f64),
@@ -164,19 +168,19 @@ pub(super) fn after(
     {
         report::info(&format!("\n{v}"));
     }
-    let asked = ci::Asked {
+    let asked = ci_reports::Asked {
         junit: o.junit.as_deref(),
         drift: o.drift.is_some(),
         verdict: verdict.as_deref(),
     };
-    ci::reports(s, t, asked, (plan, result), (started, total), summary);
+    ci_reports::reports(s, t, asked, (plan, result), (started, total), summary);
     learn(t, history, o.operation, result);
     write_records(s, t, o, plan, summary)
 }
 
 /// The run state (a crashed run's journal folded in, its notes said) and the digests as this
 /// run takes them.
-pub(super) fn open_records(s: &Settings, t: &Target, ready: &Ready) -> Result<(Recorder, Digests), RunnerError> {
+pub(super) fn open_records(s: &Settings, t: &StackContext, ready: &Ready) -> Result<(Recorder, Digests), RunnerError> {
     let (state, notes) =
         Recorder::open(&t.run_dir, &t.provider, &|p| s.ws.show(p)).map_err(|m| state_error(s, t, m))?;
     for note in &notes {
@@ -198,7 +202,7 @@ pub(super) fn open_records(s: &Settings, t: &Target, ready: &Ready) -> Result<(R
 
 /// The JSON summary to `.runner/last-run.json`, and to `--summary FILE` when given; the HTML
 /// report to `--report FILE` when given. `true` when every summary was written.
-pub(super) fn write_records(s: &Settings, t: &Target, o: &RunOptions, plan: &Plan<'_>, summary: &str) -> bool {
+pub(super) fn write_records(s: &Settings, t: &StackContext, o: &RunOptions, plan: &Plan<'_>, summary: &str) -> bool {
     if let Some(path) = &o.report {
         crate::commands::last_run::write_html(s, t, plan, summary, path);
     }

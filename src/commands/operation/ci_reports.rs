@@ -12,11 +12,11 @@ use crate::report;
 use crate::report::ci::{self, CiSystem};
 use crate::report::junit::{self, Suite};
 use crate::report::timeline;
-use crate::settings::{Settings, Target};
+use crate::settings::{Settings, StackContext};
 
 /// In CI, the file backend inside the workspace goes when the job's checkout does: said once,
 /// before anything runs, with the fix.
-pub(super) fn warn_lost_backend(s: &Settings, t: &Target) {
+pub(super) fn warn_lost_backend(s: &Settings, t: &StackContext) {
     if s.ci.is_some() && t.default_backend {
         report::warning(
             "this CI job keeps the Pulumi state in the workspace's own file backend (.pulumi-state), \
@@ -43,7 +43,7 @@ pub(super) struct Asked<'a> {
 /// annotations.
 pub(super) fn reports(
     s: &Settings,
-    t: &Target,
+    t: &StackContext,
     asked: Asked<'_>,
     (plan, result): (&Plan<'_>, &RunResult),
     (started, total): (std::time::SystemTime, f64),
