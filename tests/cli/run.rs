@@ -882,3 +882,36 @@ fn a_fresh_clone_against_an_existing_backend_gets_the_salt_before_projects_run_i
     // The salt opens with the run's passphrase: every project runs with it.
     ws.exec(&["up", "-p", "aws", "-s", "dev"], &[]).expect(0);
 }
+
+/// The closing table as a person reads it after a run that succeeded and after one that failed:
+/// a snapshot each (durations and the workspace's temporary path filtered), so a change to how
+/// a run ends is a reviewed diff.
+#[test]
+fn the_closing_table_after_a_success_and_after_a_failure() {
+    let ws = Ws::configured("aws");
+    let ok = ws
+        .exec(&["up", "-p", "aws", "-s", "dev", "--target", "eks"], &[])
+        .expect(0);
+    let failed = ws
+        .exec(
+            &["up", "-p", "aws", "-s", "dev", "--target", "eks", "--fresh"],
+            &[("PULUMI_STANDIN_FAIL", "eks:up")],
+        )
+        .expect(1);
+    let closing = |stderr: &str| {
+        let at = stderr
+            .find("\nSummary:")
+            .unwrap_or_else(|| panic!("no closing table:\n{stderr}"));
+        stderr[at + 1..].to_string()
+    };
+    let root = ws.path().display().to_string();
+    insta::with_settings!({filters => vec![
+        // The padding too: a duration's width varies, and the column is right-aligned.
+        (r" +\d+m \d+s\b", " [duration]"),
+        (r" +\d+(\.\d+)?(ms|s)\b", " [duration]"),
+        (root.as_str(), "[workspace]"),
+    ]}, {
+        insta::assert_snapshot!("closing_table_success", closing(&ok.stderr));
+        insta::assert_snapshot!("closing_table_failure", closing(&failed.stderr));
+    });
+}
