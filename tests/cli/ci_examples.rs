@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::links::markdown_files;
-use crate::support::{REPO, tool_required};
+use crate::support::REPO;
 
 /// The fenced `yaml` blocks of the documentation whose first line names a CI file: the
 /// document (relative to the repository), the CI file's name, the block.
@@ -44,16 +44,7 @@ fn check_jsonschema() -> Option<PathBuf> {
         || PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/runner-test-tools"),
         PathBuf::from,
     );
-    let tool = dir.join("venv/bin/check-jsonschema");
-    if tool.exists() {
-        return Some(tool);
-    }
-    assert!(
-        !tool_required(),
-        "check-jsonschema is missing: run scripts/install-test-tools"
-    );
-    eprintln!("skipped: check-jsonschema is not installed (scripts/install-test-tools installs it)");
-    None
+    crate::support::need_at(dir.join("venv/bin/check-jsonschema"), "check-jsonschema")
 }
 
 #[test]

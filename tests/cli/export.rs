@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-use crate::support::{Run, SECRETS, Ws, files_under, tool_required};
+use crate::support::{Run, SECRETS, Ws, files_under};
 
 const PROVIDERS: [&str; 4] = ["aws", "do", "kubeconfig", "linode"];
 const FORMATS: [&str; 6] = [
@@ -617,12 +617,7 @@ fn kebap_needs_the_esc_organization_and_a_repository() {
 /// A Debian tool of scripts/install-test-tools: whether to go on (a skip when it is missing and
 /// not required).
 fn debian_tool(name: &str) -> bool {
-    if crate::support::have(name) {
-        return true;
-    }
-    assert!(!tool_required(), "{name} is missing: run scripts/install-test-tools");
-    eprintln!("skipped: {name} is not installed (scripts/install-test-tools installs it)");
-    false
+    crate::support::need(name, name)
 }
 
 /// A JSON value as a Lua table constructor (test data: ASCII strings).
@@ -778,16 +773,7 @@ pub(crate) fn tools_dir() -> PathBuf {
 
 /// `Some(path)` of a test tool, `None` (a skip) when it is missing and not required.
 pub(crate) fn tool(path: PathBuf, what: &str) -> Option<PathBuf> {
-    if path.exists() {
-        return Some(path);
-    }
-    assert!(
-        !tool_required(),
-        "{what} is missing at {}: run scripts/install-test-tools",
-        path.display()
-    );
-    eprintln!("skipped: {what} is not installed (scripts/install-test-tools installs it)");
-    None
+    crate::support::need_at(path, what)
 }
 
 #[test]

@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 
 use crate::engines::{ADMIN_PASSWORD, DB_PASSWORD, E2e, Engine, assert_order};
 use crate::export::{tool, tools_dir};
-use crate::support::{Run, tool_required};
+use crate::support::Run;
 
 const BUCKET: &str = "runner-state";
 /// The keys the jobs reach moto with (it takes any).
@@ -173,16 +173,8 @@ fn tools(engine: Engine) -> Option<(PathBuf, Option<PathBuf>)> {
         tools_dir().join("node/node_modules/.bin/gitlab-ci-local"),
         "gitlab-ci-local",
     )?;
-    let rsync = Command::new("rsync")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !rsync {
-        assert!(
-            !tool_required(),
-            "rsync is missing (gitlab-ci-local copies each job's checkout with it): run scripts/install-test-tools"
-        );
-        eprintln!("skipped: rsync is missing (scripts/install-test-tools installs it)");
+    // gitlab-ci-local copies each job's checkout with it.
+    if !crate::support::need("rsync", "rsync") {
         return None;
     }
     let moto = match engine {

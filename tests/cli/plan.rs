@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::support::{REPO, Ws, have, tool_required};
+use crate::support::{REPO, Ws};
 
 const PROVIDERS: [&str; 4] = ["aws", "do", "kubeconfig", "linode"];
 
@@ -263,12 +263,7 @@ fn json_plans_validate_against_the_documented_schema() {
 
 #[test]
 fn dot_renders_with_graphviz_without_warnings() {
-    if !have("dot") {
-        assert!(
-            !tool_required(),
-            "Graphviz `dot` is missing: run scripts/install-test-tools"
-        );
-        eprintln!("skipped: Graphviz `dot` is not installed (scripts/install-test-tools installs it)");
+    if !crate::support::need("dot", "Graphviz `dot`") {
         return;
     }
     let ws = Ws::reference();

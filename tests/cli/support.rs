@@ -248,6 +248,31 @@ pub fn have(tool: &str) -> bool {
     Command::new(tool).arg("-V").output().is_ok()
 }
 
+/// Whether a test can go on with `tool` (a command on PATH, `what` it is for a person): the one
+/// way a test needs a tool of scripts/install-test-tools. Missing, it skips (saying so), or
+/// fails under `RUNNER_REQUIRE_TOOLS=1`, as in CI, where a skip would prove nothing.
+pub fn need(tool: &str, what: &str) -> bool {
+    if have(tool) {
+        return true;
+    }
+    missing(what);
+    false
+}
+
+/// [`need`] for a tool at a known path (a virtualenv's, a package's).
+pub fn need_at(path: PathBuf, what: &str) -> Option<PathBuf> {
+    if path.exists() {
+        return Some(path);
+    }
+    missing(&format!("{what} (looked for at {})", path.display()));
+    None
+}
+
+fn missing(what: &str) {
+    assert!(!tool_required(), "{what} is missing: run scripts/install-test-tools");
+    eprintln!("skipped: {what} is not installed (scripts/install-test-tools installs it)");
+}
+
 /// The SDK cache of `scripts/install-test-tools` (outside git): `$RUNNER_SDK_CACHE`, else
 /// `$XDG_CACHE_HOME/runner-sdk`, else `~/.cache/runner-sdk` (as `scripts/lib/sdk-cache-dir`).
 pub fn sdk_cache() -> PathBuf {
