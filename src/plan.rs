@@ -6,7 +6,8 @@ use std::collections::BTreeSet;
 use crate::graph::{self, CriticalPath, Direction, EdgeKind, Need};
 use crate::provider::{Project, Provider};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Operation {
     Up,
     Destroy,
@@ -22,6 +23,18 @@ impl Operation {
             Operation::Refresh => "refresh",
             Operation::Preview => "preview",
         }
+    }
+
+    /// The operation `name` names (as [`Operation::as_str`] writes it).
+    pub fn named(name: &str) -> Option<Self> {
+        [
+            Operation::Up,
+            Operation::Destroy,
+            Operation::Refresh,
+            Operation::Preview,
+        ]
+        .into_iter()
+        .find(|o| o.as_str() == name)
     }
 
     /// Destroy runs dependents first; everything else runs needs first.

@@ -126,9 +126,9 @@ fn row<'a>(plan: &Plan<'a>, i: usize, state: &'a RunState, history: &History, pe
         name,
         layer: plan.project(i).layer.as_str(),
         deployed: p.is_some_and(|p| p.deployed),
-        last: p.filter(|p| !p.operation.is_empty()).map(|p| Last {
-            operation: &p.operation,
-            status: &p.status,
+        last: p.map(|p| Last {
+            operation: p.operation.as_str(),
+            status: p.status.as_str(),
             started: p.started.as_deref(),
             ended: p.ended.as_deref(),
             duration_seconds: p

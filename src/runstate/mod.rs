@@ -40,12 +40,86 @@ pub(crate) struct RunState {
     pub projects: BTreeMap<String, ProjectState>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+/// What the run state says of a project's last operation: how it ended (`Status::name`), or
+/// that it is running, or was cut short (its runner ended before it did).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) enum Recorded {
+    #[default]
+    #[serde(rename = "running")]
+    Running,
+    #[serde(rename = "cut short")]
+    CutShort,
+    #[serde(rename = "succeeded")]
+    Succeeded,
+    #[serde(rename = "failed")]
+    Failed,
+    #[serde(rename = "timed out")]
+    TimedOut,
+    #[serde(rename = "interrupted")]
+    Interrupted,
+    #[serde(rename = "skipped")]
+    Skipped,
+    #[serde(rename = "unchanged")]
+    Unchanged,
+    #[serde(rename = "not started")]
+    NotStarted,
+    #[serde(rename = "waits")]
+    Waits,
+}
+
+impl Recorded {
+    const ALL: [Recorded; 10] = [
+        Recorded::Running,
+        Recorded::CutShort,
+        Recorded::Succeeded,
+        Recorded::Failed,
+        Recorded::TimedOut,
+        Recorded::Interrupted,
+        Recorded::Skipped,
+        Recorded::Unchanged,
+        Recorded::NotStarted,
+        Recorded::Waits,
+    ];
+
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Recorded::Running => "running",
+            Recorded::CutShort => CUT_SHORT,
+            Recorded::Succeeded => "succeeded",
+            Recorded::Failed => "failed",
+            Recorded::TimedOut => "timed out",
+            Recorded::Interrupted => "interrupted",
+            Recorded::Skipped => "skipped",
+            Recorded::Unchanged => "unchanged",
+            Recorded::NotStarted => "not started",
+            Recorded::Waits => "waits",
+        }
+    }
+
+    /// The status a (checked) journal record names.
+    pub(crate) fn named(name: &str) -> Option<Self> {
+        Recorded::ALL.into_iter().find(|r| r.as_str() == name)
+    }
+
+    /// It did not run (settled without running: unchanged, skipped, not started, waits).
+    fn settled(self) -> bool {
+        matches!(
+            self,
+            Recorded::Unchanged | Recorded::Skipped | Recorded::NotStarted | Recorded::Waits
+        )
+    }
+}
+
+impl std::fmt::Display for Recorded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub(crate) struct ProjectState {
-    /// `running`, `cut short` (its runner ended before it did), `succeeded`, `failed`,
-    /// `timed out`, `skipped`, `unchanged`, `not started`, `waits`.
-    pub status: String,
-    pub operation: String,
+    pub status: Recorded,
+    pub operation: Operation,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -65,6 +139,20 @@ pub(crate) struct ProjectState {
 }
 
 impl ProjectState {
+    /// A project first seen running `operation`.
+    fn new(operation: Operation) -> Self {
+        ProjectState {
+            status: Recorded::Running,
+            operation,
+            started: None,
+            ended: None,
+            deployed: false,
+            inputs_digest: None,
+            outputs_digest: None,
+            outputs: None,
+        }
+    }
+
     /// The digests (inputs, outputs) of its last successful `up`, while that `up` still tells
     /// what the stack holds: nothing changed the stack since (a failed `up`, `refresh` or
     /// `destroy`, or a refresh that found changes made outside Pulumi, forgets them), and
@@ -72,7 +160,9 @@ impl ProjectState {
     /// `running`, read as `cut short` once that is known). The one rule for skipping a project,
     /// in the scheduler, `status` and the prediction alike.
     pub(crate) fn last_up(&self) -> Option<(&str, &str)> {
-        if !self.deployed || (matches!(self.status.as_str(), "running" | CUT_SHORT) && self.operation != "preview") {
+        if !self.deployed
+            || (matches!(self.status, Recorded::Running | Recorded::CutShort) && self.operation != Operation::Preview)
+        {
             return None;
         }
         Some((self.inputs_digest.as_deref()?, self.outputs_digest.as_deref()?))
@@ -87,8 +177,8 @@ impl RunState {
     /// holds the workspace lock, or knows its holder ended). Whether any was.
     pub(crate) fn cut_short(&mut self) -> bool {
         let mut any = false;
-        for p in self.projects.values_mut().filter(|p| p.status == "running") {
-            p.status = CUT_SHORT.into();
+        for p in self.projects.values_mut().filter(|p| p.status == Recorded::Running) {
+            p.status = Recorded::CutShort;
             any = true;
         }
         any
@@ -148,7 +238,9 @@ impl RunState {
     pub(crate) fn known_stacks(&self) -> BTreeSet<String> {
         self.projects
             .iter()
-            .filter(|(_, p)| p.deployed || (p.started.is_some() && matches!(p.status.as_str(), "succeeded" | "failed")))
+            .filter(|(_, p)| {
+                p.deployed || (p.started.is_some() && matches!(p.status, Recorded::Succeeded | Recorded::Failed))
+            })
             .map(|(n, _)| n.clone())
             .collect()
     }
@@ -204,39 +296,51 @@ impl RunState {
         true
     }
 
-    /// Keeps the state in step with one journal record.
+    /// Keeps the state in step with one journal record (checked: its operation and status are
+    /// ones the runner writes; a record that names others changes nothing).
     fn apply(&mut self, record: &Record) {
         match record {
             Record::Started { project, operation, at } => {
-                let p = self.projects.entry(project.clone()).or_default();
+                let Some(operation) = Operation::named(operation) else {
+                    return;
+                };
+                let p = self
+                    .projects
+                    .entry(project.clone())
+                    .or_insert_with(|| ProjectState::new(operation));
                 // While it runs (or if the runner dies meanwhile) `last_up` trusts nothing.
-                p.status = "running".into();
-                p.operation.clone_from(operation);
+                p.status = Recorded::Running;
+                p.operation = operation;
                 p.started = Some(at.clone());
                 p.ended = None;
             }
             Record::Finished(end) => {
-                let status = end.status.as_str();
-                let settled = matches!(status, "unchanged" | "skipped" | "not started" | "waits");
-                if settled && end.started.is_none() {
+                let (Some(status), Some(operation)) = (Recorded::named(&end.status), Operation::named(&end.operation))
+                else {
+                    return;
+                };
+                if status.settled() && end.started.is_none() {
                     // Settled without running: keep what the last real run recorded (a project
                     // that never ran gets no entry).
                     if let Some(p) = self.projects.get_mut(&end.project)
-                        && p.status == "running"
+                        && p.status == Recorded::Running
                     {
-                        p.status = status.into();
+                        p.status = status;
                     }
                     return;
                 }
-                let p = self.projects.entry(end.project.clone()).or_default();
-                match (status, end.operation.as_str()) {
-                    ("succeeded", "up") => {
+                let p = self
+                    .projects
+                    .entry(end.project.clone())
+                    .or_insert_with(|| ProjectState::new(operation));
+                match (status, operation) {
+                    (Recorded::Succeeded, Operation::Up) => {
                         p.deployed = true;
                         p.inputs_digest.clone_from(&end.inputs_digest);
                         p.outputs_digest.clone_from(&end.outputs_digest);
                         p.outputs.clone_from(&end.outputs);
                     }
-                    ("succeeded" | "unchanged", "destroy") => {
+                    (Recorded::Succeeded | Recorded::Unchanged, Operation::Destroy) => {
                         p.deployed = false;
                         p.inputs_digest = None;
                         p.outputs_digest = None;
@@ -245,14 +349,16 @@ impl RunState {
                     // A refresh that found changes made outside Pulumi took them into the
                     // state, and a preview (`drift`) that would change something found the stack
                     // other than its last up left it: `up` must run to set what the program says.
-                    ("succeeded", "refresh" | "preview") if end.changed => p.inputs_digest = None,
-                    ("succeeded", _) | (_, "preview") => {}
+                    (Recorded::Succeeded, Operation::Refresh | Operation::Preview) if end.changed => {
+                        p.inputs_digest = None;
+                    }
+                    (Recorded::Succeeded, _) | (_, Operation::Preview) => {}
                     // A failed or cut-short up, refresh or destroy may have changed some
                     // resources: `up` must run again.
                     _ => p.inputs_digest = None,
                 }
-                p.status = status.into();
-                p.operation.clone_from(&end.operation);
+                p.status = status;
+                p.operation = operation;
                 p.started.clone_from(&end.started);
                 p.ended = Some(end.ended.clone());
             }
@@ -380,11 +486,11 @@ pub(crate) fn fuzz_journal(bytes: &[u8]) {
     for (name, p) in &once.projects {
         assert!(known(name), "{name}");
         assert!(
-            p.status == "running" || journal::STATUSES.contains(&p.status.as_str()),
+            p.status == Recorded::Running || journal::STATUSES.contains(&p.status.as_str()),
             "{}",
             p.status
         );
-        assert!(journal::OPERATIONS.contains(&p.operation.as_str()), "{}", p.operation);
+        assert!(journal::OPERATIONS.contains(&p.operation.as_str()), "{:?}", p.operation);
     }
     let mut twice = once.clone();
     for r in &records {
@@ -505,11 +611,10 @@ mod tests {
         before.projects.insert(
             "b".into(),
             ProjectState {
-                status: "succeeded".into(),
-                operation: "up".into(),
+                status: Recorded::Succeeded,
                 deployed: true,
                 inputs_digest: Some("old".into()),
-                ..ProjectState::default()
+                ..ProjectState::new(Operation::Up)
             },
         );
         let mut once = before.clone();
@@ -523,8 +628,8 @@ mod tests {
         assert_eq!(once, twice);
         assert_eq!(once.projects["a"].inputs_digest.as_deref(), Some("in-a"));
         assert!(once.projects["b"].deployed && once.projects["b"].inputs_digest.is_none());
-        assert_eq!(once.projects["d"].status, "running");
-        assert!(!once.projects.contains_key("c") || once.projects["c"].status.is_empty());
+        assert_eq!(once.projects["d"].status, Recorded::Running);
+        assert!(!once.projects.contains_key("c"), "settled without running: no entry");
     }
 
     #[test]

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::digests::changed_input;
-use super::{Digests, RunState, journal};
-use crate::plan::Plan;
+use super::{Digests, Recorded, RunState, journal};
+use crate::plan::{Operation, Plan};
 use crate::provider::Provider;
 use crate::workspace::RunDir;
 
@@ -63,21 +63,25 @@ impl RunState {
             let p = self.projects.get(name);
             let pending = match p {
                 None => Pending::runs("never run"),
-                Some(p) if p.status == "running" => Pending::runs(format!("running now ({})", p.operation)),
-                Some(p) if p.status == super::CUT_SHORT && p.operation != "preview" => Pending::runs(format!(
-                    "its last {} was cut short (its runner ended before it did)",
-                    p.operation
-                )),
+                Some(p) if p.status == Recorded::Running => {
+                    Pending::runs(format!("running now ({})", p.operation.as_str()))
+                }
+                Some(p) if p.status == Recorded::CutShort && p.operation != Operation::Preview => {
+                    Pending::runs(format!(
+                        "its last {} was cut short (its runner ended before it did)",
+                        p.operation.as_str()
+                    ))
+                }
                 Some(p)
-                    if p.operation != "preview"
-                        && matches!(p.status.as_str(), "failed" | "timed out" | "interrupted") =>
+                    if p.operation != Operation::Preview
+                        && matches!(p.status, Recorded::Failed | Recorded::TimedOut | Recorded::Interrupted) =>
                 {
-                    let how = if p.status == "interrupted" {
+                    let how = if p.status == Recorded::Interrupted {
                         "was interrupted"
                     } else {
                         p.status.as_str()
                     };
-                    Pending::runs(format!("its last {} {how}", p.operation))
+                    Pending::runs(format!("its last {} {how}", p.operation.as_str()))
                 }
                 Some(p) if !p.deployed => Pending::runs("not deployed"),
                 Some(p) => match (p.last_up(), digests, first_running) {
@@ -106,10 +110,10 @@ impl RunState {
                             ))
                         }
                     }
-                    _ if p.operation == "refresh" => {
+                    _ if p.operation == Operation::Refresh => {
                         Pending::runs("its last refresh took changes made outside Pulumi into the state")
                     }
-                    _ if p.operation == "preview" => {
+                    _ if p.operation == Operation::Preview => {
                         Pending::runs("a drift check found its stack differs from its program and configuration")
                     }
                     _ => Pending::runs("no record of its inputs"),

@@ -14,9 +14,10 @@ fn journal(ws: &Ws) -> std::path::PathBuf {
     ws.path().join(".runner/dev/journal.jsonl")
 }
 
-/// The projects whose `up` the journal (whole lines only) records as succeeded.
+/// The projects whose `up` the run state records as succeeded: the journal's whole lines, and
+/// `state.json`, into which a run that ended before the kill folded its journal.
 fn recorded_done(ws: &Ws) -> BTreeSet<String> {
-    std::fs::read_to_string(journal(ws))
+    let mut done: BTreeSet<String> = std::fs::read_to_string(journal(ws))
         .unwrap_or_default()
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
@@ -24,7 +25,20 @@ fn recorded_done(ws: &Ws) -> BTreeSet<String> {
             let f = v.get("finished")?;
             (f["status"] == "succeeded" && f["operation"] == "up").then(|| f["project"].as_str().unwrap().to_string())
         })
-        .collect()
+        .collect();
+    let state: Value = std::fs::read_to_string(ws.path().join(".runner/dev/state.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default();
+    if let Some(projects) = state["projects"].as_object() {
+        done.extend(
+            projects
+                .iter()
+                .filter(|(_, p)| p["status"] == "succeeded" && p["operation"] == "up")
+                .map(|(name, _)| name.clone()),
+        );
+    }
+    done
 }
 
 /// The projects (by directory name) whose `up` the stand-in ran, from its call log.
