@@ -402,7 +402,7 @@ impl Pulumi {
                 Ok(())
             }
             Ok(None) => Ok(()),
-            Err(e) => Err(JobEnd::failed(Failure::of("pruning the kubeconfig", e))),
+            Err(e) => Err(JobEnd::failed(Failure::of("pruning the kubeconfig", e.to_string()))),
         }
     }
 
@@ -422,7 +422,7 @@ impl Pulumi {
             match hook {
                 Hook::Builtin(builtin) => {
                     let (level, message) = hooks::builtin(*builtin, &ctx)
-                        .map_err(|e| JobEnd::failed(Failure::of(format!("hook {}", builtin.name()), e)))?;
+                        .map_err(|e| JobEnd::failed(Failure::of(format!("hook {}", builtin.name()), e.to_string())))?;
                     let _ = control.events.send(Event::Note {
                         project: Some(job.project.name.clone()),
                         level,
@@ -431,7 +431,7 @@ impl Pulumi {
                 }
                 Hook::Script(path) => {
                     let prepared = hooks::script(path, &ctx)
-                        .map_err(|e| JobEnd::failed(Failure::of(format!("hook {path}"), e)))?;
+                        .map_err(|e| JobEnd::failed(Failure::of(format!("hook {path}"), e.to_string())))?;
                     for message in &prepared.warnings {
                         let _ = control.events.send(Event::Note {
                             project: Some(job.project.name.clone()),

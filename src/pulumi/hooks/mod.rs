@@ -32,31 +32,44 @@ pub(crate) struct Context<'a> {
     pub(crate) run_dir: &'a RunDir,
 }
 
+/// Why a hook could not run or do its work (the project fails with it as the cause).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum HookError {
+    #[error("{project} has no `kubeconfig` output to merge; export one, or remove the hook from its provider file")]
+    NoKubeconfigOutput { project: String },
+    #[error("HOME is not set, so ~/.kube/config has no place")]
+    NoHome,
+    #[error(transparent)]
+    Kubeconfig(#[from] kubeconfig::MergeError),
+    #[error("{}: {source}", path.display())]
+    MergeRecord { path: PathBuf, source: serde_json::Error },
+    #[error("{} does not exist", path.display())]
+    NoScript { path: PathBuf },
+    #[error("cannot write its input under {}: {source}", dir.display())]
+    Input { dir: PathBuf, source: std::io::Error },
+}
+
 /// Runs a built-in hook; returns a message for the user.
-pub(crate) fn builtin(hook: Builtin, ctx: &Context<'_>) -> Result<(Level, String), String> {
+pub(crate) fn builtin(hook: Builtin, ctx: &Context<'_>) -> Result<(Level, String), HookError> {
     match hook {
         Builtin::KubeconfigMerge => merge_kubeconfig(ctx).map(|m| (Level::Info, m)),
     }
 }
 
 /// `kubeconfig-merge`: the project's `kubeconfig` output into the user's kubeconfig.
-fn merge_kubeconfig(ctx: &Context<'_>) -> Result<String, String> {
+fn merge_kubeconfig(ctx: &Context<'_>) -> Result<String, HookError> {
     let Some(value) = ctx.outputs.values.get("kubeconfig") else {
-        return Err(format!(
-            "{} has no `kubeconfig` output to merge; export one, or remove the hook from its provider file",
-            ctx.project.name
-        ));
+        return Err(HookError::NoKubeconfigOutput {
+            project: ctx.project.name.clone(),
+        });
     };
     let text = value.as_str().map_or_else(|| value.to_string(), str::to_string);
-    let incoming = kubeconfig::parse_input(&text).map_err(|e| e.to_string())?;
+    let incoming = kubeconfig::parse_input(&text)?;
     // KUBECONFIG from the environment file wins over the process environment, as for pulumi.
     let env_kubeconfig = ctx.env.get("KUBECONFIG");
-    let home = ctx
-        .env
-        .get("HOME")
-        .ok_or("HOME is not set, so ~/.kube/config has no place")?;
+    let home = ctx.env.get("HOME").ok_or(HookError::NoHome)?;
     let paths = kubeconfig::candidate_paths(env_kubeconfig.as_deref(), Path::new(&home));
-    let merged = kubeconfig::merge(&incoming, &paths).map_err(|e| e.to_string())?;
+    let merged = kubeconfig::merge(&incoming, &paths)?;
     let record = json!({
         "file": merged.file,
         "clusters": merged.names.0,
@@ -74,12 +87,15 @@ fn merge_kubeconfig(ctx: &Context<'_>) -> Result<String, String> {
 }
 
 /// `destroy --prune-kubeconfig`: removes what `kubeconfig-merge` added for the project.
-pub(crate) fn prune_kubeconfig(run_dir: &RunDir, project: &str) -> Result<Option<String>, String> {
+pub(crate) fn prune_kubeconfig(run_dir: &RunDir, project: &str) -> Result<Option<String>, HookError> {
     let path = run_dir.merge_record(project);
     let Ok(text) = std::fs::read_to_string(&path) else {
         return Ok(None);
     };
-    let record: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let record: Value = serde_json::from_str(&text).map_err(|source| HookError::MergeRecord {
+        path: path.clone(),
+        source,
+    })?;
     let list = |k: &str| -> Vec<String> {
         record[k]
             .as_array()
@@ -87,8 +103,7 @@ pub(crate) fn prune_kubeconfig(run_dir: &RunDir, project: &str) -> Result<Option
             .unwrap_or_default()
     };
     let file = PathBuf::from(record["file"].as_str().unwrap_or_default());
-    let changed =
-        kubeconfig::prune(&file, &list("clusters"), &list("users"), &list("contexts")).map_err(|e| e.to_string())?;
+    let changed = kubeconfig::prune(&file, &list("clusters"), &list("users"), &list("contexts"))?;
     let _ = std::fs::remove_file(&path);
     Ok(changed.then(|| {
         format!(
@@ -110,13 +125,17 @@ pub(crate) struct Prepared {
     pub(crate) warnings: Vec<String>,
 }
 
-pub(crate) fn script(path: &str, ctx: &Context<'_>) -> Result<Prepared, String> {
+pub(crate) fn script(path: &str, ctx: &Context<'_>) -> Result<Prepared, HookError> {
     let program = ctx.root.join(path);
     if !program.is_file() {
-        return Err(format!("{} does not exist", program.display()));
+        return Err(HookError::NoScript { path: program });
     }
     let scratch = ctx.run_dir.scratch();
-    std::fs::create_dir_all(&scratch).map_err(|e| e.to_string())?;
+    let input = |source| HookError::Input {
+        dir: scratch.clone(),
+        source,
+    };
+    std::fs::create_dir_all(&scratch).map_err(input)?;
     let redacted = json!({
         "project": ctx.project.name,
         "provider": ctx.provider,
@@ -129,7 +148,7 @@ pub(crate) fn script(path: &str, ctx: &Context<'_>) -> Result<Prepared, String> 
         &outputs_file,
         serde_json::to_string_pretty(&redacted).expect("JSON") + "\n",
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(input)?;
     let full = json!({
         "project": ctx.project.name,
         "provider": ctx.provider,
