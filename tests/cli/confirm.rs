@@ -57,7 +57,7 @@ fn destroy_at_a_terminal_wants_the_stack_name_typed() {
     s.expect("not confirmed: nothing was changed").unwrap();
     assert_eq!(exit_code(&mut s), 5);
     assert!(
-        !ws.invocations().iter().any(|i| i["argv"][0] == "destroy"),
+        !ws.invocations().iter().any(|i| i.command() == "destroy"),
         "destroyed anyway"
     );
 }
@@ -71,13 +71,13 @@ fn up_at_a_terminal_says_what_it_will_run_and_asks_once() {
     s.expect("Go ahead?").unwrap();
     s.send_line("n").unwrap();
     assert_eq!(exit_code(&mut s), 5);
-    assert!(!ws.invocations().iter().any(|i| i["argv"][0] == "up"), "ran anyway");
+    assert!(!ws.invocations().iter().any(|i| i.command() == "up"), "ran anyway");
 
     let mut s = at_terminal(&ws, &["up", "-p", "aws", "-s", "dev", "--target", "iam"]);
     s.expect("Go ahead?").unwrap();
     s.send_line("y").unwrap();
     assert_eq!(exit_code(&mut s), 0);
-    assert!(ws.invocations().iter().any(|i| i["argv"][0] == "up"));
+    assert!(ws.invocations().iter().any(|i| i.command() == "up"));
 }
 
 #[test]
@@ -120,8 +120,8 @@ fn flags_that_mean_nothing_for_a_command_are_refused_and_targets_split_on_commas
     let ran: std::collections::BTreeSet<String> = ws
         .invocations()
         .iter()
-        .filter(|i| i["argv"][0] == "up")
-        .map(|i| i["cwd"].as_str().unwrap().rsplit('/').next().unwrap().to_string())
+        .filter(|i| i.command() == "up")
+        .map(|i| i.cwd.to_str().unwrap().rsplit('/').next().unwrap().to_string())
         .collect();
     assert_eq!(ran, ["iam", "vpc"].map(String::from).into());
 }
@@ -167,7 +167,7 @@ fn ctrl_c_after_the_questions_and_before_the_first_project_exits_130() {
     s.send(expectrl::ControlCode::EndOfText).unwrap();
     assert_eq!(exit_code(&mut s), 130);
     assert!(
-        !ws.invocations().iter().any(|i| i["argv"][0] == "up"),
+        !ws.invocations().iter().any(|i| i.command() == "up"),
         "a project started"
     );
 }

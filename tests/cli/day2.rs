@@ -401,17 +401,7 @@ fn pulumi_runs_in_the_project_with_the_runs_backend_stack_and_configuration() {
         .expect(0);
     assert_eq!(region.stdout.trim(), "us-east-1");
     let calls = ws.invocations();
-    let argv: Vec<Vec<String>> = calls
-        .iter()
-        .map(|i| {
-            i["argv"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|a| a.as_str().unwrap().to_string())
-                .collect()
-        })
-        .collect();
+    let argv: Vec<Vec<String>> = calls.iter().map(|i| i.argv.clone()).collect();
     assert_eq!(argv[0], ["stack", "output", "--json", "--stack", "dev"]);
     assert_eq!(
         argv[1],
@@ -426,12 +416,9 @@ fn pulumi_runs_in_the_project_with_the_runs_backend_stack_and_configuration() {
         ]
     );
     for i in &calls {
-        assert!(i["cwd"].as_str().unwrap().ends_with("projects/infra/vpc"), "{i}");
-        assert!(
-            i["env"]["PULUMI_BACKEND_URL"].as_str().unwrap().starts_with("file://"),
-            "{i}"
-        );
-        assert_eq!(i["env"]["PULUMI_CONFIG_PASSPHRASE"], "<set>");
+        assert!(i.cwd.to_str().unwrap().ends_with("projects/infra/vpc"), "{i}");
+        assert!(i.env["PULUMI_BACKEND_URL"].as_str().starts_with("file://"), "{i}");
+        assert_eq!(i.env["PULUMI_CONFIG_PASSPHRASE"], "<set>");
     }
     // pulumi's exit code and its words.
     let missing = ws.exec(&["pulumi", "vpc", "-s", "dev", "--", "stack", "output", "nosuch"], &[]);
@@ -450,7 +437,7 @@ fn pulumi_runs_in_the_project_with_the_runs_backend_stack_and_configuration() {
     ws.exec(&["pulumi", "vpc", "-s", "dev", "--", "cancel", "dev", "--yes"], &[])
         .expect(0);
     let last = ws.invocations().pop().unwrap();
-    assert_eq!(last["argv"], serde_json::json!(["cancel", "dev", "--yes"]));
+    assert_eq!(last.argv, ["cancel", "dev", "--yes"]);
 }
 
 #[test]
@@ -470,31 +457,20 @@ fn drift_previews_what_the_backend_holds_and_exits_6_when_anything_differs() {
         clean.stderr
     );
     let calls = ws.invocations();
-    let previews: Vec<&serde_json::Value> = calls.iter().filter(|i| i["argv"][0] == "preview").collect();
+    let previews: Vec<&crate::support::Invocation> = calls.iter().filter(|i| i.command() == "preview").collect();
     assert_eq!(previews.len(), 3, "only the stacks the backend holds are previewed");
     for p in &previews {
-        assert!(
-            p["argv"]
-                .as_array()
-                .unwrap()
-                .contains(&serde_json::json!("--expect-no-changes")),
-            "{p}"
-        );
+        assert!(p.has("--expect-no-changes"), "{p}");
     }
     // The checks (after the secrets are stored, as for any preview) create no stack.
-    let setup = calls
+    let setup = calls.iter().rposition(|i| i.command() == "config").map_or(0, |k| k + 1);
+    let selects: Vec<&crate::support::Invocation> = calls[setup..]
         .iter()
-        .rposition(|i| i["argv"][0] == "config")
-        .map_or(0, |k| k + 1);
-    let selects: Vec<&serde_json::Value> = calls[setup..]
-        .iter()
-        .filter(|i| i["argv"][0] == "stack" && i["argv"][1] == "select")
+        .filter(|i| i.command() == "stack" && i.argv.get(1).is_some_and(|a| *a == "select"))
         .collect();
     assert_eq!(selects.len(), 16, "{selects:?}");
     assert!(
-        selects
-            .iter()
-            .all(|i| !i["argv"].as_array().unwrap().contains(&serde_json::json!("--create"))),
+        selects.iter().all(|i| !i.has("--create")),
         "a drift check creates no stack: {selects:?}"
     );
 
@@ -611,18 +587,13 @@ fn only_drift_with_refresh_sees_a_change_made_outside_pulumi() {
     ws.exec(&[&drift[..], &["--refresh"]].concat(), &by_hand)
         .expect(6)
         .stderr_has("Drift: 1 of 3 deployed projects differ from their programs and configuration (13 not deployed: not checked): eks (~1 update)");
-    let previews: Vec<serde_json::Value> = ws
+    let previews: Vec<crate::support::Invocation> = ws
         .invocations()
         .into_iter()
-        .filter(|i| i["argv"][0] == "preview")
+        .filter(|i| i.command() == "preview")
         .collect();
     assert_eq!(previews.len(), 3);
-    assert!(
-        previews
-            .iter()
-            .all(|p| p["argv"].as_array().unwrap().contains(&serde_json::json!("--refresh"))),
-        "{previews:?}"
-    );
+    assert!(previews.iter().all(|p| p.has("--refresh")), "{previews:?}");
 
     // `refresh` takes the change into the state: now the programs differ from it; `up` puts
     // the program's values back.
@@ -686,9 +657,9 @@ fn only_a_refresh_that_found_changes_makes_an_up_to_date_project_run_again() {
 fn ran(ws: &Ws, op: &str) -> std::collections::BTreeSet<String> {
     ws.invocations()
         .iter()
-        .filter(|i| i["argv"][0] == op)
+        .filter(|i| i.command() == op)
         .map(|i| {
-            let dir = std::path::Path::new(i["cwd"].as_str().unwrap());
+            let dir = std::path::Path::new(i.cwd.to_str().unwrap());
             let text = std::fs::read_to_string(dir.join("Pulumi.yaml")).unwrap();
             let doc: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
             doc["name"].as_str().unwrap().to_string()

@@ -45,8 +45,8 @@ fn recorded_done(ws: &Ws) -> BTreeSet<String> {
 fn ups(ws: &Ws) -> BTreeSet<String> {
     ws.invocations()
         .iter()
-        .filter(|i| i["argv"][0] == "up")
-        .map(|i| project_name(i["cwd"].as_str().unwrap()))
+        .filter(|i| i.command() == "up")
+        .map(|i| project_name(i.cwd.to_str().unwrap()))
         .collect()
 }
 

@@ -10,9 +10,9 @@ use crate::support::Ws;
 fn ran(ws: &Ws, op: &str) -> Vec<String> {
     ws.invocations()
         .into_iter()
-        .filter(|i| i["argv"][0] == op)
+        .filter(|i| i.command() == op)
         .map(|i| {
-            let dir = std::path::PathBuf::from(i["cwd"].as_str().unwrap());
+            let dir = std::path::PathBuf::from(i.cwd.to_str().unwrap());
             let text = std::fs::read_to_string(dir.join("Pulumi.yaml")).unwrap();
             let doc: Value = serde_saphyr::from_str(&text).unwrap();
             doc["name"].as_str().unwrap().to_string()
@@ -82,13 +82,8 @@ fn only_refuses_until_its_needs_are_deployed_then_runs_alone_with_their_outputs(
     );
 
     // The same configuration and environment as a full run: the shared stack file, the backend.
-    let up = ws.invocations().into_iter().find(|i| i["argv"][0] == "up").unwrap();
-    let argv: Vec<&str> = up["argv"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_str().unwrap())
-        .collect();
+    let up = ws.invocations().into_iter().find(|i| i.command() == "up").unwrap();
+    let argv: Vec<&str> = up.argv.iter().map(String::as_str).collect();
     let config = ws.path().join("config/pulumi/Pulumi.dev.yaml");
     assert!(
         argv.windows(2)
@@ -96,7 +91,7 @@ fn only_refuses_until_its_needs_are_deployed_then_runs_alone_with_their_outputs(
         "{argv:?}"
     );
     let backend = format!("file://{}", ws.path().join(".pulumi-state").display());
-    assert_eq!(up["env"]["PULUMI_BACKEND_URL"], backend.as_str());
+    assert_eq!(up.env["PULUMI_BACKEND_URL"], backend.as_str());
 
     // Its hooks ran with its outputs and its needs' outputs, read from the backend.
     let record = std::fs::read_to_string(ws.path().join("hook-record.txt")).unwrap();

@@ -170,12 +170,8 @@ fn pulumi_cancels_on_the_runners_sigint_and_ends_on_its_sigterm() {
     assert_eq!(stdout.matches("received; cancelling").count(), 1, "{stdout}");
     assert!(stdout.contains("SIGTERM received; terminating"), "{stdout}");
     let call = ws.invocations().pop().unwrap();
-    assert_eq!(call["argv"][0], "up");
-    assert_eq!(
-        status.code(),
-        call["exit"].as_i64().map(|c| i32::try_from(c).unwrap()),
-        "{stdout}"
-    );
+    assert_eq!(call.command(), "up");
+    assert_eq!(status.code(), Some(call.exit), "{stdout}");
     assert!(files_under(&locks).is_empty(), "the stack lock was left");
 }
 

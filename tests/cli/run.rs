@@ -17,10 +17,10 @@ const SECRET_MARK: &str = "placeholder-token-dev";
 fn intervals(ws: &Ws, op: &str) -> BTreeMap<String, (f64, f64)> {
     ws.invocations()
         .into_iter()
-        .filter(|i| i["argv"][0] == op)
+        .filter(|i| i.command() == op)
         .map(|i| {
-            let project = project_of(i["cwd"].as_str().unwrap());
-            (project, (i["start"].as_f64().unwrap(), i["end"].as_f64().unwrap()))
+            let project = project_of(i.cwd.to_str().unwrap());
+            (project, (i.start, i.end))
         })
         .collect()
 }
@@ -38,12 +38,10 @@ fn project_spans(ws: &Ws) -> Vec<(f64, f64)> {
     let mut spans: BTreeMap<String, (f64, f64)> = BTreeMap::new();
     // Storing the secrets (`stack select`, then `config set`) comes before the run.
     let all = ws.invocations();
-    let setup = all.iter().rposition(|i| i["argv"][0] == "config").map_or(0, |k| k + 1);
+    let setup = all.iter().rposition(|i| i.command() == "config").map_or(0, |k| k + 1);
     for i in all.into_iter().skip(setup) {
-        let (start, end) = (i["start"].as_f64().unwrap(), i["end"].as_f64().unwrap());
-        let span = spans
-            .entry(i["cwd"].as_str().unwrap().to_string())
-            .or_insert((start, end));
+        let (start, end) = (i.start, i.end);
+        let span = spans.entry(i.cwd.to_str().unwrap().to_string()).or_insert((start, end));
         span.0 = span.0.min(start);
         span.1 = span.1.max(end);
     }
@@ -155,23 +153,18 @@ fn up_runs_every_project_after_what_it_needs_and_independent_ones_together() {
     assert_eq!(eks["changes"]["read"], 4);
     // Every pulumi command named the stack and the shared stack configuration was passed.
     for i in ws.invocations() {
-        let argv: Vec<&str> = i["argv"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|a| a.as_str().unwrap())
-            .collect();
+        let argv: Vec<&str> = i.argv.iter().map(String::as_str).collect();
         assert!(argv.contains(&"--stack"), "{argv:?}");
         // The secrets store reads its own stack file, where the secrets are.
-        if argv[0] == "up" && !i["cwd"].as_str().unwrap().ends_with("services/secrets") {
+        if argv[0] == "up" && !i.cwd.to_str().unwrap().ends_with("services/secrets") {
             assert!(
                 argv.windows(2)
                     .any(|w| w[0] == "--config-file" && w[1].ends_with("config/pulumi/Pulumi.dev.yaml"))
             );
         }
-        let url = i["env"]["PULUMI_BACKEND_URL"].as_str().unwrap();
+        let url = i.env["PULUMI_BACKEND_URL"].as_str();
         assert!(url.starts_with("file://") && url.ends_with("/.pulumi-state"), "{url}");
-        assert_eq!(i["env"]["PULUMI_SKIP_UPDATE_CHECK"], "true");
+        assert_eq!(i.env["PULUMI_SKIP_UPDATE_CHECK"], "true");
     }
     assert_no_secret(&ws, &[&run.stdout, &run.stderr]);
     // The passphrase salt was put into the shared file before the projects ran in parallel: one.
@@ -875,9 +868,9 @@ fn a_fresh_clone_against_an_existing_backend_gets_the_salt_before_projects_run_i
     let calls = ws.invocations();
     let made = calls
         .iter()
-        .position(|i| i["argv"][0] == "config" && i["argv"].to_string().contains("runner:salt"))
+        .position(|i| i.command() == "config" && i.argv.iter().any(|a| a.contains("runner:salt")))
         .expect("pulumi made a salt");
-    let first_up = calls.iter().position(|i| i["argv"][0] == "up").expect("projects ran");
+    let first_up = calls.iter().position(|i| i.command() == "up").expect("projects ran");
     assert!(made < first_up);
     // The salt opens with the run's passphrase: every project runs with it.
     ws.exec(&["up", "-p", "aws", "-s", "dev"], &[]).expect(0);

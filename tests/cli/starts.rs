@@ -16,17 +16,12 @@ use crate::support::Ws;
 fn starts(ws: &Ws) -> BTreeMap<String, Vec<String>> {
     let mut by_dir: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for i in ws.invocations() {
-        let argv: Vec<&str> = i["argv"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|a| a.as_str().unwrap())
-            .collect();
+        let argv: Vec<&str> = i.argv.iter().map(String::as_str).collect();
         if argv[0] == "config" {
             continue;
         }
         let words = if argv[0] == "stack" { 2 } else { 1 };
-        let dir = Path::new(i["cwd"].as_str().unwrap());
+        let dir = Path::new(i.cwd.to_str().unwrap());
         let dir = dir.strip_prefix(ws.path().canonicalize().unwrap()).unwrap_or(dir);
         by_dir
             .entry(dir.display().to_string())

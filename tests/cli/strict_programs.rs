@@ -456,7 +456,7 @@ fn a_config_value_or_declaration_the_cli_refuses_fails_with_its_message() {
             let previews: Vec<_> = ws
                 .invocations()
                 .into_iter()
-                .filter(|i| i["argv"][0] == "preview")
+                .filter(|i| i.command() == "preview")
                 .collect();
             assert!(previews.is_empty(), "nothing was previewed: {previews:?}");
         }

@@ -189,6 +189,53 @@ pub fn fake_clis() -> &'static Path {
 }
 
 /// Runs the runner binary in `cwd` with a clean, colourless environment.
+/// One `pulumi` the stand-in ran, as its log (`PULUMI_STANDIN_LOG`) records it.
+#[derive(Debug, Clone, serde::Deserialize)]
+pub struct Invocation {
+    pub argv: Vec<String>,
+    pub cwd: PathBuf,
+    /// The variables it saw that the stand-in records (sensitive ones as `<set>`).
+    #[serde(default)]
+    pub env: std::collections::BTreeMap<String, String>,
+    /// Seconds since the epoch.
+    pub start: f64,
+    pub end: f64,
+    pub exit: i32,
+}
+
+impl std::fmt::Display for Invocation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "pulumi {} (in {}, exit {})",
+            self.argv.join(" "),
+            self.cwd.display(),
+            self.exit
+        )
+    }
+}
+
+impl Invocation {
+    /// Its first word: `up`, `stack`, `config`.
+    pub fn command(&self) -> &str {
+        self.argv.first().map_or("", String::as_str)
+    }
+
+    /// Whether `arg` is one of its arguments.
+    pub fn has(&self, arg: &str) -> bool {
+        self.argv.iter().any(|a| a == arg)
+    }
+}
+
+/// The invocations a stand-in log holds (none when there is no log).
+pub fn read_invocations(log: &Path) -> Vec<Invocation> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{}: {e}: {l}", log.display())))
+        .collect()
+}
+
 /// Every file under `dir`, at any depth (none when it does not exist).
 pub fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
@@ -439,13 +486,9 @@ impl Ws {
         }
     }
 
-    /// Every stand-in invocation so far, one JSON object each.
-    pub fn invocations(&self) -> Vec<serde_json::Value> {
-        std::fs::read_to_string(self.path().join("invocations.jsonl"))
-            .unwrap_or_default()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
+    /// Every stand-in invocation so far, in the order they ended.
+    pub fn invocations(&self) -> Vec<Invocation> {
+        read_invocations(&self.path().join("invocations.jsonl"))
     }
 
     pub fn clear_invocations(&self) {
