@@ -32,8 +32,7 @@ fn exit_code(s: &mut expectrl::session::OsSession) -> i32 {
 #[test]
 fn destroy_without_a_terminal_needs_yes_and_changes_nothing_without_it() {
     let ws = Ws::configured("aws");
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam"], &[])
-        .expect(0);
+    ws.up("aws", &["--target", "iam"], &[]).expect(0);
     ws.clear_invocations();
     ws.exec(&["destroy", "-p", "aws", "-s", "dev"], &[("CI", "true")])
         .expect(2)
@@ -47,8 +46,7 @@ fn destroy_without_a_terminal_needs_yes_and_changes_nothing_without_it() {
 #[test]
 fn destroy_at_a_terminal_wants_the_stack_name_typed() {
     let ws = Ws::configured("aws");
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam"], &[])
-        .expect(0);
+    ws.up("aws", &["--target", "iam"], &[]).expect(0);
     ws.clear_invocations();
     let mut s = at_terminal(&ws, &["destroy", "-p", "aws", "-s", "dev", "--target", "iam"]);
     s.expect("in this order:").unwrap();
@@ -100,7 +98,7 @@ fn a_second_runner_in_the_workspace_exits_with_its_own_code() {
         assert!(std::time::Instant::now() < deadline, "the first runner never started");
         std::thread::sleep(Duration::from_millis(50));
     }
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam"], &[])
+    ws.up("aws", &["--target", "iam"], &[])
         .expect(4)
         .stderr_has("another runner is already running in this workspace");
     assert!(first.wait().unwrap().success());
@@ -109,14 +107,13 @@ fn a_second_runner_in_the_workspace_exits_with_its_own_code() {
 #[test]
 fn flags_that_mean_nothing_for_a_command_are_refused_and_targets_split_on_commas() {
     let ws = Ws::configured("aws");
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--prune-kubeconfig"], &[])
+    ws.up("aws", &["--prune-kubeconfig"], &[])
         .expect(2)
         .stderr_has("unexpected argument '--prune-kubeconfig'");
     ws.exec(&["destroy", "-p", "aws", "-s", "dev", "--fresh", "--yes"], &[])
         .expect(2)
         .stderr_has("unexpected argument '--fresh'");
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "-t", "iam,vpc"], &[])
-        .expect(0);
+    ws.up("aws", &["-t", "iam,vpc"], &[]).expect(0);
     let ran: std::collections::BTreeSet<String> = ws
         .invocations()
         .iter()
@@ -137,8 +134,8 @@ fn version_is_a_command_too() {
 #[test]
 fn an_unchanged_run_says_so_in_one_line_and_a_preview_says_what_would_change() {
     let ws = Ws::configured("aws");
-    ws.exec(&["up", "-p", "aws", "-s", "dev"], &[]).expect(0);
-    let run = ws.exec(&["up", "-p", "aws", "-s", "dev"], &[]).expect(0);
+    ws.up("aws", &[], &[]).expect(0);
+    let run = ws.up("aws", &[], &[]).expect(0);
     assert!(
         run.stderr.contains(
             "16 unchanged: nothing it depends on changed since its last successful up; `--fresh` to run them anyway"

@@ -91,8 +91,7 @@ fn follows_into_the_next_run(ws: &Ws) {
         said.contains("eks's last run has ended; waiting for its next one (Ctrl-C to stop)"),
         "{said}"
     );
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "eks", "--fresh"], &[])
-        .expect(0);
+    ws.up("aws", &["--target", "eks", "--fresh"], &[]).expect(0);
     let deadline = Instant::now() + Duration::from_secs(60);
     while next.try_wait().unwrap().is_none() {
         if Instant::now() > deadline {
@@ -152,11 +151,8 @@ fn status_says_what_ran_how_it_ended_and_what_an_up_would_run_and_why() {
     assert_eq!(project(&before, "eks")["last"], serde_json::Value::Null);
     assert_eq!(project(&before, "eks")["up"]["why"], "never run");
 
-    ws.exec(
-        &["up", "-p", "aws", "-s", "dev", "--target", "eks"],
-        &[("PULUMI_STANDIN_FAIL", "eks")],
-    )
-    .expect(1);
+    ws.up("aws", &["--target", "eks"], &[("PULUMI_STANDIN_FAIL", "eks")])
+        .expect(1);
     // A project's program changes after its successful up.
     ws.edit("projects/infra/vpc/Pulumi.yaml", "name: vpc", "# a comment\nname: vpc");
     let after = json(&ws);
@@ -249,7 +245,7 @@ fn status_and_logs_work_while_a_run_holds_the_workspace() {
     assert_eq!(status["running"], true);
     assert_eq!(project(&status, "eks")["up"]["why"], "running now (up)");
     // The run holds the workspace: another run is refused, the readers are not.
-    ws.exec(&["up", "-p", "aws", "-s", "dev"], &[]).expect(4);
+    ws.up("aws", &[], &[]).expect(4);
     let log = ws.exec(&["logs", "eks", "-s", "dev"], &[]).expect(0);
     assert!(log.stdout.starts_with("== up eks started"), "{}", log.stdout);
     nix_interrupt(&up);
@@ -270,8 +266,7 @@ fn output_reads_the_backend_and_shows_secrets_only_when_asked() {
         .expect(1)
         .stderr_has("eks has no stack `dev` in the backend file://")
         .stderr_has("runner up -p aws -s dev --target eks");
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "eks"], &[])
-        .expect(0);
+    ws.up("aws", &["--target", "eks"], &[]).expect(0);
     // The runner's own record is not where outputs come from: the backend is.
     std::fs::remove_dir_all(ws.path().join(".runner")).unwrap();
 
@@ -381,8 +376,7 @@ fn an_output_with_a_secret_nested_in_it_is_secret_as_a_whole() {
 #[test]
 fn pulumi_runs_in_the_project_with_the_runs_backend_stack_and_configuration() {
     let ws = Ws::configured("aws");
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "vpc"], &[])
-        .expect(0);
+    ws.up("aws", &["--target", "vpc"], &[]).expect(0);
     ws.clear_invocations();
     let out = ws
         .exec(&["pulumi", "vpc", "-s", "dev", "--", "stack", "output", "--json"], &[])
@@ -443,8 +437,7 @@ fn pulumi_runs_in_the_project_with_the_runs_backend_stack_and_configuration() {
 #[test]
 fn drift_previews_what_the_backend_holds_and_exits_6_when_anything_differs() {
     let ws = Ws::configured("aws");
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "eks"], &[])
-        .expect(0);
+    ws.up("aws", &["--target", "eks"], &[]).expect(0);
     // A scheduled CI job has a fresh checkout: nothing recorded, the backend says what is there.
     std::fs::remove_dir_all(ws.path().join(".runner")).unwrap();
     ws.clear_invocations();
@@ -578,8 +571,7 @@ fn drift_is_said_as_drift(drifted: &crate::support::Run, summary: &serde_json::V
 #[test]
 fn only_drift_with_refresh_sees_a_change_made_outside_pulumi() {
     let ws = Ws::configured("aws");
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "eks"], &[])
-        .expect(0);
+    ws.up("aws", &["--target", "eks"], &[]).expect(0);
     let by_hand = [("PULUMI_STANDIN_DRIFT", "eks")];
     let drift = ["drift", "-p", "aws", "-s", "dev"];
     ws.exec(&drift, &by_hand).expect(0).stderr_has("No drift");
@@ -605,8 +597,7 @@ fn only_drift_with_refresh_sees_a_change_made_outside_pulumi() {
         "Changed outside Pulumi, now in the state: eks (~1 update). The next `up` runs these projects again",
     );
     ws.exec(&drift, &[]).expect(6).stderr_has("eks (~1 update)");
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "eks"], &[])
-        .expect(0);
+    ws.up("aws", &["--target", "eks"], &[]).expect(0);
     ws.exec(&[&drift[..], &["--refresh"]].concat(), &[])
         .expect(0)
         .stderr_has("No drift");
@@ -712,21 +703,10 @@ fn exclude_leaves_out_what_cannot_run_without_the_project_and_says_so() {
         "{destroyed:?}"
     );
 
-    ws.exec(
-        &[
-            "up",
-            "-p",
-            "aws",
-            "-s",
-            "dev",
-            "--exclude",
-            "iam,vpc,ecr,kic-image-build",
-        ],
-        &[],
-    )
-    .expect(2)
-    .stderr_has("nothing left to up: --exclude leaves out every project of the plan");
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--exclude", "logstor"], &[])
+    ws.up("aws", &["--exclude", "iam,vpc,ecr,kic-image-build"], &[])
+        .expect(2)
+        .stderr_has("nothing left to up: --exclude leaves out every project of the plan");
+    ws.up("aws", &["--exclude", "logstor"], &[])
         .expect(2)
         .stderr_has("did you mean `logstore`?");
     let plan = ws
@@ -801,20 +781,8 @@ fn after_a_runner_is_killed_status_says_its_run_was_cut_short() {
         .args(["-KILL", &pulumi["pid"].to_string()])
         .status();
     // The next run folds the journal as cut short, and runs iam again.
-    ws.exec(
-        &[
-            "up",
-            "-p",
-            "aws",
-            "-s",
-            "dev",
-            "--target",
-            "iam",
-            "--remove-stale-locks",
-        ],
-        &[],
-    )
-    .expect(0);
+    ws.up("aws", &["--target", "iam", "--remove-stale-locks"], &[])
+        .expect(0);
     assert_eq!(project(&status(&ws), "iam")["last"]["status"], "succeeded");
 }
 

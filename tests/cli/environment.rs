@@ -20,8 +20,7 @@ fn the_file_is_created_with_the_stack() {
 fn the_stack_is_appended_on_its_own_line_even_without_a_final_newline() {
     let ws = Ws::configured("aws");
     ws.write(FILE, "# settings\nAWS_PROFILE=admin");
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam"], &[])
-        .expect(0);
+    ws.up("aws", &["--target", "iam"], &[]).expect(0);
     assert_eq!(
         read(&ws).as_deref(),
         Some("# settings\nAWS_PROFILE=admin\nPULUMI_STACK=dev\n")
@@ -38,7 +37,7 @@ fn the_stack_is_appended_on_its_own_line_even_without_a_final_newline() {
 fn a_different_stack_is_refused_naming_both() {
     let ws = Ws::configured("aws");
     ws.write(FILE, "PULUMI_STACK=prod\n");
-    ws.exec(&["up", "-p", "aws", "-s", "dev"], &[])
+    ws.up("aws", &[], &[])
         .expect(2)
         .stderr_has("the stack `dev` differs from PULUMI_STACK=`prod` in config/pulumi/environment")
         // Names are quoted in the commands a message suggests.
@@ -56,7 +55,7 @@ fn a_different_stack_is_refused_naming_both() {
 fn a_malformed_file_names_its_line_and_stays_untouched() {
     let ws = Ws::configured("aws");
     ws.write(FILE, "A=1\nthis is not a setting\n");
-    ws.exec(&["up", "-p", "aws", "-s", "dev"], &[])
+    ws.up("aws", &[], &[])
         .expect(3)
         .stderr_has("config/pulumi/environment:2:1: `this is not a setting` is not a KEY=VALUE line");
     assert_eq!(read(&ws).as_deref(), Some("A=1\nthis is not a setting\n"));
@@ -87,12 +86,12 @@ fn show_plan_and_list_providers_never_write_it() {
 #[test]
 fn creating_the_file_and_adding_the_stack_are_said() {
     let ws = Ws::configured("aws");
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam"], &[])
+    ws.up("aws", &["--target", "iam"], &[])
         .expect(0)
         .stderr_has("Created config/pulumi/environment with PULUMI_STACK=dev\n");
     let ws = Ws::configured("aws");
     ws.write(FILE, "AWS_PROFILE=admin\n");
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam"], &[])
+    ws.up("aws", &["--target", "iam"], &[])
         .expect(0)
         .stderr_has("Added PULUMI_STACK=dev to config/pulumi/environment\n");
 }

@@ -84,7 +84,7 @@ fn the_second_runs_predicted_makespan_is_within_20_percent_of_its_real_one() {
     );
 
     // An up with nothing changed predicts nothing to wait for.
-    ws.exec(&["up", "-p", "kubeconfig", "-s", "dev"], &[]).expect(0);
+    ws.up("kubeconfig", &[], &[]).expect(0);
     let s = summary(&ws);
     assert_eq!(s["predicted_makespan_s"], 0.0, "{s}");
     assert!(s["projects"].as_array().unwrap().iter().all(|p| p["estimate_s"] == 0.0));
@@ -115,8 +115,7 @@ fn the_live_view_shows_the_eta_and_what_waits_on_what() {
     }
     let ws = Ws::configured("aws");
     let delay = ("PULUMI_STANDIN_DELAY_MS", "*=1000");
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "eks"], &[delay])
-        .expect(0);
+    ws.up("aws", &["--target", "eks"], &[delay]).expect(0);
     let typescript = ws.path().join("typescript");
     let c = ws.command(&[], &[delay, ("TERM", "xterm-256color")]);
     let mut script = std::process::Command::new("script");

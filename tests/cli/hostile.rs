@@ -58,13 +58,13 @@ fn hooks_and_providers_stay_inside_their_directories() {
         r#"on_success = ["kubeconfig-merge"]"#,
         r#"on_success = ["kubeconfig-merge", "scripts/../outside.sh"]"#,
     );
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "eks"], &[])
+    ws.up("aws", &["--target", "eks"], &[])
         .expect(2)
         .stderr_has("hook script `scripts/../outside.sh` does not exist under scripts/");
     // A symlink under scripts/ that points out of it is no better.
     symlink(ws.path().join("outside.sh"), ws.path().join("scripts/inside.sh")).unwrap();
     ws.edit("providers/aws.toml", "scripts/../outside.sh", "scripts/inside.sh");
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "eks"], &[])
+    ws.up("aws", &["--target", "eks"], &[])
         .expect(2)
         .stderr_has("hook script `scripts/inside.sh` does not exist under scripts/");
     assert!(!ws.path().join("escaped").exists());
@@ -87,7 +87,7 @@ fn a_pipe_or_a_device_is_not_read_as_a_file() {
     let made = std::process::Command::new("mkfifo").arg(&env).status().unwrap();
     assert!(made.success());
     // Would hang forever reading the FIFO.
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam"], &[])
+    ws.up("aws", &["--target", "iam"], &[])
         .expect(3)
         .stderr_has("not a regular file");
     std::fs::remove_file(&env).unwrap();
@@ -96,7 +96,7 @@ fn a_pipe_or_a_device_is_not_read_as_a_file() {
     let stack = ws.path().join("config/pulumi/Pulumi.dev.yaml");
     std::fs::remove_file(&stack).unwrap();
     symlink("/dev/zero", &stack).unwrap();
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam"], &[])
+    ws.up("aws", &["--target", "iam"], &[])
         .expect(3)
         .stderr_has("not a regular file");
 }
@@ -235,8 +235,7 @@ fn a_pipe_or_a_device_among_the_run_state_is_refused_naming_it() {
 #[test]
 fn logs_shows_a_log_without_letting_it_drive_the_terminal() {
     let ws = Ws::configured("aws");
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam"], &[])
-        .expect(0);
+    ws.up("aws", &["--target", "iam"], &[]).expect(0);
     let log = ws.path().join(".runner/dev/logs/iam.up.log");
     let mut hostile = b"== up iam started 2026-01-01T00:00:00.000Z\n\x1b[2J\x1b[H\x1b]52;c;ZXZpbA==\x07".to_vec();
     hostile.extend_from_slice(b"caf\xe9 \xff done\r\n== succeeded 2026-01-01T00:00:01.000Z\n");

@@ -99,7 +99,7 @@ fn kill_and_resume(kill_when: &dyn Fn(&Ws, Duration) -> bool) {
     let done = recorded_done(&ws);
 
     ws.clear_invocations();
-    let run = ws.exec(&["up", "-p", "aws", "-s", "dev"], &[]).expect(0);
+    let run = ws.up("aws", &[], &[]).expect(0);
     let plan: Value = serde_json::from_str(
         &ws.exec(&["show-plan", "-p", "aws", "--format", "json"], &[])
             .expect(0)
@@ -122,7 +122,7 @@ fn kill_and_resume(kill_when: &dyn Fn(&Ws, Duration) -> bool) {
     );
     assert!(!journal(&ws).exists(), "the journal was folded into state.json");
     ws.clear_invocations();
-    let again = ws.exec(&["up", "-p", "aws", "-s", "dev"], &[]).expect(0);
+    let again = ws.up("aws", &[], &[]).expect(0);
     assert!(ups(&ws).is_empty(), "{}", again.stderr);
     assert!(again.stderr.contains("16 unchanged"), "{}", again.stderr);
 }
@@ -146,8 +146,7 @@ fn a_runner_killed_at_any_moment_resumes_exactly() {
 #[test]
 fn a_journal_line_cut_short_is_ignored_with_a_warning() {
     let ws = Ws::configured("aws");
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "vpc"], &[])
-        .expect(0);
+    ws.up("aws", &["--target", "vpc"], &[]).expect(0);
     // A run killed while writing: its whole line (vpc's up failed) counts, the cut one does not.
     let failed = r#"{"finished":{"project":"vpc","operation":"up","status":"failed","started":"2026-01-01T00:00:00.000Z","ended":"2026-01-01T00:00:01.000Z"}}"#;
     std::fs::write(
@@ -182,8 +181,7 @@ fn a_journal_line_cut_short_is_ignored_with_a_warning() {
 #[test]
 fn journal_lines_the_runner_could_not_have_written_are_named_and_left_out() {
     let ws = Ws::configured("aws");
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "vpc"], &[])
-        .expect(0);
+    ws.up("aws", &["--target", "vpc"], &[]).expect(0);
     let end = |project: &str, operation: &str, status: &str, ended: &str| {
         serde_json::json!({"finished": {"project": project, "operation": operation, "status": status,
             "started": "2026-01-01T00:00:00.000Z", "ended": ended}})

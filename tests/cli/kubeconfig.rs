@@ -16,7 +16,7 @@ fn up(ws: &Ws, kubeconfig: Option<&str>) -> crate::support::Run {
     if let Some(k) = kubeconfig {
         env.push(("KUBECONFIG", k));
     }
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "eks", "--fresh"], &env)
+    ws.up("aws", &["--target", "eks", "--fresh"], &env)
 }
 
 fn home(ws: &Ws) -> PathBuf {
@@ -356,8 +356,7 @@ fn an_interactive_destroy_offers_to_prune_and_ci_never_asks() {
 #[test]
 fn the_kubeconfig_provider_leaves_the_users_file_alone() {
     let ws = Ws::configured("kubeconfig");
-    ws.exec(&["up", "-p", "kubeconfig", "-s", "dev", "--target", "kubeconfig"], &[])
-        .expect(0);
+    ws.up("kubeconfig", &["--target", "kubeconfig"], &[]).expect(0);
     assert!(!home(&ws).join(".kube").exists());
 }
 

@@ -63,10 +63,8 @@ fn only_refuses_until_its_needs_are_deployed_then_runs_alone_with_their_outputs(
     }
 
     // Its needs alone, one job each (they need nothing), then eks alone.
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--only", "vpc"], &[])
-        .expect(0);
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--only", "iam"], &[])
-        .expect(0);
+    ws.up("aws", &["--only", "vpc"], &[]).expect(0);
+    ws.up("aws", &["--only", "iam"], &[]).expect(0);
     assert_eq!(ran(&ws, "up"), ["vpc", "iam"]);
     ws.clear_invocations();
     let run = ws
@@ -124,8 +122,7 @@ fn only_refuses_until_its_needs_are_deployed_then_runs_alone_with_their_outputs(
 #[test]
 fn destroy_only_refuses_while_a_dependent_is_deployed() {
     let ws = Ws::configured("aws");
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "kubeconfig"], &[])
-        .expect(0);
+    ws.up("aws", &["--target", "kubeconfig"], &[]).expect(0);
     let run = ws
         .exec(&["destroy", "-p", "aws", "-s", "dev", "--only", "eks", "--yes"], &[])
         .expect(2);

@@ -126,8 +126,7 @@ fn a_signal_sent_to_the_runner_ends_its_pulumi_and_the_runner_ends_as_pulumi_did
 #[test]
 fn pulumi_cancels_on_the_runners_sigint_and_ends_on_its_sigterm() {
     let ws = Ws::configured("aws");
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam"], &[])
-        .expect(0);
+    ws.up("aws", &["--target", "iam"], &[]).expect(0);
     ws.clear_invocations();
     let mut child = ws
         .command(

@@ -412,7 +412,7 @@ fn ci_lists_everything_missing_at_once_and_takes_values_from_the_environment() {
         ("MARA_CONFIG_DOCEAN_REGION", "ams3"),
         ("MARA_CONFIG_DOCEAN_INSTANCE_SIZE", "s-2vcpu-4gb"),
     ];
-    let run = ws.exec(&["up", "-p", "do", "-s", "dev"], &values).expect(0);
+    let run = ws.up("do", &[], &values).expect(0);
     assert!(
         run.stderr.contains("used defaults: docean:node_count=3\n"),
         "{}",
@@ -455,7 +455,7 @@ fn a_wrong_type_in_the_stack_file_names_the_key_and_line_and_leaves_the_file_alo
         .unwrap()
         .replace("eks:min_size: 3", "eks:min_size: three");
     std::fs::write(&path, &text).unwrap();
-    ws.exec(&["up", "-p", "aws", "-s", "dev"], &[])
+    ws.up("aws", &[], &[])
         .expect(3)
         .stderr_has("config/pulumi/Pulumi.dev.yaml:7: `eks:min_size` is `three`, not a whole number");
     assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
@@ -635,7 +635,7 @@ fn ctrl_c_at_a_visible_question_exits_130_every_time() {
 #[test]
 fn the_passphrase_is_not_asked_when_nothing_will_run() {
     let ws = Ws::configured("aws");
-    ws.exec(&["up", "-p", "aws", "-s", "dev"], &[]).expect(0);
+    ws.up("aws", &[], &[]).expect(0);
     let mut c = ws.command(&["up", "-p", "aws", "-s", "dev", "--yes"], &[("TERM", "dumb")]);
     c.env_remove("PULUMI_CONFIG_PASSPHRASE").env_remove("CI");
     let mut s = expectrl::Session::spawn(c).unwrap();
@@ -757,8 +757,9 @@ fn a_secret_is_stored_exactly_as_given_line_ends_and_all() {
     let ws = Ws::configured("aws");
     // `pulumi config set` drops one trailing newline from its input: the value keeps its own.
     let value = "line one\nline two\n";
-    ws.exec(
-        &["up", "-p", "aws", "-s", "dev", "--target", "secrets"],
+    ws.up(
+        "aws",
+        &["--target", "secrets"],
         &[("MARA_SECRET_PROMETHEUS_ADMINPASS", value)],
     )
     .expect(0);

@@ -7,7 +7,7 @@ use crate::support::Ws;
 #[test]
 fn a_key_added_in_one_projects_namespace_reruns_that_project_and_is_named() {
     let ws = Ws::configured("kubeconfig");
-    ws.exec(&["up", "-p", "kubeconfig", "-s", "dev"], &[]).expect(0);
+    ws.up("kubeconfig", &[], &[]).expect(0);
     let config = std::fs::read_to_string(ws.path().join("config/pulumi/Pulumi.dev.yaml")).unwrap();
     ws.write(
         "config/pulumi/Pulumi.dev.yaml",
@@ -44,7 +44,7 @@ fn a_key_added_in_one_projects_namespace_reruns_that_project_and_is_named() {
         (true, "after logstore, which runs (its outputs may change)".to_string())
     );
 
-    let run = ws.exec(&["up", "-p", "kubeconfig", "-s", "dev"], &[]).expect(0);
+    let run = ws.up("kubeconfig", &[], &[]).expect(0);
     assert!(
         run.stderr.contains(
             "up: 1 of 10 projects will run: logstore (stack file key `logstore:retention` added since its last up); "

@@ -186,8 +186,7 @@ fn up_runs_every_project_after_what_it_needs_and_independent_ones_together() {
 #[test]
 fn parallel_1_never_overlaps() {
     let ws = Ws::configured("aws");
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--parallel", "1"], &[])
-        .expect(0);
+    ws.up("aws", &["--parallel", "1"], &[]).expect(0);
     let spans = project_spans(&ws);
     assert_eq!(spans.len(), 16);
     for w in spans.windows(2) {
@@ -198,8 +197,7 @@ fn parallel_1_never_overlaps() {
 #[test]
 fn destroy_runs_dependents_first_and_targets_work_both_ways() {
     let ws = Ws::configured("aws");
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "logagent"], &[])
-        .expect(0);
+    ws.up("aws", &["--target", "logagent"], &[]).expect(0);
     let ran: BTreeSet<String> = intervals(&ws, "up").into_keys().collect();
     assert_eq!(
         ran,
@@ -208,7 +206,7 @@ fn destroy_runs_dependents_first_and_targets_work_both_ways() {
             .into()
     );
 
-    ws.exec(&["up", "-p", "aws", "-s", "dev"], &[]).expect(0);
+    ws.up("aws", &[], &[]).expect(0);
     ws.clear_invocations();
     ws.exec(
         &["destroy", "-p", "aws", "-s", "dev", "--target", "logstore", "--yes"],
@@ -295,7 +293,7 @@ fn a_failure_stops_what_depends_on_it_and_the_next_up_resumes() {
         .collect();
 
     ws.clear_invocations();
-    ws.exec(&["up", "-p", "aws", "-s", "dev"], &[]).expect(0);
+    ws.up("aws", &[], &[]).expect(0);
     let ran_again: BTreeSet<String> = intervals(&ws, "up").into_keys().collect();
     assert!(
         ran_again.is_disjoint(&succeeded),
@@ -309,11 +307,8 @@ fn a_failure_stops_what_depends_on_it_and_the_next_up_resumes() {
 #[test]
 fn keep_going_finishes_independent_branches() {
     let ws = Ws::configured("aws");
-    ws.exec(
-        &["up", "-p", "aws", "-s", "dev", "--keep-going"],
-        &[("PULUMI_STANDIN_FAIL", "ecr:up")],
-    )
-    .expect(1);
+    ws.up("aws", &["--keep-going"], &[("PULUMI_STANDIN_FAIL", "ecr:up")])
+        .expect(1);
     let st = statuses(&ws);
     assert_eq!(st["ecr"], "failed");
     assert_eq!(st["kic-image-push"], "skipped");
@@ -325,9 +320,9 @@ fn keep_going_finishes_independent_branches() {
 #[test]
 fn a_second_up_runs_nothing_and_a_change_reruns_only_what_reads_it() {
     let ws = Ws::configured("aws");
-    ws.exec(&["up", "-p", "aws", "-s", "dev"], &[]).expect(0);
+    ws.up("aws", &[], &[]).expect(0);
     ws.clear_invocations();
-    let again = ws.exec(&["up", "-p", "aws", "-s", "dev"], &[]).expect(0);
+    let again = ws.up("aws", &[], &[]).expect(0);
     assert!(intervals(&ws, "up").is_empty(), "ran again: {:?}", intervals(&ws, "up"));
     assert!(again.stderr.contains("16 unchanged"), "{}", again.stderr);
 
@@ -338,7 +333,7 @@ fn a_second_up_runs_nothing_and_a_change_reruns_only_what_reads_it() {
         "runtime: yaml\n# edited",
     );
     ws.clear_invocations();
-    ws.exec(&["up", "-p", "aws", "-s", "dev"], &[]).expect(0);
+    ws.up("aws", &[], &[]).expect(0);
     assert_eq!(intervals(&ws, "up").into_keys().collect::<Vec<_>>(), ["logstore"]);
 
     // A changed output: the project and what reads it.
@@ -348,7 +343,7 @@ fn a_second_up_runs_nothing_and_a_change_reruns_only_what_reads_it() {
         "elastic_hostname: ${release.name}-es",
     );
     ws.clear_invocations();
-    ws.exec(&["up", "-p", "aws", "-s", "dev"], &[]).expect(0);
+    ws.up("aws", &[], &[]).expect(0);
     assert_eq!(
         intervals(&ws, "up").into_keys().collect::<Vec<_>>(),
         ["logagent", "logstore"]
@@ -356,11 +351,11 @@ fn a_second_up_runs_nothing_and_a_change_reruns_only_what_reads_it() {
 
     // --fresh runs everything.
     ws.clear_invocations();
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--fresh"], &[]).expect(0);
+    ws.up("aws", &["--fresh"], &[]).expect(0);
     assert_eq!(intervals(&ws, "up").len(), 16);
     // ... and records what it ran with: the next up has nothing to do.
     ws.clear_invocations();
-    ws.exec(&["up", "-p", "aws", "-s", "dev"], &[]).expect(0);
+    ws.up("aws", &[], &[]).expect(0);
     assert!(intervals(&ws, "up").is_empty(), "ran again: {:?}", intervals(&ws, "up"));
 }
 
@@ -449,8 +444,7 @@ fn preview_waits_for_undeployed_upstreams_and_refresh_of_nothing_warns() {
     assert_eq!(logagent["reason"], "waits for kubeconfig, logstore, not deployed yet");
     assert!(run.stdout.contains("[kubeconfig] Previewing update (dev):"));
 
-    ws.exec(&["up", "-p", "kubeconfig", "-s", "dev", "--target", "logstore"], &[])
-        .expect(0);
+    ws.up("kubeconfig", &["--target", "logstore"], &[]).expect(0);
     ws.exec(&["preview", "-p", "kubeconfig", "-s", "dev"], &[]).expect(0);
     let st = statuses(&ws);
     assert_eq!(st["logagent"], "succeeded");
@@ -506,7 +500,7 @@ fn ctrl_c_stops_the_run_leaves_no_process_and_resume_works() {
     );
 
     ws.clear_invocations();
-    ws.exec(&["up", "-p", "aws", "-s", "dev"], &[]).expect(0);
+    ws.up("aws", &[], &[]).expect(0);
     let ran: BTreeSet<String> = intervals(&ws, "up").into_keys().collect();
     assert!(
         !ran.contains("kubeconfig") && !ran.contains("eks"),
@@ -683,7 +677,7 @@ fn a_failure_shows_its_cause_in_the_failed_block_the_table_and_the_summary() {
         "${pulumi.stack}",
         "${no_such_variable}",
     );
-    let run = ws.exec(&["up", "-p", "aws", "-s", "dev"], &[("CI", "true")]).expect(1);
+    let run = ws.up("aws", &[], &[("CI", "true")]).expect(1);
     assert!(
         run.stderr
             .contains("Failed: logstore (up): pulumi up exited with code 1: ")
@@ -714,14 +708,14 @@ fn a_hook_that_fails_shows_what_it_printed_on_standard_output() {
 #[test]
 fn a_file_the_configuration_names_and_the_environment_file_are_inputs_too() {
     let ws = Ws::configured("kubeconfig");
-    ws.exec(&["up", "-p", "kubeconfig", "-s", "dev"], &[]).expect(0);
+    ws.up("kubeconfig", &[], &[]).expect(0);
     ws.clear_invocations();
-    ws.exec(&["up", "-p", "kubeconfig", "-s", "dev"], &[]).expect(0);
+    ws.up("kubeconfig", &[], &[]).expect(0);
     assert!(intervals(&ws, "up").is_empty(), "ran again: {:?}", intervals(&ws, "up"));
 
     // A rotated token in the cluster's kubeconfig: the project that reads the file runs again.
     ws.edit("cluster/kubeconfig.yaml", "placeholder-token-dev", "rotated-token-dev");
-    ws.exec(&["up", "-p", "kubeconfig", "-s", "dev"], &[]).expect(0);
+    ws.up("kubeconfig", &[], &[]).expect(0);
     assert!(
         intervals(&ws, "up").contains_key("kubeconfig"),
         "the rotated token went unnoticed: {:?}",
@@ -731,15 +725,14 @@ fn a_file_the_configuration_names_and_the_environment_file_are_inputs_too() {
     // A changed environment file: every project sees it.
     ws.clear_invocations();
     ws.write("config/pulumi/environment", "PULUMI_STACK=dev\nHELM_DEBUG=1\n");
-    ws.exec(&["up", "-p", "kubeconfig", "-s", "dev"], &[]).expect(0);
+    ws.up("kubeconfig", &[], &[]).expect(0);
     assert_eq!(intervals(&ws, "up").len(), 10, "{:?}", intervals(&ws, "up"));
 }
 
 #[test]
 fn debug_says_the_backend_each_pulumi_command_and_why_a_project_runs() {
     let ws = Ws::configured("aws");
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam"], &[])
-        .expect(0);
+    ws.up("aws", &["--target", "iam"], &[]).expect(0);
     ws.edit("projects/identity/iam/Pulumi.yaml", "name: iam", "name: iam\n# edited");
     let run = ws
         .exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam", "-d"], &[])
@@ -792,7 +785,7 @@ fn no_secret_is_printed_or_written_in_any_form() {
          echo \"admin: $MARA_SECRET_PROMETHEUS_ADMINPASS\"\necho \"passphrase: ${PULUMI_CONFIG_PASSPHRASE-none}\"\n\
          cat >&2\n",
     );
-    let run = ws.exec(&["up", "-p", "aws", "-s", "dev"], &[]).expect(0);
+    let run = ws.up("aws", &[], &[]).expect(0);
     let kubeconfig = std::fs::read_to_string(ws.path().join("kubeconfig-seen")).unwrap();
     assert!(kubeconfig.contains("placeholder-token-dev"), "{kubeconfig}");
 
@@ -840,7 +833,7 @@ fn no_secret_is_printed_or_written_in_any_form() {
 #[test]
 fn a_fresh_clone_against_an_existing_backend_gets_the_salt_before_projects_run_in_parallel() {
     let ws = Ws::configured("aws");
-    ws.exec(&["up", "-p", "aws", "-s", "dev"], &[]).expect(0);
+    ws.up("aws", &[], &[]).expect(0);
     // A new clone of the workspace against the same backend: the stacks exist, the projects'
     // own stack files (ignored by git) and the runner's record do not, and the shared file was
     // committed without its salt.
@@ -858,8 +851,7 @@ fn a_fresh_clone_against_an_existing_backend_gets_the_salt_before_projects_run_i
     ws.clear_invocations();
 
     // No secret is stored on the way (eks needs none): no file of this clone has a salt.
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "eks"], &[])
-        .expect(0);
+    ws.up("aws", &["--target", "eks"], &[]).expect(0);
     // `pulumi up` rewrites the file in place to add a missing salt, each project its own: the
     // runner adds one (first, where it puts it) before any project runs.
     let text = std::fs::read_to_string(&shared).unwrap();
@@ -873,7 +865,7 @@ fn a_fresh_clone_against_an_existing_backend_gets_the_salt_before_projects_run_i
     let first_up = calls.iter().position(|i| i.command() == "up").expect("projects ran");
     assert!(made < first_up);
     // The salt opens with the run's passphrase: every project runs with it.
-    ws.exec(&["up", "-p", "aws", "-s", "dev"], &[]).expect(0);
+    ws.up("aws", &[], &[]).expect(0);
 }
 
 /// The closing table as a person reads it after a run that succeeded and after one that failed:

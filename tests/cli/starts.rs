@@ -46,7 +46,7 @@ fn summary_outputs(ws: &Ws, project: &str) -> Value {
 #[test]
 fn a_first_up_starts_at_most_3_pulumi_processes_per_project_and_a_repeat_at_most_2() {
     let ws = Ws::configured("aws");
-    ws.exec(&["up", "-p", "aws", "-s", "dev"], &[]).expect(0);
+    ws.up("aws", &[], &[]).expect(0);
     let first = starts(&ws);
     assert_eq!(first.len(), 16, "{first:#?}");
     for (dir, calls) in &first {
@@ -75,7 +75,7 @@ fn a_first_up_starts_at_most_3_pulumi_processes_per_project_and_a_repeat_at_most
     );
 
     ws.clear_invocations();
-    let again = ws.exec(&["up", "-p", "aws", "-s", "dev", "--fresh"], &[]).expect(0);
+    let again = ws.up("aws", &["--fresh"], &[]).expect(0);
     let repeat = starts(&ws);
     assert_eq!(repeat.len(), 16, "{repeat:#?}");
     for (dir, calls) in &repeat {
@@ -102,8 +102,7 @@ fn a_first_up_starts_at_most_3_pulumi_processes_per_project_and_a_repeat_at_most
 #[test]
 fn a_stack_the_run_state_knows_but_the_backend_lost_is_created_again() {
     let ws = Ws::configured("aws");
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "vpc"], &[])
-        .expect(0);
+    ws.up("aws", &["--target", "vpc"], &[]).expect(0);
     // Someone removed the stack from the backend behind the runner's back.
     let stacks = ws.path().join(".pulumi-state/.pulumi/stacks/vpc");
     assert!(stacks.join("dev.json").exists());

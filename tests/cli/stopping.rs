@@ -173,14 +173,11 @@ fn a_project_that_runs_too_long_is_stopped_and_ends_timed_out() {
         "name = \"iam\"",
         "name = \"iam\"\ntimeout = \"1s\"",
     );
-    ws.exec(
-        &["up", "-p", "aws", "-s", "dev", "--target", "iam"],
-        &[("PULUMI_STANDIN_HANG", "iam:up")],
-    )
-    .expect(1);
+    ws.up("aws", &["--target", "iam"], &[("PULUMI_STANDIN_HANG", "iam:up")])
+        .expect(1);
     assert_eq!(statuses(&ws)["iam"], "timed out");
     ws.edit("providers/aws.toml", "timeout = \"1s\"", "timeout = \"soon\"");
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam"], &[])
+    ws.up("aws", &["--target", "iam"], &[])
         .expect(2)
         .stderr_has("`soon` is not a timeout");
 }
@@ -219,7 +216,7 @@ fn a_duration_too_long_is_refused_before_anything_runs() {
         "name = \"iam\"",
         "name = \"iam\"\ntimeout = \"18446744073709551615s\"",
     );
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam"], &[])
+    ws.up("aws", &["--target", "iam"], &[])
         .expect(2)
         .stderr_has("providers/aws.toml:")
         .stderr_has("`18446744073709551615s` is a timeout longer than the most the runner takes, 30 days (720h)");
@@ -326,7 +323,7 @@ fn a_stale_lock_on_a_stack_not_created_yet_is_named_and_removed_only_when_asked(
 
     // Where the run itself creates a project's stack, just before its `up`.
     let vpc = lock(&ws, "vpc", "vpc", &this_host(), dead_pid());
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "vpc"], &[])
+    ws.up("aws", &["--target", "vpc"], &[])
         .expect(1)
         .stderr_has("pulumi stack select exited with code 1: error: could not create stack: the stack is currently locked by 1 lock(s)")
         .stderr_has("/locks/organization/vpc/dev/vpc.json?no_tmp_dir=true); `--remove-stale-locks` removes it");
@@ -336,8 +333,7 @@ fn a_stale_lock_on_a_stack_not_created_yet_is_named_and_removed_only_when_asked(
 #[test]
 fn a_stale_lock_is_named_and_removed_only_when_asked_and_another_hosts_never() {
     let ws = Ws::configured("aws");
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam"], &[])
-        .expect(0);
+    ws.up("aws", &["--target", "iam"], &[]).expect(0);
     let stale = lock(&ws, "iam", "stale", &this_host(), dead_pid());
     let run = ws
         .exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam", "--fresh"], &[])
@@ -353,43 +349,17 @@ fn a_stale_lock_is_named_and_removed_only_when_asked_and_another_hosts_never() {
         run.stderr
     );
     assert!(stale.exists());
-    ws.exec(
-        &[
-            "up",
-            "-p",
-            "aws",
-            "-s",
-            "dev",
-            "--target",
-            "iam",
-            "--fresh",
-            "--remove-stale-locks",
-        ],
-        &[],
-    )
-    .expect(0)
-    .stderr_has("removed the stale lock file://");
+    ws.up("aws", &["--target", "iam", "--fresh", "--remove-stale-locks"], &[])
+        .expect(0)
+        .stderr_has("removed the stale lock file://");
     assert!(!stale.exists());
 
     // Another machine's lock: reported with its host, never removed.
     let other = lock(&ws, "iam", "other", "build-7", 4242);
-    ws.exec(
-        &[
-            "up",
-            "-p",
-            "aws",
-            "-s",
-            "dev",
-            "--target",
-            "iam",
-            "--fresh",
-            "--remove-stale-locks",
-        ],
-        &[],
-    )
-    .expect(1)
-    .stderr_has("locked by ann@build-7 (pid 4242) since 2026-11-23T10:00:00Z")
-    .stderr_has("another machine's lock, left alone");
+    ws.up("aws", &["--target", "iam", "--fresh", "--remove-stale-locks"], &[])
+        .expect(1)
+        .stderr_has("locked by ann@build-7 (pid 4242) since 2026-11-23T10:00:00Z")
+        .stderr_has("another machine's lock, left alone");
     assert!(other.exists());
 }
 
@@ -399,8 +369,7 @@ fn a_stale_lock_is_named_and_removed_only_when_asked_and_another_hosts_never() {
 #[test]
 fn a_file_left_among_a_stacks_locks_by_a_killed_pulumi_is_named() {
     let ws = Ws::configured("aws");
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam"], &[])
-        .expect(0);
+    ws.up("aws", &["--target", "iam"], &[]).expect(0);
     let dir = ws.path().join(".pulumi-state/.pulumi/locks/organization/iam/dev");
     std::fs::create_dir_all(&dir).unwrap();
     let stranded = dir.join("0b7a5c1e-3f0e-4c1a-9d2b-5e8f7a6b4c3d.json.18a2b3c4d5e6f708.tmp");
@@ -417,6 +386,5 @@ fn a_file_left_among_a_stacks_locks_by_a_killed_pulumi_is_named() {
         run.stderr
     );
     std::fs::remove_file(&stranded).unwrap();
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam", "--fresh"], &[])
-        .expect(0);
+    ws.up("aws", &["--target", "iam", "--fresh"], &[]).expect(0);
 }

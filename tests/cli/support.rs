@@ -477,6 +477,13 @@ impl Ws {
         c
     }
 
+    /// `runner up -p PROVIDER -s dev EXTRA…` through [`Ws::exec`]: the run most tests start.
+    pub fn up(&self, provider: &str, extra: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut args = vec!["up", "-p", provider, "-s", "dev"];
+        args.extend_from_slice(extra);
+        self.exec(&args, env)
+    }
+
     pub fn exec(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
         let out = self.command(args, env).output().unwrap();
         Run {

@@ -408,11 +408,7 @@ fn check_asks_nothing_changes_no_file_and_lists_what_a_run_would_ask() {
     // Once everything is there, it passes, still changing nothing.
     ws.write("config/pulumi/Pulumi.dev.yaml", GOOD_AWS);
     let path = fake_tools(&ws, true, false);
-    ws.exec(
-        &["up", "-p", "aws", "-s", "dev", "--target", "secrets"],
-        &[("PATH", &path)],
-    )
-    .expect(0);
+    ws.up("aws", &["--target", "secrets"], &[("PATH", &path)]).expect(0);
     // Let the programs settle: the runner keeps a program in its cache only once its file has
     // not changed for 2 s. A run would now write the cache; a check must not.
     std::thread::sleep(std::time::Duration::from_millis(2100));
@@ -434,11 +430,7 @@ fn a_wrong_passphrase_is_found_before_any_project_runs() {
     let ws = Ws::reference();
     ws.write("config/pulumi/Pulumi.dev.yaml", GOOD_AWS);
     let path = fake_tools(&ws, true, false);
-    ws.exec(
-        &["up", "-p", "aws", "-s", "dev", "--target", "secrets"],
-        &[("PATH", &path)],
-    )
-    .expect(0);
+    ws.up("aws", &["--target", "secrets"], &[("PATH", &path)]).expect(0);
     ws.exec(&["validate", "-p", "aws", "-s", "dev"], &[("PATH", &path)])
         .expect(0);
     for args in [

@@ -50,8 +50,7 @@ fn the_environment_file_keeps_its_mode_when_the_stack_is_added() {
     let file = ws.path().join("config/pulumi/environment");
     ws.write("config/pulumi/environment", "AWS_PROFILE=admin\n");
     chmod(&file, 0o640);
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam"], &[])
-        .expect(0);
+    ws.up("aws", &["--target", "iam"], &[]).expect(0);
     assert_eq!(
         std::fs::read_to_string(&file).unwrap(),
         "AWS_PROFILE=admin\nPULUMI_STACK=dev\n"
@@ -106,8 +105,9 @@ fn the_passphrase_reaches_pulumi_but_no_hook_and_no_credential_check() {
         "config/pulumi/environment",
         "PULUMI_CONFIG_PASSPHRASE=file passphrase\n",
     );
-    let run = ws.exec(
-        &["up", "-p", "aws", "-s", "dev", "--target", "eks"],
+    let run = ws.up(
+        "aws",
+        &["--target", "eks"],
         &[("PULUMI_CONFIG_PASSPHRASE", "file passphrase")],
     );
     run.expect(0);
@@ -119,12 +119,9 @@ fn the_passphrase_reaches_pulumi_but_no_hook_and_no_credential_check() {
 fn a_summary_that_cannot_be_written_has_its_own_exit_code_and_leaves_no_temporary_file() {
     let ws = Ws::configured("aws");
     std::fs::create_dir_all(ws.path().join("out")).unwrap();
-    ws.exec(
-        &["up", "-p", "aws", "-s", "dev", "--target", "iam", "--summary", "out"],
-        &[],
-    )
-    .expect(7)
-    .stderr_has("cannot write the summary to out");
+    ws.up("aws", &["--target", "iam", "--summary", "out"], &[])
+        .expect(7)
+        .stderr_has("cannot write the summary to out");
     let left: Vec<_> = std::fs::read_dir(ws.path())
         .unwrap()
         .flatten()
@@ -133,19 +130,9 @@ fn a_summary_that_cannot_be_written_has_its_own_exit_code_and_leaves_no_temporar
         .collect();
     assert!(left.is_empty(), "temporary files left: {left:?}");
     // A failure keeps its own code: it says more than the lost summary.
-    ws.exec(
-        &[
-            "up",
-            "-p",
-            "aws",
-            "-s",
-            "dev",
-            "--target",
-            "iam",
-            "--fresh",
-            "--summary",
-            "out",
-        ],
+    ws.up(
+        "aws",
+        &["--target", "iam", "--fresh", "--summary", "out"],
         &[("PULUMI_STANDIN_FAIL", "iam:up")],
     )
     .expect(1);
@@ -154,8 +141,7 @@ fn a_summary_that_cannot_be_written_has_its_own_exit_code_and_leaves_no_temporar
 #[test]
 fn a_state_of_another_stack_or_schema_is_refused_and_stale_temporaries_are_removed() {
     let ws = Ws::configured("aws");
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "vpc"], &[])
-        .expect(0);
+    ws.up("aws", &["--target", "vpc"], &[]).expect(0);
     let state: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(ws.path().join(".runner/dev/state.json")).unwrap()).unwrap();
     // Only what ran is recorded: no entry with an empty status for what was not planned.
@@ -167,8 +153,7 @@ fn a_state_of_another_stack_or_schema_is_refused_and_stale_temporaries_are_remov
     }
     // A killed write left its temporary file: the next run removes it.
     ws.write(".runner/dev/.state.json.runner-999999.tmp", "half");
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "vpc"], &[])
-        .expect(0);
+    ws.up("aws", &["--target", "vpc"], &[]).expect(0);
     assert!(!ws.path().join(".runner/dev/.state.json.runner-999999.tmp").exists());
 
     let text = std::fs::read_to_string(ws.path().join(".runner/dev/state.json")).unwrap();
@@ -176,14 +161,14 @@ fn a_state_of_another_stack_or_schema_is_refused_and_stale_temporaries_are_remov
         ".runner/dev/state.json",
         &text.replace("\"schema_version\": 1", "\"schema_version\": 9"),
     );
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "vpc"], &[])
+    ws.up("aws", &["--target", "vpc"], &[])
         .expect(2)
         .stderr_has("is a run state of schema version 9, which this runner does not know");
     ws.write(
         ".runner/dev/state.json",
         &text.replace("\"stack\": \"dev\"", "\"stack\": \"prod\""),
     );
-    ws.exec(&["up", "-p", "aws", "-s", "dev", "--target", "vpc"], &[])
+    ws.up("aws", &["--target", "vpc"], &[])
         .expect(2)
         .stderr_has("is the run state of stack `prod`, not `dev`");
 }
