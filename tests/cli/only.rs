@@ -160,3 +160,17 @@ fn only_takes_one_known_project_and_not_with_target() {
         .expect(2);
     assert!(run.stderr.contains("cannot be used with"), "{}", run.stderr);
 }
+
+/// A fresh checkout (a CI job) knows nothing of what is deployed: a destroy there is predicted
+/// to run what it names, not settled as "never deployed" by a run state that is merely empty.
+#[test]
+fn a_destroy_from_a_fresh_checkout_is_predicted_to_run() {
+    let ws = crate::support::Ws::configured("aws");
+    ws.up("aws", &["--target", "vpc"], &[]).expect(0);
+    std::fs::remove_dir_all(ws.path().join(".runner")).unwrap();
+    let destroy = ws
+        .exec(&["destroy", "-p", "aws", "-s", "dev", "--only", "vpc", "--yes"], &[])
+        .expect(0);
+    assert!(destroy.stderr.contains("for 1 of 1 projects"), "{}", destroy.stderr);
+    assert!(destroy.stderr.contains("1 succeeded"), "{}", destroy.stderr);
+}

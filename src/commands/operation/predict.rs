@@ -28,7 +28,14 @@ pub(crate) struct Settled {
 
 impl Settled {
     /// From the projects an `up` would skip, or (other operations) from the projects deployed.
-    pub(crate) fn new(plan: &Plan<'_>, skipped_by_up: &BTreeSet<String>, deployed: &BTreeSet<String>) -> Self {
+    /// A destroy or refresh settles only a project the run state knows and knows undeployed:
+    /// one it has no record of (a fresh checkout, a CI job) may well be in the backend, and is
+    /// predicted to run.
+    pub(crate) fn new(
+        plan: &Plan<'_>,
+        skipped_by_up: &BTreeSet<String>,
+        (deployed, recorded): (&BTreeSet<String>, &BTreeSet<String>),
+    ) -> Self {
         let names = plan
             .order
             .iter()
@@ -44,7 +51,7 @@ impl Settled {
                             .iter()
                             .any(|n| !deployed.contains(plan.name(n.node)))
                 }
-                Operation::Destroy | Operation::Refresh => !deployed.contains(name),
+                Operation::Destroy | Operation::Refresh => recorded.contains(name) && !deployed.contains(name),
             })
             .map(|(_, name)| name.to_string())
             .collect();

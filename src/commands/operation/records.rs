@@ -87,7 +87,8 @@ pub(super) fn prediction(
     } else {
         state.deployed()
     };
-    let settled = Settled::new(plan, &skipped_by_up, &deployed);
+    let recorded: BTreeSet<String> = state.projects.keys().cloned().collect();
+    let settled = Settled::new(plan, &skipped_by_up, (&deployed, &recorded));
     predict(plan, history, &settled, o.parallel)
 }
 
