@@ -971,3 +971,40 @@ mod tests {
         assert!(help.lines().all(|l| l.len() <= 88), "{help}");
     }
 }
+
+/// The commands under `cmd` (named from `path`) that take the long flag `long`.
+fn takers(cmd: &clap::Command, path: &str, long: &str, out: &mut Vec<String>) {
+    for sub in cmd.get_subcommands() {
+        let here = format!("{path} {}", sub.get_name());
+        if sub.get_arguments().any(|a| a.get_long() == Some(long)) {
+            out.push(format!("`{here}`"));
+        }
+        takers(sub, &here, long, out);
+    }
+}
+
+/// For a flag clap refused as unexpected (`runner export github --succeeded-within 1h`): the
+/// commands that do take it, as a line to print after clap's error; `None` when none does.
+pub(crate) fn flag_elsewhere(e: &clap::Error) -> Option<String> {
+    use clap::CommandFactory as _;
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::UnknownArgument {
+        return None;
+    }
+    let Some(ContextValue::String(given)) = e.get(ContextKind::InvalidArg) else {
+        return None;
+    };
+    let long = given.strip_prefix("--")?.split('=').next()?;
+    let mut out = Vec::new();
+    takers(&Cli::command(), "runner", long, &mut out);
+    if out.is_empty() {
+        return None;
+    }
+    let final_one = out.pop()?;
+    let named = if out.is_empty() {
+        final_one
+    } else {
+        format!("{} and {final_one}", out.join(", "))
+    };
+    Some(format!("note: `--{long}` is a flag of {named}"))
+}

@@ -254,8 +254,14 @@ fn each_format_takes_only_its_own_flags_and_its_help_lists_only_them() {
         args.extend(flag);
         ws.run(&args)
             .expect(2)
-            .stderr_has(&format!("unexpected argument '{}'", flag[0]));
+            .stderr_has(&format!("unexpected argument '{}'", flag[0]))
+            .stderr_has(&format!("note: `{}` is a flag of ", flag[0]))
+            .stderr_has("`runner export ");
     }
+    // Which formats take it is said too.
+    ws.run(&["export", "github", "-p", "aws", "-s", "dev", "--succeeded-within", "1h"])
+        .expect(2)
+        .stderr_has("note: `--succeeded-within` is a flag of `runner export pko` and `runner export kebap`");
     let help = |args: &[&str]| ws.run(args).expect(0).stdout;
     let pko = help(&["export", "pko", "--help"]);
     for flag in [
