@@ -952,26 +952,6 @@ pub(crate) fn reference() -> String {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use clap::CommandFactory as _;
-
-    #[test]
-    fn the_command_line_is_consistent() {
-        super::Cli::command().debug_assert();
-    }
-
-    #[test]
-    fn the_top_help_gives_every_exit_code_its_meaning_in_short_lines() {
-        let help = super::top_help();
-        let codes = help[help.find("Exit codes: ").expect("exit codes")..].replace('\n', " ");
-        for (code, meaning) in crate::error::exit::MEANINGS {
-            assert!(codes.contains(&format!("{code} {meaning}")), "{code}: {help}");
-        }
-        assert!(help.lines().all(|l| l.len() <= 88), "{help}");
-    }
-}
-
 /// The commands under `cmd` (named from `path`) that take the long flag `long`.
 fn takers(cmd: &clap::Command, path: &str, long: &str, out: &mut Vec<String>) {
     for sub in cmd.get_subcommands() {
@@ -1007,4 +987,24 @@ pub(crate) fn flag_elsewhere(e: &clap::Error) -> Option<String> {
         format!("{} and {final_one}", out.join(", "))
     };
     Some(format!("note: `--{long}` is a flag of {named}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory as _;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        super::Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn the_top_help_gives_every_exit_code_its_meaning_in_short_lines() {
+        let help = super::top_help();
+        let codes = help[help.find("Exit codes: ").expect("exit codes")..].replace('\n', " ");
+        for (code, meaning) in crate::error::exit::MEANINGS {
+            assert!(codes.contains(&format!("{code} {meaning}")), "{code}: {help}");
+        }
+        assert!(help.lines().all(|l| l.len() <= 88), "{help}");
+    }
 }
