@@ -101,16 +101,6 @@ pub(crate) fn salt_of(path: &Path) -> Option<String> {
         .map(str::to_string)
 }
 
-/// The round count of the key derivation: the real CLI's, unless the runner's tests lowered
-/// the test double's (`PULUMI_STANDIN_KDF_ITERATIONS`; salts it made then open only with it).
-fn rounds() -> u32 {
-    std::env::var("PULUMI_STANDIN_KDF_ITERATIONS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|n| *n > 0)
-        .unwrap_or(pulumi_passphrase::ROUNDS)
-}
-
 /// A check under way: one thread per salted stack file.
 #[derive(Debug)]
 pub(crate) struct Check {
@@ -122,7 +112,7 @@ impl Check {
     /// Starts checking `passphrase` against the salt of each of `files` that has one: once per
     /// salt (the shared file's is often a copy of the secrets store's).
     pub(crate) fn start(passphrase: &Passphrase, files: &[PathBuf]) -> Check {
-        let rounds = rounds();
+        let rounds = pulumi_passphrase::rounds();
         let mut salts: Vec<(Vec<PathBuf>, String)> = Vec::new();
         for (f, salt) in files.iter().filter_map(|f| Some((f.clone(), salt_of(f)?))) {
             match salts.iter_mut().find(|(_, s)| *s == salt) {
@@ -163,12 +153,14 @@ impl Check {
         if wrong.is_empty() {
             return None;
         }
-        let from = env.effective_passphrase().map_or_else(
+        // Where it came from (reading a passphrase file once).
+        let origin = env.effective_passphrase().map(|(_, from)| from);
+        let from = origin.map_or_else(
             || "the passphrase".to_string(),
-            |(_, from)| from.describe(env.get("PULUMI_CONFIG_PASSPHRASE_FILE").as_deref()),
+            |from| from.describe(env.get("PULUMI_CONFIG_PASSPHRASE_FILE").as_deref()),
         );
         let files: Vec<String> = wrong.iter().map(|f| show(f)).collect();
-        let fix = match env.effective_passphrase().map(|(_, f)| f) {
+        let fix = match origin {
             Some(PassphraseFrom::PassphraseFile) => "put the passphrase this stack was created with in that file",
             Some(PassphraseFrom::EnvironmentFile) => {
                 "set PULUMI_CONFIG_PASSPHRASE in config/pulumi/environment to the passphrase this stack was created with"

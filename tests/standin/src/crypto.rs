@@ -8,11 +8,6 @@ use serde_json::{Map, Value};
 use crate::fail::{Failure, fail};
 use crate::program::is_secret;
 
-/// The real CLI's round count. `PULUMI_STANDIN_KDF_ITERATIONS` (test switch) lowers it so test
-/// suites that start hundreds of processes stay fast; files then only open with the same setting
-/// (the runner's own passphrase check reads the switch too).
-const ITERATIONS: u32 = pulumi_passphrase::ROUNDS;
-
 pub const PASSPHRASE_MISSING: &str =
     "passphrase must be set with PULUMI_CONFIG_PASSPHRASE or PULUMI_CONFIG_PASSPHRASE_FILE environment variables";
 
@@ -34,24 +29,16 @@ pub fn passphrase() -> Result<String, Failure> {
     }
 }
 
-fn iterations() -> u32 {
-    std::env::var("PULUMI_STANDIN_KDF_ITERATIONS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|n| *n > 0)
-        .unwrap_or(ITERATIONS)
-}
-
 impl Crypter {
     /// A new salt for a new stack: returns the crypter and the `encryptionsalt` string.
     pub fn new_salt(passphrase: &str) -> (Self, String) {
-        let (c, salt) = pulumi_passphrase::Crypter::new_salt(passphrase, iterations());
+        let (c, salt) = pulumi_passphrase::Crypter::new_salt(passphrase, pulumi_passphrase::rounds());
         (Crypter(c), salt)
     }
 
     /// Opens an existing `encryptionsalt`, checking the passphrase against it.
     pub fn open(passphrase: &str, salt: &str) -> Result<Self, Failure> {
-        match pulumi_passphrase::Crypter::open(passphrase, salt, iterations()) {
+        match pulumi_passphrase::Crypter::open(passphrase, salt, pulumi_passphrase::rounds()) {
             Ok(c) => Ok(Crypter(c)),
             Err(pulumi_passphrase::Error::Incorrect) => Err(fail("incorrect passphrase")),
             Err(_) => Err(fail(format!("invalid encryption salt: {salt}"))),
