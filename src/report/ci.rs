@@ -15,6 +15,8 @@ use std::time::SystemTime;
 use crate::exec::{RunResult, Status, would_change};
 use crate::plan::Plan;
 
+use super::markdown_cell as cell;
+
 /// The CI a run is a step of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum CiSystem {
@@ -186,11 +188,6 @@ pub(crate) fn step_summary(
         }
     }
     out
-}
-
-/// Text for a Markdown table cell: no line breaks, `|` escaped.
-fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace('\r', "").replace('\n', "<br>")
 }
 
 #[cfg(test)]

@@ -88,12 +88,10 @@ pub(crate) fn markdown(project: &str, diffs: &[ResourceDiff]) -> String {
     out
 }
 
-/// Text for a Markdown table cell: no line breaks, `|` and backticks escaped.
+/// Text for a cell of the job summary's table, inside a code span: a backtick would end the
+/// span, a line break the row (the table's own cell rule does the rest).
 fn cell(text: &str) -> String {
-    text.replace('|', "\\|")
-        .replace('`', "'")
-        .replace('\r', "")
-        .replace('\n', " ")
+    super::markdown_cell(&text.replace('`', "'").replace('\n', " "))
 }
 
 #[cfg(test)]

@@ -206,6 +206,11 @@ pub(crate) fn stopping_line(ev: &crate::exec::Event) -> Option<String> {
     Some(note_line(project, level, &message))
 }
 
+/// Text for a Markdown table cell (GitHub's job summary): no line breaks, `|` escaped.
+pub(crate) fn markdown_cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\r', "").replace('\n', "<br>")
+}
+
 /// A message for the user, on standard error.
 pub(crate) fn info(message: &str) {
     say!("{message}");
