@@ -844,18 +844,6 @@ fn global_applies(option: &str, command: &str) -> bool {
     }
 }
 
-/// The global options that take a value (to find the command among the arguments).
-const GLOBAL_VALUES: [&str; 8] = [
-    "-s",
-    "--stack",
-    "-p",
-    "--provider",
-    "-b",
-    "--banner-type",
-    "--workspace",
-    "--color",
-];
-
 /// The help a command's (or its subcommand's: `export pko`) `-h` (short) or `--help`/`help
 /// COMMAND` (long) asked for, with only the global options that apply to it; `None` for the top-level help (or a command not found),
 /// which clap prints as it is.
@@ -864,12 +852,21 @@ pub(crate) fn command_help(args: &[std::ffi::OsString]) -> Option<clap::builder:
     let words: Vec<&str> = args.iter().skip(1).filter_map(|a| a.to_str()).collect();
     let mut cmd = Cli::command();
     cmd.build();
+    // A global option that takes a value (`-s dev`): its value names no command.
+    let takes_value = |w: &str| {
+        cmd.get_arguments()
+            .filter(|a| a.is_global_set() && a.get_action().takes_values())
+            .any(|a| {
+                a.get_short().is_some_and(|s| w == format!("-{s}"))
+                    || a.get_long().is_some_and(|l| w == format!("--{l}"))
+            })
+    };
     // The command, then its subcommand (`export pko`), as far as the words name them.
     let mut path: Vec<&clap::Command> = Vec::new();
     let mut long = words.contains(&"--help");
     let mut rest = words.iter();
     while let Some(w) = rest.next() {
-        if GLOBAL_VALUES.contains(w) {
+        if takes_value(w) {
             rest.next();
         } else if *w == "help" {
             long = true;
