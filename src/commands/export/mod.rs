@@ -314,10 +314,10 @@ fn shared_backend(s: &Settings, t: &StackContext, format: Format) -> Result<Stri
              other machine can read"
         ));
     }
-    if !url.contains("://") {
+    let backend = Backend::parse(&url);
+    if matches!(backend, Backend::NotAUrl(_) | Backend::Service(None)) {
         return refuse(format!("PULUMI_BACKEND_URL is {url}, which is not a URL"));
     }
-    let backend = Backend::parse(&url);
     let Some(dir) = backend.dir() else {
         return Ok(url);
     };
