@@ -883,20 +883,8 @@ fn the_closing_table_after_a_success_and_after_a_failure() {
             &[("PULUMI_STANDIN_FAIL", "eks:up")],
         )
         .expect(1);
-    let closing = |stderr: &str| {
-        let at = stderr
-            .find("\nSummary:")
-            .unwrap_or_else(|| panic!("no closing table:\n{stderr}"));
-        stderr[at + 1..].to_string()
-    };
-    let root = ws.path().display().to_string();
-    insta::with_settings!({filters => vec![
-        // The padding too: a duration's width varies, and the column is right-aligned.
-        (r" +\d+m \d+s\b", " [duration]"),
-        (r" +\d+(\.\d+)?(ms|s)\b", " [duration]"),
-        (root.as_str(), "[workspace]"),
-    ]}, {
-        insta::assert_snapshot!("closing_table_success", closing(&ok.stderr));
-        insta::assert_snapshot!("closing_table_failure", closing(&failed.stderr));
-    });
+    let (success, settings) = crate::support::closing_table(&ok.stderr, ws.path());
+    settings.bind(|| insta::assert_snapshot!("closing_table_success", success));
+    let (failure, settings) = crate::support::closing_table(&failed.stderr, ws.path());
+    settings.bind(|| insta::assert_snapshot!("closing_table_failure", failure));
 }

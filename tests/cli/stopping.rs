@@ -92,13 +92,8 @@ fn interrupted_is_not_failed_in_the_summary_junit_and_status_and_the_resume_advi
     assert!(stderr.contains("Run it again without --fresh to resume"), "{stderr}");
     // The closing table as a person reads it after Ctrl-C (beside those of a success and a
     // failure, in run.rs).
-    let closing = &stderr[stderr.find("\nSummary:").unwrap_or_else(|| panic!("{stderr}")) + 1..];
-    insta::with_settings!({filters => vec![
-        (r" +\d+m \d+s\b", " [duration]"),
-        (r" +\d+(\.\d+)?(ms|s)\b", " [duration]"),
-    ]}, {
-        insta::assert_snapshot!("closing_table_interrupted", closing);
-    });
+    let (closing, settings) = crate::support::closing_table(&stderr, ws.path());
+    settings.bind(|| insta::assert_snapshot!("closing_table_interrupted", closing));
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(xml.contains("failures=\"0\" errors=\"1\""), "{xml}");
     assert!(xml.contains("type=\"up interrupted\""), "{xml}");

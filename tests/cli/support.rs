@@ -236,6 +236,30 @@ pub fn read_invocations(log: &Path) -> Vec<Invocation> {
         .collect()
 }
 
+/// A run's closing table (its standard error from `Summary:` on), and the snapshot settings
+/// that keep it stable: durations filtered with their padding (the column is right-aligned, a
+/// duration's width varies), the workspace's temporary path as `[workspace]`.
+pub fn closing_table(stderr: &str, workspace: &Path) -> (String, insta::Settings) {
+    let at = stderr
+        .find("\nSummary:")
+        .unwrap_or_else(|| panic!("no closing table:\n{stderr}"));
+    let mut settings = insta::Settings::clone_current();
+    settings.add_filter(r" +\d+m \d+s\b", " [duration]");
+    settings.add_filter(r" +\d+(\.\d+)?(ms|s)\b", " [duration]");
+    settings.add_filter(&regex_escape(&workspace.display().to_string()), "[workspace]");
+    (stderr[at + 1..].to_string(), settings)
+}
+
+/// `text` matched literally by a filter's regular expression.
+fn regex_escape(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            let special = "\\.+*?()|[]{}^$#&-~".contains(c);
+            special.then_some('\\').into_iter().chain(std::iter::once(c))
+        })
+        .collect()
+}
+
 /// Every file under `dir`, at any depth (none when it does not exist).
 pub fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
