@@ -186,8 +186,13 @@ pub(super) fn stacks(plan: &Plan<'_>, input: &Input, names: &Names, waves: bool)
                 .collect();
             spec.insert("prerequisites".into(), Value::Array(prerequisites));
         }
-        if !project.secrets_store && !input.config.is_empty() {
-            spec.insert("config".into(), Value::Object(input.config.clone()));
+        let mut config = match input.source {
+            super::Source::Program => program_values(&project.name, input.programs.get(&project.name)),
+            super::Source::Git => Map::new(),
+        };
+        config.extend(input.config.clone());
+        if !project.secrets_store && !config.is_empty() {
+            spec.insert("config".into(), Value::Object(config));
         }
         let secrets = secrets_of(plan, i, input);
         if !secrets.is_empty() {
@@ -278,12 +283,40 @@ pub(super) fn programs(plan: &Plan<'_>, input: &Input) -> Result<Vec<Value>, Exp
     Ok(out)
 }
 
+/// The values a program's `config:` gives keys of other namespaces (`kubernetes:chart_mirror:
+/// URL`, or `{value: URL}`): the stack's own value wins over them, as over a default, but a
+/// Program's `configuration` declares only the project's parameters, so they go to its Stack's
+/// `config`, under the shared configuration's.
+fn program_values(project: &str, program: Option<&Value>) -> Map<String, Value> {
+    let Some(config) = program.and_then(|p| p.get("config")).and_then(Value::as_object) else {
+        return Map::new();
+    };
+    config
+        .iter()
+        .filter(|(key, _)| foreign(project, key))
+        .filter_map(|(key, decl)| {
+            let value = match decl {
+                Value::Object(m) => m.get("value")?,
+                Value::Null => return None,
+                v => v,
+            };
+            Some((key.clone(), value.clone()))
+        })
+        .collect()
+}
+
+/// Whether `key` of `project`'s `config:` belongs to another namespace (`kubernetes:…`).
+fn foreign(project: &str, key: &str) -> bool {
+    key.split_once(':').is_some_and(|(ns, _)| ns != project)
+}
+
 /// A program's `config:` section in the Program CRD's terms: its `configuration` accepts only
 /// `String`, `Number`, `List<String>` and `List<Number>` types; a value of another type keeps
-/// its default alone (Pulumi YAML takes the type from it).
+/// its default alone (Pulumi YAML takes the type from it). Keys of other namespaces are values,
+/// not parameters: [`program_values`] puts them in the Stack.
 fn configuration(project: &str, path: &str, config: &Map<String, Value>) -> Result<Map<String, Value>, ExportError> {
     let mut out = Map::new();
-    for (key, decl) in config {
+    for (key, decl) in config.iter().filter(|(key, _)| !foreign(project, key)) {
         let kind = decl.get("type").and_then(Value::as_str);
         let items = decl.get("items").and_then(|i| i.get("type")).and_then(Value::as_str);
         let default = decl.get("default");

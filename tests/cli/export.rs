@@ -379,7 +379,47 @@ fn pko_from_programs_embeds_one_program_per_project_named_as_it() {
     let vpc = programs.iter().find(|p| p["metadata"]["name"] == "vpc").unwrap();
     assert_eq!(vpc["program"]["configuration"]["azs"]["type"], "List<String>");
     assert!(files["teardown.sh"].contains("kubectl delete program.pulumi.com vpc"));
+    // A program's value of another namespace (the chart repository it falls back to) is not a
+    // Program parameter (PKO's Pulumi.yaml would refuse it): its Stack carries it as a value.
+    let logstore = programs.iter().find(|p| p["metadata"]["name"] == "logstore").unwrap();
+    assert!(
+        logstore["program"]["configuration"]
+            .get("kubernetes:chart_mirror")
+            .is_none()
+    );
+    let stack_of = |name: &str| {
+        stacks
+            .iter()
+            .find(|s| s["spec"]["programRef"]["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(
+        stack_of("logstore")["spec"]["config"]["kubernetes:chart_mirror"],
+        "https://charts.bitnami.com/bitnami"
+    );
+    assert_eq!(
+        stack_of("certmgr")["spec"]["config"]["kubernetes:chart_mirror"],
+        "https://charts.jetstack.io"
+    );
     insta::assert_snapshot!("export_pko_aws_program", files["programs.yaml"].clone());
+
+    // The stack's own value wins, as with `pulumi up`.
+    let mirror = "https://harbor.example.com/chartrepo/mara";
+    let file = ws.path().join("config/pulumi/Pulumi.dev.yaml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(
+        &file,
+        text.replace("config:\n", &format!("config:\n  kubernetes:chart_mirror: {mirror}\n")),
+    )
+    .unwrap();
+    let (run, files) = export(&ws, "pko", "aws", &["--source", "program"]);
+    run.expect(0);
+    let stacks = docs(&files["stacks.yaml"]);
+    for name in ["logstore", "certmgr", "prometheus"] {
+        let stack = stacks.iter().find(|s| s["spec"]["programRef"]["name"] == name).unwrap();
+        assert_eq!(stack["spec"]["config"]["kubernetes:chart_mirror"], mirror, "{name}");
+    }
 }
 
 #[test]
