@@ -33,6 +33,28 @@ pub(super) fn found(drift: Option<Drift>, end: &Ended, changes: &BTreeMap<String
     drift.is_some() && messages::says(&end.stderr, Message::NoChangesExpected) && !changes.is_empty()
 }
 
+/// Whether a drift check's preview failed on server-side apply conflicts (a field the program
+/// sets, changed with kubectl, say): those are drift the check found, each an update the next
+/// `up` would make (counted in `changes` when the preview counted none), and `tell` is given
+/// them. `said` is what the engine said: standard error and its event log's errors.
+pub(super) fn conflicts_found(
+    drift: Option<Drift>,
+    end: &Ended,
+    said: &str,
+    changes: &mut BTreeMap<String, u64>,
+    tell: impl FnOnce(&[messages::FieldConflict]),
+) -> bool {
+    if drift.is_none() || end.code == Some(0) || end.interrupted || !messages::says(said, Message::FieldConflict) {
+        return false;
+    }
+    let conflicts = messages::field_conflicts(said);
+    if !crate::exec::would_change(changes) {
+        changes.insert("update".into(), conflicts.len().max(1) as u64);
+    }
+    tell(&conflicts);
+    true
+}
+
 /// A project with nothing deployed to compare: settled without a preview.
 fn not_deployed(why: &str) -> JobEnd {
     JobEnd::ended(Status::Unchanged {

@@ -91,6 +91,15 @@ impl EventLog {
         log
     }
 
+    /// What the engine said: `stderr` and the errors of this log (where a resource's own
+    /// diagnostics are), as one text for [`super::messages`].
+    pub(crate) fn said(&self, stderr: &str) -> String {
+        std::iter::once(stderr)
+            .chain(self.cause().iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
     /// The cause of a failed operation as the engine reported it: its errors, else what the
     /// program wrote to its standard error (empty when the log told neither).
     pub(crate) fn cause(&self) -> &[String] {

@@ -19,15 +19,21 @@ pub(crate) enum Message {
     UnreadableLock,
     /// `incorrect passphrase` (`pkg/secrets/passphrase`).
     IncorrectPassphrase,
+    /// The Kubernetes provider's `Server-Side Apply field conflict detected`: a field it applies
+    /// is owned by another field manager (`kubectl edit`, `kubectl label`…), so it will not set
+    /// it without being told to force (`pkg/await/await.go`, `patchForce`). Each conflict is a
+    /// line `conflict with "MANAGER" using v1: .metadata.labels.x` ([`field_conflicts`]).
+    FieldConflict,
 }
 
 impl Message {
-    const ALL: [Message; 5] = [
+    const ALL: [Message; 6] = [
         Message::StackLocked,
         Message::NoStack,
         Message::NoChangesExpected,
         Message::UnreadableLock,
         Message::IncorrectPassphrase,
+        Message::FieldConflict,
     ];
 
     /// The texts that tell it (any one).
@@ -42,8 +48,49 @@ impl Message {
                 "invalid character",
             ],
             Message::IncorrectPassphrase => &["incorrect passphrase"],
+            Message::FieldConflict => &["Server-Side Apply field conflict detected"],
         }
     }
+}
+
+/// A field of a Kubernetes object that another field manager owns, as the provider's conflict
+/// error names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FieldConflict {
+    /// The other manager: `kubectl-label`, `kubectl-edit`, `helm`…
+    pub manager: String,
+    /// The field, as the API server spells it: `.metadata.labels.mara/cluster`.
+    pub field: String,
+}
+
+/// The conflicts of [`Message::FieldConflict`] errors in `stderr`: each `conflict with
+/// "MANAGER"[ using VERSION]: FIELD`, in order, once each.
+pub(crate) fn field_conflicts(stderr: &str) -> Vec<FieldConflict> {
+    const MARK: &str = "conflict with \"";
+    let mut found: Vec<FieldConflict> = Vec::new();
+    for line in stderr.lines() {
+        let mut rest = line;
+        while let Some(at) = rest.find(MARK) {
+            rest = &rest[at + MARK.len()..];
+            let Some((manager, after)) = rest.split_once('"') else {
+                break;
+            };
+            let Some((_, field)) = after.split_once(": ") else {
+                break;
+            };
+            // Several conflicts share a line: `…: .a, conflict with "x": .b`.
+            let field = field.split(", conflict with").next().unwrap_or(field).trim();
+            let conflict = FieldConflict {
+                manager: manager.to_string(),
+                field: field.to_string(),
+            };
+            if !field.is_empty() && !found.contains(&conflict) {
+                found.push(conflict);
+            }
+            rest = after;
+        }
+    }
+    found
 }
 
 /// Every message `stderr` holds.
@@ -91,5 +138,29 @@ mod tests {
             [Message::UnreadableLock]
         );
         assert!(classify("error: something else\n").is_empty());
+    }
+
+    /// As pulumi v3.274.1 with the Kubernetes provider printed it, after `kubectl label
+    /// --overwrite` of a label the program sets.
+    #[test]
+    fn a_field_conflict_names_the_other_manager_and_the_field() {
+        let stderr = "  * the Kubernetes API server reported that \"nginx-ingress\" failed to fully initialize or become live: Server-Side Apply field conflict detected. See https://www.pulumi.com/registry/packages/kubernetes/how-to-guides/managing-resources-with-server-side-apply/#handle-field-conflicts-on-existing-resources for troubleshooting help.\n  The resource managed by field manager \"pulumi-kubernetes-cfbf6aec\" had an apply conflict: Apply failed with 1 conflict: conflict with \"kubectl-label\" using v1: .metadata.labels.mara/cluster\n";
+        assert_eq!(classify(stderr), [Message::FieldConflict]);
+        assert_eq!(
+            field_conflicts(stderr),
+            [FieldConflict {
+                manager: "kubectl-label".into(),
+                field: ".metadata.labels.mara/cluster".into()
+            }]
+        );
+        let two = "Apply failed with 2 conflicts: conflict with \"kubectl-edit\" using apps/v1: .spec.replicas, conflict with \"kubectl-edit\" using apps/v1: .spec.template.spec.containers[name=\"app\"].image";
+        assert_eq!(
+            field_conflicts(two)
+                .iter()
+                .map(|c| c.field.as_str())
+                .collect::<Vec<_>>(),
+            [".spec.replicas", ".spec.template.spec.containers[name=\"app\"].image"]
+        );
+        assert!(field_conflicts("conflict with \"x").is_empty());
     }
 }

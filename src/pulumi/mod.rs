@@ -63,6 +63,9 @@ pub(crate) struct Pulumi {
     pub(crate) known_stacks: BTreeSet<String>,
     /// `drift`: previews are drift checks (see [`Drift`]).
     pub(crate) drift: Option<Drift>,
+    /// Projects whose `up` refreshes first (`--refresh`): a drift check found their stack
+    /// changed, maybe outside Pulumi, which an `up` of the recorded state would not see.
+    pub(crate) refresh_first: BTreeSet<String>,
 }
 
 impl Pulumi {
@@ -194,6 +197,9 @@ impl Pulumi {
             args.extend(["--yes", "--skip-preview"]);
         }
         args.extend(drift::flags(self.drift));
+        if op == Operation::Up && self.refresh_first.contains(name) {
+            args.push("--refresh");
+        }
         args.extend(["--event-log", event_log_arg.as_str()]);
         let mut cmd = self.command(job, &args);
         // `--event-log` exists only with PULUMI_DEBUG_COMMANDS (Automation API sets it too).
@@ -254,7 +260,7 @@ impl Pulumi {
             Some(Err(e)) => return e,
             None => {}
         }
-        let changes = std::mem::take(&mut log.changes);
+        let mut changes = std::mem::take(&mut log.changes);
         if end.interrupted {
             return JobEnd {
                 status: Status::Interrupted,
@@ -266,9 +272,17 @@ impl Pulumi {
                 ))
             };
         }
-        if end.code != Some(0) && !drift::found(self.drift, &end, &changes) {
+        let said = log.said(&end.stderr);
+        if drift::conflicts_found(self.drift, &end, &said, &mut changes, |conflicts| {
+            let _ = control.events.send(Event::Note {
+                project: Some(name.clone()),
+                level: Level::Warning,
+                message: conflict_note(conflicts),
+            });
+        }) {
+        } else if end.code != Some(0) && !drift::found(self.drift, &end, &changes) {
             let what = format!("pulumi {}", op.as_str());
-            let error = self.explained(job, process::failure(&what, &end, log.cause()), &end.stderr);
+            let error = self.explained(job, process::failure(&what, &end, log.cause()), &said);
             return JobEnd {
                 changes,
                 ..JobEnd::failed(error)
@@ -481,14 +495,15 @@ fn say(job: &Job, control: &Control, cmd: &std::process::Command) {
 }
 
 impl Pulumi {
-    /// A failure's text with what the engine's messages tell about it: the locks that refused
-    /// the stack ([`locks::described`]), files among them that are no lock ([`locks::broken`]),
-    /// a passphrase that does not open the project's own stack file.
-    fn explained(&self, job: &Job, error: Failure, stderr: &str) -> Failure {
+    /// A failure's text with what the engine's messages in `said` (its standard error and
+    /// event log's errors) tell about it: the locks that refused the stack
+    /// ([`locks::described`]), files among them that are no lock ([`locks::broken`]), a
+    /// passphrase that does not open the project's own stack file, a field another manager owns.
+    fn explained(&self, job: &Job, error: Failure, said: &str) -> Failure {
         let mut notes = Vec::new();
-        for message in messages::classify(stderr) {
+        for message in messages::classify(said) {
             match message {
-                Message::StackLocked => notes.extend(locks::described(stderr)),
+                Message::StackLocked => notes.extend(locks::described(said)),
                 Message::UnreadableLock => {
                     let broken = locks::broken(&Backend::of(&self.env), &job.project.name, &self.stack);
                     notes.extend(locks::broken_notes(&broken));
@@ -499,11 +514,33 @@ impl Pulumi {
                     job.project.name,
                     crate::config::stackfile::own(std::path::Path::new(&job.project.path), &self.stack).display()
                 )),
+                Message::FieldConflict => notes.push(conflict_note(&messages::field_conflicts(said))),
                 Message::NoStack | Message::NoChangesExpected => {}
             }
         }
         error.noted(notes)
     }
+}
+
+/// What a server-side apply conflict means and the two ways out: a field a program sets was
+/// changed by another field manager (kubectl, say), and the Kubernetes provider does not take
+/// it back unless told to.
+pub(crate) fn conflict_note(conflicts: &[messages::FieldConflict]) -> String {
+    let owned = if conflicts.is_empty() {
+        "another field manager owns a field the program sets".to_string()
+    } else {
+        conflicts
+            .iter()
+            .map(|c| format!("`{}` owns {}", c.manager, c.field))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    format!(
+        "changed outside Pulumi: {owned} (a server-side apply conflict), so the Kubernetes provider will not \
+         set it back; undo that change, or let Pulumi take such fields back: \
+         PULUMI_K8S_ENABLE_PATCH_FORCE=true in config/pulumi/environment (every Kubernetes resource), or the \
+         annotation `pulumi.com/patchForce: \"true\"` on the resource in its program"
+    )
 }
 
 /// A step that failed, with what it printed as the cause.

@@ -245,6 +245,22 @@ impl RunState {
             .collect()
     }
 
+    /// The projects a drift check last found other than their last up left them (and no `up`
+    /// since): their next `up` refreshes first, so what changed outside Pulumi is set back
+    /// rather than left as the state already records it.
+    pub(crate) fn drifted(&self) -> BTreeSet<String> {
+        self.projects
+            .iter()
+            .filter(|(_, p)| {
+                p.deployed
+                    && p.inputs_digest.is_none()
+                    && p.operation == Operation::Preview
+                    && p.status == Recorded::Succeeded
+            })
+            .map(|(n, _)| n.clone())
+            .collect()
+    }
+
     /// What the last successful `up` of each project left, for skipping unchanged projects
     /// (`fresh`: nothing is skipped, but the digests are still taken for the next run).
     pub(crate) fn resume(&self, provider: &Provider, digests: Digests, fresh: bool) -> Resume {

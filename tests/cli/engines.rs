@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::cluster::{self, Cluster};
 use crate::support::{REPO, Run, files_under, real_pulumi_dir, standin_dir};
 
 /// The secrets every scenario gives in `MARA_SECRET_*`, as a CI job would.
@@ -27,38 +28,176 @@ pub enum Engine {
     Real,
 }
 
-/// A throw-away copy of the end-to-end workspace and the engine that runs it.
+/// A throw-away copy of an end-to-end workspace and the engine that runs it.
 pub struct E2e {
     dir: tempfile::TempDir,
     bin: PathBuf,
     engine: Engine,
+    /// The provider every run names (`-p`).
+    provider: &'static str,
+    /// The secrets the runs find in `MARA_SECRET_*` (variable, value).
+    secrets: Vec<(&'static str, &'static str)>,
+    /// The local cluster the real Kubernetes provider applies the programs to.
+    cluster: Option<&'static Cluster>,
     /// Everything the runner printed so far (both streams), to check no secret ever was.
     printed: std::cell::RefCell<String>,
 }
 
+/// The secrets of the cluster graph (`-p kubeconfig`), as a CI job gives them.
+pub const KUBE_SECRETS: &[(&str, &str)] = &[
+    ("MARA_SECRET_PROMETHEUS_ADMINPASS", "prom-admin-S3cret-e2e"),
+    ("MARA_SECRET_SIRIUS_ACCOUNTS_PWD", "accounts-S3cret-e2e"),
+    ("MARA_SECRET_SIRIUS_LEDGER_PWD", "ledger-S3cret-e2e"),
+    ("MARA_SECRET_SIRIUS_DEMO_LOGIN_USER", "demo-user-e2e"),
+    ("MARA_SECRET_SIRIUS_DEMO_LOGIN_PWD", "demo-S3cret-e2e"),
+];
+
 impl E2e {
-    /// `None` (the test skips) when the engine is the real CLI and it is not built; under
-    /// `RUNNER_REQUIRE_TOOLS=1` that fails instead.
+    /// `examples/local` (provider `local`, stack `dev`). `None` (the test skips) when the
+    /// engine is the real CLI and it is not built; under `RUNNER_REQUIRE_TOOLS=1` that fails
+    /// instead.
     pub fn new(engine: Engine) -> Option<Self> {
+        let e = Self::copy(engine, &Path::new(REPO).join("examples/local"), "local")?;
+        Some(E2e {
+            secrets: vec![
+                ("MARA_SECRET_MONITORING_ADMIN_PASSWORD", ADMIN_PASSWORD),
+                ("MARA_SECRET_APP_DB_PASSWORD", DB_PASSWORD),
+            ],
+            ..e
+        })
+    }
+
+    /// This repository's workspace with `-p kubeconfig` (stack `dev`): on the real CLI against
+    /// the local cluster, with the real Kubernetes provider and the cluster's stand-in charts
+    /// (`None` without the real CLI or the cluster's tools); on the stand-in against a
+    /// kubeconfig no server answers (the stand-in fakes what a cluster returns).
+    pub fn kube(engine: Engine) -> Option<Self> {
+        let cluster = match engine {
+            Engine::Real => Some(cluster::cluster()?),
+            Engine::Standin => None,
+        };
+        let e = Self::copy(engine, Path::new(REPO), "kubeconfig")?;
+        let config = if let Some(c) = cluster {
+            c.pulumi_home(&e.path().join(".pulumi-home"));
+            c.stack_config.clone()
+        } else {
+            let file = e.path().join("home/cluster.yaml");
+            std::fs::write(&file, crate::support::CLUSTER_KUBECONFIG).unwrap();
+            format!(
+                "config:\n  kubernetes:infra_type: kubeconfig\n  kubernetes:kubeconfig: {}\n  \
+                 kubernetes:context_name: k3s\n  kubernetes:cluster_name: runner-local\n  \
+                 kubernetes:chart_mirror: http://127.0.0.1:9/charts\n  \
+                 sirius:manifests_url: http://127.0.0.1:9/bank-of-sirius\n",
+                file.display()
+            )
+        };
+        std::fs::write(e.path().join("config/pulumi/Pulumi.dev.yaml"), config).unwrap();
+        Some(E2e {
+            secrets: KUBE_SECRETS.to_vec(),
+            cluster,
+            ..e
+        })
+    }
+
+    /// A workspace of two projects on the real engine and the local cluster: `cluster`, whose
+    /// `kubeconfig` output is the cluster's own (`kubeconfig-merge` merges it into
+    /// [`E2e::kubeconfig`]), and `app`, whose Kubernetes provider reads the merged file and makes
+    /// a `ConfigMap` ([`E2e::hook_configmap`]). `None` without the real CLI or the cluster.
+    pub fn hook() -> Option<Self> {
+        let cluster = cluster::cluster()?;
+        let bin = real_pulumi_dir()?;
+        let dir = tempfile::tempdir().unwrap();
+        let e = E2e {
+            dir,
+            bin,
+            engine: Engine::Real,
+            provider: "hook",
+            secrets: Vec::new(),
+            cluster: Some(cluster),
+            printed: std::cell::RefCell::default(),
+        };
+        std::fs::create_dir_all(e.path().join("home")).unwrap();
+        cluster.pulumi_home(&e.path().join(".pulumi-home"));
+        let files = [
+            (
+                "providers/hook.toml",
+                "name = \"hook\"\ndescription = \"A cluster reached through the merged kubeconfig\"\n\
+                 required_tools = [\"pulumi\", \"kubectl\"]\n\n\
+                 [[project]]\nname = \"cluster\"\npath = \"projects/cluster\"\nlayer = \"cluster\"\n\
+                 on_success = [\"kubeconfig-merge\"]\n\n\
+                 [[project]]\nname = \"app\"\npath = \"projects/app\"\nlayer = \"apps\"\nneeds = [\"cluster\"]\n"
+                    .to_string(),
+            ),
+            (
+                "projects/cluster/Pulumi.yaml",
+                format!(
+                    "name: cluster\nruntime: yaml\noutputs:\n  cluster_name: runner-local\n  kubeconfig:\n    \
+                     fn::secret:\n      fn::readFile: {}\n",
+                    cluster.kubeconfig.display()
+                ),
+            ),
+            (
+                "projects/app/Pulumi.yaml",
+                format!(
+                    "name: app\nruntime: yaml\nresources:\n  cluster:\n    type: pulumi:pulumi:StackReference\n    \
+                     properties:\n      name: ${{pulumi.organization}}/cluster/${{pulumi.stack}}\n  k8s:\n    \
+                     type: pulumi:providers:kubernetes\n    properties:\n      # The file the hook merged into.\n      \
+                     kubeconfig:\n        fn::readFile: {}\n      context: ${{cluster.outputs[\"cluster_name\"]}}\n    \
+                     options:\n      version: 4.34.2\n  map:\n    type: kubernetes:core/v1:ConfigMap\n    \
+                     properties:\n      metadata:\n        name: {}\n        namespace: default\n      data:\n        \
+                     merged_by: kubeconfig-merge\n    options:\n      version: 4.34.2\n      provider: ${{k8s}}\n",
+                    e.kubeconfig().display(),
+                    e.hook_configmap()
+                ),
+            ),
+            (
+                "config/pulumi/Pulumi.dev.yaml",
+                "config:\n  kubernetes:infra_type: hook\n".to_string(),
+            ),
+        ];
+        for (rel, text) in files {
+            let path = e.path().join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        Some(e)
+    }
+
+    /// The `ConfigMap` the hook workspace's `app` makes (named after the workspace: tests share
+    /// the cluster).
+    pub fn hook_configmap(&self) -> String {
+        let dir = self.path().file_name().unwrap().to_string_lossy().to_lowercase();
+        let name: String = dir.chars().filter(char::is_ascii_alphanumeric).collect();
+        format!("hook-{name}")
+    }
+
+    fn copy(engine: Engine, workspace: &Path, provider: &'static str) -> Option<Self> {
         let bin = match engine {
             Engine::Standin => standin_dir().to_path_buf(),
             Engine::Real => real_pulumi_dir()?,
         };
         let dir = tempfile::tempdir().unwrap();
-        let example = Path::new(REPO).join("examples/local");
         for d in ["providers", "projects", "scripts"] {
-            copy_committed(&example.join(d), &dir.path().join(d));
+            copy_committed(&workspace.join(d), &dir.path().join(d));
         }
         let example_config = "config/pulumi/Pulumi.stackname.yaml.example";
         std::fs::create_dir_all(dir.path().join("config/pulumi")).unwrap();
-        std::fs::copy(example.join(example_config), dir.path().join(example_config)).unwrap();
+        std::fs::copy(workspace.join(example_config), dir.path().join(example_config)).unwrap();
         std::fs::create_dir_all(dir.path().join("home")).unwrap();
         Some(E2e {
             dir,
             bin,
             engine,
+            provider,
+            secrets: Vec::new(),
+            cluster: None,
             printed: std::cell::RefCell::default(),
         })
+    }
+
+    /// The local cluster the runs apply to (the real engine's).
+    pub fn cluster(&self) -> Option<&'static Cluster> {
+        self.cluster
     }
 
     pub fn path(&self) -> &Path {
@@ -81,7 +220,14 @@ impl E2e {
     /// The environment of a `pulumi` (or of the runner, which passes it on): the engine first on
     /// PATH, a home of its own, the passphrase, nothing fetched from the network.
     fn engine_env(&self, c: &mut Command) {
-        let path = format!("{}:{}", self.bin.display(), std::env::var("PATH").unwrap_or_default());
+        // The cluster's kubectl (of its release) after the engine.
+        let kubectl = self.cluster.map(|k| format!("{}:", k.tools.join("bin").display()));
+        let path = format!(
+            "{}:{}{}",
+            self.bin.display(),
+            kubectl.unwrap_or_default(),
+            std::env::var("PATH").unwrap_or_default()
+        );
         c.current_dir(self.path())
             .env("PATH", path)
             .env("HOME", self.path().join("home"))
@@ -106,21 +252,24 @@ impl E2e {
             Engine::Standin => c.env("PULUMI_STANDIN_KDF_ITERATIONS", "1000"),
             Engine::Real => c.env_remove("PULUMI_STANDIN_KDF_ITERATIONS"),
         };
+        // The real Kubernetes provider is the one registered in PULUMI_HOME, never a binary
+        // that happens to be on PATH.
+        if self.cluster.is_some() {
+            c.env("PULUMI_IGNORE_AMBIENT_PLUGINS", "true");
+        }
     }
 
     pub fn command(&self, args: &[&str]) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_runner"));
         self.engine_env(&mut c);
-        c.args(args)
-            .env("MARA_SECRET_MONITORING_ADMIN_PASSWORD", ADMIN_PASSWORD)
-            .env("MARA_SECRET_APP_DB_PASSWORD", DB_PASSWORD);
+        c.args(args).envs(self.secrets.iter().copied());
         c
     }
 
-    /// The runner with `args` (`-p local -s dev` before them).
+    /// The runner with `args` (`-p PROVIDER -s dev` before them).
     #[track_caller]
     pub fn runner(&self, args: &[&str]) -> Run {
-        let mut all = vec!["-p", "local", "-s", "dev"];
+        let mut all = vec!["-p", self.provider, "-s", "dev"];
         all.extend(args);
         let out = self.command(&all).output().unwrap();
         self.record(out)
@@ -263,9 +412,10 @@ impl E2e {
     #[track_caller]
     pub fn assert_no_plain_secret(&self, made: &[String]) {
         let printed = self.printed.borrow();
-        for secret in [ADMIN_PASSWORD, DB_PASSWORD]
+        for secret in self
+            .secrets
             .iter()
-            .copied()
+            .map(|(_, v)| *v)
             .chain(made.iter().map(String::as_str))
         {
             assert!(!printed.contains(secret), "{secret} was printed:\n{printed}");

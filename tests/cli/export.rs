@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::support::{Run, SECRETS, Ws, files_under};
 
@@ -1011,6 +1011,156 @@ fn kubernetes_objects_validate_against_the_crds_in_runner_schemas_dir() {
         }
     }
     assert_eq!(seen.len(), CRDS.len(), "every kind was checked: {seen:?}");
+}
+
+/// The Secrets an object names (PKO's `secretsRef` and `envRefs`, External Secrets' and Argo's
+/// `secretRef`/`secretKeyRef`), as (namespace, name): the user makes them before applying.
+fn secrets_named(object: &Value, namespace: &str, out: &mut BTreeSet<(String, String)>) {
+    match object {
+        Value::Object(m) => {
+            let named = |v: &Value| v["name"].as_str().map(str::to_string);
+            if m.get("type").and_then(Value::as_str) == Some("Secret")
+                && let Some(name) = m.get("secret").and_then(named)
+            {
+                out.insert((namespace.to_string(), name));
+            }
+            for key in ["secretRef", "secretKeyRef"] {
+                if let Some(name) = m.get(key).and_then(named) {
+                    let ns = m[key]["namespace"].as_str().unwrap_or(namespace);
+                    out.insert((ns.to_string(), name));
+                }
+            }
+            for v in m.values() {
+                secrets_named(v, namespace, out);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| secrets_named(v, namespace, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn every_exported_object_is_accepted_by_a_real_api_server() {
+    // What a cluster with the engines installed accepts: the published CRDs applied to the local
+    // cluster (scripts/local-cluster), then every object of the Kubernetes exports applied with
+    // the server's own dry run and strict field validation, generateName objects created so.
+    let Some(dir) = crate::support::schemas_dir("the published CRDs") else {
+        return;
+    };
+    let Some(k) = crate::cluster::cluster() else {
+        return;
+    };
+    // The WorkflowTemplate CRD too (the teardown's template): installed with Argo Workflows.
+    let mut crds: BTreeSet<&str> = CRDS.iter().map(|c| c.2).collect();
+    crds.insert("argo-workflows_workflowtemplates.yaml");
+    for file in &crds {
+        let file = dir.join(file);
+        k.kubectl(&[
+            "apply",
+            "--server-side",
+            "--force-conflicts",
+            "-f",
+            file.to_str().unwrap(),
+        ])
+        .expect(0);
+    }
+    k.kubectl(&["wait", "--for=condition=Established", "--timeout=60s", "crd", "--all"])
+        .expect(0);
+    let mut kinds = BTreeSet::new();
+    let program = [
+        "--source",
+        "program",
+        "--succeeded-within",
+        "30m",
+        "--destroy-on-finalize",
+    ];
+    for provider in PROVIDERS {
+        let ws = Ws::configured(provider);
+        for (format, extra) in [
+            ("pko", &[][..]),
+            ("pko", &program[..]),
+            ("kebap", &[][..]),
+            ("kebap", &["--source", "program"][..]),
+            ("argo-workflows", &[][..]),
+        ] {
+            let (run, files) = export(&ws, format, provider, extra);
+            run.expect(0);
+            let what = format!("{format} {} {provider}", extra.join(" "));
+            kinds.extend(accepted_by_the_server(k, &what, &files));
+        }
+    }
+    for kind in [
+        "Stack",
+        "Program",
+        "Workflow",
+        "WorkflowTemplate",
+        "Application",
+        "ExternalSecret",
+        "ClusterSecretStore",
+    ] {
+        assert!(kinds.contains(kind), "no {kind} among {kinds:?}");
+    }
+}
+
+/// Every object of an export's YAML `files`, applied to the cluster with the server's dry run
+/// and strict validation (`create` for a generateName object), after the namespaces they are in
+/// or make (made for real: the objects' dry run needs them) and the Secrets they name (made as a
+/// user makes them, by the server's dry run). Their kinds.
+fn accepted_by_the_server(
+    k: &crate::cluster::Cluster,
+    what: &str,
+    files: &BTreeMap<String, String>,
+) -> BTreeSet<String> {
+    let mut kinds = BTreeSet::new();
+    let mut objects = Vec::new();
+    let mut namespaces = BTreeSet::new();
+    let mut secrets = BTreeSet::new();
+    for (path, text) in files.iter().filter(|(p, _)| is_yaml(p)) {
+        for object in docs(text) {
+            // Not every document is an object: argocd-health.yaml is a patch (`data` only).
+            let Some(kind) = object["kind"].as_str().filter(|_| object["apiVersion"].is_string()) else {
+                continue;
+            };
+            kinds.insert(kind.to_string());
+            let ns = object["metadata"]["namespace"].as_str();
+            if kind == "Namespace" {
+                namespaces.insert(s(&object["metadata"]["name"]));
+            }
+            namespaces.extend(ns.map(str::to_string));
+            secrets_named(&object, ns.unwrap_or("default"), &mut secrets);
+            objects.push((path.clone(), object));
+        }
+    }
+    for ns in &namespaces {
+        let namespace = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
+        let made = k.kubectl_with(&["apply", "-f", "-"], &namespace.to_string());
+        assert_eq!(made.code, 0, "{what}: namespace {ns}: {}", made.stderr);
+    }
+    for (ns, name) in &secrets {
+        let made = k.kubectl(&[
+            "create",
+            "secret",
+            "generic",
+            name,
+            "-n",
+            ns,
+            "--from-literal=key=value",
+            "--dry-run=server",
+            "--validate=strict",
+        ]);
+        assert_eq!(made.code, 0, "{what}: Secret {ns}/{name}: {}", made.stderr);
+    }
+    for (path, object) in &objects {
+        let generated = object["metadata"]["name"].is_null() && object["metadata"]["generateName"].is_string();
+        let verb = if generated { "create" } else { "apply" };
+        let run = k.kubectl_with(
+            &[verb, "--dry-run=server", "--validate=strict", "-f", "-"],
+            &object.to_string(),
+        );
+        let (kind, name) = (&object["kind"], &object["metadata"]["name"]);
+        assert_eq!(run.code, 0, "{what} {path}: {kind} {name}: {}", run.stderr);
+    }
+    kinds
 }
 
 #[test]

@@ -5,6 +5,7 @@
 mod cache;
 mod ci;
 mod ci_examples;
+mod cluster;
 mod confirm;
 mod day2;
 mod engines;
@@ -16,6 +17,7 @@ mod export_hostile;
 mod flags;
 mod hostile;
 mod journal;
+mod kube;
 mod kubeconfig;
 mod links;
 mod only;

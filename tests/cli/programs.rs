@@ -155,7 +155,7 @@ fn a_removed_stack_reference_and_a_misspelled_output_are_named_precisely() {
     for needle in [
         "providers/kubernetes.toml:85:10: `certmgr` needs `kubeconfig`, but projects/services/certmgr/Pulumi.yaml has no StackReference to it",
         "fix: add a `pulumi:pulumi:StackReference` named ${pulumi.organization}/kubeconfig/${pulumi.stack} to projects/services/certmgr/Pulumi.yaml",
-        "projects/services/logagent/Pulumi.yaml:51: `logagent` reads the output `elastic_host` of `logstore`, which projects/services/logstore/Pulumi.yaml does not declare",
+        "projects/services/logagent/Pulumi.yaml:60: `logagent` reads the output `elastic_host` of `logstore`, which projects/services/logstore/Pulumi.yaml does not declare",
         "did you mean `elastic_hostname`?",
     ] {
         assert!(run.stderr.contains(needle), "stderr lacks {needle:?}:\n{}", run.stderr);
@@ -164,7 +164,7 @@ fn a_removed_stack_reference_and_a_misspelled_output_are_named_precisely() {
     let plan = ws.run(&["show-plan", "-p", "aws"]).expect(0);
     assert!(
         plan.stderr
-            .contains("warning: projects/services/logagent/Pulumi.yaml:51"),
+            .contains("warning: projects/services/logagent/Pulumi.yaml:60"),
         "{}",
         plan.stderr
     );

@@ -36,6 +36,7 @@ pub(super) fn engine(
     o: &RunOptions,
     ready: Ready,
     known_stacks: BTreeSet<String>,
+    refresh_first: BTreeSet<String>,
 ) -> Pulumi {
     let redactor = Redactor::default();
     redactor.add(ready.secrets);
@@ -45,6 +46,7 @@ pub(super) fn engine(
         prune_kubeconfig: o.prune_kubeconfig,
         remove_stale_locks: o.remove_stale_locks,
         known_stacks,
+        refresh_first,
         drift: o.drift,
         ..pulumi_for(s, t, ready.env)
     }
@@ -66,6 +68,7 @@ pub(crate) fn pulumi_for(s: &Settings, t: &StackContext, env: Env) -> Pulumi {
         prune_kubeconfig: false,
         remove_stale_locks: false,
         known_stacks: BTreeSet::new(),
+        refresh_first: BTreeSet::new(),
         drift: None,
     }
 }

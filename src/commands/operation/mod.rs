@@ -122,7 +122,7 @@ pub(crate) fn run(s: &Settings, t: &StackContext, o: &RunOptions) -> Result<i32,
     if !asks {
         passphrase_opens(s, &mut ready)?;
     }
-    let engine = engine(s, t, o, ready, known);
+    let engine = engine(s, t, o, ready, known, state.state.drifted());
     if plan.only {
         options.given = only::prove(s, &plan, &engine)?;
     }

@@ -1,0 +1,165 @@
+//! The local Kubernetes cluster the tests that touch a cluster share: one per test binary,
+//! started by `scripts/local-cluster up --owner <this process>` (so it stops when the binary
+//! ends) from the tools `scripts/install-kube-tools` built, and reused by every test. Without
+//! the tools, those tests skip, saying so (and fail under `RUNNER_REQUIRE_TOOLS=1`, as in CI).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use crate::support::{REPO, Run, tool_required};
+
+/// A running cluster and what `scripts/local-cluster up` wrote for it.
+pub struct Cluster {
+    /// Its kubeconfig (context `runner-local`).
+    pub kubeconfig: PathBuf,
+    /// The stack configuration of `-p kubeconfig` on it (`stack-config.yaml`): the kubeconfig,
+    /// the context, the chart repository of stand-ins, Bank of Sirius' manifests.
+    pub stack_config: String,
+    /// The tools it runs from (`<dir>/bin`, `<dir>/pulumi-plugins`).
+    pub tools: PathBuf,
+}
+
+/// The tools of `scripts/install-kube-tools`, found by the same rule: `$RUNNER_KUBE_TOOLS`,
+/// else `$RUNNER_TEST_TOOLS/kube`, else `~/.cache/runner-test-tools/kube`. `None` (the test
+/// skips) when one is missing.
+pub fn kube_tools() -> Option<PathBuf> {
+    static FOUND: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    let found = FOUND.get_or_init(|| {
+        let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+        let dir = var("RUNNER_KUBE_TOOLS")
+            .or_else(|| var("RUNNER_TEST_TOOLS").map(|d| d.join("kube")))
+            .or_else(|| var("HOME").map(|h| h.join(".cache/runner-test-tools/kube")))
+            .unwrap_or_default();
+        let wanted = [
+            "bin/etcd",
+            "bin/kube-apiserver",
+            "bin/kube-controller-manager",
+            "bin/kube-scheduler",
+            "bin/kwok",
+            "bin/kubectl",
+            "bin/pulumi-resource-kubernetes",
+            "kwok-stages.yaml",
+            "pulumi-plugins",
+        ];
+        match wanted.iter().find(|w| !dir.join(w).exists()) {
+            None => Ok(dir),
+            Some(missing) => Err(format!(
+                "the local cluster's tools are not built ({} is missing): run scripts/install-kube-tools",
+                dir.join(missing).display()
+            )),
+        }
+    });
+    match found {
+        Ok(dir) => Some(dir.clone()),
+        Err(why) if tool_required() => panic!("{why}"),
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            None
+        }
+    }
+}
+
+/// The cluster of this test binary, started on first use.
+pub fn cluster() -> Option<&'static Cluster> {
+    static CLUSTER: OnceLock<Option<Cluster>> = OnceLock::new();
+    CLUSTER
+        .get_or_init(|| {
+            let tools = kube_tools()?;
+            let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("local-clusters");
+            forget_ended(&base);
+            let dir = base.join(std::process::id().to_string());
+            let out = Command::new(Path::new(REPO).join("scripts/local-cluster"))
+                .args(["up", "--dir", dir.to_str().unwrap(), "--owner"])
+                .arg(std::process::id().to_string())
+                .env("RUNNER_KUBE_TOOLS", &tools)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "scripts/local-cluster up failed:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let kubeconfig = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
+            let stack_config = std::fs::read_to_string(dir.join("stack-config.yaml")).unwrap();
+            Some(Cluster {
+                kubeconfig,
+                stack_config,
+                tools,
+            })
+        })
+        .as_ref()
+}
+
+/// Removes the folders of clusters whose test binary has ended (its watchdog stopped them).
+fn forget_ended(base: &Path) {
+    for entry in std::fs::read_dir(base).into_iter().flatten().flatten() {
+        let pid = entry.file_name().to_string_lossy().into_owned();
+        if pid.parse::<u32>().is_ok() && !Path::new("/proc").join(&pid).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+impl Cluster {
+    /// `kubectl ARGS…` of the cluster's own release against it.
+    pub fn kubectl(&self, args: &[&str]) -> Run {
+        let out = Command::new(self.tools.join("bin/kubectl"))
+            .args(args)
+            .env("KUBECONFIG", &self.kubeconfig)
+            .output()
+            .unwrap();
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8(out.stdout).unwrap(),
+            stderr: String::from_utf8(out.stderr).unwrap(),
+        }
+    }
+
+    /// `kubectl ARGS…` with `input` on its standard input (`-f -`).
+    pub fn kubectl_with(&self, args: &[&str], input: &str) -> Run {
+        use std::io::Write as _;
+        let mut child = Command::new(self.tools.join("bin/kubectl"))
+            .args(args)
+            .env("KUBECONFIG", &self.kubeconfig)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        let out = child.wait_with_output().unwrap();
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8(out.stdout).unwrap(),
+            stderr: String::from_utf8(out.stderr).unwrap(),
+        }
+    }
+
+    /// `kubectl ARGS… -o json`, parsed; the command must succeed.
+    #[track_caller]
+    pub fn json(&self, args: &[&str]) -> serde_json::Value {
+        let mut all = args.to_vec();
+        all.extend(["-o", "json"]);
+        self.kubectl(&all).expect(0).json()
+    }
+
+    /// The names of the cluster's namespaces.
+    pub fn namespaces(&self) -> Vec<String> {
+        self.json(&["get", "namespaces"])["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["metadata"]["name"].as_str().unwrap().to_string())
+            .collect()
+    }
+
+    /// A `PULUMI_HOME` for a test at `home`: its `plugins/` is the registered real provider.
+    pub fn pulumi_home(&self, home: &Path) {
+        std::fs::create_dir_all(home).unwrap();
+        let link = home.join("plugins");
+        if !link.exists() {
+            std::os::unix::fs::symlink(self.tools.join("pulumi-plugins"), link).unwrap();
+        }
+    }
+}
