@@ -81,6 +81,9 @@ fn source(cx: &Context<'_>, p: &Prompt, config: &Map<String, Value>, new_file: b
     if let Some(given) = (cx.var)(&var) {
         return Source::Variable(var, given);
     }
+    if p.only_if_in_example && !cx.example.contains_key(&p.key) {
+        return Source::Known;
+    }
     // Optional prompts (those with a `none_value`) are asked only for a new file.
     if cx.interactive && (new_file || p.none_value.is_none()) {
         Source::Person
@@ -453,6 +456,7 @@ mod tests {
             skip_if_env: None,
             none_value: None,
             kubeconfig: None,
+            only_if_in_example: false,
         }
     }
 

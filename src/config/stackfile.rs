@@ -408,6 +408,7 @@ mod tests {
             skip_if_env: None,
             none_value: None,
             kubeconfig: None,
+            only_if_in_example: false,
         };
         assert_eq!(
             f.type_problem(&prompt("eks:min_size", PromptType::Int)).unwrap(),

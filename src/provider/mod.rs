@@ -227,6 +227,9 @@ pub struct Prompt {
     pub secret: bool,
     pub skip_if_env: Option<String>,
     pub none_value: Option<String>,
+    /// Asked only when `config/pulumi/Pulumi.stackname.yaml.example` sets the key (its value
+    /// the default): a site's choice offered to every new stack, nothing asked elsewhere.
+    pub only_if_in_example: bool,
 }
 
 /// A provider of the given projects (each with the names it needs, every need a data edge),

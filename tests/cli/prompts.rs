@@ -783,3 +783,41 @@ fn a_secret_is_stored_exactly_as_given_line_ends_and_all() {
     assert_eq!(got["value"], value, "{got}");
     assert_eq!(got["secret"], true);
 }
+
+#[test]
+fn the_chart_mirror_is_asked_only_when_the_example_file_sets_it() {
+    let ws = Ws::configured("kubeconfig");
+    let path = ws.path().join("config/pulumi/Pulumi.dev.yaml");
+    // At a terminal, the secrets given as a CI job gives them: only configuration is asked.
+    let at_a_terminal = || {
+        let mut c = ws.command(&["validate", "-p", "kubeconfig", "-s", "dev"], &[("TERM", "dumb")]);
+        c.env_remove("CI");
+        let mut s = expectrl::Session::spawn(c).expect("a pseudo-terminal");
+        s.set_expect_timeout(Some(Duration::from_secs(60)));
+        s
+    };
+    // Nothing in the example file: nothing asked, the file unchanged (each chart's own
+    // repository, as the programs say).
+    let before = std::fs::read_to_string(&path).unwrap();
+    let screen = rest(&mut at_a_terminal());
+    assert!(screen.contains("All configuration is OK"), "{screen}");
+    assert!(!screen.contains("Helm repository"), "{screen}");
+    let after = std::fs::read_to_string(&path).unwrap();
+    assert!(!after.contains("chart_mirror"), "{after}");
+    assert!(before.lines().all(|l| after.contains(l)), "{after}");
+    // A site's example file names its mirror: asked, its value offered and taken.
+    let mirror = "https://harbor.example.com/chartrepo/mara";
+    ws.write(
+        "config/pulumi/Pulumi.stackname.yaml.example",
+        &format!("config:\n  kubernetes:chart_mirror: {mirror}\n"),
+    );
+    let mut s = at_a_terminal();
+    answer(
+        &mut s,
+        &format!("Helm repository that serves every chart (your site's mirror) [{mirror}]: "),
+        "",
+    );
+    let screen = rest(&mut s);
+    assert!(screen.contains("All configuration is OK"), "{screen}");
+    assert_eq!(stack_yaml(&ws)["kubernetes:chart_mirror"], mirror);
+}

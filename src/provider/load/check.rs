@@ -246,6 +246,7 @@ impl Loader<'_> {
                 skip_if_env: p.skip_if_env,
                 none_value: p.none_value,
                 kubeconfig: p.kubeconfig,
+                only_if_in_example: p.only_if_in_example,
             });
         }
         out

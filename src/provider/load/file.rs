@@ -99,6 +99,8 @@ pub(super) struct RawPrompt {
     pub(super) skip_if_env: Option<String>,
     pub(super) none_value: Option<String>,
     pub(super) kubeconfig: Option<String>,
+    #[serde(default)]
+    pub(super) only_if_in_example: bool,
 }
 
 fn yes() -> bool {
