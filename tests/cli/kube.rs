@@ -126,6 +126,13 @@ fn what_the_cluster_holds(k: &Cluster) {
             d["status"]
         );
     }
+    // Bank of Sirius in its own namespace (its manifests name none), beside its Ingress.
+    let bos = k.json(&["-n", "bos", "get", "deployments"]);
+    assert_eq!(bos["items"].as_array().unwrap().len(), 9, "{bos}");
+    let frontend = k.json(&["-n", "bos", "get", "service", "frontend"]);
+    assert_eq!(frontend["spec"]["ports"][0]["port"], 80);
+    let default = k.json(&["-n", "default", "get", "deployments"]);
+    assert!(default["items"].as_array().unwrap().is_empty(), "{default}");
     let service = k.json(&["-n", "nginx-ingress", "get", "service", "kic-nginx-ingress-controller"]);
     assert_eq!(service["spec"]["type"], "LoadBalancer");
     assert_eq!(service["status"]["loadBalancer"]["ingress"][0]["hostname"], "localhost");
