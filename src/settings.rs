@@ -65,6 +65,7 @@ pub(crate) struct StackContext {
 
 impl Settings {
     pub(crate) fn resolve(flags: Flags, style: Style, cwd: &Path) -> Result<Self, RunnerError> {
+        text_variables(std::env::vars_os())?;
         let ws = Workspace::locate(flags.workspace.as_deref(), cwd)?;
         crate::report::debug(style, &format!("workspace: {}", ws.root.display()));
         let ci = in_ci();
@@ -195,6 +196,23 @@ impl Settings {
             _lock: lock,
         })
     }
+}
+
+/// The variables the runner reads as text (its own, Pulumi's, `KUBECONFIG`) must be text: one
+/// that is not valid UTF-8 is named, rather than taken for unset (a passphrase "missing") or
+/// read as something else. Other variables go to the children untouched.
+fn text_variables(vars: impl Iterator<Item = (std::ffi::OsString, std::ffi::OsString)>) -> Result<(), RunnerError> {
+    const READ: [&str; 5] = ["MARA_", "RUNNER_CONFIG_", "RUNNER_SECRET_", "PULUMI_", "KUBECONFIG"];
+    for (name, value) in vars {
+        let name = name.to_string_lossy();
+        if value.to_str().is_none() && READ.iter().any(|p| name.starts_with(p)) {
+            return Err(RunnerError::usage(
+                format!("the environment variable {name} is not valid UTF-8 text"),
+                format!("set {name} to UTF-8 text (or unset it): the runner and pulumi read it as text"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `CI` set to anything but empty, `false` or `0`.

@@ -287,7 +287,9 @@ fn known_secrets(provider: &Provider, env: &Env, answers: &Answers) -> Vec<Strin
         .filter_map(|p| p.skip_if_env.as_deref());
     out.extend(token_vars.filter_map(|v| env.get(v)));
     out.extend(
-        std::env::vars()
+        // Another tool's variable that is not Unicode is passed on untouched, never read here.
+        std::env::vars_os()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
             .chain(env.overlay().clone())
             .filter(|(k, _)| {
                 k.starts_with(super::SECRET_PREFIX)

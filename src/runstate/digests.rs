@@ -148,9 +148,11 @@ impl Digests {
     }
 
     /// Whether a program (named `own`, its text `program`) may read the stack-file key `key`.
+    /// A program whose name is not known may read any: when unsure, a key counts (a needless
+    /// run is safe, a missed one deploys the wrong thing).
     fn may_read(&self, key: &str, own: Option<&str>, program: &str) -> bool {
         let namespace = key.split_once(':').map_or(key, |(ns, _)| ns);
-        own == Some(namespace) || !self.projects.contains(namespace) || mentions(program, namespace)
+        own.is_none_or(|own| own == namespace) || !self.projects.contains(namespace) || mentions(program, namespace)
     }
 
     /// Digest of a project's outputs, whatever order they were read in (the event log keeps
@@ -214,12 +216,11 @@ fn canonical(v: &serde_json::Value) -> String {
     }
 }
 
-/// The `name:` of a `Pulumi.yaml` (its top-level key), read without parsing the whole file.
+/// The `name:` of a `Pulumi.yaml`, read as YAML as pulumi reads it (a comment after it, quotes,
+/// a byte-order mark, a flow mapping); `None` when the file does not say one.
 fn program_name(program: &str) -> Option<String> {
-    program.lines().find_map(|l| {
-        let v = l.strip_prefix("name:")?.trim();
-        Some(v.trim_matches(|c| c == '"' || c == '\'').to_string()).filter(|v| !v.is_empty())
-    })
+    let doc: serde_json::Value = serde_saphyr::from_str(program.trim_start_matches('\u{feff}')).ok()?;
+    doc.get("name")?.as_str().filter(|n| !n.is_empty()).map(str::to_string)
 }
 
 /// The kinds of input a manifest names, in the order a change is told.
@@ -355,7 +356,12 @@ fn collect_files(root: &Path, dir: &Path, above: &mut Vec<DirId>, out: &mut Vec<
     above.push(real);
     for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
-        if name.starts_with('.') || matches!(name.as_str(), "node_modules" | "venv" | "__pycache__" | "target") {
+        // A dotfile the program reads (`./.settings`) is an input like any file; what is left
+        // out is what tools keep beside a program, never read by it.
+        if matches!(
+            name.as_str(),
+            ".git" | ".pulumi" | ".venv" | "node_modules" | "venv" | "__pycache__" | "target"
+        ) {
             continue;
         }
         let path = e.path();
@@ -401,6 +407,25 @@ fn fill_random(buf: &mut [u8]) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// As pulumi reads it: each of these is a program named `logstore`.
+    #[test]
+    fn a_programs_name_is_read_as_yaml() {
+        for text in [
+            "name: logstore\nruntime: yaml\n",
+            "name: logstore # the log store\nruntime: yaml\n",
+            "\"name\": logstore\nruntime: yaml\n",
+            "name: 'logstore'\nruntime: yaml\n",
+            "\u{feff}name: logstore\nruntime: yaml\n",
+            "# a comment first\nruntime: yaml\nname: logstore\n",
+            "{name: logstore, runtime: yaml}\n",
+        ] {
+            assert_eq!(program_name(text).as_deref(), Some("logstore"), "{text:?}");
+        }
+        assert_eq!(program_name("runtime: yaml\n"), None);
+        assert_eq!(program_name("name: [not, text]\n"), None);
+        assert_eq!(program_name("name: : :\n"), None);
+    }
 
     #[test]
     fn digests_follow_files_config_and_upstream() {

@@ -281,3 +281,37 @@ fn logs_shows_a_log_without_letting_it_drive_the_terminal() {
             .stderr_has("remove it: the next run of iam writes it anew");
     }
 }
+
+#[test]
+fn a_variable_that_is_not_utf8_is_passed_on_or_named_never_a_crash() {
+    use std::os::unix::ffi::OsStrExt as _;
+    let latin1 = std::ffi::OsStr::from_bytes(b"caf\xe9");
+    let ws = Ws::configured("aws");
+    // Another tool's variable: passed on to pulumi untouched; the run goes on.
+    let mut c = ws.command(&["up", "-p", "aws", "-s", "dev", "--target", "vpc"], &[]);
+    c.env("LANGFOO", latin1);
+    let out = c.output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    // One the runner reads as text: named, with the fix, before anything runs (not "missing").
+    for var in [
+        "PULUMI_CONFIG_PASSPHRASE",
+        "MARA_SECRET_SIRIUS_LEDGER_PWD",
+        "MARA_CONFIG_AWS_REGION",
+    ] {
+        for command in [
+            &["up", "-p", "aws", "-s", "dev"][..],
+            &["validate", "-p", "aws", "-s", "dev"][..],
+        ] {
+            let mut c = ws.command(command, &[]);
+            c.env(var, latin1);
+            let out = c.output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{var}: {stderr}");
+            assert!(
+                stderr.contains(&format!("the environment variable {var} is not valid UTF-8 text"))
+                    && stderr.contains(&format!("set {var} to UTF-8 text")),
+                "{var}: {stderr}"
+            );
+        }
+    }
+}

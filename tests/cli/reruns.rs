@@ -64,3 +64,54 @@ fn a_key_added_in_one_projects_namespace_reruns_that_project_and_is_named() {
     // Its outputs did not change: what reads them stays.
     assert_eq!(ran, ["logstore"], "{}", run.stderr);
 }
+
+/// Whether `project`'s next `up` runs, as `status --format json` says.
+fn runs(ws: &Ws, project: &str) -> bool {
+    let status = ws
+        .exec(&["status", "-s", "dev", "--format", "json"], &[])
+        .expect(0)
+        .json();
+    status["projects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == project)
+        .unwrap()["up"]["runs"]
+        .as_bool()
+        .unwrap()
+}
+
+#[test]
+fn a_programs_own_key_counts_whatever_its_name_line_looks_like() {
+    // pulumi reads each of these as the program `logstore`: its own keys must count.
+    for name_line in [
+        "name: logstore # the log store",
+        "\"name\": logstore",
+        "\u{feff}name: logstore",
+    ] {
+        let ws = Ws::configured("kubeconfig");
+        ws.edit("projects/services/logstore/Pulumi.yaml", "name: logstore", name_line);
+        ws.up("kubeconfig", &[], &[]).expect(0);
+        assert!(!runs(&ws, "logstore"), "{name_line:?}: nothing changed");
+        let config = std::fs::read_to_string(ws.path().join("config/pulumi/Pulumi.dev.yaml")).unwrap();
+        ws.write(
+            "config/pulumi/Pulumi.dev.yaml",
+            &format!("{config}  logstore:master_replicas: 5\n"),
+        );
+        assert!(runs(&ws, "logstore"), "{name_line:?}: its own key changed");
+    }
+}
+
+#[test]
+fn a_dotfile_the_program_reads_is_an_input() {
+    let ws = Ws::configured("kubeconfig");
+    ws.write("projects/services/logstore/.settings", "retain-30\n");
+    ws.up("kubeconfig", &[], &[]).expect(0);
+    assert!(!runs(&ws, "logstore"));
+    ws.write("projects/services/logstore/.settings", "retain-90\n");
+    assert!(runs(&ws, "logstore"), "a changed dotfile reruns its project");
+    // What tools keep beside a program is no input.
+    ws.up("kubeconfig", &[], &[]).expect(0);
+    ws.write("projects/services/logstore/.git/HEAD", "ref: refs/heads/main\n");
+    assert!(!runs(&ws, "logstore"), ".git is no input");
+}
