@@ -138,7 +138,7 @@ fn dispatch(cli: &Cli, style: Style, cwd: &Path) -> Result<i32, RunnerError> {
             let o = RunOptions {
                 fresh: a.fresh,
                 yes: a.yes,
-                ..run_options(Operation::Up, &a.run)
+                ..run_options(Operation::Up, &a.run)?
             };
             run_plan(&settings()?, &o)
         }
@@ -146,21 +146,21 @@ fn dispatch(cli: &Cli, style: Style, cwd: &Path) -> Result<i32, RunnerError> {
             let o = RunOptions {
                 prune_kubeconfig: a.prune_kubeconfig,
                 yes: a.yes,
-                ..run_options(Operation::Destroy, &a.run)
+                ..run_options(Operation::Destroy, &a.run)?
             };
             run_plan(&settings()?, &o)
         }
         Command::Refresh(a) => {
             let o = RunOptions {
                 yes: a.yes,
-                ..run_options(Operation::Refresh, &a.run)
+                ..run_options(Operation::Refresh, &a.run)?
             };
             run_plan(&settings()?, &o)
         }
         Command::Preview(a) => {
             let o = RunOptions {
                 expect_no_changes: a.expect_no_changes,
-                ..run_options(Operation::Preview, &a.run)
+                ..run_options(Operation::Preview, &a.run)?
             };
             run_plan(&settings()?, &o)
         }
@@ -168,7 +168,7 @@ fn dispatch(cli: &Cli, style: Style, cwd: &Path) -> Result<i32, RunnerError> {
             let o = RunOptions {
                 expect_no_changes: true,
                 drift: Some(Drift { refresh: a.refresh }),
-                ..run_options(Operation::Preview, &a.run)
+                ..run_options(Operation::Preview, &a.run)?
             };
             run_plan(&settings()?, &o)
         }
@@ -221,9 +221,13 @@ fn neither_run_nor_left_out(targets: &[String], excludes: &[String]) -> Result<(
     }
 }
 
-/// The options every run shares; the ones of one operation are set by its caller.
-fn run_options(operation: Operation, args: &RunArgs) -> RunOptions {
-    RunOptions {
+/// The options every run shares; the ones of one operation are set by its caller. The files it
+/// is to write are looked at now: a wrong one is refused before anything runs.
+fn run_options(operation: Operation, args: &RunArgs) -> Result<RunOptions, RunnerError> {
+    let output = |flag: &str, path: &Option<std::path::PathBuf>| {
+        path.as_deref().map(|p| commands::named_output(flag, p)).transpose()
+    };
+    Ok(RunOptions {
         operation,
         targets: args.targets.clone(),
         excludes: args.excludes.clone(),
@@ -231,9 +235,9 @@ fn run_options(operation: Operation, args: &RunArgs) -> RunOptions {
         parallel: args.parallel.map_or(DEFAULT_PARALLEL, usize::from),
         keep_going: args.keep_going,
         fresh: false,
-        summary: args.summary.clone(),
-        junit: args.junit.clone(),
-        report: args.report.clone(),
+        summary: output("--summary", &args.summary)?,
+        junit: output("--junit", &args.junit)?,
+        report: output("--report", &args.report)?,
         prune_kubeconfig: false,
         output: args.output,
         yes: false,
@@ -242,7 +246,7 @@ fn run_options(operation: Operation, args: &RunArgs) -> RunOptions {
         timeout: args.timeout,
         grace: args.grace,
         remove_stale_locks: args.remove_stale_locks,
-    }
+    })
 }
 
 fn export_options(f: &ExportFormat, cwd: &Path) -> ExportOptions {

@@ -256,11 +256,13 @@ pub(crate) enum DayTwo {
     #[command(
         after_help = "Made from the last run's summary (last-run.json) and its logs; no secret is in it, and it opens with no network.\n\n\
                             Examples:\n  runner report -s dev                  # last-run.html, beside the run's summary\n  \
-                            runner report -s dev -o run.html"
+                            runner report -s dev -o run.html\n  \
+                            runner report -s dev -o - | gzip > run.html.gz"
     )]
     Report {
-        /// Where to write it [default: .runner/last-run.html]
-        #[arg(short = 'o', long, value_name = "FILE")]
+        /// Where to write it, `-` for standard output; a device or a pipe is written into, a
+        /// symbolic link refused [default: .runner/last-run.html]
+        #[arg(short = 'o', long, value_name = "FILE|-")]
         output: Option<PathBuf>,
     },
 }
@@ -304,17 +306,20 @@ pub(crate) struct RunArgs {
     #[arg(long, help_heading = "Running")]
     pub keep_going: bool,
 
-    /// Also write the JSON summary of the run to FILE (always: .runner/last-run.json)
-    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    /// Also write the JSON summary of the run to FILE (always: .runner/last-run.json); `-` for
+    /// standard output. Checked before the run: a symbolic link or a directory is refused
+    #[arg(long, value_name = "FILE|-", help_heading = "Output")]
     pub summary: Option<PathBuf>,
 
-    /// Also write the run as a `JUnit` XML report to FILE (one test case per planned project)
-    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    /// Also write the run as a `JUnit` XML report to FILE (one test case per planned project);
+    /// `-` for standard output, as for --summary
+    #[arg(long, value_name = "FILE|-", help_heading = "Output")]
     pub junit: Option<PathBuf>,
 
     /// Also write the run as one self-contained HTML file: the plan's graph, the timeline, each
-    /// project's result, the cause and log of each failure (opens with no network)
-    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    /// project's result, the cause and log of each failure (opens with no network); `-` for
+    /// standard output, as for --summary
+    #[arg(long, value_name = "FILE|-", help_heading = "Output")]
     pub report: Option<PathBuf>,
 
     /// How progress is shown: `plain` prefixes every line with its project

@@ -109,6 +109,146 @@ pub(crate) fn replace_file(path: &Path, bytes: &[u8], executable: bool) -> std::
     result
 }
 
+/// A file a person names on the command line for the runner to write (`--report`, `--junit`,
+/// `--summary`, `report -o`): looked at before the run, so a wrong one is refused before
+/// anything runs, and written after it. A device or a pipe is written into, never replaced (as
+/// root in a CI container, replacing `/dev/null` would replace the machine's); a symbolic link
+/// is refused, not written through (a fixed name in a shared directory must not let another
+/// user aim the write).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Output {
+    /// `-`: standard output.
+    Stdout,
+    /// A regular file, or none yet: replaced atomically, its mode kept.
+    File(PathBuf),
+    /// A character device or a pipe (`/dev/null`, `/dev/stdout`, a FIFO): written into.
+    Stream(PathBuf),
+}
+
+/// Why a named output cannot be written; each with its fix.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum OutputError {
+    #[error("is a symbolic link")]
+    Link,
+    #[error("is a directory")]
+    Directory,
+    #[error("is a block device or a socket, not a file")]
+    Device,
+    #[error("is a pipe nobody reads")]
+    Unread,
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+impl OutputError {
+    /// What to do about it.
+    pub(crate) fn fix(&self) -> &'static str {
+        match self {
+            OutputError::Link => "name the file itself, not a link to it (or remove the link)",
+            OutputError::Directory => "name a file in it, such as DIR/report.html",
+            OutputError::Device => "name a regular file, `-` for standard output, or /dev/null",
+            OutputError::Unread => "start the pipe's reader first, or name a regular file",
+            OutputError::Io(_) => "name a file in a directory you can write",
+        }
+    }
+}
+
+impl Output {
+    /// What `path` is as an output (nothing is opened: a pipe's reader is looked for at the
+    /// write). The system's own links to streams (`/dev/stdout`, `/proc/self/fd/1`) are
+    /// followed, and what they reach is written into whatever it is.
+    pub(crate) fn named(path: &Path) -> Result<Self, OutputError> {
+        if path.as_os_str() == "-" {
+            return Ok(Output::Stdout);
+        }
+        let meta = match std::fs::symlink_metadata(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Output::File(path.to_path_buf())),
+            Err(e) => return Err(e.into()),
+            Ok(m) => m,
+        };
+        let system = path.starts_with("/dev/") || path.starts_with("/proc/");
+        if meta.file_type().is_symlink() && !system {
+            return Err(OutputError::Link);
+        }
+        let meta = if meta.file_type().is_symlink() {
+            std::fs::metadata(path)?
+        } else {
+            meta
+        };
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::FileTypeExt as _;
+            let kind = meta.file_type();
+            if kind.is_char_device() || kind.is_fifo() || (system && kind.is_file()) {
+                return Ok(Output::Stream(path.to_path_buf()));
+            }
+            if kind.is_block_device() || kind.is_socket() {
+                return Err(OutputError::Device);
+            }
+        }
+        if meta.is_dir() {
+            return Err(OutputError::Directory);
+        }
+        Ok(Output::File(path.to_path_buf()))
+    }
+
+    /// Writes `bytes` there: standard output, a file replaced atomically (its directory made;
+    /// a link put there since [`Output::named`] replaced, never followed), or a stream written
+    /// into (a pipe without a reader refused, not waited on).
+    pub(crate) fn write(&self, bytes: &[u8]) -> Result<(), OutputError> {
+        match self {
+            Output::Stdout => {
+                let mut out = std::io::stdout().lock();
+                out.write_all(bytes)?;
+                out.flush()?;
+            }
+            Output::File(path) => {
+                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(dir)?;
+                }
+                replace_file(path, bytes, false)?;
+            }
+            Output::Stream(path) => {
+                let mut f = open_stream(path)?;
+                f.write_all(bytes)?;
+                f.flush()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// As a person would read where it went.
+    pub(crate) fn shown(&self, show: impl Fn(&Path) -> String) -> String {
+        match self {
+            Output::Stdout => "standard output".into(),
+            Output::File(p) | Output::Stream(p) => show(p),
+        }
+    }
+}
+
+/// Opens a device or a pipe for writing, in place. A pipe is first opened without waiting: with
+/// no reader that fails (ENXIO) and is said, instead of blocking the runner for ever.
+fn open_stream(path: &Path) -> Result<std::fs::File, OutputError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{FileTypeExt as _, OpenOptionsExt as _};
+        if std::fs::metadata(path)?.file_type().is_fifo() {
+            let nonblocking = nix::fcntl::OFlag::O_NONBLOCK.bits();
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .custom_flags(nonblocking)
+                .open(path)
+            {
+                Err(e) if e.raw_os_error() == Some(nix::errno::Errno::ENXIO as i32) => return Err(OutputError::Unread),
+                Err(e) => return Err(e.into()),
+                // A reader is there: the write itself may wait for it to read.
+                Ok(probe) => drop(probe),
+            }
+        }
+    }
+    Ok(std::fs::OpenOptions::new().write(true).open(path)?)
+}
+
 /// Removes the temporary files of writes that never finished in `dir` (a killed runner leaves
 /// them); call only while holding the workspace lock, so no write is under way.
 pub(crate) fn remove_stale_temporaries(dir: &Path) {

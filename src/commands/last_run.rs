@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::error::RunnerError;
-use crate::fs::{NewFile, write_atomic};
+use crate::fs::{NewFile, Output, write_atomic};
 use crate::plan::{Operation, Plan};
 use crate::render;
 use crate::report::{self, html, timeline};
@@ -52,17 +52,18 @@ fn plan_of<'p>(t: &'p StackContext, run: &timeline::LastRun) -> Plan<'p> {
     Plan::new(&t.provider, operation, &[]).expect("the whole graph has no unknown target")
 }
 
-/// The HTML report of the run summarized in `summary`, to `path`; a warning when it cannot be.
-pub(crate) fn write_html(s: &Settings, t: &StackContext, plan: &Plan<'_>, summary: &str, path: &Path) {
+/// The HTML report of the run summarized in `summary`, to `out`; a warning when it cannot be.
+pub(crate) fn write_html(s: &Settings, t: &StackContext, plan: &Plan<'_>, summary: &str, out: &Output) {
     let written = serde_json::from_str::<timeline::LastRun>(summary)
         .map_err(|e| e.to_string())
         .and_then(|run| {
             let text = html_of(t, plan, &run);
-            write_atomic(path, text.as_bytes(), NewFile::Default).map_err(|e| e.to_string())
+            out.write(text.as_bytes()).map_err(|e| e.to_string())
         });
+    let to = out.shown(|p| s.ws.show(p));
     match written {
-        Ok(()) => report::info(&format!("Report: {}", s.ws.show(path))),
-        Err(e) => report::warning(&format!("cannot write the report to {}: {e}", s.ws.show(path))),
+        Ok(()) => report::info(&format!("Report: {to}")),
+        Err(e) => report::warning(&format!("cannot write the report to {to}: {e}")),
     }
 }
 
@@ -93,18 +94,36 @@ fn html_of(t: &StackContext, plan: &Plan<'_>, run: &timeline::LastRun) -> String
 pub(crate) fn run(s: &Settings, t: &StackContext, output: Option<&Path>) -> Result<i32, RunnerError> {
     let run = last_run(s, t)?;
     let plan = plan_of(t, &run);
-    let path = output.map_or_else(|| t.run_dir.last_report(), Path::to_path_buf);
     let text = html_of(t, &plan, &run);
-    write_atomic(&path, text.as_bytes(), NewFile::Default).map_err(|source| RunnerError::Io {
-        context: format!("cannot write the report to {}", s.ws.show(&path)),
-        source,
+    let Some(path) = output else {
+        let path = t.run_dir.last_report();
+        write_atomic(&path, text.as_bytes(), NewFile::Default).map_err(|source| RunnerError::Io {
+            context: format!("cannot write the report to {}", s.ws.show(&path)),
+            source,
+        })?;
+        report::info(&format!(
+            "Report of the last run ({} of stack {}): {} — open it in a browser",
+            run.operation,
+            run.stack,
+            s.ws.show(&path)
+        ));
+        return Ok(crate::error::exit::SUCCESS);
+    };
+    let out = super::named_output("-o", path)?;
+    out.write(text.as_bytes()).map_err(|e| {
+        RunnerError::usage(
+            format!("cannot write the report to {}: {e}", out.shown(|p| s.ws.show(p))),
+            e.fix(),
+        )
     })?;
-    report::info(&format!(
-        "Report of the last run ({} of stack {}): {} — open it in a browser",
-        run.operation,
-        run.stack,
-        s.ws.show(&path)
-    ));
+    if out != Output::Stdout {
+        report::info(&format!(
+            "Report of the last run ({} of stack {}): {} — open it in a browser",
+            run.operation,
+            run.stack,
+            out.shown(|p| s.ws.show(p))
+        ));
+    }
     Ok(crate::error::exit::SUCCESS)
 }
 

@@ -61,3 +61,10 @@ enum Threads {
     /// A run: projects at once.
     Many,
 }
+
+/// The file `flag` names as an output ([`crate::fs::Output::named`]), refused with its fix (a
+/// usage error, exit 2) before anything runs or is written.
+pub(crate) fn named_output(flag: &str, path: &std::path::Path) -> Result<crate::fs::Output, RunnerError> {
+    crate::fs::Output::named(path)
+        .map_err(|e| RunnerError::usage(format!("{flag} {}: the path {e}", path.display()), e.fix()))
+}

@@ -21,6 +21,7 @@ mod kube;
 mod kubeconfig;
 mod links;
 mod only;
+mod outputs;
 mod passthrough;
 mod pictures;
 mod pipelines;

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::exec::{RunResult, Status, would_change};
-use crate::fs::{NewFile, write_atomic};
+use crate::fs::Output;
 use crate::plan::Plan;
 use crate::report;
 use crate::report::ci::{self, CiSystem};
@@ -32,7 +32,7 @@ pub(super) fn warn_lost_backend(s: &Settings, t: &StackContext) {
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Asked<'a> {
     /// `--junit FILE`.
-    pub(super) junit: Option<&'a Path>,
+    pub(super) junit: Option<&'a Output>,
     /// A drift check: a project whose preview has changes drifted.
     pub(super) drift: bool,
     /// A drift check's one line.
@@ -50,7 +50,7 @@ pub(super) fn reports(
     summary: &str,
 ) {
     let log = |name: &str| s.ws.show(&t.run_dir.log(name, plan.operation.as_str()));
-    if let Some(path) = asked.junit {
+    if let Some(out) = asked.junit {
         let suite = Suite {
             stack: &t.stack,
             started,
@@ -58,8 +58,9 @@ pub(super) fn reports(
             drift: asked.drift,
             log: &log,
         };
-        if let Err(e) = write_atomic(path, junit::render(plan, result, &suite).as_bytes(), NewFile::Default) {
-            report::warning(&format!("cannot write the JUnit report to {}: {e}", s.ws.show(path)));
+        if let Err(e) = out.write(junit::render(plan, result, &suite).as_bytes()) {
+            let to = out.shown(|p| s.ws.show(p));
+            report::warning(&format!("cannot write the JUnit report to {to}: {e}"));
         }
     }
     if s.ci != Some(CiSystem::GitHub) {

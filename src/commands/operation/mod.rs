@@ -18,6 +18,7 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::config::backend::Backend;
 use crate::error::{RunnerError, exit};
 use crate::exec::{self, Options, RunResult, would_change};
+use crate::fs::Output;
 use crate::plan::Operation;
 use crate::pulumi::{Drift, Store};
 use crate::report::live::Live;
@@ -55,11 +56,11 @@ pub(crate) struct RunOptions {
     /// Run every project, even those unchanged since their last successful `up`.
     pub(crate) fresh: bool,
     /// Also write the JSON summary there.
-    pub(crate) summary: Option<PathBuf>,
+    pub(crate) summary: Option<Output>,
     /// Write the run as a `JUnit` report there.
-    pub(crate) junit: Option<PathBuf>,
+    pub(crate) junit: Option<Output>,
     /// `--report FILE`: the run as an HTML file.
-    pub(crate) report: Option<PathBuf>,
+    pub(crate) report: Option<Output>,
     pub(crate) prune_kubeconfig: bool,
     pub(crate) output: OutputMode,
     /// Run without asking at the terminal (and, for destroy, allowed without one).

@@ -170,7 +170,7 @@ pub(super) fn after(
         report::info(&format!("\n{v}"));
     }
     let asked = ci_reports::Asked {
-        junit: o.junit.as_deref(),
+        junit: o.junit.as_ref(),
         drift: o.drift.is_some(),
         verdict: verdict.as_deref(),
     };
@@ -204,17 +204,21 @@ pub(super) fn open_records(s: &Settings, t: &StackContext, ready: &Ready) -> Res
 /// The JSON summary to `.runner/last-run.json`, and to `--summary FILE` when given; the HTML
 /// report to `--report FILE` when given. `true` when every summary was written.
 pub(super) fn write_records(s: &Settings, t: &StackContext, o: &RunOptions, plan: &Plan<'_>, summary: &str) -> bool {
-    if let Some(path) = &o.report {
-        crate::commands::last_run::write_html(s, t, plan, summary, path);
+    if let Some(out) = &o.report {
+        crate::commands::last_run::write_html(s, t, plan, summary, out);
     }
-    let mut targets = vec![t.run_dir.last_run()];
-    targets.extend(o.summary.clone());
     let mut written = true;
-    for path in targets {
-        if let Err(e) = write_atomic(&path, summary.as_bytes(), NewFile::Default) {
-            written = false;
-            report::warning(&format!("cannot write the summary to {}: {e}", s.ws.show(&path)));
-        }
+    let last = t.run_dir.last_run();
+    if let Err(e) = write_atomic(&last, summary.as_bytes(), NewFile::Default) {
+        written = false;
+        report::warning(&format!("cannot write the summary to {}: {e}", s.ws.show(&last)));
+    }
+    if let Some(out) = &o.summary
+        && let Err(e) = out.write(summary.as_bytes())
+    {
+        written = false;
+        let to = out.shown(|p| s.ws.show(p));
+        report::warning(&format!("cannot write the summary to {to}: {e}"));
     }
     written
 }

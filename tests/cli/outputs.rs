@@ -1,0 +1,142 @@
+//! The files a person names for the runner to write (`--report`, `--junit`, `--summary`,
+//! `report -o`): a symbolic link or a directory is refused before anything runs, a device or a
+//! pipe is written into and never replaced, `-` is standard output.
+
+use std::os::unix::fs::{FileTypeExt as _, symlink};
+use std::process::{Command, Stdio};
+
+use crate::support::{Ws, need};
+
+fn ran_nothing(ws: &Ws) -> bool {
+    ws.invocations().iter().all(|i| i.command() != "up")
+}
+
+#[test]
+fn a_link_or_a_directory_named_as_an_output_is_refused_before_anything_runs() {
+    let ws = Ws::configured("kubeconfig");
+    ws.write("victim.txt", "precious\n");
+    symlink("victim.txt", ws.path().join("link.out")).unwrap();
+    std::fs::create_dir(ws.path().join("dir.out")).unwrap();
+    for flag in ["--report", "--junit", "--summary"] {
+        for (path, said) in [("link.out", "is a symbolic link"), ("dir.out", "is a directory")] {
+            ws.clear_invocations();
+            let run = ws.up("kubeconfig", &[flag, path], &[]).expect(2);
+            assert!(
+                run.stderr.contains(&format!("{flag} {path}: the path {said}")),
+                "{flag} {path}: {}",
+                run.stderr
+            );
+            assert!(ran_nothing(&ws), "{flag} {path}: a project ran");
+        }
+    }
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("victim.txt")).unwrap(),
+        "precious\n"
+    );
+    assert!(
+        std::fs::symlink_metadata(ws.path().join("link.out"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+
+    ws.up("kubeconfig", &[], &[]).expect(0);
+    let run = ws.exec(&["report", "-s", "dev", "-o", "link.out"], &[]).expect(2);
+    assert!(
+        run.stderr.contains("-o link.out: the path is a symbolic link"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("name the file itself"), "{}", run.stderr);
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("victim.txt")).unwrap(),
+        "precious\n"
+    );
+}
+
+#[test]
+fn a_pipe_is_written_into_never_replaced_and_dash_is_standard_output() {
+    let ws = Ws::configured("kubeconfig");
+    ws.up("kubeconfig", &[], &[]).expect(0);
+    // `-o -`: the report on standard output, nothing else there.
+    let run = ws.exec(&["report", "-s", "dev", "-o", "-"], &[]).expect(0);
+    assert!(
+        run.stdout.starts_with("<!DOCTYPE html>"),
+        "{}",
+        &run.stdout[..run.stdout.len().min(200)]
+    );
+    assert!(run.stdout.trim_end().ends_with("</html>"));
+    // A FIFO with a reader gets the report; it stays a FIFO.
+    let fifo = ws.path().join("report.fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let reader = Command::new("cat").arg(&fifo).stdout(Stdio::piped()).spawn().unwrap();
+    let run = ws.exec(&["report", "-s", "dev", "-o", "report.fifo"], &[]).expect(0);
+    let read = reader.wait_with_output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&read.stdout).starts_with("<!DOCTYPE html>"),
+        "{}",
+        run.stderr
+    );
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+    // Without a reader: said, not waited on for ever.
+    let run = ws.exec(&["report", "-s", "dev", "-o", "report.fifo"], &[]).expect(2);
+    assert!(run.stderr.contains("is a pipe nobody reads"), "{}", run.stderr);
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+    // /dev/stdout (a link of the system's) into a pipe.
+    let run = ws.exec(&["report", "-s", "dev", "-o", "/dev/stdout"], &[]).expect(0);
+    assert!(run.stdout.starts_with("<!DOCTYPE html>"), "{}", run.stderr);
+    // A run's JUnit report into /dev/null: written into, the device left as it is.
+    ws.up(
+        "kubeconfig",
+        &["--fresh", "--junit", "/dev/null", "--summary", "-"],
+        &[],
+    )
+    .expect(0);
+    assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device());
+}
+
+/// As root in a CI container, `/dev/null` itself: in a private mount namespace with a device of
+/// its own, so the machine's is never at stake.
+#[test]
+fn dev_null_stays_a_device_as_root() {
+    if !need("unshare", "unshare (util-linux)") {
+        return;
+    }
+    let root = Command::new("id").arg("-u").output().unwrap();
+    if String::from_utf8_lossy(&root.stdout).trim() != "0" {
+        eprintln!("skipped: only root can make a device node");
+        return;
+    }
+    let ws = Ws::configured("kubeconfig");
+    ws.up("kubeconfig", &[], &[]).expect(0);
+    let runner = env!("CARGO_BIN_EXE_runner");
+    let script = format!(
+        "mount -t tmpfs tmpfs /dev && mknod -m 666 /dev/null c 1 3 && mknod -m 666 /dev/full c 1 7 && \
+         {runner} report -s dev -o /dev/null; echo \"null: $?\"; \
+         {runner} report -s dev -o /dev/full; echo \"full: $?\"; stat -c '%F' /dev/null /dev/full"
+    );
+    let c = ws.command(&[], &[]);
+    let out = Command::new("unshare")
+        .args(["-m", "--propagation", "private", "sh", "-c", &script])
+        .current_dir(ws.path())
+        .envs(c.get_envs().filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned()))))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("null: 0"),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // /dev/full refuses the write (no space): said, exit 2, the device unchanged.
+    assert!(
+        stdout.contains("full: 2"),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        stdout.lines().filter(|l| *l == "character special file").count(),
+        2,
+        "{stdout}"
+    );
+}
