@@ -31,19 +31,20 @@ pub(crate) fn command(program: &Path, cwd: &Path) -> std::process::Command {
 
 /// Runs `cmd` as the terminal's own (`runner pulumi`: its questions, its Ctrl-C) and returns its
 /// exit code, as a shell reports it (128 + the signal that killed it: 130 for SIGINT). The child
-/// is in a process group of its own, which gets every SIGINT, SIGTERM and SIGHUP sent to the
-/// runner, as it came. When the runner is the terminal's foreground job the child's group is
+/// is in a process group of its own, which gets every SIGINT and SIGTERM sent to the runner, as
+/// it came, and a SIGHUP as SIGINT (it ignores the hang-up itself: [`ignoring_hangup`]). When the runner is the terminal's foreground job the child's group is
 /// made the foreground while it runs, so the terminal's Ctrl-C reaches the child alone (once)
 /// and it can read the terminal; Ctrl-Z stops it and then the runner, as a shell's job stops,
 /// and `fg` gives the terminal back to it.
 #[cfg(unix)]
-pub(crate) fn attached(mut cmd: std::process::Command) -> std::io::Result<i32> {
+pub(crate) fn attached(cmd: std::process::Command) -> std::io::Result<i32> {
     use nix::errno::Errno;
     use nix::sys::signal::{Signal as S, killpg, raise};
     use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
     use nix::unistd::Pid;
     use std::sync::atomic::{AtomicBool, Ordering};
 
+    let mut cmd = ignoring_hangup(&cmd);
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     let (tx, rx) = std::sync::mpsc::channel();
     let relaying = crate::exec::signals::hub().relay_to(tx);
@@ -59,10 +60,11 @@ pub(crate) fn attached(mut cmd: std::process::Command) -> std::io::Result<i32> {
                 if ended.load(Ordering::SeqCst) {
                     break;
                 }
+                // A hang-up (an SSH session dropping) is a Ctrl-C to pulumi: Go's default for
+                // SIGHUP kills it at once, mid-update, its stack lock left.
                 let signal = match received {
-                    Received::Interrupt => S::SIGINT,
+                    Received::Interrupt | Received::HangUp => S::SIGINT,
                     Received::Terminate => S::SIGTERM,
-                    Received::HangUp => S::SIGHUP,
                 };
                 let _ = killpg(group, signal);
             }
@@ -99,6 +101,28 @@ pub(crate) fn attached(mut cmd: std::process::Command) -> std::io::Result<i32> {
     drop(relaying);
     let _ = forwarder.join();
     code
+}
+
+/// `cmd` started with SIGHUP ignored, through `sh` (`trap '' HUP`, then `exec`): a terminal that
+/// hangs up sends SIGHUP to its foreground group, the child's, and a Go program started with
+/// SIGHUP ignored keeps ignoring it; the runner relays the hang-up as SIGINT instead.
+#[cfg(unix)]
+fn ignoring_hangup(cmd: &std::process::Command) -> std::process::Command {
+    let mut sh = std::process::Command::new("sh");
+    sh.arg("-c")
+        .arg("trap '' HUP; exec \"$0\" \"$@\"")
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
+    if let Some(dir) = cmd.get_current_dir() {
+        sh.current_dir(dir);
+    }
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => sh.env(k, v),
+            None => sh.env_remove(k),
+        };
+    }
+    sh
 }
 
 #[cfg(not(unix))]

@@ -607,7 +607,8 @@ on_both_engines!(
     day_one_and_day_two,
     ctrl_c_during_up,
     a_killed_pulumi_leaves_its_lock,
-    sigint_to_runner_pulumi
+    sigint_to_runner_pulumi,
+    sighup_to_runner_pulumi
 );
 
 /// A step of a scenario: what it shows, and the step itself.
@@ -976,6 +977,16 @@ fn a_killed_pulumi_leaves_its_lock(e: &E2e) {
 /// terminal): `pulumi` gets it, cancels and releases its stack's lock, and the runner ends with
 /// `pulumi`'s own code.
 fn sigint_to_runner_pulumi(e: &E2e) {
+    signal_to_runner_pulumi(e, "-INT");
+}
+
+/// The same with SIGHUP (an SSH session dropping): relayed as SIGINT, so `pulumi` cancels
+/// rather than dying at once with its lock left.
+fn sighup_to_runner_pulumi(e: &E2e) {
+    signal_to_runner_pulumi(e, "-HUP");
+}
+
+fn signal_to_runner_pulumi(e: &E2e, sent: &str) {
     e.runner(&["up", "--yes", "--target", "logstore"]).expect(0);
     let gate = e.hang("projects/services/logstore");
     // Files, not pipes: a plugin left reading the gate would hold a pipe open.
@@ -1009,7 +1020,7 @@ fn sigint_to_runner_pulumi(e: &E2e) {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    signal(child.id(), "-INT");
+    signal(child.id(), sent);
     let start = Instant::now();
     let status = loop {
         if let Some(status) = child.try_wait().unwrap() {
@@ -1017,7 +1028,7 @@ fn sigint_to_runner_pulumi(e: &E2e) {
         }
         if start.elapsed() > Duration::from_secs(120) {
             let _ = child.kill();
-            panic!("the runner did not end after SIGINT");
+            panic!("the runner did not end after {sent}");
         }
         std::thread::sleep(Duration::from_millis(50));
     };
