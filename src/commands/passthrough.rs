@@ -82,7 +82,7 @@ pub(crate) fn run(s: &Settings, t: &StackContext, project: &str, args: &[String]
     engine.env.apply_for_pulumi(&mut cmd);
     // The terminal is `pulumi`'s, and so is every signal the runner gets (Ctrl-C, or a SIGTERM
     // sent to the runner): `pulumi` cancels cleanly, and the runner ends with its exit code.
-    pulumi::attached(cmd).map_err(|e| {
+    pulumi::attached(&cmd).map_err(|e| {
         RunnerError::failed(
             format!("cannot run `pulumi` in {}: {e}", s.ws.show(&dir)),
             "install the pulumi CLI (v3.142.0 or newer) and put it on PATH",

@@ -37,14 +37,14 @@ pub(crate) fn command(program: &Path, cwd: &Path) -> std::process::Command {
 /// and it can read the terminal; Ctrl-Z stops it and then the runner, as a shell's job stops,
 /// and `fg` gives the terminal back to it.
 #[cfg(unix)]
-pub(crate) fn attached(cmd: std::process::Command) -> std::io::Result<i32> {
+pub(crate) fn attached(cmd: &std::process::Command) -> std::io::Result<i32> {
     use nix::errno::Errno;
     use nix::sys::signal::{Signal as S, killpg, raise};
     use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
     use nix::unistd::Pid;
     use std::sync::atomic::{AtomicBool, Ordering};
 
-    let mut cmd = ignoring_hangup(&cmd);
+    let mut cmd = ignoring_hangup(cmd);
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     let (tx, rx) = std::sync::mpsc::channel();
     let relaying = crate::exec::signals::hub().relay_to(tx);
@@ -126,10 +126,21 @@ fn ignoring_hangup(cmd: &std::process::Command) -> std::process::Command {
 }
 
 #[cfg(not(unix))]
-pub(crate) fn attached(mut cmd: std::process::Command) -> std::io::Result<i32> {
+pub(crate) fn attached(cmd: &std::process::Command) -> std::io::Result<i32> {
     let (tx, _held) = std::sync::mpsc::channel();
     let _swallowed = crate::exec::signals::hub().relay_to(tx);
-    Ok(cmd.status()?.code().unwrap_or(1))
+    let mut copy = std::process::Command::new(cmd.get_program());
+    copy.args(cmd.get_args());
+    if let Some(dir) = cmd.get_current_dir() {
+        copy.current_dir(dir);
+    }
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => copy.env(k, v),
+            None => copy.env_remove(k),
+        };
+    }
+    Ok(copy.status()?.code().unwrap_or(1))
 }
 
 /// The terminal the runner was started from, while the runner's process group is its
