@@ -19,10 +19,11 @@ use base64::engine::general_purpose::STANDARD as B64;
 /// The real CLI's round count.
 pub const ROUNDS: u32 = 1_000_000;
 
-/// The round count in use: [`ROUNDS`], unless `PULUMI_STANDIN_KDF_ITERATIONS` (the test switch
-/// of the runner's test double of `pulumi`, which its tests set so that hundreds of processes
-/// stay fast) lowers it; salts made with it open only with the same count. Read here alone, so
-/// the double and the runner's passphrase check always agree.
+/// The round count of the runner's test double of `pulumi`: [`ROUNDS`], unless
+/// `PULUMI_STANDIN_KDF_ITERATIONS` (its test switch, which the tests set so that hundreds of
+/// processes stay fast) lowers it; salts made with it open only with the same count. Read here
+/// alone, so the double and a test build of the runner's passphrase check agree; a release
+/// build of the runner uses [`ROUNDS`] whatever is set.
 #[must_use]
 pub fn rounds() -> u32 {
     std::env::var("PULUMI_STANDIN_KDF_ITERATIONS")
