@@ -11,7 +11,9 @@ use crate::config::terminal::Terminal;
 use crate::error::RunnerError;
 use crate::pulumi;
 use crate::report;
+use crate::runstate::Recorder;
 use crate::settings::{Settings, StackContext};
+use crate::workspace::WorkspaceLock;
 
 /// Commands (and their aliases) that take `--stack` (`pkg/cmd/pulumi`: a flag on each, or a
 /// persistent one on `stack`, `config` and `logs` for their subcommands).
@@ -71,6 +73,11 @@ const ROOT_VALUES: [&str; 10] = [
 
 pub(crate) fn run(s: &Settings, t: &StackContext, project: &str, args: &[String]) -> Result<i32, RunnerError> {
     let project = super::project_of(t, project, "pulumi")?.clone();
+    // A command that changes the stack is recorded in the run state (the next `up` runs the
+    // project, saying why): the workspace is held meanwhile, as a run holds it.
+    let changes = changes_state(args);
+    let by = format!("runner pulumi {} -- {}", project.name, before_end(args).join(" "));
+    let _lock = changes.map(|_| WorkspaceLock::take(&s.ws, &t.run_dir)).transpose()?;
     let env = prepare::with_passphrase(&s.ws, &t.stack, t.env.clone(), s.interactive, &mut Terminal::new())?;
     let engine = pulumi_for(s, t, env);
     let config_file = (!project.secrets_store).then(|| engine.config_file.display().to_string());
@@ -82,41 +89,38 @@ pub(crate) fn run(s: &Settings, t: &StackContext, project: &str, args: &[String]
     engine.env.apply_for_pulumi(&mut cmd);
     // The terminal is `pulumi`'s, and so is every signal the runner gets (Ctrl-C, or a SIGTERM
     // sent to the runner): `pulumi` cancels cleanly, and the runner ends with its exit code.
-    pulumi::attached(&cmd).map_err(|e| {
+    let code = pulumi::attached(&cmd).map_err(|e| {
         RunnerError::failed(
             format!("cannot run `pulumi` in {}: {e}", s.ws.show(&dir)),
             "install the pulumi CLI (v3.142.0 or newer) and put it on PATH",
         )
-    })
+    })?;
+    if let Some(destroys) = changes {
+        let recorded = Recorder::open(&t.run_dir, &t.provider, &|p| s.ws.show(p))
+            .map_err(|e| e.to_string())
+            .and_then(|(mut state, _)| {
+                state
+                    .changed_outside(&project.name, &by, destroys && code == 0)
+                    .and_then(|()| state.close())
+                    .map_err(|e| e.to_string())
+            });
+        if let Err(e) = recorded {
+            report::warning(&format!(
+                "`{by}` changed {}'s stack, and the run state could not record it ({e}): run `runner up --fresh` \
+                 to deploy it again",
+                project.name
+            ));
+        }
+    }
+    Ok(code)
 }
 
 /// `args` with `--stack STACK` where the command takes it and `--config-file FILE` where it
 /// reads the configuration (`None`: a project with its own stack file), unless given, placed
 /// before a `--` so they stay flags.
 fn with_run_flags(args: &[String], stack: &str, config_file: Option<&str>) -> Vec<String> {
-    let before: &[String] = match args.iter().position(|a| a == "--") {
-        Some(end) => &args[..end],
-        None => args,
-    };
-    let mut words = before.iter();
-    let mut command = None;
-    while let Some(a) = words.next() {
-        if ROOT_VALUES.contains(&a.as_str()) {
-            words.next();
-        } else if !a.starts_with('-') {
-            command = Some(a.as_str());
-            break;
-        }
-    }
-    // The words after the command that are not flags or their values: the subcommand first.
-    let mut arguments = Vec::new();
-    while let Some(a) = words.next() {
-        if ROOT_VALUES.contains(&a.as_str()) || ARGUMENT_VALUES.contains(&a.as_str()) {
-            words.next();
-        } else if !a.starts_with('-') {
-            arguments.push(a.as_str());
-        }
-    }
+    let before = before_end(args);
+    let (command, arguments) = command_words(before);
     let subcommand = arguments.first().copied();
     let given = |long: &str, short: Option<&str>| {
         before
@@ -149,6 +153,52 @@ fn with_run_flags(args: &[String], stack: &str, config_file: Option<&str>) -> Ve
     out.extend(extra);
     out.extend(args[before.len()..].iter().cloned());
     out
+}
+
+/// `args` up to a `--` (what follows it is the command's own, not `pulumi`'s flags).
+fn before_end(args: &[String]) -> &[String] {
+    match args.iter().position(|a| a == "--") {
+        Some(end) => &args[..end],
+        None => args,
+    }
+}
+
+/// The `pulumi` command `before` names, and the words after it that are neither flags nor
+/// their values (the subcommand first).
+fn command_words(before: &[String]) -> (Option<&str>, Vec<&str>) {
+    let mut words = before.iter();
+    let mut command = None;
+    while let Some(a) = words.next() {
+        if ROOT_VALUES.contains(&a.as_str()) {
+            words.next();
+        } else if !a.starts_with('-') {
+            command = Some(a.as_str());
+            break;
+        }
+    }
+    // The words after the command that are not flags or their values: the subcommand first.
+    let mut arguments = Vec::new();
+    while let Some(a) = words.next() {
+        if ROOT_VALUES.contains(&a.as_str()) || ARGUMENT_VALUES.contains(&a.as_str()) {
+            words.next();
+        } else if !a.starts_with('-') {
+            arguments.push(a.as_str());
+        }
+    }
+    (command, arguments)
+}
+
+/// What a `pulumi` command does to the stack the run state records: `Some(true)` when it
+/// destroys it (`destroy`, `stack rm`), `Some(false)` when it may change it otherwise (`up`,
+/// `refresh`, `import`, `state …`), `None` when it only reads (`stack history`, `preview`,
+/// `config get`…).
+fn changes_state(args: &[String]) -> Option<bool> {
+    let (command, arguments) = command_words(before_end(args));
+    match (command?, arguments.first().copied()) {
+        ("destroy" | "down" | "dn", _) | ("stack", Some("rm" | "remove" | "delete")) => Some(true),
+        ("up" | "update" | "refresh" | "import" | "state", _) => Some(false),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

@@ -93,7 +93,19 @@ impl StackFile {
             file.top.clone_from(top);
         }
         match doc.get("config") {
-            Some(Value::Object(m)) => file.config.clone_from(m),
+            Some(Value::Object(m)) => {
+                // A key is printed in `status`, in the line before a run and in CI logs: one
+                // holding a control character (a line break, an escape) would act there.
+                if let Some(key) = m.keys().find(|k| k.chars().any(char::is_control)) {
+                    let shown_key = crate::report::text::visible(key).into_owned();
+                    return Err(Box::new(FileDiagnostic::whole_file(
+                        shown,
+                        format!("the stack configuration has a key with a control character: `{shown_key}`"),
+                        Some("rename it to `namespace:key` of printable characters, as Pulumi names keys".into()),
+                    )));
+                }
+                file.config.clone_from(m);
+            }
             Some(Value::Null) => {}
             Some(_) => {
                 let at = key_offset(&file.text, "config").unwrap_or(0);
@@ -393,6 +405,18 @@ mod tests {
         let text = f.with_entries("", &entries()[..1]).unwrap();
         assert_eq!(file(&text).config["aws:region"], "us-east-1", "{text:?}");
         assert_eq!(file("# a\rconfig:\r  a:b: c\r").config["a:b"], "c");
+    }
+
+    #[test]
+    fn a_key_with_a_control_character_is_refused_shown_not_obeyed() {
+        let text = "config:\n  \"logstore:x\\e]0;KEYTITLE\\a\\e[2J\": 1\n";
+        let e = StackFile::parse(Path::new("Pulumi.dev.yaml"), "Pulumi.dev.yaml", text.into()).unwrap_err();
+        let said = format!("{e:?}");
+        assert!(
+            said.contains("a key with a control character: `logstore:x^[]0;KEYTITLE^G^[[2J`"),
+            "{said}"
+        );
+        assert!(!said.contains('\u{1b}'), "{said}");
     }
 
     #[test]

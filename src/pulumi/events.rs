@@ -58,7 +58,11 @@ impl EventLog {
             if let Some(d) = event.get("diagnosticEvent")
                 && let Some(message) = d.get("message").and_then(Value::as_str)
             {
-                let message = strip_colour_tags(message).trim_end().to_string();
+                // Colour tags out, and any control character the text still holds made visible:
+                // a diagnostic is a cause, shown at the terminal and in CI logs.
+                let message = crate::report::text::visible(&strip_colour_tags(message))
+                    .trim_end()
+                    .to_string();
                 match d.get("severity").and_then(Value::as_str) {
                     Some("error") => {
                         let message = message.trim().to_string();

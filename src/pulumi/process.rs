@@ -336,9 +336,10 @@ impl Step<'_> {
                 // Captured stdout stays raw for its reader; everything else is scrubbed, and
                 // freed of terminal escapes: `pulumi` writes none into a pipe, but Pulumi YAML's
                 // language host colours its diagnostics whatever it writes to, and they reach
-                // logs, summaries and JUnit through here.
+                // logs, summaries and JUnit through here. What control characters are left (a
+                // BEL, an escape that is no colour) are shown, never obeyed.
                 let line = if forward || stream == Stream::Stderr {
-                    redactor.scrub(&without_escapes(&line))
+                    redactor.scrub(&crate::report::text::visible(&without_escapes(&line)))
                 } else {
                     line
                 };

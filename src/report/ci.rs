@@ -51,15 +51,16 @@ impl CiSystem {
         let mut out = String::new();
         match self {
             CiSystem::GitHub => {
+                // The project's lines between `::stop-commands::` and its token: GitHub reads
+                // none of them as a workflow command (`::add-mask::`, `::error…`, `##[…]`),
+                // whatever a program or the engine printed; the text stays as it was.
+                let token = stop_token();
                 let _ = writeln!(out, "::group::{}", data(title));
+                let _ = writeln!(out, "::stop-commands::{token}");
                 for l in lines {
-                    // A line of the project's own that reads as a workflow command stays text.
-                    if l.starts_with("::") {
-                        let _ = writeln!(out, " {l}");
-                    } else {
-                        let _ = writeln!(out, "{l}");
-                    }
+                    let _ = writeln!(out, "{l}");
                 }
+                let _ = writeln!(out, "::{token}::");
                 let _ = writeln!(out, "::endgroup::");
             }
             CiSystem::GitLab | CiSystem::Other => {
@@ -89,6 +90,28 @@ pub(crate) fn print(text: &str) {
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes());
     let _ = out.flush();
+}
+
+/// The token that ends a `::stop-commands::` region: random for each run, so no line of a
+/// project's can end the region early.
+fn stop_token() -> &'static str {
+    static TOKEN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TOKEN.get_or_init(|| {
+        use std::io::Read as _;
+        let mut bytes = [0u8; 16];
+        let random = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
+        if random.is_err() {
+            // No random source: the time and the process, hashed (unknown to a program that
+            // printed its lines before they were grouped).
+            use sha2::Digest as _;
+            let seed = format!("{:?} {}", SystemTime::now(), std::process::id());
+            bytes.copy_from_slice(&sha2::Sha256::digest(seed.as_bytes())[..16]);
+        }
+        bytes.iter().fold(String::from("runner-"), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
+    })
 }
 
 /// A workflow command's message: `%`, CR and LF escaped.
@@ -192,6 +215,16 @@ pub(crate) fn step_summary(
 
 #[cfg(test)]
 mod tests {
+    use super::cell;
+
+    #[test]
+    fn a_summary_cell_renders_no_html_of_the_engines() {
+        assert_eq!(
+            cell("error: <img src=x onerror=y> & a|b\nnext"),
+            "error: &lt;img src=x onerror=y&gt; &amp; a\\|b<br>next"
+        );
+    }
+
     use super::*;
 
     #[test]
@@ -210,8 +243,13 @@ mod tests {
             .annotation("error", "eks: up failed, 50%", "quota\nexceeded")
             .unwrap();
         assert_eq!(a, "::error title=eks%3A up failed%2C 50%25::quota%0Aexceeded\n");
-        let g = CiSystem::GitHub.group("eks", "eks: up", &["a".into(), "::set-output x".into()]);
-        assert_eq!(g, "::group::eks: up\na\n ::set-output x\n::endgroup::\n");
+        let g = CiSystem::GitHub.group("eks", "eks: up", &["a".into(), "  ::add-mask::x".into()]);
+        let token = stop_token();
+        assert!(token.len() > 20, "{token}");
+        assert_eq!(
+            g,
+            format!("::group::eks: up\n::stop-commands::{token}\na\n  ::add-mask::x\n::{token}::\n::endgroup::\n")
+        );
         let g = CiSystem::GitLab.group("my app", "my app: up", &["a".into()]);
         assert!(
             g.starts_with("\x1b[0Ksection_start:")

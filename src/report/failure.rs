@@ -7,6 +7,10 @@ use crate::exec::{Failure, How};
 /// The whole failure: `pulumi up exited with code 1: <first cause line>`, the other cause lines
 /// and the runner's notes each on an indented line of their own.
 pub(crate) fn text(f: &Failure) -> String {
+    super::text::visible(&raw_text(f)).into_owned()
+}
+
+fn raw_text(f: &Failure) -> String {
     if let Some(How::TimedOut { after, left }) = &f.how {
         let left = left.as_deref().map_or_else(|| "it ended".to_string(), text);
         return with_notes(

@@ -3,7 +3,6 @@
 //! and a destroy keeps the up's log. `runner logs` reads them, `--follow` until the end line.
 
 use std::collections::HashMap;
-use std::fmt::Write as _;
 use std::fs::File;
 use std::io::Write as _;
 use std::path::Path;
@@ -64,30 +63,7 @@ pub(crate) fn ended(text: &str) -> bool {
 /// screen, retitle the window or write the clipboard: `^[` for ESC (as `cat -v` shows it),
 /// `^M` for a carriage return, `^?` for DEL, `\u{9b}` for one of C1.
 pub(crate) fn shown(bytes: &[u8]) -> String {
-    let text = String::from_utf8_lossy(bytes);
-    if !text.chars().any(is_control) {
-        return text.into_owned();
-    }
-    let mut out = String::with_capacity(text.len() + 16);
-    for c in text.chars() {
-        match c {
-            _ if !is_control(c) => out.push(c),
-            '\u{7f}' => out.push_str("^?"),
-            '\0'..='\u{1f}' => {
-                out.push('^');
-                out.push(char::from(b'@' + u8::try_from(c).unwrap_or(0)));
-            }
-            _ => {
-                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
-            }
-        }
-    }
-    out
-}
-
-/// A control character a terminal may act on (C0 but line break and tab, DEL, C1).
-fn is_control(c: char) -> bool {
-    c.is_control() && c != '\n' && c != '\t'
+    super::text::visible(&String::from_utf8_lossy(bytes)).into_owned()
 }
 
 /// A log for its owner's eyes only (0600). What is there and is no regular file (a link, a

@@ -30,6 +30,7 @@ pub(crate) mod logs;
 pub(crate) mod plain;
 pub(crate) mod sinks;
 pub(crate) mod summary;
+pub(crate) mod text;
 pub(crate) mod timeline;
 
 use std::io::{self, Write as _};
@@ -206,9 +207,16 @@ pub(crate) fn stopping_line(ev: &crate::exec::Event) -> Option<String> {
     Some(note_line(project, level, &message))
 }
 
-/// Text for a Markdown table cell (GitHub's job summary): no line breaks, `|` escaped.
+/// Text for a Markdown table cell (GitHub's job summary): no raw HTML, `|` escaped, line breaks as `<br>`.
 pub(crate) fn markdown_cell(text: &str) -> String {
-    text.replace('|', "\\|").replace('\r', "").replace('\n', "<br>")
+    // HTML in a cell is rendered (an engine's error holding `<img src=…>` would show as an
+    // image): `&`, `<` and `>` as entities first, then the line breaks as the one tag allowed.
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('|', "\\|")
+        .replace('\r', "")
+        .replace('\n', "<br>")
 }
 
 /// A message for the user, on standard error.

@@ -110,7 +110,12 @@ impl Plain {
                 message,
             } => {
                 if *level != Level::Debug || self.debug {
-                    say!("{}", super::note_line(project.as_deref(), *level, message));
+                    let line = super::note_line(project.as_deref(), *level, message);
+                    if self.ci == Some(CiSystem::GitHub) {
+                        say!("{}", super::text::inert_on_github(&line));
+                    } else {
+                        say!("{line}");
+                    }
                 }
             }
             Event::Stopping { .. } | Event::StillRunning { .. } | Event::TimedOut { .. } => {
@@ -182,7 +187,30 @@ impl Plain {
         stack: &str,
         log: &dyn Fn(&str) -> String,
     ) {
-        let mut err = std::io::stderr().lock();
+        let mut err: Vec<u8> = Vec::new();
+        self.closing(&mut err, plan, result, total, stack, log);
+        let text = String::from_utf8_lossy(&err);
+        // In GitHub Actions, what the engine said (a failure's cause, a drifted value) must not
+        // read as a workflow command.
+        let text = if self.ci == Some(CiSystem::GitHub) {
+            super::text::inert_on_github(&text)
+        } else {
+            text
+        };
+        let mut out = std::io::stderr().lock();
+        let _ = out.write_all(text.as_bytes());
+        let _ = out.flush();
+    }
+
+    fn closing(
+        &self,
+        err: &mut Vec<u8>,
+        plan: &Plan<'_>,
+        result: &RunResult,
+        total: f64,
+        stack: &str,
+        log: &dyn Fn(&str) -> String,
+    ) {
         let _ = writeln!(
             err,
             "\n{} {} · provider {} · stack {stack}: {} in {}",
@@ -232,10 +260,10 @@ impl Plain {
         }
         // A drift check's verdict is said after the table (`drift_verdict`), what drifted here.
         if plan.operation == Operation::Preview && !self.drift {
-            preview_verdict(&mut err, result);
+            preview_verdict(err, result);
         }
         if self.drift {
-            drifted(&mut err, result);
+            drifted(err, result);
         }
         for (name, f) in result.results.iter().filter(|(_, f)| f.status.is_failure()) {
             let _ = writeln!(

@@ -47,6 +47,10 @@ pub(crate) struct Finish {
     /// state).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) changed: bool,
+    /// Not a run of the runner's: `runner pulumi P -- destroy` (the command, as said), which
+    /// changed the stack behind the run state's back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) by: Option<String>,
 }
 
 /// The records of a journal, and a warning for each line that could not be read or is not one

@@ -136,6 +136,10 @@ pub(crate) struct ProjectState {
     /// Outputs of the last successful `up`, secrets redacted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outputs: Option<Map<String, Value>>,
+    /// The command that changed its stack outside a run since its last `up` (`runner pulumi P
+    /// -- destroy`): its next `up` runs, saying so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changed_by: Option<String>,
 }
 
 impl ProjectState {
@@ -150,6 +154,7 @@ impl ProjectState {
             inputs_digest: None,
             outputs_digest: None,
             outputs: None,
+            changed_by: None,
         }
     }
 
@@ -335,6 +340,21 @@ impl RunState {
                 else {
                     return;
                 };
+                if let Some(by) = &end.by {
+                    // Changed outside a run: whatever it did, the last up no longer tells what is
+                    // deployed; a destroy that succeeded left nothing.
+                    let Some(p) = self.projects.get_mut(&end.project) else {
+                        return;
+                    };
+                    p.inputs_digest = None;
+                    if status == Recorded::Succeeded && operation == Operation::Destroy {
+                        p.deployed = false;
+                        p.outputs_digest = None;
+                        p.outputs = None;
+                    }
+                    p.changed_by = Some(by.clone());
+                    return;
+                }
                 if status.settled() && end.started.is_none() {
                     // Settled without running: keep what the last real run recorded (a project
                     // that never ran gets no entry).
@@ -349,6 +369,7 @@ impl RunState {
                     .projects
                     .entry(end.project.clone())
                     .or_insert_with(|| ProjectState::new(operation));
+                p.changed_by = None;
                 match (status, operation) {
                     (Recorded::Succeeded, Operation::Up) => {
                         p.deployed = true;
@@ -406,6 +427,7 @@ fn record_of(ev: &Event) -> Option<Record> {
                 outputs_digest: result.outputs_digest.clone().filter(|_| up),
                 outputs: result.outputs.as_ref().filter(|_| up).map(Outputs::redacted),
                 changed: crate::exec::would_change(&result.changes),
+                by: None,
             })))
         }
         Event::Line { .. }
@@ -464,6 +486,27 @@ impl Recorder {
             journal,
         };
         Ok((recorder, warnings))
+    }
+
+    /// Records that `by` (`runner pulumi P -- destroy`) changed `project`'s stack outside a run:
+    /// `destroyed` when it destroyed it (its resources are gone).
+    pub(crate) fn changed_outside(&mut self, project: &str, by: &str, destroyed: bool) -> std::io::Result<()> {
+        let record = Record::Finished(Box::new(Finish {
+            project: project.to_string(),
+            operation: if destroyed { Operation::Destroy } else { Operation::Up }
+                .as_str()
+                .into(),
+            status: if destroyed { "succeeded" } else { "failed" }.into(),
+            started: None,
+            ended: timestamp(std::time::SystemTime::now()),
+            inputs_digest: None,
+            outputs_digest: None,
+            outputs: None,
+            changed: true,
+            by: Some(by.to_string()),
+        }));
+        self.state.apply(&record);
+        self.journal.append(&record)
     }
 
     /// Keeps the state in step with an event, and the journal on disk.
@@ -567,6 +610,7 @@ mod tests {
                 outputs_digest: up.then(|| "out".into()),
                 outputs: None,
                 changed,
+                by: None,
             }))
         };
         let after = |then: &[Record]| {
@@ -608,6 +652,7 @@ mod tests {
                 outputs_digest: Some(format!("out-{project}")),
                 outputs: None,
                 changed: false,
+                by: None,
             }))
         };
         let start = |project: &str| Record::Started {

@@ -66,6 +66,10 @@ impl RunState {
                 Some(p) if p.status == Recorded::Running => {
                     Pending::runs(format!("running now ({})", p.operation.as_str()))
                 }
+                Some(p) if p.inputs_digest.is_none() && p.changed_by.is_some() => Pending::runs(format!(
+                    "`{}` changed its stack since its last up",
+                    p.changed_by.as_deref().unwrap_or_default()
+                )),
                 Some(p) if p.status == Recorded::CutShort && p.operation != Operation::Preview => {
                     Pending::runs(format!(
                         "its last {} was cut short (its runner ended before it did)",

@@ -93,16 +93,32 @@ fn the_old_runner_names_still_work_for_one_release_with_a_warning() {
 }
 
 /// The lines of standard output between each `::group::` and its `::endgroup::`, by title.
+/// The groups of a GitHub Actions log, each `::group::TITLE`, `::stop-commands::TOKEN`, the
+/// project's lines, `::TOKEN::`, `::endgroup::`: (title, lines). Every group's lines are out of
+/// GitHub's reach as commands, the token the same throughout and found nowhere else.
 fn github_groups(stdout: &str) -> Vec<(String, Vec<String>)> {
     let mut groups = Vec::new();
     let mut open: Option<(String, Vec<String>)> = None;
+    let mut token: Option<String> = None;
+    let mut stopped = false;
     for line in stdout.lines() {
         if let Some(title) = line.strip_prefix("::group::") {
             assert!(open.is_none(), "a group inside a group:\n{stdout}");
             open = Some((title.to_string(), Vec::new()));
+        } else if let Some(t) = line.strip_prefix("::stop-commands::") {
+            assert!(open.is_some() && !stopped, "stop-commands outside a group:\n{stdout}");
+            assert!(
+                token.get_or_insert_with(|| t.to_string()) == t,
+                "another token:\n{stdout}"
+            );
+            stopped = true;
+        } else if stopped && token.as_deref().is_some_and(|t| line == format!("::{t}::")) {
+            stopped = false;
         } else if line == "::endgroup::" {
+            assert!(!stopped, "a group ended with commands stopped:\n{stdout}");
             groups.push(open.take().expect("an end without a start"));
         } else if let Some((_, lines)) = &mut open {
+            assert!(stopped, "a line of a group where commands run: {line}\n{stdout}");
             lines.push(line.to_string());
         }
     }

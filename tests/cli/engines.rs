@@ -603,7 +603,63 @@ macro_rules! on_both_engines {
     )*};
 }
 
+/// Text from a program's error — a property named with a workflow command, a legacy `##[…]`
+/// one and a terminal title sequence — reaches the terminal and a GitHub Actions log as text:
+/// no control character obeyed, no line GitHub would read as a command but the runner's own.
+fn hostile_text_stays_text(e: &E2e) {
+    e.edit(
+        "projects/services/logstore/Pulumi.yaml",
+        "      input:\n        cluster:",
+        "      \"bogus\\n  ::error title=LOG::from a log line\\n  ##[error]legacy \\u001b]0;TITLE\\u0007 end\": 1\n      input:\n        cluster:",
+    );
+    let mut github = e.command(&["-p", "local", "-s", "dev", "up", "--yes", "--target", "logstore"]);
+    github.env("CI", "true").env("GITHUB_ACTIONS", "true");
+    let run = e.record(github.output().unwrap()).expect(1);
+    assert!(
+        run.stderr.contains("from a log line"),
+        "the cause is shown:\n{}",
+        run.stderr
+    );
+    for (stream, text) in [("stdout", &run.stdout), ("stderr", &run.stderr)] {
+        assert!(
+            !text.contains(['\u{1b}', '\u{7}']),
+            "{stream} holds a control character:\n{text}"
+        );
+    }
+    let mut stopped = None::<String>;
+    for line in run.stdout.lines() {
+        if let Some(t) = &stopped {
+            if line == format!("::{t}::") {
+                stopped = None;
+            }
+            continue;
+        }
+        if let Some(t) = line.strip_prefix("::stop-commands::") {
+            stopped = Some(t.to_string());
+            continue;
+        }
+        let ours = ["::group::", "::endgroup::", "::error title="]
+            .iter()
+            .any(|p| line.starts_with(p));
+        assert!(
+            ours || !(line.trim_start().starts_with("::") || line.contains("##[")),
+            "a command GitHub would obey: {line}"
+        );
+    }
+    for line in run.stderr.lines() {
+        assert!(
+            !line.trim_start().starts_with("::") && !line.contains("##["),
+            "a command GitHub would obey on stderr: {line}"
+        );
+    }
+    // At a terminal's plain lines as well: shown, not obeyed.
+    let run = e.runner(&["up", "--yes", "--target", "logstore"]).expect(1);
+    assert!(run.stderr.contains("^[]0;TITLE^G"), "{}", run.stderr);
+    assert!(!run.stderr.contains(['\u{1b}', '\u{7}']) && !run.stdout.contains(['\u{1b}', '\u{7}']));
+}
+
 on_both_engines!(
+    hostile_text_stays_text,
     day_one_and_day_two,
     ctrl_c_during_up,
     a_killed_pulumi_leaves_its_lock,

@@ -226,3 +226,54 @@ fn at_a_terminal_the_terminal_is_pulumis() {
     let status = format!("{:?}", s.get_process().wait().unwrap());
     assert_eq!(status, format!("Exited(Pid({runner}), 130)"), "{screen}");
 }
+
+/// Whether `project`'s next `up` runs, and why, as `status --format json` says.
+fn next_up(ws: &Ws, project: &str) -> (bool, String) {
+    let status = ws
+        .exec(&["status", "-s", "dev", "--format", "json"], &[])
+        .expect(0)
+        .json();
+    let p = status["projects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == project)
+        .unwrap()
+        .clone();
+    (
+        p["up"]["runs"].as_bool().unwrap(),
+        p["up"]["why"].as_str().unwrap().to_string(),
+    )
+}
+
+#[test]
+fn a_passthrough_that_changes_a_stack_is_recorded_and_the_next_up_runs_it() {
+    let ws = Ws::configured("aws");
+    ws.up("aws", &["--target", "eks"], &[]).expect(0);
+    // Reading changes nothing.
+    ws.exec(&["pulumi", "vpc", "-s", "dev", "--", "stack", "history"], &[])
+        .expect(0);
+    assert_eq!(next_up(&ws, "vpc"), (false, "unchanged since its last up".into()));
+    // A destroy through the passthrough: the run state knows it, and says which command.
+    ws.exec(&["pulumi", "vpc", "-s", "dev", "--", "destroy", "--yes"], &[])
+        .expect(0);
+    assert_eq!(
+        next_up(&ws, "vpc"),
+        (
+            true,
+            "`runner pulumi vpc -- destroy --yes` changed its stack since its last up".into()
+        )
+    );
+    let run = ws.up("aws", &["--target", "eks"], &[]).expect(0);
+    assert!(
+        run.stderr
+            .contains("vpc (`runner pulumi vpc -- destroy --yes` changed its stack"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(next_up(&ws, "vpc"), (false, "unchanged since its last up".into()));
+    // A refresh too (what it took in is what the next up sets back).
+    ws.exec(&["pulumi", "iam", "-s", "dev", "--", "refresh", "--yes"], &[])
+        .expect(0);
+    assert!(next_up(&ws, "iam").0);
+}

@@ -28,9 +28,10 @@ pub fn valid_project_name(name: &str) -> bool {
 impl Loader<'_> {
     /// The optional `name` must match the file name, which is what `-p` selects.
     pub(super) fn check_name(&mut self, stem: &str, raw: &RawFile) -> bool {
+        let file = self.files.len() - 1;
+        self.one_line(file, &raw.description);
         match &raw.name {
             Some(n) if n.get_ref() != stem => {
-                let file = self.files.len() - 1;
                 let problem = Problem::NameDiffers {
                     name: n.get_ref().clone(),
                     stem: stem.to_string(),
@@ -39,6 +40,15 @@ impl Loader<'_> {
                 false
             }
             _ => true,
+        }
+    }
+
+    /// A description is one line of text: it is printed in banners, tables and CI logs, where a
+    /// line break or a control character would act (a new line GitHub reads as a command, an
+    /// escape a terminal obeys).
+    fn one_line(&mut self, file: usize, text: &Spanned<String>) {
+        if text.get_ref().chars().any(char::is_control) {
+            self.problem(file, text, Problem::NotOneLine(text.get_ref().clone()));
         }
     }
 
@@ -138,6 +148,9 @@ impl Loader<'_> {
                 self.problem(d.file, &s.key, Problem::SecretKey(s.key.get_ref().clone()));
             }
         }
+        if let Some(text) = &d.description {
+            self.one_line(d.file, text);
+        }
         if let Some(e) = &d.estimate
             && *e.get_ref() == 0
         {
@@ -160,7 +173,7 @@ impl Loader<'_> {
             });
         Project {
             name: name.clone(),
-            description: d.description.clone(),
+            description: d.description.as_ref().map(|s| s.get_ref().clone()),
             path: d.path.get_ref().clone(),
             layer: layer.unwrap_or(Layer::Services),
             on_success,

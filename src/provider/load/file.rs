@@ -14,7 +14,7 @@ pub(super) struct RawFile {
     #[serde(default)]
     pub(super) kind: FileKind,
     pub(super) name: Option<Spanned<String>>,
-    pub(super) description: String,
+    pub(super) description: Spanned<String>,
     pub(super) infra_type: Option<String>,
     #[serde(default)]
     pub(super) include: Vec<Spanned<String>>,
@@ -40,7 +40,7 @@ pub(super) struct RawFile {
 #[serde(deny_unknown_fields)]
 pub(super) struct RawProject {
     pub(super) name: Spanned<String>,
-    pub(super) description: Option<String>,
+    pub(super) description: Option<Spanned<String>>,
     pub(super) path: Spanned<String>,
     pub(super) layer: Spanned<String>,
     #[serde(default)]

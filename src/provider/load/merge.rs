@@ -16,7 +16,7 @@ use crate::provider::{Check, FileKind};
 pub(super) struct Draft {
     pub(super) file: usize,
     pub(super) name: Spanned<String>,
-    pub(super) description: Option<String>,
+    pub(super) description: Option<Spanned<String>>,
     pub(super) path: Spanned<String>,
     /// The file `path` was written in (a provider's rewire may replace a layer's path).
     pub(super) path_file: usize,

@@ -37,7 +37,7 @@ pub(crate) fn entries(ws: &Workspace) -> std::io::Result<(Vec<Entry>, Vec<FileDi
             entries.push(Entry {
                 name,
                 kind: raw.kind,
-                description: raw.description,
+                description: raw.description.get_ref().clone(),
                 infra_type: raw.infra_type,
             });
         }
@@ -117,7 +117,7 @@ impl<'a> Loader<'a> {
         let include = std::mem::take(&mut raw.include);
         let exclude = std::mem::take(&mut raw.exclude);
         let rewire = std::mem::take(&mut raw.rewire);
-        let description = std::mem::take(&mut raw.description);
+        let description = raw.description.get_ref().clone();
         let infra_type = raw.infra_type.take();
 
         // The provider's own projects come first: they are the identity, infra and cluster

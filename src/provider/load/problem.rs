@@ -60,6 +60,8 @@ pub(super) enum Problem {
     ProjectNameIsAFlag(String),
     #[error("unknown layer `{0}`")]
     UnknownLayer(String),
+    #[error("a description must be one line of text, without control characters: {0:?}")]
+    NotOneLine(String),
     #[error("project path `{0}` leaves the workspace")]
     PathLeaves(String),
     #[error("project `{project}` has no Pulumi.yaml at `{path}`")]
@@ -120,6 +122,7 @@ impl Problem {
             Problem::NothingToRemove { .. } => "nothing to remove",
             Problem::ProjectName(_) | Problem::ProjectNameIsAFlag(_) => "project name",
             Problem::UnknownLayer(_) => "unknown layer",
+            Problem::NotOneLine(_) => "description",
             Problem::PathLeaves(_) => "path",
             Problem::NoProgram { .. } => "no Pulumi.yaml here",
             Problem::NoScript(_) => "no such script",
@@ -196,6 +199,9 @@ impl Problem {
                 }
             }
             Problem::PathLeaves(_) => "give a path relative to the workspace root, such as projects/services/x".into(),
+            Problem::NotOneLine(_) => {
+                "write it on one line, as plain text (a longer account belongs in a comment)".into()
+            }
             Problem::NoProgram {
                 project,
                 path,

@@ -170,6 +170,19 @@ fn broken() -> Vec<Broken> {
             vec!["providers/p.toml:2:8: the name `q` differs from the file name `p`"],
         ),
         (
+            "a description of two lines, and one that would retitle a terminal",
+            one(provider("", "")
+                .replacen("description = \"", "description = \"first\\n::error::second ", 1)
+                .replace(
+                    "layer = \"cluster\"",
+                    "layer = \"cluster\"\ndescription = \"x\\u001b]0;t\\u0007\"",
+                )),
+            vec![
+                "providers/p.toml:1:15: a description must be one line of text, without control characters",
+                "providers/p.toml:7:15: a description must be one line of text, without control characters",
+            ],
+        ),
+        (
             "an unknown layer",
             one(provider("", "").replace("layer = \"cluster\"", "layer = \"clustr\"")),
             vec!["providers/p.toml:6:9: unknown layer `clustr`"],
