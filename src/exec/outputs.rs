@@ -7,6 +7,9 @@ use serde_json::{Map, Value};
 /// Shown instead of a secret value, everywhere the runner writes or prints.
 pub const REDACTED: &str = "[secret]";
 
+/// The largest output value (as JSON) the run state and a run's summary keep: 64 KiB.
+pub const KEPT: usize = 64 * 1024;
+
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Outputs {
     pub values: Map<String, Value>,
@@ -49,6 +52,25 @@ impl Outputs {
                     v.clone()
                 };
                 (k.clone(), shown)
+            })
+            .collect()
+    }
+
+    /// [`Outputs::redacted`], with each value larger than [`KEPT`] bytes (as JSON) replaced by
+    /// what it was: what the run state and the run's summary keep. A 9 MB output (a rendered
+    /// manifest, a CA bundle) would otherwise make a state file larger than the runner reads
+    /// back; `runner output` reads the whole value from the backend.
+    pub fn kept(&self) -> Map<String, Value> {
+        self.redacted()
+            .into_iter()
+            .map(|(k, v)| {
+                let size = serde_json::to_string(&v).map_or(0, |s| s.len());
+                let v = if size > KEPT {
+                    Value::String(format!("[{size} bytes: not kept; `runner output` reads it]"))
+                } else {
+                    v
+                };
+                (k, v)
             })
             .collect()
     }

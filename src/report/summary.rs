@@ -97,7 +97,7 @@ pub(crate) fn render(
                 ended: f.started.map(|_| timestamp(f.ended)),
                 duration_seconds: f.started.and_then(|s| f.ended.duration_since(s).ok()).map(secs),
                 estimate_s: predicted.estimates.get(name.as_str()).copied().map(round),
-                outputs: f.outputs.as_ref().map(crate::exec::Outputs::redacted),
+                outputs: f.outputs.as_ref().map(crate::exec::Outputs::kept),
                 changes: &f.changes,
                 error: f.error.as_ref().map(super::failure::text),
             })

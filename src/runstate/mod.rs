@@ -223,8 +223,17 @@ impl RunState {
         }
     }
 
+    /// Writes `state.json`; never one larger than [`crate::fs::READ_LIMIT`], which the next
+    /// command would refuse to read (outputs are kept small for that: [`Outputs::kept`]).
     pub(crate) fn save(&self, run_dir: &RunDir) -> std::io::Result<()> {
         let text = serde_json::to_string_pretty(self).expect("state serializes") + "\n";
+        if text.len() as u64 > crate::fs::READ_LIMIT {
+            return Err(std::io::Error::other(format!(
+                "the run state would be {} MiB, more than the {} MiB it may be read back at",
+                text.len() / 1024 / 1024,
+                crate::fs::READ_LIMIT / 1024 / 1024
+            )));
+        }
         write_atomic(&run_dir.state(), text.as_bytes(), NewFile::Default)
     }
 
@@ -425,7 +434,7 @@ fn record_of(ev: &Event) -> Option<Record> {
                 ended: timestamp(result.ended),
                 inputs_digest: result.inputs_digest.clone().filter(|_| up),
                 outputs_digest: result.outputs_digest.clone().filter(|_| up),
-                outputs: result.outputs.as_ref().filter(|_| up).map(Outputs::redacted),
+                outputs: result.outputs.as_ref().filter(|_| up).map(Outputs::kept),
                 changed: crate::exec::would_change(&result.changes),
                 by: None,
             })))

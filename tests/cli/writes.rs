@@ -269,3 +269,32 @@ fn a_stack_file_that_cannot_be_edited_safely_is_refused_and_left_alone() {
     .stderr_has("add `eks:max_size: 7` under `config:`");
     assert_eq!(std::fs::read_to_string(&stack).unwrap(), text);
 }
+
+#[test]
+fn a_huge_output_keeps_the_run_state_small_enough_to_read_again() {
+    let ws = Ws::configured("kubeconfig");
+    ws.write("projects/services/logstore/big.txt", &"x".repeat(9_000_000));
+    ws.edit(
+        "projects/services/logstore/Pulumi.yaml",
+        "outputs:\n",
+        "outputs:\n  big:\n    fn::readFile: ./big.txt\n",
+    );
+    ws.up("kubeconfig", &[], &[]).expect(0);
+    for file in [".runner/dev/state.json", ".runner/last-run.json"] {
+        let size = std::fs::metadata(ws.path().join(file)).unwrap().len();
+        assert!(size < 1_000_000, "{file}: {size} bytes");
+        let text = std::fs::read_to_string(ws.path().join(file)).unwrap();
+        assert!(
+            text.contains("[9000002 bytes: not kept; `runner output` reads it]"),
+            "{file}"
+        );
+    }
+    // What was written is read again: the next run, status and the report work.
+    let again = ws.up("kubeconfig", &[], &[]).expect(0);
+    assert!(again.stderr.contains("unchanged"), "{}", again.stderr);
+    ws.exec(&["status", "-s", "dev"], &[]).expect(0);
+    ws.exec(&["report", "-s", "dev", "-o", "run.html"], &[]).expect(0);
+    // The whole value is still the backend's.
+    let big = ws.exec(&["output", "logstore", "big", "-s", "dev"], &[]).expect(0);
+    assert_eq!(big.stdout.trim_end().len(), 9_000_000);
+}
