@@ -118,10 +118,11 @@ fn the_passphrase_reaches_pulumi_but_no_hook_and_no_credential_check() {
 #[test]
 fn a_summary_that_cannot_be_written_has_its_own_exit_code_and_leaves_no_temporary_file() {
     let ws = Ws::configured("aws");
-    std::fs::create_dir_all(ws.path().join("out")).unwrap();
-    ws.up("aws", &["--target", "iam", "--summary", "out"], &[])
+    // A directory is refused before the run (outputs.rs); a device that refuses the write
+    // (no space left) is found only when the run is over.
+    ws.up("aws", &["--target", "iam", "--summary", "/dev/full"], &[])
         .expect(7)
-        .stderr_has("cannot write the summary to out");
+        .stderr_has("cannot write the summary to /dev/full");
     let left: Vec<_> = std::fs::read_dir(ws.path())
         .unwrap()
         .flatten()
@@ -132,7 +133,7 @@ fn a_summary_that_cannot_be_written_has_its_own_exit_code_and_leaves_no_temporar
     // A failure keeps its own code: it says more than the lost summary.
     ws.up(
         "aws",
-        &["--target", "iam", "--fresh", "--summary", "out"],
+        &["--target", "iam", "--fresh", "--summary", "/dev/full"],
         &[("PULUMI_STANDIN_FAIL", "iam:up")],
     )
     .expect(1);
