@@ -166,11 +166,23 @@ fn a_pipe_or_a_device_among_the_run_state_is_refused_naming_it() {
     let up = ["up", "-p", "aws", "-s", "dev", "--target", "iam"];
     ws.exec(&up, &[]).expect(0);
     let status = ["status", "-s", "dev"];
+    // A state file that is not the runner's (binary bytes): a broken workspace file, exit 3,
+    // named with the fix — not a usage error.
+    let state = ws.path().join(".runner/dev/state.json");
+    let kept_state = std::fs::read(&state).unwrap();
+    std::fs::write(&state, b"\x00\xff\xfe binary").unwrap();
+    for args in [&status[..], &up[..]] {
+        within_a_minute(&ws, args)
+            .expect(3)
+            .stderr_has("state.json")
+            .stderr_has("to start afresh");
+    }
+    std::fs::write(&state, kept_state).unwrap();
     let journal = ws.path().join(".runner/dev/journal.jsonl");
     for make in [mkfifo, dev_zero] {
         make(&journal);
         for args in [&status[..], &up[..]] {
-            let run = within_a_minute(&ws, args).expect(2);
+            let run = within_a_minute(&ws, args).expect(3);
             assert!(
                 run.stderr.contains("cannot read the run state's journal")
                     && run.stderr.contains("journal.jsonl: not a regular file")
@@ -187,7 +199,7 @@ fn a_pipe_or_a_device_among_the_run_state_is_refused_naming_it() {
     for make in [mkfifo, dev_zero] {
         make(&durations);
         for args in [&status[..], &up[..]] {
-            let run = within_a_minute(&ws, args).expect(2);
+            let run = within_a_minute(&ws, args).expect(3);
             assert!(
                 run.stderr.contains("durations.json: not a regular file") && run.stderr.contains("remove it"),
                 "{}",
@@ -205,7 +217,7 @@ fn a_pipe_or_a_device_among_the_run_state_is_refused_naming_it() {
     let key = ws.path().join(".runner/digest-key");
     dev_zero(&key);
     within_a_minute(&ws, &up)
-        .expect(2)
+        .expect(3)
         .stderr_has("digest-key: not a regular file")
         .stderr_has("remove it (a new key is made");
     std::fs::remove_file(&key).unwrap();

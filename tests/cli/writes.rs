@@ -163,14 +163,14 @@ fn a_state_of_another_stack_or_schema_is_refused_and_stale_temporaries_are_remov
         &text.replace("\"schema_version\": 1", "\"schema_version\": 9"),
     );
     ws.up("aws", &["--target", "vpc"], &[])
-        .expect(2)
+        .expect(3)
         .stderr_has("is a run state of schema version 9, which this runner does not know");
     ws.write(
         ".runner/dev/state.json",
         &text.replace("\"stack\": \"dev\"", "\"stack\": \"prod\""),
     );
     ws.up("aws", &["--target", "vpc"], &[])
-        .expect(2)
+        .expect(3)
         .stderr_has("is the run state of stack `prod`, not `dev`");
 }
 

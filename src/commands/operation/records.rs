@@ -119,12 +119,14 @@ pub(super) fn learned(
     Ok((history, provider))
 }
 
-/// A file of the run state that cannot be read (exit 2): the message names it and the fix.
+/// A file of the run state that cannot be read (exit 3, as a broken stack file): the message names it and the fix.
 pub(crate) fn state_error(s: &Settings, t: &StackContext, message: impl std::fmt::Display) -> RunnerError {
-    RunnerError::usage(
+    // Not how the command was typed (a usage error) but a file of the workspace that is not
+    // right: as a broken stack file, exit 3.
+    RunnerError::Problems(vec![crate::diagnostic::Problem::new(
         message.to_string(),
         format!("the run state lives under {}", s.ws.show(&t.run_dir.stack_dir())),
-    )
+    )])
 }
 
 /// The JSON summary of the run, with what was predicted.
