@@ -41,10 +41,17 @@ fn obtain(
         return Ok(None);
     }
     if let Some(f) = var("PULUMI_CONFIG_PASSPHRASE_FILE") {
-        return Ok((!Path::new(&f).is_file()).then(|| {
+        // Read now, as `pulumi` will: a file that cannot be (a pipe, a device, an I/O error, a
+        // passphrase that is not text) is one problem here, not every project failing.
+        return Ok(crate::fs::read_text(&f).err().map(|e| {
+            let why = if e.kind() == std::io::ErrorKind::InvalidData {
+                "its passphrase is not UTF-8 text".to_string()
+            } else {
+                e.to_string()
+            };
             Problem::new(
-                format!("PULUMI_CONFIG_PASSPHRASE_FILE names {f}, which cannot be read"),
-                "point it at a readable file holding the passphrase",
+                format!("PULUMI_CONFIG_PASSPHRASE_FILE names {f}, which cannot be read: {why}"),
+                "point it at a readable file holding the passphrase as text",
             )
         }));
     }
@@ -93,19 +100,47 @@ pub(crate) fn obtain_checked(
 
 /// The `encryptionsalt` of a stack file, if it has one.
 pub(crate) fn salt_of(path: &Path) -> Option<String> {
+    match salt_in(path)? {
+        Salt::Text(s) => Some(s),
+        Salt::NotText(_) => None,
+    }
+}
+
+/// An `encryptionsalt:` as written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Salt {
+    Text(String),
+    /// A number, a list…: what it is.
+    NotText(&'static str),
+}
+
+fn salt_in(path: &Path) -> Option<Salt> {
     let text = std::fs::read_to_string(path).ok()?;
-    stackedit::top_level(&text)
-        .ok()?
-        .get("encryptionsalt")
-        .and_then(Value::as_str)
-        .map(str::to_string)
+    let top = stackedit::top_level(&text).ok()?;
+    Some(match top.get("encryptionsalt")? {
+        Value::String(s) => Salt::Text(s.clone()),
+        Value::Number(_) => Salt::NotText("a number"),
+        Value::Bool(_) => Salt::NotText("true or false"),
+        Value::Array(_) => Salt::NotText("a list"),
+        Value::Object(_) => Salt::NotText("a mapping"),
+        Value::Null => Salt::NotText("empty"),
+    })
 }
 
 /// A check under way: one thread per salted stack file.
 #[derive(Debug)]
 pub(crate) struct Check {
-    /// The files of one salt, and whether the passphrase opens it.
-    files: Vec<(Vec<PathBuf>, JoinHandle<bool>)>,
+    /// The files of one salt, and what the passphrase makes of it.
+    files: Vec<(Vec<PathBuf>, JoinHandle<Verdict>)>,
+}
+
+/// What a passphrase makes of a salt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Verdict {
+    Opens,
+    Wrong,
+    /// Not a salt the CLI can read: what is wrong with it.
+    Malformed(String),
 }
 
 impl Check {
@@ -119,8 +154,8 @@ impl Check {
         } else {
             pulumi_passphrase::ROUNDS
         };
-        let mut salts: Vec<(Vec<PathBuf>, String)> = Vec::new();
-        for (f, salt) in files.iter().filter_map(|f| Some((f.clone(), salt_of(f)?))) {
+        let mut salts: Vec<(Vec<PathBuf>, Salt)> = Vec::new();
+        for (f, salt) in files.iter().filter_map(|f| Some((f.clone(), salt_in(f)?))) {
             match salts.iter_mut().find(|(_, s)| *s == salt) {
                 Some((same, _)) => same.push(f),
                 None => salts.push((vec![f], salt)),
@@ -130,12 +165,13 @@ impl Check {
             .into_iter()
             .map(|(f, salt)| {
                 let p = passphrase.expose().to_string();
-                // A malformed salt is left to `pulumi`, which says what it makes of it.
-                let opens = move || {
-                    !matches!(
-                        pulumi_passphrase::Crypter::open(&p, &salt, rounds),
-                        Err(pulumi_passphrase::Error::Incorrect)
-                    )
+                let opens = move || match salt {
+                    Salt::NotText(what) => Verdict::Malformed(format!("its encryptionsalt is {what}, not text")),
+                    Salt::Text(salt) => match pulumi_passphrase::Crypter::open(&p, &salt, rounds) {
+                        Ok(_) => Verdict::Opens,
+                        Err(pulumi_passphrase::Error::Incorrect) => Verdict::Wrong,
+                        Err(e) => Verdict::Malformed(format!("its encryptionsalt is not one the CLI reads ({e})")),
+                    },
                 };
                 (f, std::thread::spawn(opens))
             })
@@ -143,19 +179,41 @@ impl Check {
         Check { files }
     }
 
-    /// The files whose salt the passphrase does not open (waits for the check).
-    pub(crate) fn wrong(self) -> Vec<PathBuf> {
+    /// Each file's verdict (waits for the check).
+    fn verdicts(self) -> Vec<(PathBuf, Verdict)> {
         self.files
             .into_iter()
-            .filter_map(|(f, h)| (!h.join().unwrap_or(true)).then_some(f))
-            .flatten()
+            .flat_map(|(files, h)| {
+                let v = h.join().unwrap_or(Verdict::Opens);
+                files.into_iter().map(move |f| (f, v.clone()))
+            })
             .collect()
     }
 
-    /// The check's verdict as one problem: which files it does not open and where the
-    /// passphrase came from.
+    /// The files whose salt the passphrase does not open (waits for the check).
+    pub(crate) fn wrong(self) -> Vec<PathBuf> {
+        self.verdicts()
+            .into_iter()
+            .filter_map(|(f, v)| (v == Verdict::Wrong).then_some(f))
+            .collect()
+    }
+
+    /// The check's verdict as one problem: a salt the CLI cannot read, named with its file (not
+    /// the passphrase's fault, nor another file's); else which files the passphrase does not
+    /// open and where it came from.
     pub(crate) fn problem(self, env: &Env, show: &dyn Fn(&Path) -> String) -> Option<Problem> {
-        let wrong = self.wrong();
+        let verdicts = self.verdicts();
+        if let Some((f, Verdict::Malformed(what))) = verdicts.iter().find(|(_, v)| matches!(v, Verdict::Malformed(_))) {
+            return Some(Problem::new(
+                format!("{} is damaged: {what}", show(f)),
+                "restore its `encryptionsalt:` line (from version control or a backup); without it, the secrets \
+                 stored with it cannot be read",
+            ));
+        }
+        let wrong: Vec<PathBuf> = verdicts
+            .into_iter()
+            .filter_map(|(f, v)| (v == Verdict::Wrong).then_some(f))
+            .collect();
         if wrong.is_empty() {
             return None;
         }

@@ -479,6 +479,71 @@ fn a_wrong_passphrase_is_found_before_any_project_runs() {
 }
 
 #[test]
+fn a_passphrase_file_or_a_salt_that_cannot_be_read_is_one_problem_naming_its_file() {
+    let ws = Ws::reference();
+    ws.write("config/pulumi/Pulumi.dev.yaml", GOOD_AWS);
+    let path = fake_tools(&ws, true, false);
+    ws.up("aws", &["--target", "secrets"], &[("PATH", &path)]).expect(0);
+    let up = |env: &[(&str, &str)], remove_passphrase: bool| {
+        let mut c = ws.command(&["up", "-p", "aws", "-s", "dev", "--fresh", "--yes"], env);
+        c.env("PATH", &path);
+        if remove_passphrase {
+            c.env_remove("PULUMI_CONFIG_PASSPHRASE");
+        }
+        ws.clear_invocations();
+        let out = c.output().unwrap();
+        let started = ws.invocations().iter().any(|i| i.command() == "up");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+            started,
+        )
+    };
+    // A passphrase file that is not text, and one whose read fails.
+    std::fs::write(ws.path().join("latin1"), b"caf\xe9\n").unwrap();
+    for (file, said) in [
+        (ws.path().join("latin1"), "its passphrase is not UTF-8 text"),
+        (std::path::PathBuf::from("/proc/self/mem"), "cannot be read: "),
+    ] {
+        let (code, stderr, started) = up(&[("PULUMI_CONFIG_PASSPHRASE_FILE", file.to_str().unwrap())], true);
+        assert_eq!(code, Some(3), "{stderr}");
+        assert!(
+            stderr.contains("PULUMI_CONFIG_PASSPHRASE_FILE names") && stderr.contains(said),
+            "{stderr}"
+        );
+        assert!(!started, "a project started: {stderr}");
+    }
+    // A damaged salt in the shared stack file: that file is named, before any project, with the
+    // right passphrase (not "incorrect", not another file).
+    let shared = ws.path().join("config/pulumi/Pulumi.dev.yaml");
+    let good = std::fs::read_to_string(&shared).unwrap();
+    let salt = good
+        .lines()
+        .find(|l| l.starts_with("encryptionsalt:"))
+        .unwrap()
+        .to_string();
+    for bad in [
+        "encryptionsalt: v2:abc:def",
+        "encryptionsalt: 'v1:!!!!:v1:x:y'",
+        "encryptionsalt: 42",
+    ] {
+        std::fs::write(&shared, good.replace(&salt, bad)).unwrap();
+        let (code, stderr, started) = up(&[], false);
+        assert_eq!(code, Some(3), "{bad}: {stderr}");
+        assert!(
+            stderr.contains("config/pulumi/Pulumi.dev.yaml is damaged"),
+            "{bad}: {stderr}"
+        );
+        assert!(
+            !stderr.contains("secrets/Pulumi.dev.yaml"),
+            "{bad}: another file blamed: {stderr}"
+        );
+        assert!(!started, "{bad}: a project started: {stderr}");
+    }
+    std::fs::write(&shared, good).unwrap();
+}
+
+#[test]
 fn the_kubeconfig_file_and_context_docker_buildx_and_the_pulumi_version_are_checked() {
     let ws = Ws::configured("kubeconfig");
     let path = fake_tools(&ws, false, false);
