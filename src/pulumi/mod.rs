@@ -82,6 +82,7 @@ impl Pulumi {
             project: &job.project.name,
             control,
             redactor: &self.redactor,
+            scratch: Some(self.run_dir.scratch()),
         }
     }
 

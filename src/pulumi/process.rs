@@ -4,7 +4,7 @@
 //! one wording for a failure.
 
 use std::collections::VecDeque;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -231,6 +231,11 @@ pub(crate) struct Step<'a> {
     pub(crate) project: &'a str,
     pub(crate) control: &'a Control,
     pub(crate) redactor: &'a Redactor,
+    /// Where a streamed child writes its output (files the runner follows), so it never
+    /// depends on the runner being alive to read it: a runner killed mid-update (OOM, `kill
+    /// -9`, a CI's hard cancel) does not take its `pulumi` down with a broken pipe, halfway
+    /// through changing the cloud and with its stack locked; it finishes.
+    pub(crate) scratch: Option<PathBuf>,
 }
 
 impl Step<'_> {
@@ -254,6 +259,24 @@ impl Step<'_> {
         if input.is_some() {
             cmd.stdin(Stdio::piped());
         }
+        // A streamed operation writes to files (see `scratch`); a captured read is short and
+        // keeps its pipes.
+        let files = match self.scratch.as_deref().filter(|_| !capture) {
+            Some(dir) => {
+                Some(OutputFiles::create(dir, self.project).map_err(|e| format!("cannot start {program}: {e}"))?)
+            }
+            None => None,
+        };
+        if let Some(f) = &files {
+            cmd.stdout(
+                f.writer(Stream::Stdout)
+                    .map_err(|e| format!("cannot start {program}: {e}"))?,
+            );
+            cmd.stderr(
+                f.writer(Stream::Stderr)
+                    .map_err(|e| format!("cannot start {program}: {e}"))?,
+            );
+        }
         let mut child = cmd.spawn().map_err(|e| format!("cannot start {program}: {e}"))?;
         if let Some(text) = input
             && let Some(mut stdin) = child.stdin.take()
@@ -262,13 +285,30 @@ impl Step<'_> {
             drop(stdin);
         }
         let pid = child.id();
-        let stdout = child.stdout.take().expect("piped");
-        let stderr = child.stderr.take().expect("piped");
+        let ended = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         // Captured stdout stays raw and unprinted (it may hold secrets, e.g. `stack output
         // --show-secrets`); everything printed is scrubbed, and stderr is kept for the error.
         // A captured command (a probe, a read) shows nothing: its failure says what it printed.
-        let out_task = self.pump(stdout, Stream::Stdout, !capture, capture);
-        let err_task = self.pump(stderr, Stream::Stderr, !capture, true);
+        let (out_task, err_task) = match &files {
+            Some(f) => (
+                self.pump(
+                    f.follow(Stream::Stdout, &ended).map_err(|e| e.to_string())?,
+                    Stream::Stdout,
+                    true,
+                    false,
+                ),
+                self.pump(
+                    f.follow(Stream::Stderr, &ended).map_err(|e| e.to_string())?,
+                    Stream::Stderr,
+                    true,
+                    true,
+                ),
+            ),
+            None => (
+                self.pump(child.stdout.take().expect("piped"), Stream::Stdout, !capture, capture),
+                self.pump(child.stderr.take().expect("piped"), Stream::Stderr, !capture, true),
+            ),
+        };
         let control = self.control;
         let mut interrupted = false;
         let mut terminated = false;
@@ -300,8 +340,11 @@ impl Step<'_> {
             // what the program opened (and the pipes the tasks below read to their end).
             signal_group(pid, Signal::Kill);
         }
+        // Ended: what is left in its files is read to their end.
+        ended.store(true, std::sync::atomic::Ordering::SeqCst);
         let (captured, stdout_tail) = out_task.await.unwrap_or_default();
         let (stderr, _) = err_task.await.unwrap_or_default();
+        drop(files);
         Ok(Ended {
             code: status.code(),
             signal,
@@ -361,6 +404,100 @@ impl Step<'_> {
             }
             (kept, tail)
         })
+    }
+}
+
+/// The two files a streamed child writes its output to, in the run's scratch directory, owner
+/// only (0600; what the runner shows of them is scrubbed of secrets), named as the temporaries
+/// a killed runner leaves are found and removed by the next run; removed when dropped.
+struct OutputFiles {
+    stdout: PathBuf,
+    stderr: PathBuf,
+}
+
+impl OutputFiles {
+    fn create(dir: &Path, project: &str) -> std::io::Result<Self> {
+        static SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        std::fs::create_dir_all(dir)?;
+        let n = SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = |stream: &str| dir.join(format!(".{project}-{stream}-{n}.runner-{}.tmp", std::process::id()));
+        Ok(OutputFiles {
+            stdout: name("stdout"),
+            stderr: name("stderr"),
+        })
+    }
+
+    fn path(&self, stream: Stream) -> &Path {
+        match stream {
+            Stream::Stdout => &self.stdout,
+            Stream::Stderr => &self.stderr,
+        }
+    }
+
+    /// The child's end: the file made new (a name taken is an error, never followed).
+    fn writer(&self, stream: Stream) -> std::io::Result<std::fs::File> {
+        let mut opts = std::fs::OpenOptions::new();
+        opts.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
+        opts.open(self.path(stream))
+    }
+
+    /// The runner's end: the file followed as it grows, to its end once `ended` is set.
+    fn follow(&self, stream: Stream, ended: &std::sync::Arc<std::sync::atomic::AtomicBool>) -> std::io::Result<Follow> {
+        Ok(Follow {
+            file: std::fs::File::open(self.path(stream))?,
+            ended: ended.clone(),
+            wait: None,
+        })
+    }
+}
+
+impl Drop for OutputFiles {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.stdout);
+        let _ = std::fs::remove_file(&self.stderr);
+    }
+}
+
+/// A file another process is writing, read as a stream: at its end it waits a moment and reads
+/// again, until the writer has ended (then its end is the stream's).
+struct Follow {
+    /// Read directly: a regular file's read does not wait on anyone.
+    file: std::fs::File,
+    ended: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    wait: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl tokio::io::AsyncRead for Follow {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        use std::task::Poll;
+        loop {
+            if let Some(wait) = self.wait.as_mut() {
+                if wait.as_mut().poll(cx).is_pending() {
+                    return Poll::Pending;
+                }
+                self.wait = None;
+            }
+            // Read after looking at `ended`: what was written before it ended is read.
+            let ended = self.ended.load(std::sync::atomic::Ordering::SeqCst);
+            let read = std::io::Read::read(&mut self.file, buf.initialize_unfilled());
+            match read {
+                Ok(0) if !ended => {
+                    self.wait = Some(Box::pin(tokio::time::sleep(std::time::Duration::from_millis(20))));
+                }
+                Ok(n) => {
+                    buf.advance(n);
+                    return Poll::Ready(Ok(()));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Poll::Ready(Err(e)),
+            }
+        }
     }
 }
 

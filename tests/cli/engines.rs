@@ -603,6 +603,42 @@ macro_rules! on_both_engines {
     )*};
 }
 
+/// The runner SIGKILLed while a `pulumi up` runs (an OOM kill, a CI's hard cancel of the
+/// runner alone): that `pulumi` is not taken down with it (its output goes to a file, not the
+/// dead runner's pipe, so no SIGPIPE mid-update): it finishes, releasing its stack, and the next
+/// `up` just runs.
+fn a_killed_runner_leaves_its_pulumi_to_finish(e: &E2e) {
+    let gate = e.hang("projects/services/logstore");
+    let mut runner = e
+        .command(&["up", "--yes", "-p", "local", "-s", "dev"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let lock = e.wait_for_lock("logstore");
+    runner.kill().unwrap(); // SIGKILL, the runner alone
+    runner.wait().unwrap();
+    // The program goes on, and `pulumi` writes its output after the runner is gone.
+    gate.open();
+    let pid = lock["pid"].as_u64().unwrap();
+    let start = Instant::now();
+    while std::path::Path::new(&format!("/proc/{pid}")).exists()
+        && !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z"))
+    {
+        assert!(start.elapsed() < Duration::from_secs(120), "pulumi {pid} never ended");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(e.lock_files("logstore").is_empty(), "{:?}", e.lock_files("logstore"));
+    // It finished its update: the stack holds what the program declares.
+    assert!(!e.resources("logstore").is_empty());
+    e.runner(&["up", "--yes"]).expect(0);
+    let statuses = e.statuses();
+    assert!(
+        statuses.values().all(|s| s == "succeeded" || s == "unchanged"),
+        "{statuses:?}"
+    );
+}
+
 /// Text from a program's error — a property named with a workflow command, a legacy `##[…]`
 /// one and a terminal title sequence — reaches the terminal and a GitHub Actions log as text:
 /// no control character obeyed, no line GitHub would read as a command but the runner's own.
@@ -659,6 +695,7 @@ fn hostile_text_stays_text(e: &E2e) {
 }
 
 on_both_engines!(
+    a_killed_runner_leaves_its_pulumi_to_finish,
     hostile_text_stays_text,
     day_one_and_day_two,
     ctrl_c_during_up,

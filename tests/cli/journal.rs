@@ -64,12 +64,23 @@ fn wait_for_unlocked(ws: &Ws) {
     loop {
         let held = files_under(&locks);
         let workspace_free = std::fs::File::open(ws.path().join(".runner/lock")).map_or(true, |f| f.try_lock().is_ok());
-        if held.is_empty() && workspace_free {
+        // The killed runner's `pulumi`s are not taken down with it (their output goes to files,
+        // not to its pipes): they finish, and release their stacks.
+        if held.is_empty() && workspace_free && !working_in(ws.path()) {
             return;
         }
         assert!(start.elapsed() < Duration::from_secs(60), "locks still held: {held:?}");
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// Whether a process (a `pulumi` of the killed runner's) still works in a directory of `dir`.
+fn working_in(dir: &std::path::Path) -> bool {
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    std::fs::read_dir("/proc").into_iter().flatten().flatten().any(|p| {
+        let zombie = std::fs::read_to_string(p.path().join("stat")).is_ok_and(|s| s.contains(") Z"));
+        !zombie && std::fs::read_link(p.path().join("cwd")).is_ok_and(|cwd| cwd.starts_with(&dir))
+    })
 }
 
 /// Starts `up`, SIGKILLs the runner once `kill_when` holds, lets its children end, and checks
