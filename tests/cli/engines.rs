@@ -603,7 +603,7 @@ macro_rules! on_both_engines {
     )*};
 }
 
-/// The runner SIGKILLed while a `pulumi up` runs (an OOM kill, a CI's hard cancel of the
+/// The runner killed (`SIGKILL`) while a `pulumi up` runs (an OOM kill, a CI's hard cancel of the
 /// runner alone): that `pulumi` is not taken down with it (its output goes to a file, not the
 /// dead runner's pipe, so no SIGPIPE mid-update): it finishes, releasing its stack, and the next
 /// `up` just runs.
