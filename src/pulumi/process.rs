@@ -591,7 +591,7 @@ pub(crate) fn last_line(text: &str) -> &str {
     text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim()
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Signal {
     Interrupt,
     Terminate,
@@ -602,17 +602,61 @@ enum Signal {
 fn signal_group(pid: Option<u32>, signal: Signal) {
     #[cfg(unix)]
     if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
-        use nix::sys::signal::{Signal as S, killpg};
+        use nix::sys::signal::{Signal as S, kill, killpg};
         use nix::unistd::Pid;
         let s = match signal {
             Signal::Interrupt => S::SIGINT,
             Signal::Terminate => S::SIGTERM,
             Signal::Kill => S::SIGKILL,
         };
+        // Killed, the child cannot stop what it started in groups of their own (`pulumi`
+        // starts its language host so): its descendants are found first, while they are still
+        // its, and killed with it.
+        let descendants = if signal == Signal::Kill {
+            descendants(pid)
+        } else {
+            Vec::new()
+        };
         let _ = killpg(Pid::from_raw(pid), s);
+        for d in descendants {
+            let _ = kill(Pid::from_raw(d), S::SIGKILL);
+        }
     }
     #[cfg(not(unix))]
     let _ = (pid, signal);
+}
+
+/// Every process below `pid` (children, theirs…), from `/proc`; none where there is no `/proc`.
+#[cfg(unix)]
+fn descendants(pid: i32) -> Vec<i32> {
+    let mut children: std::collections::HashMap<i32, Vec<i32>> = std::collections::HashMap::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(p) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+            continue;
+        };
+        // `pid (comm) state ppid …`: the comm may hold spaces and parentheses, so after its last `)`.
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<i32>().ok());
+        if let Some(ppid) = ppid {
+            children.entry(ppid).or_default().push(p);
+        }
+    }
+    let mut out = Vec::new();
+    let mut todo = vec![pid];
+    while let Some(p) = todo.pop() {
+        for &c in children.get(&p).into_iter().flatten() {
+            if !out.contains(&c) {
+                out.push(c);
+                todo.push(c);
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]

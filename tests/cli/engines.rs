@@ -639,6 +639,45 @@ fn a_killed_runner_leaves_its_pulumi_to_finish(e: &E2e) {
     );
 }
 
+/// A project stopped by its timeout with a grace too short for `pulumi` to cancel: the
+/// runner kills it, and what it started in groups of their own (its language host, blocked in
+/// the program) goes with it — nothing is left running.
+fn a_killed_pulumi_leaves_no_process(e: &E2e) {
+    let gate = e.hang("projects/services/logstore");
+    let run = e
+        .runner(&[
+            "up",
+            "--yes",
+            "--target",
+            "logstore",
+            "--timeout",
+            "5s",
+            "--grace",
+            "1s",
+        ])
+        .expect(1);
+    assert!(run.stderr.contains("timed out"), "{}", run.stderr);
+    let dir = e.path().join("projects/services/logstore");
+    let start = Instant::now();
+    while working_in(&dir) {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "a process still works in {}",
+            dir.display()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(gate);
+}
+
+/// Whether a live process works in `dir`.
+fn working_in(dir: &Path) -> bool {
+    std::fs::read_dir("/proc").into_iter().flatten().flatten().any(|p| {
+        let zombie = std::fs::read_to_string(p.path().join("stat")).is_ok_and(|s| s.contains(") Z"));
+        !zombie && std::fs::read_link(p.path().join("cwd")).is_ok_and(|cwd| cwd == dir)
+    })
+}
+
 /// Text from a program's error — a property named with a workflow command, a legacy `##[…]`
 /// one and a terminal title sequence — reaches the terminal and a GitHub Actions log as text:
 /// no control character obeyed, no line GitHub would read as a command but the runner's own.
@@ -696,6 +735,7 @@ fn hostile_text_stays_text(e: &E2e) {
 
 on_both_engines!(
     a_killed_runner_leaves_its_pulumi_to_finish,
+    a_killed_pulumi_leaves_no_process,
     hostile_text_stays_text,
     day_one_and_day_two,
     ctrl_c_during_up,
