@@ -631,19 +631,19 @@ fn signal_group(pid: Option<u32>, signal: Signal) {
 fn descendants(pid: i32) -> Vec<i32> {
     let mut children: std::collections::HashMap<i32, Vec<i32>> = std::collections::HashMap::new();
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Some(p) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+        let Some(child) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
             continue;
         };
         // `pid (comm) state ppid …`: the comm may hold spaces and parentheses, so after its last `)`.
         let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
             continue;
         };
-        let ppid = stat
+        let parent = stat
             .rsplit_once(')')
             .and_then(|(_, rest)| rest.split_whitespace().nth(1))
             .and_then(|v| v.parse::<i32>().ok());
-        if let Some(ppid) = ppid {
-            children.entry(ppid).or_default().push(p);
+        if let Some(parent) = parent {
+            children.entry(parent).or_default().push(child);
         }
     }
     let mut out = Vec::new();
