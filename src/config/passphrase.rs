@@ -127,6 +127,46 @@ fn salt_in(path: &Path) -> Option<Salt> {
     })
 }
 
+/// The key derivation's round count: the stand-in's (its test switch) only in a build for tests;
+/// a release build, what `cargo install` makes, uses the real CLI's, whatever is set.
+pub(crate) fn rounds() -> u32 {
+    if cfg!(debug_assertions) {
+        pulumi_passphrase::rounds()
+    } else {
+        pulumi_passphrase::ROUNDS
+    }
+}
+
+/// The values of a stack file's secrets, opened in memory on demand (one key derivation, the
+/// first time): to compare a stored secret with what the environment gives, never to show it.
+pub(crate) struct Stored<'a> {
+    file: &'a StackFile,
+    env: &'a Env,
+    crypter: std::cell::OnceCell<Option<pulumi_passphrase::Crypter>>,
+}
+
+impl<'a> Stored<'a> {
+    pub(crate) fn new(file: &'a StackFile, env: &'a Env) -> Self {
+        Stored {
+            file,
+            env,
+            crypter: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// The value stored under `key`; `None` when there is none or it cannot be opened (no
+    /// passphrase yet, another one, a damaged value).
+    pub(crate) fn value(&self, key: &str) -> Option<String> {
+        let secure = self.file.config.get(key)?.get("secure")?.as_str()?;
+        let crypter = self.crypter.get_or_init(|| {
+            let passphrase = self.env.effective_passphrase()?.0;
+            let salt = salt_of(&self.file.path)?;
+            pulumi_passphrase::Crypter::open(passphrase.expose(), &salt, rounds()).ok()
+        });
+        crypter.as_ref()?.decrypt(secure).ok()
+    }
+}
+
 /// A check under way: one thread per salted stack file.
 #[derive(Debug)]
 pub(crate) struct Check {
@@ -147,13 +187,7 @@ impl Check {
     /// Starts checking `passphrase` against the salt of each of `files` that has one: once per
     /// salt (the shared file's is often a copy of the secrets store's).
     pub(crate) fn start(passphrase: &Passphrase, files: &[PathBuf]) -> Check {
-        // The stand-in's round count (its test switch) only in a build for tests: a release
-        // build, what `cargo install` makes, checks with the real CLI's, whatever is set.
-        let rounds = if cfg!(debug_assertions) {
-            pulumi_passphrase::rounds()
-        } else {
-            pulumi_passphrase::ROUNDS
-        };
+        let rounds = rounds();
         let mut salts: Vec<(Vec<PathBuf>, Salt)> = Vec::new();
         for (f, salt) in files.iter().filter_map(|f| Some((f.clone(), salt_in(f)?))) {
             match salts.iter_mut().find(|(_, s)| *s == salt) {

@@ -144,6 +144,32 @@ impl Request<'_> {
     }
 }
 
+/// The planned projects' secrets (`stored` the store's own stack file, `env` the passphrase that
+/// opens it to compare a stored one with the environment's), then what the environment gave
+/// that differs from what is kept, said.
+fn ask_secrets(
+    r: &Request<'_>,
+    cx: &Context<'_>,
+    (store_file, env): (&StackFile, &Env),
+    ask: &mut dyn Ask,
+    answers: &mut Answers,
+) -> std::io::Result<()> {
+    let opened = super::passphrase::Stored::new(store_file, env);
+    questions::secrets(
+        cx,
+        r.secrets_for.iter().flat_map(|p| &p.secrets),
+        &|key| store_file.config.contains_key(key),
+        &|key| opened.value(key),
+        &|key| r.set_secret(true, key),
+        ask,
+        answers,
+    )?;
+    for note in &answers.notes {
+        report::warning(note);
+    }
+    Ok(())
+}
+
 pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStore) -> Result<Ready, RunnerError> {
     let ws = r.ws;
     let mut env = r.env.clone();
@@ -186,15 +212,7 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
         report::info(&intro);
     }
     questions::prompts(&cx, &r.provider.prompts, &file.config, file.is_new(), ask, &mut answers).map_err(io)?;
-    questions::secrets(
-        &cx,
-        needed(),
-        &stored,
-        &|key| r.set_secret(true, key),
-        ask,
-        &mut answers,
-    )
-    .map_err(io)?;
+    ask_secrets(r, &cx, (&store_file, &env), ask, &mut answers).map_err(io)?;
     problems.append(&mut answers.problems);
     let changes = !(answers.config.is_empty() && answers.secrets.is_empty() && answers.shared_secrets.is_empty());
     let mut check = None;

@@ -59,6 +59,8 @@ pub(crate) struct Answers {
     pub problems: Vec<Problem>,
     /// Keys nobody could be asked for, answered with their defaults (key, value as typed).
     pub defaulted: Vec<(String, String)>,
+    /// What the environment gave that differs from what is kept, and what was done about it.
+    pub notes: Vec<String>,
 }
 
 /// Where the answer to one prompt comes from.
@@ -183,6 +185,19 @@ pub(crate) fn prompts(
     // Earlier answers feed `${ns:key}` defaults of later prompts.
     let mut known: BTreeMap<String, Value> = config.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
     for p in prompts {
+        if let Some(kept) = config.get(&p.key).filter(|_| !p.secret) {
+            let var = env_name(CONFIG_PREFIX, &p.key);
+            if let Some(given) = (cx.var)(&var)
+                && let Ok(Some(v)) = parse(p, &given)
+                && &v != kept
+            {
+                answers.notes.push(format!(
+                    "{var}={given} differs from `{}` in {} ({kept}), which is used: remove the key from that file \
+                     for the variable to be taken",
+                    p.key, cx.file_shown
+                ));
+            }
+        }
         let answer = match source(cx, p, config, new_file) {
             Source::Known => continue,
             Source::Variable(var, given) => match parse(p, &given) {
@@ -264,20 +279,44 @@ pub(crate) fn pending_secrets<'s>(
     keys.len()
 }
 
-/// Asks for (or takes from the environment) each secret not already stored.
+/// Asks for (or takes from the environment) each secret not already stored. A stored one the
+/// environment gives another value for (a secret rotated in the CI's store) takes the new
+/// value, said; `stored_value` opens a stored one (`None`: it cannot be).
 pub(crate) fn secrets<'s>(
     cx: &Context<'_>,
     needed: impl IntoIterator<Item = &'s Secret>,
     stored: &dyn Fn(&str) -> bool,
+    stored_value: &dyn Fn(&str) -> Option<String>,
     store: &dyn Fn(&str) -> String,
     ask: &mut dyn Ask,
     answers: &mut Answers,
 ) -> std::io::Result<()> {
     for s in needed {
-        if stored(&s.key) || answers.secrets.iter().any(|(k, _)| k == &s.key) {
+        if answers.secrets.iter().any(|(k, _)| k == &s.key) {
             continue;
         }
         let var = env_name(SECRET_PREFIX, &s.key);
+        if stored(&s.key) {
+            if let Some(given) = (cx.var)(&var) {
+                match stored_value(&s.key) {
+                    Some(old) if old == given => {}
+                    Some(_) => {
+                        answers.notes.push(format!(
+                            "{var} differs from the stored `{}`: the new value is stored",
+                            s.key
+                        ));
+                        answers.secrets.push((s.key.clone(), given));
+                    }
+                    None => answers.notes.push(format!(
+                        "{var} is set, and `{}` is stored already and could not be compared with it: the \
+                         stored value is used; to change it, run `{}`",
+                        s.key,
+                        store(&s.key)
+                    )),
+                }
+            }
+            continue;
+        }
         let value = if let Some(v) = (cx.var)(&var) {
             v
         } else if cx.interactive && !s.hidden {

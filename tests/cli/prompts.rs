@@ -821,3 +821,60 @@ fn the_chart_mirror_is_asked_only_when_the_example_file_sets_it() {
     assert!(screen.contains("All configuration is OK"), "{screen}");
     assert_eq!(stack_yaml(&ws)["kubernetes:chart_mirror"], mirror);
 }
+
+#[test]
+fn a_secret_or_a_value_the_environment_changes_is_not_dropped_without_a_word() {
+    let ws = Ws::configured("aws");
+    ws.up("aws", &["--target", "secrets"], &[]).expect(0);
+    // The same values again: nothing said.
+    let run = ws.up("aws", &["--target", "secrets"], &[]).expect(0);
+    assert!(!run.stderr.contains("differs"), "{}", run.stderr);
+    // A secret rotated in the CI's store: stored, said, and the secrets project runs again.
+    let run = ws
+        .up(
+            "aws",
+            &["--target", "secrets"],
+            &[("MARA_SECRET_SIRIUS_LEDGER_PWD", "rotated-S3cret")],
+        )
+        .expect(0);
+    assert!(
+        run.stderr.contains(
+            "MARA_SECRET_SIRIUS_LEDGER_PWD differs from the stored `sirius:ledger_pwd`: the new value is stored"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.contains("rotated-S3cret"),
+        "the secret was printed:\n{}",
+        run.stderr
+    );
+    let got = ws
+        .exec(
+            &[
+                "pulumi",
+                "secrets",
+                "-s",
+                "dev",
+                "--",
+                "config",
+                "get",
+                "sirius:ledger_pwd",
+            ],
+            &[("MARA_SECRET_SIRIUS_LEDGER_PWD", "rotated-S3cret")],
+        )
+        .expect(0);
+    assert_eq!(got.stdout.trim(), "rotated-S3cret");
+    // A configuration value given in the environment while the stack file keeps another: the
+    // file's is used, and that is said.
+    let run = ws
+        .up("aws", &["--target", "secrets"], &[("MARA_CONFIG_EKS_MIN_SIZE", "5")])
+        .expect(0);
+    assert!(
+        run.stderr.contains(
+            "MARA_CONFIG_EKS_MIN_SIZE=5 differs from `eks:min_size` in config/pulumi/Pulumi.dev.yaml (3), which is used"
+        ),
+        "{}",
+        run.stderr
+    );
+}
