@@ -273,21 +273,8 @@ impl Pulumi {
                 ))
             };
         }
-        let said = log.said(&end.stderr);
-        if drift::conflicts_found(self.drift, &end, &said, &mut changes, |conflicts| {
-            let _ = control.events.send(Event::Note {
-                project: Some(name.clone()),
-                level: Level::Warning,
-                message: conflict_note(conflicts),
-            });
-        }) {
-        } else if end.code != Some(0) && !drift::found(self.drift, &end, &changes) {
-            let what = format!("pulumi {}", op.as_str());
-            let error = self.explained(job, process::failure(&what, &end, log.cause()), &said);
-            return JobEnd {
-                changes,
-                ..JobEnd::failed(error)
-            };
+        if let Some(failed) = self.verdict(job, control, &end, &log, &mut changes) {
+            return JobEnd { changes, ..failed };
         }
         let mut result = JobEnd {
             changes,
@@ -317,6 +304,45 @@ impl Pulumi {
             }
         }
         result
+    }
+
+    /// The operation's end as a failure, when it is one: a non-zero exit (unless a drift check
+    /// found changes, its answer), or an error the engine reported while it exited 0 (a
+    /// resource `creating failed`: what it did is not what the program declares, so the
+    /// project is not done and runs again). A drift check's server-side apply conflicts are
+    /// drift, told in a note and counted in `changes`.
+    fn verdict(
+        &self,
+        job: &Job,
+        control: &Control,
+        end: &Ended,
+        log: &EventLog,
+        changes: &mut std::collections::BTreeMap<String, u64>,
+    ) -> Option<JobEnd> {
+        let op = job.operation;
+        let said = log.said(&end.stderr);
+        if drift::conflicts_found(self.drift, end, &said, changes, |conflicts| {
+            let _ = control.events.send(Event::Note {
+                project: Some(job.project.name.clone()),
+                level: Level::Warning,
+                message: conflict_note(conflicts),
+            });
+        }) {
+            return None;
+        }
+        if end.code != Some(0) && !drift::found(self.drift, end, changes) {
+            let what = format!("pulumi {}", op.as_str());
+            return Some(JobEnd::failed(self.explained(
+                job,
+                process::failure(&what, end, log.cause()),
+                &said,
+            )));
+        }
+        if end.code == Some(0) && !log.errors.is_empty() && self.drift.is_none() {
+            let cause = format!("exited 0, but reported an error:\n{}", log.errors.join("\n"));
+            return Some(JobEnd::failed(Failure::of(format!("pulumi {}", op.as_str()), cause)));
+        }
+        None
     }
 
     /// With `--remove-stale-locks`, when the stack was locked only by processes of this host

@@ -888,3 +888,51 @@ fn the_closing_table_after_a_success_and_after_a_failure() {
     let (failure, settings) = crate::support::closing_table(&failed.stderr, ws.path());
     settings.bind(|| insta::assert_snapshot!("closing_table_failure", failure));
 }
+
+/// `pulumi` exiting 0 while its event log holds an error (a resource that failed: Pulumi YAML
+/// can end so): the project is failed, with the engine's error as its cause, and not settled —
+/// the next `up` runs it again.
+#[test]
+fn an_error_the_engine_reports_in_an_update_it_calls_succeeded_fails_the_project() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let ws = Ws::configured("aws");
+    // A `pulumi` that is the stand-in, but adds an error to vpc's event log and still exits 0.
+    let bin = ws.path().join("odd-pulumi");
+    std::fs::create_dir_all(&bin).unwrap();
+    let script = format!(
+        "#!/bin/sh\nlog=''\nprev=''\nfor a in \"$@\"; do [ \"$prev\" = --event-log ] && log=$a; prev=$a; done\n\
+         {standin}/pulumi \"$@\" || exit $?\n\
+         case \"$PWD\" in */infra/vpc) [ -n \"$log\" ] && [ \"$1\" = up ] && \
+         echo '{{\"diagnosticEvent\":{{\"severity\":\"error\",\"message\":\"creating failed: the subnet quota is exhausted\"}}}}' >> \"$log\";; esac\n\
+         exit 0\n",
+        standin = crate::support::standin_dir().display()
+    );
+    std::fs::write(bin.join("pulumi"), script).unwrap();
+    std::fs::set_permissions(bin.join("pulumi"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}:{}",
+        bin.display(),
+        crate::support::fake_clis().display(),
+        std::env::var("PATH").unwrap()
+    );
+    let run = ws.up("aws", &["--target", "vpc"], &[("PATH", &path)]).expect(1);
+    assert!(
+        run.stderr
+            .contains("Failed: vpc (up): pulumi up: exited 0, but reported an error:")
+            && run.stderr.contains("creating failed: the subnet quota is exhausted"),
+        "{}",
+        run.stderr
+    );
+    let status = ws
+        .exec(&["status", "-s", "dev", "--format", "json"], &[])
+        .expect(0)
+        .json();
+    let vpc = status["projects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "vpc")
+        .unwrap()
+        .clone();
+    assert_eq!(vpc["up"]["runs"], true, "{vpc}");
+}
