@@ -68,6 +68,29 @@ pub mod fuzzing {
         }
     }
 
+    /// Text from the engine, as the runner shows it: made visible, no control character is
+    /// left; made inert for GitHub Actions, no line reads as a workflow command and the text
+    /// is the same but for the zero-width spaces; a conflict parsed from it names a manager
+    /// and a field, never a panic.
+    pub fn engine_text(text: &str) {
+        let shown = crate::report::text::visible(text);
+        assert!(
+            !shown.chars().any(|c| c.is_control() && c != '\n' && c != '\t'),
+            "{shown:?}"
+        );
+        let inert = crate::report::text::inert_on_github(text);
+        for line in inert.split('\n') {
+            assert!(
+                !line.trim_start().starts_with("::") && !line.contains("##["),
+                "{line:?}"
+            );
+        }
+        assert_eq!(inert.replace('\u{200b}', ""), text.replace('\u{200b}', ""));
+        for c in crate::pulumi::messages::field_conflicts(text) {
+            assert!(!c.field.is_empty() && !c.field.contains('\n'), "{c:?}");
+        }
+    }
+
     /// `.runner/<stack>/journal.jsonl` as a crash may leave it, or anyone may write it: every
     /// line is taken or named, and what is taken folds into a state the runner can hold.
     pub fn journal(bytes: &[u8]) {

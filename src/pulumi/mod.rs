@@ -13,7 +13,7 @@ mod drift;
 mod events;
 pub(crate) mod hooks;
 mod locks;
-mod messages;
+pub(crate) mod messages;
 mod process;
 mod redact;
 mod store;
