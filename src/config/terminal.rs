@@ -179,21 +179,19 @@ impl Ask for Terminal {
         })
     }
 
+    /// A whole line, as pulumi and terraform read it: `yes⏎` is one answer (a single key read
+    /// would take the `y` and leave `es` for the shell after the run); anything but yes or no
+    /// is asked again.
     fn confirm(&mut self, question: &str) -> std::io::Result<bool> {
-        if dumb_terminal() {
-            loop {
-                match self.line(&format!("{question} [y/N] "))?.trim().to_lowercase().as_str() {
-                    "y" | "yes" => return Ok(true),
-                    "" | "n" | "no" => return Ok(false),
-                    _ => {}
+        loop {
+            match self.line(&format!("{question} [y/N] "))?.trim().to_lowercase().as_str() {
+                "y" | "yes" => return Ok(true),
+                "" | "n" | "no" => return Ok(false),
+                _ => {
+                    let _ = console::Term::stderr().write_line("Answer yes or no (Enter: no).");
                 }
             }
         }
-        dialoguer::Confirm::with_theme(&SimpleTheme)
-            .with_prompt(question)
-            .default(false)
-            .interact()
-            .map_err(|e| self.io(e))
     }
 
     fn finished(&mut self) {

@@ -168,3 +168,36 @@ fn ctrl_c_after_the_questions_and_before_the_first_project_exits_130() {
         "a project started"
     );
 }
+
+#[test]
+fn the_confirmation_reads_a_whole_line_at_any_terminal() {
+    let ws = Ws::configured("aws");
+    let mut c = ws.command(
+        &["up", "-p", "aws", "-s", "dev", "--target", "iam"],
+        &[("TERM", "xterm-256color")],
+    );
+    c.env_remove("CI");
+    let mut s = expectrl::Session::spawn(c).expect("a pseudo-terminal");
+    s.set_expect_timeout(Some(Duration::from_secs(60)));
+    s.expect("Go ahead? [y/N] ").unwrap();
+    // Read a key at a time, `nonsense` would be its `n`: a no. A line is neither: asked again.
+    s.send_line("nonsense").unwrap();
+    s.expect("Answer yes or no").unwrap();
+    s.expect("Go ahead? [y/N] ").unwrap();
+    s.send_line("yes").unwrap();
+    assert_eq!(exit_code(&mut s), 0);
+    assert!(ws.invocations().iter().any(|i| i.command() == "up"), "yes ran it");
+}
+
+#[test]
+fn an_up_with_nothing_to_do_asks_nothing_and_predicts_nothing() {
+    let ws = Ws::configured("aws");
+    ws.up("aws", &["--target", "iam"], &[]).expect(0);
+    let mut s = at_terminal(&ws, &["up", "-p", "aws", "-s", "dev", "--target", "iam"]);
+    let mut screen = String::new();
+    let _ = std::io::Read::read_to_string(&mut s, &mut screen);
+    assert!(!screen.contains("Go ahead?"), "asked with nothing to do:\n{screen}");
+    assert!(!screen.contains("Predicted"), "{screen}");
+    assert!(screen.contains("unchanged"), "{screen}");
+    assert_eq!(exit_code(&mut s), 0);
+}

@@ -39,7 +39,9 @@ pub(super) fn go_ahead(
     pending: Option<&[(String, Pending)]>,
 ) -> Result<(), RunnerError> {
     let runs = pending.and_then(|p| what_runs(plan, p));
-    if s.interactive && !o.yes {
+    // An `up` with nothing to do asks nothing: there is nothing to agree to.
+    let nothing = pending.is_some_and(|p| !p.is_empty() && p.iter().all(|(_, p)| !p.runs));
+    if s.interactive && !o.yes && !nothing {
         return confirm(t, plan, ready, runs.as_deref());
     }
     if let Some(line) = &runs {

@@ -113,6 +113,10 @@ impl Prediction {
     pub(crate) fn line(&self, plan: &Plan<'_>) -> Option<String> {
         let makespan = self.makespan?;
         let running = self.estimates.values().filter(|&&e| e > 0.0).count();
+        // Nothing will run: nothing to predict (the run says so in one line).
+        if running == 0 {
+            return None;
+        }
         let from = match self.learned {
             0 => "from the provider's estimates".to_string(),
             n if n == running => "learned from past runs".to_string(),
