@@ -144,9 +144,9 @@ impl Request<'_> {
     }
 }
 
-/// The planned projects' secrets (`stored` the store's own stack file, `env` the passphrase that
-/// opens it to compare a stored one with the environment's), then what the environment gave
-/// that differs from what is kept, said.
+/// The planned projects' secrets (`store_file` the secrets store's own stack file, `env` the
+/// passphrase that opens it, to compare a stored one with the environment's), then what the
+/// environment gave that differs from what is kept, said.
 fn ask_secrets(
     r: &Request<'_>,
     cx: &Context<'_>,

@@ -32,10 +32,11 @@ pub(crate) fn command(program: &Path, cwd: &Path) -> std::process::Command {
 /// Runs `cmd` as the terminal's own (`runner pulumi`: its questions, its Ctrl-C) and returns its
 /// exit code, as a shell reports it (128 + the signal that killed it: 130 for SIGINT). The child
 /// is in a process group of its own, which gets every SIGINT and SIGTERM sent to the runner, as
-/// it came, and a SIGHUP as SIGINT (it ignores the hang-up itself: [`ignoring_hangup`]). When the runner is the terminal's foreground job the child's group is
-/// made the foreground while it runs, so the terminal's Ctrl-C reaches the child alone (once)
-/// and it can read the terminal; Ctrl-Z stops it and then the runner, as a shell's job stops,
-/// and `fg` gives the terminal back to it.
+/// it came, and a SIGHUP as SIGINT (it ignores the hang-up itself: [`ignoring_hangup`]). When
+/// the runner is the terminal's foreground job the child's group is made the foreground while
+/// it runs, so the terminal's Ctrl-C reaches the child alone (once) and it can read the
+/// terminal; Ctrl-Z stops it and then the runner, as a shell's job stops, and `fg` gives the
+/// terminal back to it.
 #[cfg(unix)]
 pub(crate) fn attached(cmd: &std::process::Command) -> std::io::Result<i32> {
     use nix::errno::Errno;
