@@ -639,6 +639,58 @@ fn a_killed_runner_leaves_its_pulumi_to_finish(e: &E2e) {
     );
 }
 
+/// The runner killed (`SIGKILL`) at seeded random moments of an `up` (`RUNNER_KILL_TRIES`, 30 by
+/// default): each time, its `pulumi`s finish on their own, leaving no stack lock and no process,
+/// and the next `up` succeeds without `--remove-stale-locks`.
+fn killed_at_random_moments(e: &E2e) {
+    let tries: u64 = std::env::var("RUNNER_KILL_TRIES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(30);
+    e.runner(&["up", "--yes"]).expect(0);
+    // xorshift64*, seeded by the try: the same moments each run, different ones each try.
+    let moment = |seed: u64| {
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        Duration::from_millis(x.wrapping_mul(0x2545_F491_4F6C_DD1D) % 2500)
+    };
+    for i in 0..tries {
+        let at = moment(i + 1);
+        let mut runner = e
+            .command(&["up", "--yes", "--fresh", "-p", "local", "-s", "dev"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(at);
+        let _ = runner.kill(); // SIGKILL (it may have ended already)
+        runner.wait().unwrap();
+        let start = Instant::now();
+        while working_under(e.path()) {
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "try {i} ({at:?}): a process runs on"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let locks = files_under(&e.path().join(".pulumi-state/.pulumi/locks"));
+        assert!(locks.is_empty(), "try {i} ({at:?}): locks left: {locks:?}");
+        let next = e.runner(&["up", "--yes"]);
+        assert_eq!(next.code, 0, "try {i} ({at:?}): the next up failed:\n{}", next.stderr);
+    }
+}
+
+/// Whether a live process works in `dir` or below it.
+fn working_under(dir: &Path) -> bool {
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    std::fs::read_dir("/proc").into_iter().flatten().flatten().any(|p| {
+        let zombie = std::fs::read_to_string(p.path().join("stat")).is_ok_and(|s| s.contains(") Z"));
+        !zombie && std::fs::read_link(p.path().join("cwd")).is_ok_and(|cwd| cwd.starts_with(&dir))
+    })
+}
+
 /// A project stopped by its timeout with a grace too short for `pulumi` to cancel: the
 /// runner kills it, and what it started in groups of their own (its language host, blocked in
 /// the program) goes with it — nothing is left running.
@@ -734,6 +786,7 @@ fn hostile_text_stays_text(e: &E2e) {
 }
 
 on_both_engines!(
+    killed_at_random_moments,
     a_killed_runner_leaves_its_pulumi_to_finish,
     a_killed_pulumi_leaves_no_process,
     hostile_text_stays_text,
