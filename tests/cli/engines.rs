@@ -639,6 +639,51 @@ fn a_killed_runner_leaves_its_pulumi_to_finish(e: &E2e) {
     );
 }
 
+/// What a user writes reaches the next `up`, on the engine the attack found otherwise: a
+/// program's own key counts whatever its `name:` line looks like (a comment), a dotfile it
+/// reads is an input, and a `runner pulumi P -- destroy` is recorded, so `up` deploys it again.
+fn what_a_user_writes_is_not_missed(e: &E2e) {
+    e.runner(&["up", "--yes"]).expect(0);
+    let runs = |project: &str| {
+        let status = e.runner(&["status", "--format", "json"]).expect(0).json();
+        status["projects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == project)
+            .unwrap()["up"]["runs"]
+            .as_bool()
+            .unwrap()
+    };
+    e.edit(
+        "projects/services/logstore/Pulumi.yaml",
+        "name: logstore",
+        "name: logstore # the log store",
+    );
+    e.runner(&["up", "--yes"]).expect(0);
+    assert!(!runs("logstore"));
+    e.edit(
+        "config/pulumi/Pulumi.dev.yaml",
+        "logstore:retention: 7d",
+        "logstore:retention: 21d",
+    );
+    assert!(runs("logstore"), "its own key changed");
+    e.runner(&["up", "--yes"]).expect(0);
+    assert_eq!(e.output("logstore", "retention", false), "21d");
+
+    std::fs::write(e.path().join("projects/infra/registry/.settings"), "retain-30\n").unwrap();
+    e.runner(&["up", "--yes"]).expect(0);
+    std::fs::write(e.path().join("projects/infra/registry/.settings"), "retain-90\n").unwrap();
+    assert!(runs("registry"), "a dotfile changed");
+    e.runner(&["up", "--yes"]).expect(0);
+
+    e.runner(&["pulumi", "registry", "--", "destroy", "--yes", "--skip-preview"])
+        .expect(0);
+    assert!(runs("registry"), "destroyed behind the run state's back");
+    e.runner(&["up", "--yes"]).expect(0);
+    assert!(!e.resources("registry").is_empty(), "deployed again");
+}
+
 /// The runner killed (`SIGKILL`) at seeded random moments of an `up` (`RUNNER_KILL_TRIES`, 30 by
 /// default): each time, its `pulumi`s finish on their own, leaving no stack lock and no process,
 /// and the next `up` succeeds without `--remove-stale-locks`.
@@ -786,6 +831,7 @@ fn hostile_text_stays_text(e: &E2e) {
 }
 
 on_both_engines!(
+    what_a_user_writes_is_not_missed,
     killed_at_random_moments,
     a_killed_runner_leaves_its_pulumi_to_finish,
     a_killed_pulumi_leaves_no_process,
