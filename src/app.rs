@@ -47,7 +47,9 @@ pub fn run(args: impl IntoIterator<Item = OsString>, cwd: &Path) -> i32 {
         Err(e) => {
             // clap prints help and version on stdout with code 0, usage errors on stderr with 2.
             let _ = e.print();
-            if let Some(note) = crate::cli::flag_elsewhere(&e) {
+            if let Some(note) =
+                crate::cli::flag_elsewhere(&e).or_else(|| crate::cli::passthrough_without_dashes(&args, &e))
+            {
                 report::info(&note);
             }
             return e.exit_code();

@@ -965,6 +965,51 @@ fn takers(cmd: &clap::Command, path: &str, long: &str, out: &mut Vec<String>) {
     }
 }
 
+/// For `runner pulumi PROJECT stack history` (no `--`), which clap refuses at `stack`: where the
+/// `--` goes, as the command line to type; `None` for any other error.
+pub(crate) fn passthrough_without_dashes(args: &[std::ffi::OsString], e: &clap::Error) -> Option<String> {
+    if e.kind() != clap::error::ErrorKind::UnknownArgument || args.iter().any(|a| a == "--") {
+        return None;
+    }
+    let words: Vec<String> = args.iter().skip(1).map(|a| a.to_string_lossy().into_owned()).collect();
+    let at = words.iter().position(|w| w == "pulumi")?;
+    // The runner's own flags stay before `--` (a value after those that take one); the project is
+    // the first other word, and pulumi's arguments start at the next.
+    let takes_value = |w: &str| {
+        matches!(
+            w,
+            "-s" | "--stack" | "-p" | "--provider" | "--workspace" | "-b" | "--banner-type" | "--color"
+        )
+    };
+    let mut runners = Vec::new();
+    let mut project = None;
+    let mut i = at + 1;
+    while i < words.len() {
+        let w = &words[i];
+        if w.starts_with('-') {
+            runners.push(w.clone());
+            if takes_value(w) && i + 1 < words.len() {
+                runners.push(words[i + 1].clone());
+                i += 1;
+            }
+        } else if project.is_none() {
+            project = Some(w.clone());
+        } else {
+            break;
+        }
+        i += 1;
+    }
+    let project = project?;
+    let pulumis = words.get(i..).filter(|r| !r.is_empty())?.join(" ");
+    let mut line = words[..=at].to_vec();
+    line.push(project);
+    line.extend(runners);
+    Some(format!(
+        "note: pulumi's own arguments go after `--`: `runner {} -- {pulumis}`",
+        line.join(" ")
+    ))
+}
+
 /// For a flag clap refused as unexpected (`runner export github --succeeded-within 1h`): the
 /// commands that do take it, as a line to print after clap's error; `None` when none does.
 pub(crate) fn flag_elsewhere(e: &clap::Error) -> Option<String> {

@@ -277,3 +277,11 @@ fn a_passthrough_that_changes_a_stack_is_recorded_and_the_next_up_runs_it() {
         .expect(0);
     assert!(next_up(&ws, "iam").0);
 }
+
+#[test]
+fn pulumis_arguments_without_the_dashes_are_answered_with_where_they_go() {
+    let ws = Ws::configured("aws");
+    ws.exec(&["pulumi", "vpc", "-s", "dev", "stack", "history"], &[])
+        .expect(2)
+        .stderr_has("note: pulumi's own arguments go after `--`: `runner pulumi vpc -s dev -- stack history`");
+}
