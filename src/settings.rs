@@ -152,7 +152,13 @@ impl Settings {
         // read is the problem to fix, not the provider.
         let named = || -> Result<Option<(String, String)>, RunnerError> {
             let Ok(file) = file.as_ref() else { return Ok(None) };
-            let Ok((stack, _)) = stack(&self.ws, file, self.stack.as_deref(), self.switch_stack, command) else {
+            let Ok((stack, _)) = stack(
+                &self.ws,
+                file,
+                self.stack.as_deref(),
+                (self.switch_stack, read_only),
+                command,
+            ) else {
                 return Ok(None);
             };
             recorded_provider(&self.ws, &stack)
@@ -164,9 +170,15 @@ impl Settings {
         let provider = match (&self.provider, recorded) {
             (None, Some((name, note))) => {
                 let stack = file.as_ref().ok().and_then(|f| {
-                    stack(&self.ws, f, self.stack.as_deref(), self.switch_stack, command)
-                        .ok()
-                        .map(|(s, _)| s)
+                    stack(
+                        &self.ws,
+                        f,
+                        self.stack.as_deref(),
+                        (self.switch_stack, read_only),
+                        command,
+                    )
+                    .ok()
+                    .map(|(s, _)| s)
                 });
                 say_once(&self.ws, stack.as_deref(), &name, &note);
                 load_provider(&self.ws, Some(&name), command, &crate::fs::NoStats)?
@@ -174,7 +186,13 @@ impl Settings {
             _ => self.provider(command)?,
         };
         let file = file.map_err(RunnerError::Validation)?;
-        let (stack, source) = stack(&self.ws, &file, self.stack.as_deref(), self.switch_stack, command)?;
+        let (stack, source) = stack(
+            &self.ws,
+            &file,
+            self.stack.as_deref(),
+            (self.switch_stack, read_only),
+            command,
+        )?;
         let mut lock = None;
         if !read_only && source != StackSource::Recorded {
             // Another runner may be running the file's stack: refused before the file changes.
@@ -254,7 +272,7 @@ fn stack(
     ws: &Workspace,
     file: &EnvironmentFile,
     given: Option<&str>,
-    switch: bool,
+    (switch, read_only): (bool, bool),
     command: &str,
 ) -> Result<(String, StackSource), RunnerError> {
     let display = ws.show(&ws.root.join(ENVIRONMENT_FILE));
@@ -295,6 +313,8 @@ fn stack(
         None => StackSource::Missing,
         Some(f) if f.eq_ignore_ascii_case(&stack) => StackSource::Recorded,
         Some(f) if switch => StackSource::Switched(f.clone()),
+        // A command that only reads may look at another stack: the workspace's stays its.
+        Some(_) if read_only => StackSource::Looked,
         Some(f) => {
             return Err(RunnerError::usage(
                 format!("the stack `{stack}` differs from PULUMI_STACK=`{f}` in {display}"),
@@ -328,6 +348,8 @@ enum StackSource {
     Missing,
     /// It names this other stack, and `--switch-stack` replaces it.
     Switched(String),
+    /// It names another stack, which a command that only reads looks at (nothing is written).
+    Looked,
 }
 
 /// Records the stack in the environment file as [`stack`] decided, and says so (MARA does too).
@@ -339,7 +361,7 @@ fn record_stack(ws: &Workspace, stack: &str, source: &StackSource) -> Result<(),
         source,
     };
     match source {
-        StackSource::Recorded => {}
+        StackSource::Recorded | StackSource::Looked => {}
         StackSource::Missing => {
             let existed = path.exists();
             env_file::add_stack(&path, stack).map_err(io)?;

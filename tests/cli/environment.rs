@@ -215,3 +215,25 @@ fn a_stack_file_that_cannot_be_parsed_is_the_error_shown_without_p() {
         );
     }
 }
+
+#[test]
+fn a_command_that_only_reads_looks_at_another_stack_without_switching() {
+    let ws = Ws::configured("aws");
+    ws.up("aws", &["--target", "iam"], &[]).expect(0);
+    let env = std::fs::read_to_string(ws.path().join("config/pulumi/environment")).unwrap();
+    let status = ws.exec(&["status", "-s", "other", "-p", "aws"], &[]).expect(0);
+    assert!(
+        status.stdout.contains("stack other") || status.stderr.contains("stack other"),
+        "{}",
+        status.stdout
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("config/pulumi/environment")).unwrap(),
+        env
+    );
+    // A run still asks for the switch: it would write the other stack's files.
+    ws.up("aws", &["--target", "iam"], &[]).expect(0);
+    ws.exec(&["up", "-p", "aws", "-s", "other", "--target", "iam"], &[])
+        .expect(2)
+        .stderr_has("--switch-stack");
+}
