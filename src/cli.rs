@@ -13,6 +13,13 @@ use crate::plan::Operation;
 use crate::render::Format;
 use crate::report::{Banner, ColorChoice, OutputMode};
 
+/// What a new user runs first, at the top of `runner --help`.
+const FIRST_STEPS: &str = "\
+First steps:
+  runner list-providers                  the providers of this workspace
+  runner validate -p PROVIDER -s STACK   asks what is missing, checks what a run needs
+  runner up -p PROVIDER -s STACK         deploys every project, in dependency order";
+
 const EXAMPLES: &str = "\
 Examples:
   runner up -p aws -s dev
@@ -67,7 +74,13 @@ fn wrap(pieces: impl IntoIterator<Item = String>, width: usize) -> String {
 /// Stands up a whole Kubernetes platform from many small Pulumi projects, in dependency
 /// order and in parallel, and tears it down again.
 #[derive(Debug, Parser)]
-#[command(name = "runner", version, after_help = top_help(), propagate_version = true)]
+#[command(
+    name = "runner",
+    version,
+    before_help = FIRST_STEPS,
+    after_help = top_help(),
+    propagate_version = true
+)]
 pub(crate) struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
@@ -184,6 +197,7 @@ pub(crate) enum Command {
     DayTwo(DayTwo),
 
     /// Print the runner's version (as --version does)
+    #[command(after_help = "Examples:\n  runner version\n  runner --version")]
     Version,
 
     /// Write the plan for another engine: PKO Stacks, CI pipelines, Argo Workflows, a KEBAP
