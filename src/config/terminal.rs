@@ -155,7 +155,7 @@ impl Ask for Terminal {
             None => question.to_string(),
         };
         let again = format!("{question} (again)");
-        let differ = "The two entries differ; enter it again.";
+        let differ = "The two entries differ: type it again.";
         let answer = if dumb_terminal() {
             loop {
                 let first = self.hidden_line(&prompt, default.is_some())?;

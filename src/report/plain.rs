@@ -29,6 +29,8 @@ pub(crate) struct Plain {
     kept: HashMap<String, Vec<String>>,
     /// How to go on after an interrupt (the same command, or without `--fresh`).
     resume: &'static str,
+    /// After a failure: what to run again (the same command, or without `--fresh`).
+    fix_then: &'static str,
     /// A drift check: its previews are told as drift (`drifted`, `no drift`).
     drift: bool,
 }
@@ -52,6 +54,7 @@ impl Plain {
             ci: None,
             kept: HashMap::new(),
             resume: "Run the same command again to resume.",
+            fix_then: "Fix the cause and run the same command again: what succeeded is not redone.",
             drift: false,
         }
     }
@@ -67,6 +70,7 @@ impl Plain {
     pub(crate) fn fresh(mut self, fresh: bool) -> Self {
         if fresh {
             self.resume = "Run it again without --fresh to resume: what succeeded is not redone.";
+            self.fix_then = "Fix the cause and run it again without --fresh: what succeeded is not redone.";
         }
         self
     }
@@ -280,10 +284,8 @@ impl Plain {
             );
         }
         if result.failed() && !result.interrupted {
-            let _ = writeln!(
-                err,
-                "\nFix the cause and run the same command again: what succeeded is not redone."
-            );
+            let _ = writeln!(err, "\n{}", self.fix_then);
+            left_by_the_stop(err, result);
         }
         let cut: Vec<&str> = result
             .results
@@ -306,6 +308,25 @@ impl Plain {
         if result.interrupted {
             let _ = writeln!(err, "\nInterrupted. {}", self.resume);
         }
+    }
+}
+
+/// What the stop after a failure left undone, and the flag that would have done it.
+fn left_by_the_stop(err: &mut impl std::io::Write, result: &RunResult) {
+    let left: Vec<&str> = result
+        .results
+        .iter()
+        .filter(
+            |(_, f)| matches!(&f.status, Status::NotStarted { reason } if reason.starts_with("the run stopped after")),
+        )
+        .map(|(name, _)| name.as_str())
+        .collect();
+    if !left.is_empty() {
+        let _ = writeln!(
+            err,
+            "Not started after the failure: {}; --keep-going finishes every branch that does not depend on it.",
+            left.join(", ")
+        );
     }
 }
 

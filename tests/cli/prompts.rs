@@ -729,7 +729,7 @@ fn a_dumb_terminal_gets_every_question_as_plain_text() {
         "a passphrase",
     );
     ask(&mut s, a, "(again): ", "another");
-    ask(&mut s, a, "The two entries differ; enter it again.", "a passphrase");
+    ask(&mut s, a, "The two entries differ: type it again.", "a passphrase");
     ask(&mut s, a, "(again): ", "a passphrase");
     ask(&mut s, a, "Go ahead? [y/N] ", "perhaps");
     ask(&mut s, a, "Go ahead? [y/N] ", "y");

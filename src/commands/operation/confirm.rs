@@ -114,7 +114,15 @@ pub(super) fn confirm(t: &StackContext, plan: &Plan<'_>, ready: &Ready, runs: Op
             ));
             let question = format!("Type the stack name `{}` to destroy it", t.stack);
             let answer = terminal.text(&question, None, &|_| Ok(())).map_err(io)?;
-            answer.trim() == t.stack
+            let typed = answer.trim() == t.stack;
+            if !typed {
+                report::info(&format!(
+                    "`{}` is not the stack's name (`{}`): the name is asked so that nothing is destroyed by mistake",
+                    crate::report::text::visible(answer.trim()),
+                    t.stack
+                ));
+            }
+            typed
         }
         Operation::Up | Operation::Refresh => {
             report::info(&format!(
