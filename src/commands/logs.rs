@@ -104,7 +104,15 @@ pub(crate) fn run(s: &Settings, t: &StackContext, o: &LogsOptions) -> Result<i32
                 "{}'s last run has ended; waiting for its next one (Ctrl-C to stop)",
                 o.project
             ));
-            path = next_run(&candidates);
+            let Some(next) = next_run(&candidates, &|| crate::workspace::going(&t.run_dir)) else {
+                report::info(&format!(
+                    "the run ended without {}{}",
+                    o.project,
+                    why_not(t, &o.project)
+                ));
+                return Ok(exit::SUCCESS);
+            };
+            path = next;
             report::info(&format!("log: {}", s.ws.show(&path)));
             seen = Seen::new(first_line(&path).unwrap_or_default());
         }
@@ -183,21 +191,54 @@ impl Seen {
 
 /// Waits for a new run of the project: one of its logs (`paths`) begun afresh — created, or
 /// its first line (the start line, which names when) changed, or cut shorter.
-fn next_run(paths: &[PathBuf]) -> PathBuf {
+/// `None` once a run of the stack (`going` tells, without taking the workspace lock) was seen
+/// going and has ended without the project starting: it was unchanged, left out or not started.
+fn next_run(paths: &[PathBuf], going: &dyn Fn() -> crate::workspace::Going) -> Option<PathBuf> {
     let now = |p: &PathBuf| {
         let len = std::fs::metadata(p).map(|m| m.len()).ok();
         (len, first_line(p).ok())
     };
     let before: Vec<(Option<u64>, Option<Vec<u8>>)> = paths.iter().map(now).collect();
+    let mut seen_going = false;
     loop {
         std::thread::sleep(POLL);
+        let state = going();
         for (p, (len, first)) in paths.iter().zip(&before) {
             let (new_len, new_first) = now(p);
             let begun = new_first.as_ref().is_some_and(|f| !f.is_empty()) && (new_first != *first || new_len < *len);
             if begun {
-                return p.clone();
+                return Some(p.clone());
             }
         }
+        match state {
+            crate::workspace::Going::Yes => seen_going = true,
+            crate::workspace::Going::No if seen_going => return None,
+            _ => {}
+        }
+    }
+}
+
+/// Why the last run left `project` out, from its summary: ` (unchanged: nothing it depends on
+/// changed…)`, or nothing when the summary does not say.
+fn why_not(t: &StackContext, project: &str) -> String {
+    let Ok(text) = crate::fs::read_text(t.run_dir.last_run()) else {
+        return String::new();
+    };
+    let Ok(summary) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return String::new();
+    };
+    let p = summary["projects"]
+        .as_array()
+        .and_then(|ps| ps.iter().find(|p| p["name"] == project));
+    match p {
+        Some(p) => {
+            let status = p["status"].as_str().unwrap_or("not run");
+            match p["reason"].as_str() {
+                Some(reason) => format!(" ({status}: {reason})"),
+                None => format!(" ({status})"),
+            }
+        }
+        None => " (it was not in the run's plan: excluded or not targeted)".to_string(),
     }
 }
 

@@ -113,6 +113,48 @@ fn follows_into_the_next_run(ws: &Ws) {
     );
 }
 
+/// Waiting for a project's next run ends when a run ends without it, saying why.
+#[test]
+fn logs_follow_ends_when_the_run_it_waits_for_ends_without_the_project() {
+    use std::io::{BufRead as _, Read as _};
+    let ws = Ws::configured("aws");
+    ws.up("aws", &["--target", "eks"], &[]).expect(0);
+    let mut next = ws
+        .command(&["logs", "eks", "-s", "dev", "--follow"], &[])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = std::io::BufReader::new(next.stderr.take().unwrap());
+    let mut said = String::new();
+    while !said.contains("waiting for its next one") {
+        if err.read_line(&mut said).unwrap() == 0 {
+            break;
+        }
+    }
+    // A run without eks (another project's, slowed so the follower sees it going).
+    ws.up(
+        "aws",
+        &["--target", "vpc", "--fresh"],
+        &[("PULUMI_STANDIN_DELAY_MS", "*=400")],
+    )
+    .expect(0);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while next.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = next.kill();
+            panic!("logs --follow waited on after the run ended");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut rest = String::new();
+    err.read_to_string(&mut rest).unwrap();
+    assert!(
+        rest.contains("the run ended without eks (it was not in the run's plan"),
+        "{said}{rest}"
+    );
+}
+
 fn validate(doc: &serde_json::Value, schema: &str) {
     let schema: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(format!("{}/schemas/{schema}", crate::support::REPO)).unwrap())
