@@ -38,6 +38,7 @@ pub(crate) fn checks(i: &Inputs<'_>, config: &Map<String, Value>, file: &StackFi
     let programs = programs::read_all(i.ws, i.provider, i.learn);
     project_names(i, &programs, &mut problems);
     problems.extend(programs::check(i.ws, i.provider, &programs));
+    problems.extend(programs::undeclared(i.ws, i.provider, &programs, config));
     declared_config(i, &programs, (config, file), runs, &mut problems);
     for check in &i.provider.checks {
         let applies =

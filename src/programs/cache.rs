@@ -20,7 +20,7 @@ use crate::fs::{NewFile, write_atomic};
 const SETTLE: Duration = Duration::from_secs(2);
 
 /// Bumped whenever what is read from a program changes; the runner's version counts too.
-const FORMAT: u32 = 5;
+const FORMAT: u32 = 6;
 
 /// The identity of a file's content, from one `stat`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

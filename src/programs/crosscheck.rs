@@ -110,6 +110,70 @@ pub(crate) fn check(ws: &Workspace, provider: &Provider, programs: &Programs) ->
     problems
 }
 
+/// Each `${name}` a program reads that it does not declare and the stack configuration does not
+/// hold (`config` is the shared stack file's; a project's own stack files count too): Pulumi YAML
+/// stops on it (`resource, variable, or config value "name" not found`) before deploying anything.
+pub(crate) fn undeclared(
+    ws: &Workspace,
+    provider: &Provider,
+    programs: &Programs,
+    config: &serde_json::Map<String, serde_json::Value>,
+) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    for (i, project) in provider.projects.iter().enumerate() {
+        let Some(program) = programs.get(i) else { continue };
+        // The CLI gives a key of the project's namespace to the program without it.
+        let namespace = program.name.as_deref().unwrap_or(&project.name);
+        for u in &program.undeclared {
+            let key = format!("{namespace}:{}", u.name);
+            if config.contains_key(&key)
+                || config.contains_key(&u.name)
+                || own_stack_files_hold(&ws.root.join(&project.path), &key)
+            {
+                continue;
+            }
+            let file = FileOf(ws, project);
+            let fix = match &u.closest {
+                Some(c) => format!("did you mean `{c}`? (read it as `${{{c}}}`)"),
+                None => format!(
+                    "declare `{}` under `resources`, `variables` or `config` in {file}, or set `{key}` in the stack configuration",
+                    u.name
+                ),
+            };
+            problems.push(Problem::new(
+                format!(
+                    "{file}:{}: `{}` is read, but no resource, variable or config key of `{}` declares it: Pulumi YAML would stop with `resource, variable, or config value \"{}\" not found`",
+                    u.line, u.name, project.name, u.name
+                ),
+                fix,
+            ));
+        }
+    }
+    problems
+}
+
+/// Whether one of the project's own `Pulumi.<stack>.yaml` files sets `key` (looked at only when
+/// a name is undeclared, so rarely).
+fn own_stack_files_hold(dir: &std::path::Path, key: &str) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        name.starts_with("Pulumi.")
+            && name.ends_with(".yaml")
+            && name != "Pulumi.yaml"
+            && crate::fs::read_text(e.path()).is_ok_and(|t| {
+                t.lines().any(|l| {
+                    let l = l.trim_start().trim_start_matches(['"', '\'']);
+                    l.strip_prefix(key)
+                        .is_some_and(|r| r.trim_start_matches(['"', '\'']).starts_with(':'))
+                })
+            })
+    })
+}
+
 /// A project's `Pulumi.yaml` as shown, worked out only when a problem is written.
 #[derive(Clone, Copy)]
 struct FileOf<'a>(&'a Workspace, &'a Project);

@@ -15,7 +15,7 @@ use crate::provider::{Project, Provider};
 use crate::workspace::Workspace;
 use cache::{Cache, FileKey};
 
-pub(crate) use crosscheck::check;
+pub(crate) use crosscheck::{check, undeclared};
 pub(crate) use program::Program;
 
 /// Each project's program, by the project's index in its provider; `None` where it cannot be

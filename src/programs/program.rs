@@ -25,6 +25,18 @@ pub(crate) struct Program {
     pub outputs: Vec<String>,
     /// What its `config:` asks of the stack configuration (typed, secret or required keys).
     pub config: Vec<Declared>,
+    /// Each `${name}` that no resource, variable or `config:` key of the program declares (first
+    /// line it is read on), with the closest declared name. Pulumi YAML stops on these before
+    /// deploying anything, unless the stack configuration holds the key (`super::crosscheck`).
+    pub undeclared: Vec<Undeclared>,
+}
+
+/// A name read through `${…}` that the program does not declare.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Undeclared {
+    pub name: String,
+    pub line: usize,
+    pub closest: Option<String>,
 }
 
 /// A referenced project and what the program reads from it.
@@ -81,7 +93,9 @@ impl Program {
             })
             .collect();
         let name = doc.name.as_ref().and_then(Value::as_str).map(str::to_string);
+        let undeclared = undeclared(&doc, name.as_deref(), text);
         Some(Program {
+            undeclared,
             config: super::declared::read(name.as_deref().unwrap_or_default(), doc.config.as_ref(), text),
             name,
             refs,
@@ -134,6 +148,9 @@ struct Doc {
     config: Option<Value>,
     #[serde(default)]
     resources: BTreeMap<String, Resource>,
+    #[allow(clippy::zero_sized_map_values)]
+    #[serde(default)]
+    variables: BTreeMap<String, IgnoredAny>,
     // Only the keys of `outputs:` matter; their values are skipped unread.
     #[allow(clippy::zero_sized_map_values)]
     #[serde(default)]
@@ -151,6 +168,69 @@ struct Resource {
 #[derive(Deserialize, Default)]
 struct Properties {
     name: Option<Value>,
+}
+
+/// The names read through `${…}` (outside comment lines; `$${` is a literal) that are neither
+/// `pulumi`, a resource, a variable nor a `config:` key, nor namespaced (`aws:region` reads the
+/// stack configuration of another package).
+fn undeclared(doc: &Doc, name: Option<&str>, text: &str) -> Vec<Undeclared> {
+    let config: Vec<&str> = match &doc.config {
+        Some(Value::Object(m)) => m.keys().map(String::as_str).collect(),
+        _ => Vec::new(),
+    };
+    let declared = |head: &str| {
+        head == "pulumi"
+            || doc.resources.contains_key(head)
+            || doc.variables.contains_key(head)
+            || config
+                .iter()
+                .any(|k| *k == head || name.and_then(|n| k.strip_prefix(n)?.strip_prefix(':')) == Some(head))
+    };
+    let mut found: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with('#') {
+            continue;
+        }
+        for head in heads(line) {
+            if !head.is_empty() && !head.contains(':') && !declared(head) {
+                found.entry(head).or_insert(i + 1);
+            }
+        }
+    }
+    if found.is_empty() {
+        return Vec::new();
+    }
+    let known: Vec<&str> = doc
+        .resources
+        .keys()
+        .chain(doc.variables.keys())
+        .map(String::as_str)
+        .chain(config.iter().copied())
+        .collect();
+    let mut out: Vec<Undeclared> = found
+        .into_iter()
+        .map(|(head, line)| Undeclared {
+            name: head.to_string(),
+            line,
+            closest: crate::graph::closest(head, known.iter().copied()),
+        })
+        .collect();
+    out.sort_by_key(|u| u.line);
+    out
+}
+
+/// The first name of each `${…}` in a line: up to `.`, `[`, `}` or a space.
+fn heads(line: &str) -> impl Iterator<Item = &str> {
+    line.match_indices("${").filter_map(move |(at, _)| {
+        if line[..at].ends_with('$') {
+            return None; // `$${` is a literal `${`
+        }
+        let rest = &line[at + 2..];
+        let end = rest
+            .find(|c: char| matches!(c, '.' | '[' | '}') || c.is_whitespace())
+            .unwrap_or(rest.len());
+        Some(rest[..end].trim())
+    })
 }
 
 /// `${ref.outputs["x"]…}` and `${ref.outputs.x…}` inside one string.
@@ -235,6 +315,36 @@ outputs:
             program.reference("kubeconfig").unwrap().reads,
             [("kubeconfig".into(), 19)]
         );
+    }
+
+    #[test]
+    fn names_read_but_not_declared_with_their_first_line_and_the_closest_name() {
+        let program = Program::parse(
+            r#"name: app
+config:
+  region:
+    type: string
+  app:zone: {}
+variables:
+  size: 3
+resources:
+  bucket:
+    type: aws:s3:Bucket
+    properties:
+      tags:
+        a: ${regoin}-${zone}-${size}-${bucket.id}-${pulumi.stack}
+        b: $${literal} ${aws:region} ${ spaced }
+        # ${commented}
+        c: ${regoin} ${extra["k"]}
+"#,
+        )
+        .unwrap();
+        let found: Vec<_> = program
+            .undeclared
+            .iter()
+            .map(|u| (u.name.as_str(), u.line, u.closest.as_deref()))
+            .collect();
+        assert_eq!(found, [("regoin", 13, Some("region")), ("extra", 16, None)]);
     }
 
     #[test]

@@ -181,6 +181,51 @@ fn a_removed_stack_reference_and_a_misspelled_output_are_named_precisely() {
         .stderr_has("add \"secrets\" to the `needs` of `sirius`");
 }
 
+#[test]
+fn a_name_the_program_does_not_declare_is_named_with_its_line_before_anything_runs() {
+    let ws = Ws::configured("aws");
+    ws.edit(
+        "projects/services/logagent/Pulumi.yaml",
+        "timeout: ${helm_timeout}",
+        "timeout: ${helm_timout}",
+    );
+    // Read through a namespace of its own (the stack configuration) and escaped: not names.
+    ws.edit(
+        "projects/services/logagent/Pulumi.yaml",
+        "      chart: ${chart_name}\n",
+        "      chart: ${chart_name}\n      description: \"$${literal} ${logagent_extra}\"\n",
+    );
+    let run = ws.exec(&["validate", "-p", "aws", "-s", "dev"], &[]).expect(3);
+    for needle in [
+        "projects/services/logagent/Pulumi.yaml:52: `helm_timout` is read, but no resource, variable or config key of `logagent` declares it",
+        "resource, variable, or config value \"helm_timout\" not found",
+        "fix: did you mean `helm_timeout`?",
+        "projects/services/logagent/Pulumi.yaml:47: `logagent_extra` is read",
+        "or set `logagent:logagent_extra` in the stack configuration",
+    ] {
+        assert!(run.stderr.contains(needle), "stderr lacks {needle:?}:\n{}", run.stderr);
+    }
+    assert!(!run.stderr.contains("literal"), "{}", run.stderr);
+    // Every run checks first: nothing is deployed (the engine's own refusal is the stand-in's test).
+    ws.exec(&["preview", "-p", "aws", "-s", "dev", "--target", "logagent"], &[])
+        .expect(3)
+        .stderr_has("`helm_timout` is read");
+    // A key the stack configuration holds is what Pulumi YAML reads.
+    ws.edit(
+        "config/pulumi/Pulumi.dev.yaml",
+        "config:\n",
+        "config:\n  logagent:logagent_extra: x\n",
+    );
+    ws.edit(
+        "projects/services/logagent/Pulumi.yaml",
+        "${helm_timout}",
+        "${helm_timeout}",
+    );
+    ws.exec(&["validate", "-p", "aws", "-s", "dev"], &TOKENS)
+        .expect(0)
+        .stderr_has("All configuration is OK");
+}
+
 /// Every `Pulumi.yaml` under `projects/`, with its path.
 fn programs() -> Vec<(String, Value)> {
     let mut out = Vec::new();

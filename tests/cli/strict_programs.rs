@@ -343,10 +343,6 @@ fn runner_preview_of_a_program_the_engine_refuses_fails_with_the_engines_message
             (ecr, "      version: 7", "      dependOn: []\n      version: 7"),
             vec!["Error: dependOn does not exist on resource options"],
         ),
-        (
-            (ecr, "${repository.registryId}", "${repoo.registryId}"),
-            vec!["Error: resource, variable, or config value \"repoo\" not found"],
-        ),
     ];
     for ((file, from, to), needles) in cases {
         let run = preview_with((file, from, to));
