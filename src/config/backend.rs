@@ -88,6 +88,24 @@ impl Backend {
         out
     }
 
+    /// What to check when `pulumi` cannot reach it.
+    pub(crate) fn reach_fix(&self) -> String {
+        let scheme = self.url().split("://").next().unwrap_or_default();
+        match (self, scheme) {
+            (Backend::Service(_), _) => format!(
+                "run `pulumi login` (or set PULUMI_ACCESS_TOKEN), or set {BACKEND_VAR} to the backend the stack lives in"
+            ),
+            (Backend::File { dir, .. }, _) => format!(
+                "create the directory (`mkdir -p {}`) or set {BACKEND_VAR} to an existing one",
+                dir.display()
+            ),
+            (_, "s3") => format!(
+                "check the bucket's name, region and credentials: set AWS_REGION (or add `?region=<region>` to {BACKEND_VAR}), and AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY or AWS_PROFILE"
+            ),
+            _ => format!("check the bucket's name and credentials in {BACKEND_VAR}"),
+        }
+    }
+
     /// The directory of a file backend.
     pub(crate) fn dir(&self) -> Option<&Path> {
         match self {
@@ -172,6 +190,13 @@ mod tests {
             ["PULUMI_CONFIG_PASSPHRASE", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"]
         );
         assert_eq!(file.credentials(), ["PULUMI_CONFIG_PASSPHRASE"]);
+        // What to check when it cannot be reached (N21: a region the URL lacks).
+        assert!(bucket.reach_fix().contains("AWS_REGION (or add `?region=<region>`"));
+        assert!(
+            file.reach_fix()
+                .starts_with("create the directory (`mkdir -p /srv/state`)")
+        );
+        assert!(cloud.reach_fix().starts_with("run `pulumi login`"));
     }
 
     #[test]

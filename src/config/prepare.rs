@@ -52,6 +52,10 @@ pub(crate) trait SecretStore {
         config_file: Option<&Path>,
     ) -> Result<(), StoreError>;
 
+    /// Reaches the state backend (`pulumi whoami` from the project in `dir`): done before any
+    /// question, so a backend that cannot be reached costs no typed answer.
+    fn reach(&self, dir: &Path, env: &Env) -> Result<(), StoreError>;
+
     /// A new `encryptionsalt` for the passphrase, made by `pulumi` for the stack of the project
     /// in `dir` in a scratch stack file: for when the project's own file has none (its stack
     /// was made elsewhere, e.g. from another clone against the same backend).
@@ -208,6 +212,11 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
     let stored = |key: &str| store_file.config.contains_key(key);
     let questions = questions::pending(&cx, &r.provider.prompts, &file.config, file.is_new());
     let secrets = questions::pending_secrets(&cx, needed(), &stored);
+    // Answers are stored through the backend (secrets and salt by `pulumi`): reach it before
+    // asking anything, as `terraform init` does, so a typo in its URL costs no typed answer.
+    if cx.interactive && questions + secrets > 0 {
+        reach_backend(r, &env, store_dir.as_deref(), store)?;
+    }
     if let Some(intro) = intro(r.stack, &file, questions, (secrets, &store_shown)) {
         report::info(&intro);
     }
@@ -271,6 +280,29 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
         config,
         secrets,
         passphrase_check: check,
+    })
+}
+
+/// `pulumi whoami` against the backend, from the store's project (any project serves).
+fn reach_backend(
+    r: &Request<'_>,
+    env: &Env,
+    store_dir: Option<&Path>,
+    store: &dyn SecretStore,
+) -> Result<(), RunnerError> {
+    let dir = store_dir
+        .map(Path::to_path_buf)
+        .or_else(|| r.provider.projects.first().map(|p| r.ws.root.join(&p.path)));
+    let Some(dir) = dir else { return Ok(()) };
+    store.reach(&dir, env).map_err(|e| {
+        let backend = super::backend::Backend::of(env);
+        RunnerError::Problems(vec![Problem::new(
+            format!(
+                "cannot reach the state backend {backend} (nothing was asked yet): {}",
+                e.message
+            ),
+            format!("{}, then run again", backend.reach_fix()),
+        )])
     })
 }
 

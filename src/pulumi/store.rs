@@ -102,6 +102,15 @@ impl SecretStore for Store {
         Ok(finish(c, Some(&line), &format!("pulumi config set --secret {key}"))?)
     }
 
+    fn reach(&self, dir: &Path, env: &Env) -> Result<(), StoreError> {
+        let what = "pulumi whoami";
+        Ok(finish(
+            self.command(dir, env, &["whoami", "--non-interactive"]),
+            None,
+            what,
+        )?)
+    }
+
     /// `config set --secret` of a throwaway key into a scratch file of no salt: `pulumi` gives
     /// it a new one (`DefaultSecretManager`), which is read back.
     fn new_salt(&self, dir: &Path, env: &Env) -> Result<String, StoreError> {

@@ -506,6 +506,48 @@ fn ctrl_c_at_a_question_writes_nothing_and_exits_130() {
 }
 
 #[test]
+fn a_backend_that_cannot_be_reached_is_said_before_any_question() {
+    let ws = Ws::reference();
+    let gone = ws.path().join("no-such-state");
+    let url = format!("file://{}", gone.display());
+    let mut c = ws.command(
+        &["validate", "-p", "aws", "-s", "dev"],
+        &[("TERM", "dumb"), ("PULUMI_BACKEND_URL", &url)],
+    );
+    for (k, _) in SECRETS {
+        c.env_remove(k);
+    }
+    c.env_remove("CI");
+    let mut s = expectrl::Session::spawn(c).expect("a pseudo-terminal");
+    s.set_expect_timeout(Some(Duration::from_secs(60)));
+    let screen = rest(&mut s);
+    assert!(
+        screen.contains(&format!("cannot reach the state backend {url} (nothing was asked yet)")),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(&format!("fix: create the directory (`mkdir -p {}`)", gone.display())),
+        "{screen}"
+    );
+    assert!(!screen.contains("AWS region to use"), "asked anyway:\n{screen}");
+    let status = format!("{:?}", s.get_process().wait().unwrap());
+    assert!(status.ends_with(", 3)"), "{status}");
+    assert!(!ws.path().join("config/pulumi/Pulumi.dev.yaml").exists());
+    // Once it exists, the questions come.
+    std::fs::create_dir_all(&gone).unwrap();
+    let mut c = ws.command(
+        &["validate", "-p", "aws", "-s", "dev"],
+        &[("TERM", "dumb"), ("PULUMI_BACKEND_URL", &url)],
+    );
+    c.env_remove("CI");
+    let mut s = expectrl::Session::spawn(c).expect("a pseudo-terminal");
+    s.set_expect_timeout(Some(Duration::from_secs(60)));
+    s.expect("AWS region to use").unwrap();
+    s.send(expectrl::ControlCode::EndOfText).unwrap();
+    assert!(rest(&mut s).contains("interrupted: nothing was written"));
+}
+
+#[test]
 fn non_interactive_never_asks_even_at_a_terminal() {
     let ws = Ws::reference();
     let mut s = session(&ws, &["validate", "-p", "aws", "-s", "dev", "--non-interactive"], &[]);

@@ -671,17 +671,18 @@ fn a_failure_shows_its_cause_in_the_failed_block_the_table_and_the_summary() {
         logstore["error"]
     );
 
-    // A program the engine refuses: the engine's message, not only the exit code.
+    // A program the engine refuses (what `validate` cannot know: a stack no backend holds):
+    // the engine's message, not only the exit code.
     ws.edit(
         "projects/services/logstore/Pulumi.yaml",
-        "${pulumi.stack}",
-        "${no_such_variable}",
+        "/kubeconfig/${pulumi.stack}",
+        "/kubeconfig/no-such-stack",
     );
     let run = ws.up("aws", &[], &[("CI", "true")]).expect(1);
     assert!(
         run.stderr
             .contains("Failed: logstore (up): pulumi up exited with code 1: ")
-            && run.stderr.contains("no_such_variable"),
+            && run.stderr.contains("no-such-stack"),
         "{}",
         run.stderr
     );
