@@ -11,7 +11,7 @@ use super::write_result;
 use crate::error::{RunnerError, exit};
 use crate::plan::{Operation, Plan};
 use crate::report;
-use crate::runstate::{History, Pending, RunState};
+use crate::runstate::{History, Pending, Recorded, RunState};
 use crate::settings::{Settings, StackContext};
 
 /// How `status` prints.
@@ -49,6 +49,8 @@ struct Row<'a> {
     deployed: bool,
     /// The last operation on it, `null` when the runner never ran it with this stack.
     last: Option<Last<'a>>,
+    /// Its last drift check since that operation, `null` when none.
+    drift: Option<Drift<'a>>,
     /// Resources in its stack after its last successful operation, when known.
     resources: Option<u64>,
     /// What its `up` takes, in seconds: learned from past runs, else declared.
@@ -65,6 +67,13 @@ struct Last<'a> {
     started: Option<&'a str>,
     ended: Option<&'a str>,
     duration_seconds: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct Drift<'a> {
+    /// `drifted`, `no drift`, or how the check ended otherwise (`failed`, `running`…).
+    status: &'a str,
+    ended: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -102,9 +111,10 @@ pub(crate) fn run(s: &Settings, t: &StackContext, format: StatusFormat) -> Resul
         schema_version: SCHEMA_VERSION,
         provider: &t.provider.name,
         stack: &t.stack,
-        running: projects
-            .iter()
-            .any(|r| r.last.as_ref().is_some_and(|l| l.status == "running")),
+        running: projects.iter().any(|r| {
+            r.last.as_ref().is_some_and(|l| l.status == "running")
+                || r.drift.as_ref().is_some_and(|d| d.status == "running")
+        }),
         up_would_run: projects.iter().filter(|r| r.up.runs).map(|r| r.name).collect(),
         projects,
     };
@@ -137,6 +147,14 @@ fn row<'a>(plan: &Plan<'a>, i: usize, state: &'a RunState, history: &History, pe
                 .zip(p.ended.as_deref())
                 .and_then(|(a, b)| Some((seconds_of(b)? - seconds_of(a)?).max(0.0)))
                 .map(|d| (d * 1000.0).round() / 1000.0),
+        }),
+        drift: p.and_then(|p| p.checked.as_ref()).map(|c| Drift {
+            status: match c.status {
+                Recorded::Succeeded if c.changed => "drifted",
+                Recorded::Succeeded => "no drift",
+                other => other.as_str(),
+            },
+            ended: c.ended.as_deref(),
         }),
         resources: history.resources(name),
         estimate_s: history.estimate(name, Operation::Up).or(declared),
@@ -177,9 +195,16 @@ fn table(doc: &Status<'_>, state_file: &str) -> String {
         if doc.running { " · a run is going" } else { "" }
     );
     let width = doc.projects.iter().map(|r| r.name.len()).max().unwrap_or(0).max(7);
+    // The drift column only when a check was made: most stacks never had one.
+    let checked = doc.projects.iter().any(|r| r.drift.is_some());
+    let drift_head = if checked {
+        format!("  {:<20}", "drift check")
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        "  {:<width$}  {:<8}  {:<11}  {:<20}  {:>7}  {:>9}  up would",
+        "  {:<width$}  {:<8}  {:<11}  {:<20}  {:>7}  {:>9}{drift_head}  up would",
         "project", "last op", "result", "ended (UTC)", "took", "resources"
     );
     for r in &doc.projects {
@@ -200,9 +225,25 @@ fn table(doc: &Status<'_>, state_file: &str) -> String {
         } else {
             format!("skip: {}", r.up.why)
         };
+        let drift = match (&r.drift, checked) {
+            (_, false) => String::new(),
+            (None, true) => format!("  {:<20}", "-"),
+            // The time of day is enough beside the full date of the last operation.
+            (Some(d), true) => {
+                let at = d.ended.map(shown_time).and_then(|t| t.get(11..16).map(str::to_string));
+                format!(
+                    "  {:<20}",
+                    [Some(d.status.to_string()), at]
+                        .into_iter()
+                        .flatten()
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                )
+            }
+        };
         let _ = writeln!(
             out,
-            "  {:<width$}  {op:<8}  {status:<11}  {ended:<20}  {took:>7}  {resources:>9}  {up}",
+            "  {:<width$}  {op:<8}  {status:<11}  {ended:<20}  {took:>7}  {resources:>9}{drift}  {up}",
             r.name
         );
     }

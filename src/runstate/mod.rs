@@ -140,6 +140,30 @@ pub(crate) struct ProjectState {
     /// -- destroy`): its next `up` runs, saying so.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub changed_by: Option<String>,
+    /// The last drift check (a preview) since the operation above, kept beside it: a look at
+    /// the stack is not what deployed it (`pulumi stack history` keeps previews out too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checked: Option<Checked>,
+}
+
+/// A drift check (preview) of a project the runner ran before.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub(crate) struct Checked {
+    pub status: Recorded,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended: Option<String>,
+    /// It found the stack other than the program and configuration declare.
+    #[serde(default)]
+    pub changed: bool,
+}
+
+impl Checked {
+    /// It found a difference.
+    pub(crate) fn drifted(&self) -> bool {
+        self.status == Recorded::Succeeded && self.changed
+    }
 }
 
 impl ProjectState {
@@ -155,6 +179,7 @@ impl ProjectState {
             outputs_digest: None,
             outputs: None,
             changed_by: None,
+            checked: None,
         }
     }
 
@@ -182,9 +207,15 @@ impl RunState {
     /// holds the workspace lock, or knows its holder ended). Whether any was.
     pub(crate) fn cut_short(&mut self) -> bool {
         let mut any = false;
-        for p in self.projects.values_mut().filter(|p| p.status == Recorded::Running) {
-            p.status = Recorded::CutShort;
-            any = true;
+        for p in self.projects.values_mut() {
+            if p.status == Recorded::Running {
+                p.status = Recorded::CutShort;
+                any = true;
+            }
+            if let Some(c) = p.checked.as_mut().filter(|c| c.status == Recorded::Running) {
+                c.status = Recorded::CutShort;
+                any = true;
+            }
         }
         any
     }
@@ -268,8 +299,8 @@ impl RunState {
             .filter(|(_, p)| {
                 p.deployed
                     && p.inputs_digest.is_none()
-                    && p.operation == Operation::Preview
-                    && p.status == Recorded::Succeeded
+                    && (p.checked.as_ref().is_some_and(Checked::drifted)
+                        || (p.operation == Operation::Preview && p.status == Recorded::Succeeded))
             })
             .map(|(n, _)| n.clone())
             .collect()
@@ -329,6 +360,9 @@ impl RunState {
     /// Keeps the state in step with one journal record (checked: its operation and status are
     /// ones the runner writes; a record that names others changes nothing).
     fn apply(&mut self, record: &Record) {
+        if self.apply_check(record) {
+            return;
+        }
         match record {
             Record::Started { project, operation, at } => {
                 let Some(operation) = Operation::named(operation) else {
@@ -379,6 +413,8 @@ impl RunState {
                     .entry(end.project.clone())
                     .or_insert_with(|| ProjectState::new(operation));
                 p.changed_by = None;
+                // What ran since says more than the check before it.
+                p.checked = None;
                 match (status, operation) {
                     (Recorded::Succeeded, Operation::Up) => {
                         p.deployed = true;
@@ -409,6 +445,59 @@ impl RunState {
                 p.ended = Some(end.ended.clone());
             }
         }
+    }
+}
+
+impl RunState {
+    /// A drift check (preview) of a project the runner ran: kept beside its last operation,
+    /// which it leaves as it was; one that found a difference makes the next `up` run. A look
+    /// at a project never run leaves it never run. Whether `record` was one.
+    fn apply_check(&mut self, record: &Record) -> bool {
+        let (project, operation) = match record {
+            Record::Started { project, operation, .. } => (project, operation),
+            Record::Finished(end) if end.by.is_none() => (&end.project, &end.operation),
+            Record::Finished(_) => return false,
+        };
+        if Operation::named(operation) != Some(Operation::Preview) {
+            return false;
+        }
+        let Some(p) = self.projects.get_mut(project) else {
+            return true;
+        };
+        if p.operation == Operation::Preview {
+            return false; // a state written before checks were kept apart
+        }
+        match record {
+            Record::Started { at, .. } => {
+                p.checked = Some(Checked {
+                    status: Recorded::Running,
+                    started: Some(at.clone()),
+                    ended: None,
+                    changed: false,
+                });
+            }
+            Record::Finished(end) => {
+                let Some(status) = Recorded::named(&end.status) else {
+                    return true;
+                };
+                if status.settled() && end.started.is_none() {
+                    if let Some(c) = p.checked.as_mut().filter(|c| c.status == Recorded::Running) {
+                        c.status = status;
+                    }
+                    return true;
+                }
+                p.checked = Some(Checked {
+                    status,
+                    started: end.started.clone(),
+                    ended: Some(end.ended.clone()),
+                    changed: end.changed,
+                });
+                if status == Recorded::Succeeded && end.changed {
+                    p.inputs_digest = None;
+                }
+            }
+        }
+        true
     }
 }
 
@@ -644,6 +733,29 @@ mod tests {
         assert!(!after(&[started("up"), ended("up", "failed", false)]));
         assert!(!after(&[started("destroy"), ended("destroy", "failed", false)]));
         assert!(!after(&[started("destroy"), ended("destroy", "succeeded", true)]));
+
+        // A check is kept beside the up it looked at, until an operation runs again.
+        let mut state = RunState::default();
+        for r in [
+            started("up"),
+            ended("up", "succeeded", true),
+            started("preview"),
+            ended("preview", "succeeded", true),
+        ] {
+            state.apply(&r);
+        }
+        let p = &state.projects["p"];
+        assert_eq!((p.operation, p.status), (Operation::Up, Recorded::Succeeded));
+        assert!(p.checked.as_ref().is_some_and(Checked::drifted));
+        assert!(state.drifted().contains("p"));
+        state.apply(&started("up"));
+        state.apply(&ended("up", "succeeded", true));
+        assert!(state.projects["p"].checked.is_none() && state.drifted().is_empty());
+        // A look at a project never run leaves no entry.
+        let mut state = RunState::default();
+        state.apply(&started("preview"));
+        state.apply(&ended("preview", "succeeded", true));
+        assert!(state.projects.is_empty());
     }
 
     #[test]

@@ -117,10 +117,14 @@ impl RunState {
                     _ if p.operation == Operation::Refresh => {
                         Pending::runs("its last refresh took changes made outside Pulumi into the state")
                     }
-                    _ if p.operation == Operation::Preview => Pending::runs(
-                        "a drift check found its stack differs from its program and configuration (its up \
+                    _ if p.operation == Operation::Preview
+                        || p.checked.as_ref().is_some_and(super::Checked::drifted) =>
+                    {
+                        Pending::runs(
+                            "a drift check found its stack differs from its program and configuration (its up \
                              refreshes first)",
-                    ),
+                        )
+                    }
                     _ => Pending::runs("no record of its inputs"),
                 },
             };

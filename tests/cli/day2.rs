@@ -570,6 +570,70 @@ fn drift_previews_what_the_backend_holds_and_exits_6_when_anything_differs() {
     .stderr_has("Failed: vpc (drift check)");
 }
 
+#[test]
+fn after_a_drift_check_status_keeps_the_last_up_and_shows_the_drift_beside_it() {
+    let ws = Ws::configured("aws");
+    ws.up("aws", &["--target", "eks"], &[]).expect(0);
+    ws.edit(
+        "config/pulumi/Pulumi.dev.yaml",
+        "eks:instance_type: t3.large",
+        "eks:instance_type: t3.xlarge",
+    );
+    ws.exec(&["drift", "-p", "aws", "-s", "dev"], &[]).expect(6);
+    let status = |ws: &Ws| {
+        let doc: serde_json::Value = serde_json::from_str(
+            &ws.exec(&["status", "-p", "aws", "-s", "dev", "--format", "json"], &[])
+                .expect(0)
+                .stdout,
+        )
+        .unwrap();
+        validate(&doc, "status.schema.json");
+        doc
+    };
+    let doc = status(&ws);
+    for name in ["vpc", "eks"] {
+        let row = project(&doc, name);
+        assert_eq!(row["last"]["operation"], "up", "{row}");
+        assert_eq!(row["last"]["status"], "succeeded", "{row}");
+        assert!(row["deployed"].as_bool().unwrap(), "{row}");
+    }
+    assert_eq!(project(&doc, "eks")["drift"]["status"], "drifted");
+    assert_eq!(project(&doc, "vpc")["drift"]["status"], "no drift");
+    assert!(project(&doc, "sirius")["drift"].is_null() && project(&doc, "sirius")["last"].is_null());
+    assert!(
+        project(&doc, "eks")["up"]["why"]
+            .as_str()
+            .unwrap()
+            .starts_with("a drift check found its stack differs"),
+        "{doc}"
+    );
+    let table = ws.exec(&["status", "-p", "aws", "-s", "dev"], &[]).expect(0).stdout;
+    let row = |name: &str| {
+        table
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no row {name}:\n{table}"))
+            .to_string()
+    };
+    assert!(table.lines().nth(1).unwrap().contains("drift check"), "{table}");
+    assert!(
+        row("eks").contains("up        succeeded") && row("eks").contains("drifted "),
+        "{table}"
+    );
+    assert!(row("vpc").contains("no drift "), "{table}");
+    // The up that sets the declared values back is what the table then shows; the check is past.
+    ws.up("aws", &["--target", "eks"], &[]).expect(0);
+    let doc = status(&ws);
+    assert!(project(&doc, "eks")["drift"].is_null(), "{doc}");
+    assert_eq!(
+        project(&doc, "vpc")["drift"]["status"],
+        "no drift",
+        "unchanged, so not run: still true"
+    );
+    let table = ws.exec(&["status", "-p", "aws", "-s", "dev"], &[]).expect(0).stdout;
+    assert!(!table.contains("drifted"), "{table}");
+}
+
 /// What differs, input by input: on the terminal, in the job summary, in the test report.
 fn drift_is_listed_input_by_input(ws: &Ws, drifted: &crate::support::Run) {
     assert!(
