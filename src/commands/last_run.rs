@@ -68,7 +68,7 @@ pub(crate) fn write_html(s: &Settings, t: &StackContext, plan: &Plan<'_>, summar
 }
 
 fn html_of(t: &StackContext, plan: &Plan<'_>, run: &timeline::LastRun) -> String {
-    let svg = render::svg(plan, &render::EdgeLabels::default());
+    let svg = render::svg_of(plan, &render::EdgeLabels::default(), &run.operation);
     let waits = timeline::waits_of(plan);
     // The log of each failure, as the run wrote it (scrubbed of secrets when written).
     let logs: BTreeMap<String, String> = run
@@ -76,7 +76,13 @@ fn html_of(t: &StackContext, plan: &Plan<'_>, run: &timeline::LastRun) -> String
         .iter()
         .filter(|p| p.error.is_some())
         .filter_map(|p| {
-            let text = crate::fs::read_text(t.run_dir.log(&p.name, &run.operation)).ok()?;
+            // A drift check's logs are its previews'.
+            let operation = if run.operation == "drift" {
+                "preview"
+            } else {
+                &run.operation
+            };
+            let text = crate::fs::read_text(t.run_dir.log(&p.name, operation)).ok()?;
             Some((p.name.clone(), text))
         })
         .collect();

@@ -97,7 +97,7 @@ pub fn is_change(op: &str) -> bool {
 
 /// A resource a preview would change, and how its inputs differ (from the engine's
 /// `resourcePreEvent`s). Values are compact JSON, secrets `[secret]` as the engine blinds them.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ResourceDiff {
     /// `type::name`: `aws:s3/bucket:Bucket::logs`.
     pub resource: String,
@@ -109,7 +109,7 @@ pub struct ResourceDiff {
 
 /// One input that differs: its path, and its value in the stack's state (refreshed from the
 /// cloud with `--refresh`) and in the program with the stack configuration. `None`: absent.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PropertyDiff {
     /// `tags.team`, `ports[0]`.
     pub path: String,

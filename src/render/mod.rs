@@ -10,7 +10,7 @@ mod tree;
 pub(crate) use dot::dot;
 pub(crate) use json::json;
 pub(crate) use mermaid::mermaid;
-pub(crate) use svg::{escape as xml_escape, svg};
+pub(crate) use svg::{escape as xml_escape, svg, svg_of};
 pub(crate) use tree::tree;
 
 /// The renderings `show-plan --format` offers.

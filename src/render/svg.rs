@@ -29,6 +29,11 @@ fn fill(layer: Layer) -> &'static str {
 
 /// The plan as one standalone SVG document.
 pub(crate) fn svg(plan: &Plan<'_>, labels: &super::EdgeLabels<'_>) -> String {
+    svg_of(plan, labels, plan.operation.as_str())
+}
+
+/// [`svg`], its title naming the command as `command` (a drift check runs a preview plan).
+pub(crate) fn svg_of(plan: &Plan<'_>, labels: &super::EdgeLabels<'_>, command: &str) -> String {
     let rows = plan.waves.iter().map(Vec::len).max().unwrap_or(0);
     let cols = plan.waves.len();
     let width = MARGIN * 2 + u32::try_from(cols.max(1)).unwrap_or(1) * COL_W - (COL_W - NODE_W);
@@ -52,8 +57,7 @@ pub(crate) fn svg(plan: &Plan<'_>, labels: &super::EdgeLabels<'_>) -> String {
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="Helvetica, Arial, sans-serif" font-size="12" role="img">"#
     );
     let title = format!(
-        "{} · provider {} · {} projects in {} waves · critical path {}{unit}",
-        plan.operation.as_str(),
+        "{command} · provider {} · {} projects in {} waves · critical path {}{unit}",
         plan.provider.name,
         plan.order.len(),
         plan.waves.len(),

@@ -88,6 +88,41 @@ pub(crate) fn markdown(project: &str, diffs: &[ResourceDiff]) -> String {
     out
 }
 
+/// An HTML table of one project's drift (the run's report), every text escaped.
+pub(crate) fn html(project: &str, diffs: &[ResourceDiff]) -> String {
+    let e = crate::render::xml_escape;
+    let mut out = format!(
+        "<article class=\"drift\" id=\"drift-{0}\"><h3>{0} drifted: {1} resource{2}</h3>\n<table>\n<thead><tr><th>resource</th><th>change</th><th>input</th><th>deployed</th><th>declared</th></tr></thead>\n<tbody>\n",
+        e(project),
+        diffs.len(),
+        if diffs.len() == 1 { "" } else { "s" }
+    );
+    let code = |v: Option<&String>| v.map_or_else(|| "(absent)".to_string(), |v| format!("<code>{}</code>", e(v)));
+    for d in diffs {
+        if d.properties.is_empty() {
+            let _ = writeln!(
+                out,
+                "<tr><td><code>{}</code></td><td>{}</td><td></td><td></td><td></td></tr>",
+                e(&d.resource),
+                doing(&d.op)
+            );
+        }
+        for p in &d.properties {
+            let _ = writeln!(
+                out,
+                "<tr><td><code>{}</code></td><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
+                e(&d.resource),
+                doing(&d.op),
+                e(&p.path),
+                code(p.deployed.as_ref()),
+                code(p.declared.as_ref())
+            );
+        }
+    }
+    out.push_str("</tbody>\n</table></article>\n");
+    out
+}
+
 /// Text for a cell of the job summary's table, inside a code span: a backtick would end the
 /// span, a line break the row (the table's own cell rule does the rest).
 fn cell(text: &str) -> String {

@@ -24,9 +24,16 @@ const LOG_LINES: usize = 400;
 
 pub(crate) fn render(run: &LastRun, parts: &Parts<'_>) -> String {
     let timeline = Timeline::of(run, parts.waits);
+    // A drift check that found a difference succeeded as a check, but is no good news.
+    let drifted = run.operation == "drift" && run.projects.iter().any(|p| p.status == "drifted");
+    let result = if drifted && run.result == "succeeded" {
+        "drift found"
+    } else {
+        run.result.as_str()
+    };
     let title = format!(
-        "runner {} · provider {} · stack {}: {}",
-        run.operation, run.provider, run.stack, run.result
+        "runner {} · provider {} · stack {}: {result}",
+        run.operation, run.provider, run.stack
     );
     let mut out = String::new();
     let _ = write!(
@@ -40,8 +47,8 @@ pub(crate) fn render(run: &LastRun, parts: &Parts<'_>) -> String {
         e(&run.operation),
         e(&run.provider),
         e(&run.stack),
-        e(&class(&run.result)),
-        e(&run.result),
+        e(&class(result)),
+        e(result),
         run.exit_code,
         seconds(ms(run.duration_seconds)),
         e(run.started.replace('T', " ").trim_end_matches('Z')),
@@ -75,6 +82,7 @@ pub(crate) fn render(run: &LastRun, parts: &Parts<'_>) -> String {
     );
 
     projects_table(&mut out, run);
+    drift_section(&mut out, run);
     failures_section(&mut out, run, parts.logs);
     let _ = writeln!(
         out,
@@ -120,6 +128,20 @@ fn projects_table(out: &mut String, run: &LastRun) {
         );
     }
     out.push_str("</tbody>\n</table>\n<p class=\"legend\">resources: + created, ~ updated, ± replaced, - deleted, = unchanged</p></section>\n");
+}
+
+/// What each drifted project's check found, input by input: deployed, and declared (what an
+/// `up` would apply).
+fn drift_section(out: &mut String, run: &LastRun) {
+    let drifted: Vec<_> = run.projects.iter().filter(|p| !p.drift.is_empty()).collect();
+    if drifted.is_empty() {
+        return;
+    }
+    out.push_str("<section id=\"drift\"><h2>Drift</h2>\n<p class=\"legend\">deployed: the stack's state; declared: the program with the stack configuration, which an <code>up</code> would apply</p>\n");
+    for p in drifted {
+        out.push_str(&super::drift::html(&p.name, &p.drift));
+    }
+    out.push_str("</section>\n");
 }
 
 /// Each failure's cause in full, with the end of its log folded underneath.
@@ -173,7 +195,7 @@ fn ms(seconds: f64) -> i64 {
 
 const STYLE: &str = "body{font-family:Helvetica,Arial,sans-serif;margin:24px;color:#222;max-width:1400px}\
 h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd}\
-.result{font-size:15px;margin:0}.result.failed,.result.interrupted{color:#b03a2e}.result.succeeded{color:#2e7d32}\
+.result{font-size:15px;margin:0}.result.failed,.result.interrupted{color:#b03a2e}.result.succeeded{color:#2e7d32}.result.drift-found{color:#9a6700}\
 .counts{list-style:none;padding:0;display:flex;gap:18px}.dot{display:inline-block;width:10px;height:10px;border-radius:5px;margin-right:6px}\
 .figure{overflow-x:auto;border:1px solid #eee;padding:8px}.figure svg{max-width:100%;height:auto}\
 table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:5px 8px;border-bottom:1px solid #eee;vertical-align:top}\
@@ -197,6 +219,7 @@ mod tests {
             duration_seconds: Some(1.0),
             outputs: Some(serde_json::from_str(r#"{"url":"http://x/<a>","pw":"[secret]"}"#).unwrap()),
             changes: BTreeMap::from([("create".to_string(), 2)]),
+            drift: Vec::new(),
             error: error.map(str::to_string),
         };
         let run = LastRun {

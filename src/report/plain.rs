@@ -82,15 +82,21 @@ impl Plain {
         self
     }
 
+    /// The operation as the user named it: a drift check runs previews.
+    fn word(&self, operation: Operation) -> &'static str {
+        if self.drift { "drift check" } else { operation.as_str() }
+    }
+
     pub(crate) fn event(&mut self, ev: &Event) {
         match ev {
             Event::Started { project, operation, at } => {
+                let operation = self.word(*operation);
                 self.started.insert(project.clone(), *at);
                 let description = self.descriptions.get(project).cloned().unwrap_or_default();
                 let line = match self.banner {
                     Banner::Boring => format!("* {description}"),
                     Banner::Log => format!("[{description}] started"),
-                    Banner::Fabulous => format!("▶ [{project}] {} started ({description})", operation.as_str()),
+                    Banner::Fabulous => format!("▶ [{project}] {operation} started ({description})"),
                 };
                 say!("{}", style(line).for_stderr().bold());
             }
@@ -130,6 +136,7 @@ impl Plain {
                 operation,
                 result,
             } => {
+                let operation = self.word(*operation);
                 let took = self
                     .started
                     .get(project)
@@ -138,14 +145,14 @@ impl Plain {
                     .unwrap_or_default();
                 if let Some(ci) = self.ci {
                     let lines = self.kept.remove(project).unwrap_or_default();
-                    let title = format!("{project}: {} {}{took}", operation.as_str(), result.status.name());
+                    let title = format!("{project}: {operation} {}{took}", result.status.name());
                     if !lines.is_empty() {
                         ci::print(&ci.group(project, &title, &lines));
                     }
                     if result.status.is_failure()
                         && let Some(a) = ci.annotation(
                             "error",
-                            &format!("{project}: {} {}", operation.as_str(), result.status.name()),
+                            &format!("{project}: {operation} {}", result.status.name()),
                             &super::failure::text_or(result.error.as_ref(), "failed"),
                         )
                     {
@@ -161,10 +168,10 @@ impl Plain {
                         format!("≠ [{project}] drifted: {}{took}", spelled(&result.changes))
                     }
                     Status::Succeeded if self.drift => format!("✔ [{project}] no drift{took}"),
-                    Status::Succeeded => format!("✔ [{project}] {} succeeded{took}", operation.as_str()),
-                    Status::Failed => format!("✘ [{project}] {} failed{took}", operation.as_str()),
-                    Status::TimedOut => format!("✘ [{project}] {} timed out{took}", operation.as_str()),
-                    Status::Interrupted => format!("⏹ [{project}] {} interrupted{took}", operation.as_str()),
+                    Status::Succeeded => format!("✔ [{project}] {operation} succeeded{took}"),
+                    Status::Failed => format!("✘ [{project}] {operation} failed{took}"),
+                    Status::TimedOut => format!("✘ [{project}] {operation} timed out{took}"),
+                    Status::Interrupted => format!("⏹ [{project}] {operation} interrupted{took}"),
                     other => format!("• [{project}] {}: {}", other.name(), other.reason().unwrap_or_default()),
                 };
                 let styled = match &result.status {

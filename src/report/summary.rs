@@ -46,6 +46,9 @@ struct ProjectSummary<'a> {
     estimate_s: Option<f64>,
     outputs: Option<Map<String, Value>>,
     changes: &'a BTreeMap<String, u64>,
+    /// What a drift check found resource by resource (left out when nothing).
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    drift: &'a [crate::exec::ResourceDiff],
     error: Option<String>,
 }
 
@@ -99,6 +102,7 @@ pub(crate) fn render(
                 estimate_s: predicted.estimates.get(name.as_str()).copied().map(round),
                 outputs: f.outputs.as_ref().map(crate::exec::Outputs::kept),
                 changes: &f.changes,
+                drift: if drift { &f.diffs } else { &[] },
                 error: f.error.as_ref().map(super::failure::text),
             })
             .collect(),

@@ -35,6 +35,8 @@ pub(crate) struct ProjectRun {
     pub(crate) outputs: Option<Map<String, Value>>,
     #[serde(default)]
     pub(crate) changes: BTreeMap<String, u64>,
+    #[serde(default)]
+    pub(crate) drift: Vec<crate::exec::ResourceDiff>,
     pub(crate) error: Option<String>,
 }
 
@@ -114,10 +116,11 @@ impl Timeline {
         out.push_str("    dateFormat x\n    axisFormat %M:%S\n");
         for (k, b) in self.bars.iter().enumerate() {
             let mut tags = Vec::new();
-            if b.critical || !matches!(b.status.as_str(), "succeeded" | "unchanged") {
+            let fine = matches!(b.status.as_str(), "succeeded" | "no drift");
+            if b.critical || !(fine || matches!(b.status.as_str(), "unchanged" | "not checked")) {
                 tags.push("crit");
             }
-            if b.status == "succeeded" {
+            if fine {
                 tags.push("done");
             }
             let label = match b.status.as_str() {
@@ -132,9 +135,6 @@ impl Timeline {
             // A zero-length bar is not drawn: a millisecond at least.
             let end = b.end_ms.max(b.start_ms + 1);
             let _ = writeln!(out, "    {label} :{tags}p{k}, {}, {end}", b.start_ms);
-        }
-        for (k, (from, to)) in self.idle.iter().enumerate() {
-            let _ = writeln!(out, "    idle :milestone, i{k}, {from}, {to}");
         }
         out
     }
@@ -235,17 +235,20 @@ pub(crate) fn waits_of(plan: &crate::plan::Plan<'_>) -> BTreeMap<String, Vec<Str
 /// The colour of a bar by the project's result.
 pub(crate) fn status_fill(status: &str) -> &'static str {
     match status {
-        "succeeded" => "#7cb87e",
+        "succeeded" | "no drift" => "#7cb87e",
         "failed" | "timed out" => "#e06666",
         "interrupted" => "#f1a340",
+        "drifted" => "#e0b000",
         _ => "#b0b0b0",
     }
 }
 
-/// The longest chain of projects that ran, by measured time, along the plan's edges: the
-/// projects on it and its length.
+/// The longest chain of projects that ran, by measured time, along the waits that happened: a
+/// plan's edge counts only where the project started after what it waits for ended (a drift
+/// check waits for nothing, so its path is one check long). The projects on it and its length.
 fn critical_path(bars: &[Bar], waits: &BTreeMap<String, Vec<String>>) -> (BTreeSet<String>, i64) {
     let took: BTreeMap<&str, i64> = bars.iter().map(|b| (b.name.as_str(), b.end_ms - b.start_ms)).collect();
+    let ended: BTreeMap<&str, i64> = bars.iter().map(|b| (b.name.as_str(), b.end_ms)).collect();
     let mut best: BTreeMap<&str, (i64, Option<&str>)> = BTreeMap::new();
     // In order of start, what a project waited for has its best chain already.
     for b in bars {
@@ -253,6 +256,7 @@ fn critical_path(bars: &[Bar], waits: &BTreeMap<String, Vec<String>>) -> (BTreeS
             .get(&b.name)
             .into_iter()
             .flatten()
+            .filter(|w| ended.get(w.as_str()).is_some_and(|&end| end <= b.start_ms))
             .filter_map(|w| best.get(w.as_str()).map(|(len, _)| (*len, w.as_str())))
             .max();
         let own = took[b.name.as_str()];
@@ -376,6 +380,7 @@ mod tests {
             duration_seconds: None,
             outputs: None,
             changes: BTreeMap::new(),
+            drift: Vec::new(),
             error: None,
         };
         LastRun {
@@ -420,13 +425,26 @@ mod tests {
     }
 
     #[test]
+    fn a_wait_that_did_not_happen_is_no_part_of_the_critical_path() {
+        // Drift checks wait for nothing: c and d overlap what the plan says they wait for.
+        let mut run = run();
+        run.operation = "drift".into();
+        run.projects[2].started = Some("2026-11-26T10:00:01.000Z".into());
+        run.projects[3].started = Some("2026-11-26T10:00:00.500Z".into());
+        let t = Timeline::of(&run, &waits());
+        let critical: Vec<&str> = t.bars.iter().filter(|b| b.critical).map(|b| b.name.as_str()).collect();
+        assert_eq!(critical, ["d"], "the longest single check: d (7 s)");
+        assert!(t.critical_ms <= t.length_ms, "a path no longer than the run");
+    }
+
+    #[test]
     fn mermaid_marks_the_critical_path_and_failures() {
         let m = Timeline::of(&run(), &waits()).mermaid();
         assert!(m.starts_with("gantt\n    title up · provider local · stack dev · 4 of 5 projects ran in 9.0s\n"));
         assert!(m.contains("    a :crit, done, p0, 0, 2000\n"), "{m}");
         assert!(m.contains("    b :done, p1, 0, 1000\n"), "{m}");
         assert!(m.contains("    d (failed) :crit, p3, 6000, 7500\n"), "{m}");
-        assert!(m.contains("    idle :milestone, i0, 5000, 6000\n"), "{m}");
+        assert!(!m.contains("idle"), "Mermaid would draw an idle stretch as a task: {m}");
     }
 
     #[test]

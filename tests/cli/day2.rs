@@ -579,7 +579,26 @@ fn after_a_drift_check_status_keeps_the_last_up_and_shows_the_drift_beside_it() 
         "eks:instance_type: t3.large",
         "eks:instance_type: t3.xlarge",
     );
-    ws.exec(&["drift", "-p", "aws", "-s", "dev"], &[]).expect(6);
+    let run = ws.exec(&["drift", "-p", "aws", "-s", "dev"], &[]).expect(6);
+    assert!(
+        run.stderr.contains("▶ [eks] drift check started") && !run.stderr.contains("preview started"),
+        "{}",
+        run.stderr
+    );
+    // The report of the check reads as drift found, in amber, with what differs.
+    let html = ws
+        .exec(&["report", "-p", "aws", "-s", "dev", "-o", "-"], &[])
+        .expect(0)
+        .stdout;
+    for needle in [
+        "<p class=\"result drift-found\" id=\"result\">drift found (exit 6)",
+        "<h3>eks drifted: 1 resource</h3>",
+        "<td><code>&quot;t3.large&quot;</code></td><td><code>&quot;t3.xlarge&quot;</code></td>",
+        "<text x=\"24\" y=\"22\" font-size=\"14\" font-weight=\"bold\">drift · provider aws",
+    ] {
+        assert!(html.contains(needle), "the report lacks {needle:?}:\n{html}");
+    }
+    assert!(!html.contains(">succeeded (exit"), "{html}");
     let status = |ws: &Ws| {
         let doc: serde_json::Value = serde_json::from_str(
             &ws.exec(&["status", "-p", "aws", "-s", "dev", "--format", "json"], &[])
