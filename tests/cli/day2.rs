@@ -585,6 +585,7 @@ fn after_a_drift_check_status_keeps_the_last_up_and_shows_the_drift_beside_it() 
         "{}",
         run.stderr
     );
+    run.stderr_has("Next: `runner up -p aws -s dev` sets the declared values back");
     // The report of the check reads as drift found, in amber, with what differs.
     let html = ws
         .exec(&["report", "-p", "aws", "-s", "dev", "-o", "-"], &[])
@@ -599,6 +600,10 @@ fn after_a_drift_check_status_keeps_the_last_up_and_shows_the_drift_beside_it() 
         assert!(html.contains(needle), "the report lacks {needle:?}:\n{html}");
     }
     assert!(!html.contains(">succeeded (exit"), "{html}");
+    ws.exec(&["preview", "-p", "aws", "-s", "dev", "--target", "eks"], &[])
+        .expect(0)
+        .stderr_has("Would change: eks: ~1 update")
+        .stderr_has("Next: `runner up -p aws -s dev` makes these changes.");
     let status = |ws: &Ws| {
         let doc: serde_json::Value = serde_json::from_str(
             &ws.exec(&["status", "-p", "aws", "-s", "dev", "--format", "json"], &[])

@@ -165,6 +165,21 @@ pub(super) fn after(
     if let Some(v) = &verdict {
         report::info(&format!("\n{v}"));
     }
+    // What a look that found changes leaves to do.
+    let would_change = result
+        .results
+        .iter()
+        .any(|(_, f)| f.status == crate::exec::Status::Succeeded && crate::exec::would_change(&f.changes));
+    if o.operation == Operation::Preview && would_change && !result.interrupted && !result.failed() {
+        let up = format!("runner up -p {} -s {}", t.provider.name, t.stack);
+        report::info(&if o.drift.is_some() {
+            format!(
+                "Next: `{up}` sets the declared values back (it refreshes the drifted projects first), or change their programs or configuration to match what is deployed."
+            )
+        } else {
+            format!("Next: `{up}` makes these changes.")
+        });
+    }
     if o.operation == Operation::Refresh
         && !result.interrupted
         && let Some(v) = refresh_verdict(result)
