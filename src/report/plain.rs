@@ -273,8 +273,9 @@ impl Plain {
         if plan.operation == Operation::Preview && !self.drift {
             preview_verdict(err, result);
         }
-        if self.drift {
-            drifted(err, result);
+        // Input by input, from the same engine events: what drifted, or what a preview would do.
+        if plan.operation == Operation::Preview {
+            diffs(err, result, if self.drift { "Drifted:" } else { "Would change:" });
         }
         for (name, f) in result.results.iter().filter(|(_, f)| f.status.is_failure()) {
             let _ = writeln!(
@@ -337,13 +338,14 @@ fn left_by_the_stop(err: &mut impl std::io::Write, result: &RunResult) {
     }
 }
 
-/// After a drift check's table: what differs in each drifted project, resource by resource.
-fn drifted(err: &mut impl std::io::Write, result: &RunResult) {
+/// After a preview's table (a drift check's too): what differs in each project that would change,
+/// resource by resource.
+fn diffs(err: &mut impl std::io::Write, result: &RunResult, heading: &str) {
     for (name, f) in result.results.iter().filter(|(_, f)| !f.diffs.is_empty()) {
         let _ = writeln!(
             err,
             "\n{} {name} (deployed → declared):",
-            style("Drifted:").for_stderr().yellow().bold()
+            style(heading).for_stderr().yellow().bold()
         );
         for line in super::drift::lines(&f.diffs, "  ") {
             let _ = writeln!(err, "{line}");

@@ -603,6 +603,7 @@ fn after_a_drift_check_status_keeps_the_last_up_and_shows_the_drift_beside_it() 
     ws.exec(&["preview", "-p", "aws", "-s", "dev", "--target", "eks"], &[])
         .expect(0)
         .stderr_has("Would change: eks: ~1 update")
+        .stderr_has("\"t3.large\" → \"t3.xlarge\"")
         .stderr_has("Next: `runner up -p aws -s dev` makes these changes.");
     let status = |ws: &Ws| {
         let doc: serde_json::Value = serde_json::from_str(
