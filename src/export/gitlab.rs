@@ -5,6 +5,9 @@
 //! and the secrets are the project's masked CI/CD variables (GitLab puts them in every job's
 //! environment); the stack file is written from the export before each job.
 //!
+//! The up jobs run on the default branch only, and never in a destroy pipeline: GitLab reads one
+//! `.gitlab-ci.yml`, so a team includes both files.
+//!
 //! The destroy pipeline takes a human act twice over: its jobs exist only in a pipeline run
 //! with the variable `RUNNER_DESTROY_STACK` naming the stack (a `rules:` entry on every job),
 //! and even then nothing runs until someone plays the manual job `confirm-destroy`, which
@@ -116,9 +119,18 @@ fn pipeline(
         let mut job = Map::new();
         job.insert("stage".into(), json!(project.layer.as_str()));
         job.insert("needs".into(), Value::Array(needs));
-        if destroy {
-            job.insert("rules".into(), json!([{"if": named}]));
-        }
+        let rules = if destroy {
+            json!([{"if": named}])
+        } else {
+            // Deploys from the default branch only (its pushes, schedules and manual runs), never
+            // in a merge request's pipeline nor beside a destroy (GitLab reads one file: a team
+            // includes both).
+            json!([
+                {"if": format!("${DESTROY_VARIABLE}"), "when": "never"},
+                {"if": "$CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH"},
+            ])
+        };
+        job.insert("rules".into(), rules);
         job.insert(
             "resource_group".into(),
             json!(format!("pulumi-{}-{}", input.stack, project.name)),
@@ -132,6 +144,12 @@ fn pipeline(
         "Deploys every project, a stage per layer, one job each with its needs"
     };
     let mut h = header(plan, input, Format::GitlabCi, what);
+    if !destroy {
+        h.push(format!(
+            "Runs on the default branch only (pushes, schedules, Run pipeline), never in a merge request's \
+             pipeline nor in one run with {DESTROY_VARIABLE}: include it beside runner-destroy.gitlab-ci.yml."
+        ));
+    }
     if destroy {
         h.push(format!(
             "Runs only in a pipeline run with the variable {DESTROY_VARIABLE}={} (Build > Pipelines > Run \

@@ -365,6 +365,23 @@ pub(super) fn teardown(plan: &Plan<'_>, input: &Input, names: &Names, path: &str
         "#\n# PKO does not order deletion (prerequisites are ignored on delete): this deletes the\n\
          # Stacks one by one, dependents first, waiting for each to be gone.\nset -eu\n",
     );
+    if input.destroy_on_finalize {
+        s.push_str("# The Stacks destroy on finalize: deleting each destroys its cloud resources first.\n");
+    } else {
+        // Deleting a Stack that does not destroy on finalize forgets its resources and leaves
+        // them running: not what a teardown is taken to do, so it takes a second word.
+        s.push_str(
+            "# The Stacks do NOT destroy on finalize (exported without --destroy-on-finalize): deleting\n\
+             # them leaves every cloud resource running, forgotten by PKO. To destroy the resources,\n\
+             # export again with --destroy-on-finalize and apply that first, or run `runner destroy`.\n\
+             # To delete the Stacks and keep the resources anyway: KEEP_RESOURCES=yes ./teardown.sh\n\
+             if [ \"${KEEP_RESOURCES:-}\" != yes ]; then\n\
+             \x20 echo 'teardown.sh: these Stacks do not destroy on finalize: deleting them leaves every cloud resource running.' >&2\n\
+             \x20 echo 'Export again with --destroy-on-finalize and apply it first (or run runner destroy); to delete the Stacks and keep the resources, run it with KEEP_RESOURCES=yes.' >&2\n\
+             \x20 exit 1\n\
+             fi\n",
+        );
+    }
     // Unquoted, so the default's single quotes are the shell's (inside double quotes they
     // would be characters of the value); an assignment neither splits nor globs.
     let _ = writeln!(s, "namespace=${{NAMESPACE:-{}}}", shell::quote(&input.namespace));

@@ -422,6 +422,49 @@ fn pko_from_programs_embeds_one_program_per_project_named_as_it() {
     }
 }
 
+/// PKO's teardown cannot silently leave the cloud resources running: without
+/// `--destroy-on-finalize` it refuses unless told to keep them; with it, it deletes at once.
+#[test]
+fn the_pko_teardown_says_what_happens_to_the_cloud_resources() {
+    let ws = Ws::configured("aws");
+    let bin = ws.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let log = ws.path().join("kubectl.log");
+    let kubectl = bin.join("kubectl");
+    std::fs::write(&kubectl, format!("#!/bin/sh\necho \"$*\" >> '{}'\n", log.display())).unwrap();
+    std::fs::set_permissions(&kubectl, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let teardown = |extra: &[&str], env: &[(&str, &str)]| {
+        let (run, files) = export(&ws, "pko", "aws", extra);
+        run.expect(0);
+        let script = ws.path().join("teardown.sh");
+        std::fs::write(&script, &files["teardown.sh"]).unwrap();
+        let _ = std::fs::remove_file(&log);
+        let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+        let out = std::process::Command::new("sh")
+            .arg(&script)
+            .env("PATH", path)
+            .envs(env.iter().copied())
+            .output()
+            .unwrap();
+        (out, std::fs::read_to_string(&log).unwrap_or_default())
+    };
+    let (out, deleted) = teardown(&[], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("these Stacks do not destroy on finalize: deleting them leaves every cloud resource running")
+            && said.contains("KEEP_RESOURCES=yes"),
+        "{said}"
+    );
+    assert!(deleted.is_empty(), "deleted anyway: {deleted}");
+    let (out, deleted) = teardown(&[], &[("KEEP_RESOURCES", "yes")]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(deleted.starts_with("delete stack.pulumi.com "), "{deleted}");
+    let (out, deleted) = teardown(&["--destroy-on-finalize"], &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(deleted.lines().count(), 16, "{deleted}");
+}
+
 #[test]
 fn a_workspace_file_backend_is_refused_with_the_fix() {
     let ws = Ws::configured("aws");
@@ -658,6 +701,50 @@ fn kebap_needs_the_esc_organization_and_a_repository() {
         .expect(2);
     assert!(run.stderr.contains("no git remote `origin`"), "{}", run.stderr);
     assert!(run.stderr.contains("--repo URL"), "{}", run.stderr);
+    // An `origin` no pod can clone is said, with the flag that overrides it.
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .arg("-C")
+            .arg(ws.path())
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    git(&["init", "-q", "-b", "main"]);
+    git(&["remote", "add", "origin", "/home/me/platform"]);
+    let argo = [
+        "export",
+        "argo-workflows",
+        "-p",
+        "aws",
+        "-s",
+        "dev",
+        "-o",
+        "out",
+        "--branch",
+        "main",
+    ];
+    ws.exec(&argo, &[BACKEND])
+        .expect(0)
+        .stderr_has("the `origin` remote /home/me/platform is a path on this machine, which no pod can reach")
+        .stderr_has("fix: pass --repo with a URL the engine can clone");
+    git(&["remote", "set-url", "origin", "git@git.example.test:acme/platform.git"]);
+    ws.exec(&argo, &[BACKEND])
+        .expect(0)
+        .stderr_has("is SSH, which needs a key the exported objects do not carry");
+    git(&[
+        "remote",
+        "set-url",
+        "origin",
+        "https://git.example.test/acme/platform.git",
+    ]);
+    let run = ws.exec(&argo, &[BACKEND]).expect(0);
+    assert!(!run.stderr.contains("the `origin` remote"), "{}", run.stderr);
 }
 
 /// A Debian tool of scripts/install-test-tools: whether to go on (a skip when it is missing and

@@ -509,6 +509,30 @@ fn up_again(scene: &Scene<'_>) {
     }
 }
 
+/// The up pipeline deploys from the default branch only, never in a destroy pipeline (a team
+/// includes both files in one `.gitlab-ci.yml`).
+fn up_only_where_it_should(scene: &Scene<'_>) {
+    let beside = scene.gitlab.run(
+        "runner-up.gitlab-ci.yml",
+        &["--variable", &format!("{DESTROY_VARIABLE}=dev")],
+    );
+    assert_eq!(beside.run.code, 0, "{}\n{}", beside.run.stdout, beside.run.stderr);
+    assert!(
+        beside.events.is_empty(),
+        "up jobs ran in a destroy pipeline:\n{}",
+        beside.run.stdout
+    );
+    git(scene.e.path(), &["checkout", "-q", "-b", "feature"]);
+    let branch = scene.gitlab.run("runner-up.gitlab-ci.yml", &[]);
+    git(scene.e.path(), &["checkout", "-q", "main"]);
+    assert_eq!(branch.run.code, 0, "{}\n{}", branch.run.stdout, branch.run.stderr);
+    assert!(
+        branch.events.is_empty(),
+        "up jobs ran on a feature branch:\n{}",
+        branch.run.stdout
+    );
+}
+
 /// The teardown without the explicit act runs nothing: no variable, another stack's name, or
 /// the right name without the manual job played.
 fn destroy_refused(scene: &Scene<'_>) {
@@ -589,6 +613,7 @@ fn the_exported_pipelines_run_up_twice_then_a_guarded_destroy(
     let scene = set_up(e, engine, gcl, moto);
     let made = up(&scene);
     up_again(&scene);
+    up_only_where_it_should(&scene);
     destroy_refused(&scene);
     destroy(&scene);
     e.assert_no_plain_secret(&made);

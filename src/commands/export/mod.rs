@@ -481,6 +481,14 @@ fn repository(s: &Settings, format: Format, o: &Cluster) -> Result<Repo, RunnerE
             )
         })?,
     };
+    if o.repo.is_none()
+        && let Some(why) = unclonable(&url)
+    {
+        report::warning(&format!(
+            "the `origin` remote {url} {why}: the engine clones the repository from inside the cluster\n  \
+             fix: pass --repo with a URL the engine can clone (https://…), or set up the credentials it needs"
+        ));
+    }
     let revision = match &o.revision {
         Some(r) => r.clone(),
         None => match git(root, &["symbolic-ref", "--short", "-q", "HEAD"]) {
@@ -495,6 +503,21 @@ fn repository(s: &Settings, format: Format, o: &Cluster) -> Result<Repo, RunnerE
     };
     let prefix = git(root, &["rev-parse", "--show-prefix"]).unwrap_or_default();
     Ok(Repo { url, revision, prefix })
+}
+
+/// Why an engine in a cluster could not clone `url` as it stands, if it could not: a path on
+/// this machine, or SSH, which needs a key the exported objects do not carry.
+fn unclonable(url: &str) -> Option<&'static str> {
+    let scp_like = !url.contains("://") && url.split_once(':').is_some_and(|(host, _)| host.contains('@'));
+    if url.starts_with("ssh://") || scp_like {
+        Some(
+            "is SSH, which needs a key the exported objects do not carry (PKO's gitAuth.sshAuth, Argo's sshPrivateKeySecret)",
+        )
+    } else if url.starts_with("file://") || !url.contains("://") {
+        Some("is a path on this machine, which no pod can reach")
+    } else {
+        None
+    }
 }
 
 /// `--bundle-path`: a path inside the repository, relative to its root.
