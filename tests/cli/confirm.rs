@@ -74,6 +74,9 @@ fn up_at_a_terminal_says_what_it_will_run_and_asks_once() {
     let mut s = at_terminal(&ws, &["up", "-p", "aws", "-s", "dev", "--target", "iam"]);
     s.expect("Go ahead?").unwrap();
     s.send_line("y").unwrap();
+    // It ends with where to look next.
+    s.expect("Next: `runner status -s dev` says what is deployed and why; `runner report -s dev` draws this run")
+        .unwrap();
     assert_eq!(exit_code(&mut s), 0);
     assert!(ws.invocations().iter().any(|i| i.command() == "up"));
 }

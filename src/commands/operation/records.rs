@@ -165,6 +165,13 @@ pub(super) fn after(
     if let Some(v) = &verdict {
         report::info(&format!("\n{v}"));
     }
+    // A person at a terminal after an up that went well: where to look next.
+    if o.operation == Operation::Up && s.interactive && !result.failed() && !result.interrupted && o.report.is_none() {
+        report::info(&format!(
+            "Next: `runner status -s {0}` says what is deployed and why; `runner report -s {0}` draws this run as one HTML file.",
+            t.stack
+        ));
+    }
     // What a look that found changes leaves to do.
     let would_change = result
         .results
