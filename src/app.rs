@@ -90,17 +90,7 @@ fn dispatch(cli: &Cli, style: Style, cwd: &Path) -> Result<i32, RunnerError> {
             commands::write_result(&String::from_utf8_lossy(&buf))?;
             Ok(exit::SUCCESS)
         }
-        Command::Man => {
-            let mut buf = Vec::new();
-            clap_mangen::Man::new(Cli::command())
-                .render(&mut buf)
-                .map_err(|source| RunnerError::Io {
-                    context: "the man page".into(),
-                    source,
-                })?;
-            commands::write_result(&String::from_utf8_lossy(&buf))?;
-            Ok(exit::SUCCESS)
-        }
+        Command::Man { dir } => man(dir.as_deref()),
         Command::ListProviders => commands::providers::list(&settings()?),
         Command::ShowPlan(args) => {
             neither_run_nor_left_out(&args.targets, &args.excludes)?;
@@ -341,4 +331,50 @@ fn flags(g: &GlobalArgs) -> Flags {
         non_interactive: g.non_interactive,
         switch_stack: g.switch_stack,
     }
+}
+
+/// `runner man`: the main page on standard output, or with `--dir` a page per command.
+fn man(dir: Option<&Path>) -> Result<i32, RunnerError> {
+    if let Some(dir) = dir {
+        let written = man_pages(dir).map_err(|source| RunnerError::Io {
+            context: format!("cannot write the man pages to {}", dir.display()),
+            source,
+        })?;
+        crate::report::info(&format!(
+            "wrote {written} man pages to {} (`man runner-up` once the directory is on MANPATH)",
+            dir.display()
+        ));
+        return Ok(exit::SUCCESS);
+    }
+    let mut buf = Vec::new();
+    clap_mangen::Man::new(Cli::command())
+        .render(&mut buf)
+        .map_err(|source| RunnerError::Io {
+            context: "the man page".into(),
+            source,
+        })?;
+    commands::write_result(&String::from_utf8_lossy(&buf))?;
+    Ok(exit::SUCCESS)
+}
+
+/// One man page per command (hidden ones left out) into `dir`, named as `man` finds them
+/// (`runner-export-pko.1`): how many.
+fn man_pages(dir: &std::path::Path) -> std::io::Result<usize> {
+    fn each(cmd: &clap::Command, dir: &std::path::Path, written: &mut usize) -> std::io::Result<()> {
+        for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+            each(sub, dir, written)?;
+        }
+        let man = clap_mangen::Man::new(cmd.clone());
+        let mut page = Vec::new();
+        man.render(&mut page)?;
+        crate::fs::write_atomic(&dir.join(man.get_filename()), &page, crate::fs::NewFile::Default)?;
+        *written += 1;
+        Ok(())
+    }
+    std::fs::create_dir_all(dir)?;
+    let mut cmd = Cli::command().disable_help_subcommand(true);
+    cmd.build();
+    let mut written = 0;
+    each(&cmd, dir, &mut written)?;
+    Ok(written)
 }

@@ -221,9 +221,17 @@ pub(crate) enum Command {
         shell: CompletionShell,
     },
 
-    /// Print the runner's man page (roff), made from the same command definitions as --help
-    #[command(after_help = "Examples:\n  runner man > ~/.local/share/man/man1/runner.1\n  runner man | man -l -")]
-    Man,
+    /// Print the runner's man page (roff), or write a page per command, made from the same
+    /// command definitions as --help
+    #[command(
+        after_help = "Examples:\n  runner man | man -l -\n  runner man > ~/.local/share/man/man1/runner.1\n  runner man --dir ~/.local/share/man/man1     # runner.1, runner-up.1, runner-export-pko.1, …\n  man runner-drift"
+    )]
+    Man {
+        /// Write one page per command into this directory (made if missing), as git and gh
+        /// ship theirs, instead of printing the main page
+        #[arg(long, value_name = "DIR")]
+        dir: Option<std::path::PathBuf>,
+    },
 }
 
 /// The commands that look at a stack without running the graph (top-level commands).

@@ -113,6 +113,30 @@ fn the_man_page_is_made_from_the_commands() {
 }
 
 #[test]
+fn man_dir_writes_a_page_per_command_as_man_finds_them() {
+    let ws = Ws::reference();
+    ws.run(&["man", "--dir", "man/man1"])
+        .expect(0)
+        .stderr_has("wrote 24 man pages to man/man1");
+    let dir = ws.path().join("man/man1");
+    for (file, title) in [
+        ("runner.1", ".TH runner 1"),
+        ("runner-up.1", ".TH runner-up 1"),
+        ("runner-drift.1", ".TH runner-drift 1"),
+        ("runner-export-pko.1", ".TH runner-export-pko 1"),
+    ] {
+        let page = std::fs::read_to_string(dir.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert!(
+            page.contains(&format!("{title} ")),
+            "{file}: {}",
+            &page[..200.min(page.len())]
+        );
+    }
+    let drift = std::fs::read_to_string(dir.join("runner-drift.1")).unwrap();
+    assert!(drift.contains("\\-\\-refresh"), "drift's own flag is on its page");
+}
+
+#[test]
 fn color_follows_the_flag_and_no_color() {
     let ws = Ws::reference();
     let plain = ws.run(&["show-plan", "-p", "aws"]).expect(0);
