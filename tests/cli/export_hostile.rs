@@ -309,6 +309,8 @@ fn the_teardown_script_passes_each_value_as_one_word() {
         c.current_dir(ws.path())
             .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
             .env("LOG", &log)
+            // Exported without --destroy-on-finalize: the script wants the word to go on.
+            .env("KEEP_RESOURCES", "yes")
             .env_remove("NAMESPACE");
         if let Some(n) = namespace {
             c.env("NAMESPACE", n);
