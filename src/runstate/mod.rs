@@ -372,8 +372,10 @@ impl RunState {
                     .projects
                     .entry(project.clone())
                     .or_insert_with(|| ProjectState::new(operation));
-                // While it runs (or if the runner dies meanwhile) `last_up` trusts nothing.
+                // While it runs (or if the runner dies meanwhile) `last_up` trusts nothing, and
+                // a check before it no longer tells what is deployed.
                 p.status = Recorded::Running;
+                p.checked = None;
                 p.operation = operation;
                 p.started = Some(at.clone());
                 p.ended = None;
