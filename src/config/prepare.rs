@@ -397,10 +397,19 @@ pub(crate) fn provider_lock(provider: &Provider, file: &StackFile) -> Option<Pro
             format!(
                 "Stack has already been used with the provider [{stored}], so it cannot be run with the specified provider [{wanted}]"
             ),
-            format!(
-                "destroy all resources and remove the kubernetes:infra_type key from {}, or use another stack",
-                file.shown
-            ),
+            {
+                // `Pulumi.<stack>.yaml`: the stack, for the command line of the likely move.
+                let stack = file
+                    .path
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .and_then(|n| n.strip_prefix("Pulumi.")?.strip_suffix(".yaml"))
+                    .unwrap_or("STACK");
+                format!(
+                    "use another stack for `-p {0}` (`-s {stack}-{0}`); or, to move this one, destroy its resources with the provider that made them ({stored}) and remove the kubernetes:infra_type key from {1}",
+                    provider.name, file.shown
+                )
+            },
         )
     })
 }

@@ -292,7 +292,7 @@ fn another_providers_stack_and_broken_yaml() {
         .stderr_has(
             "Stack has already been used with the provider [DO], so it cannot be run with the specified provider [AWS]",
         )
-        .stderr_has("remove the kubernetes:infra_type key");
+        .stderr_has("fix: use another stack for `-p aws` (`-s dev-aws`); or, to move this one, destroy its resources with the provider that made them (DO) and remove the kubernetes:infra_type key");
     // The lock is the one problem: the other provider's keys are not listed as missing.
     let run = ws
         .exec(
