@@ -47,9 +47,11 @@ impl Operation {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown target `{name}`: provider {provider} has no such project")]
+#[error("unknown project `{name}` (given to {flag}): provider {provider} has no such project")]
 pub struct UnknownTarget {
     pub name: String,
+    /// The flag it was given to: `--target`, `--only`, `--exclude`.
+    pub flag: &'static str,
     pub provider: String,
     pub suggestion: Option<String>,
 }
@@ -86,6 +88,7 @@ impl<'p> Plan<'p> {
                 None => {
                     return Err(UnknownTarget {
                         name: t.clone(),
+                        flag: "--target",
                         provider: provider.name.clone(),
                         suggestion: graph.suggest(t),
                     });
@@ -125,6 +128,7 @@ impl<'p> Plan<'p> {
         let Some(i) = provider.graph.find(target) else {
             return Err(UnknownTarget {
                 name: target.to_string(),
+                flag: "--only",
                 provider: provider.name.clone(),
                 suggestion: provider.graph.suggest(target),
             });
@@ -155,6 +159,7 @@ impl<'p> Plan<'p> {
             let Some(i) = graph.find(n) else {
                 return Err(UnknownTarget {
                     name: n.clone(),
+                    flag: "--exclude",
                     provider: self.provider.name.clone(),
                     suggestion: graph.suggest(n),
                 });

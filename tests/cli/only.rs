@@ -150,7 +150,11 @@ fn only_takes_one_known_project_and_not_with_target() {
     let run = ws
         .exec(&["up", "-p", "aws", "-s", "dev", "--only", "ekz"], &[])
         .expect(2);
-    assert!(run.stderr.contains("unknown target `ekz`"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("unknown project `ekz` (given to --only)"),
+        "{}",
+        run.stderr
+    );
     assert!(run.stderr.contains("did you mean `eks`?"), "{}", run.stderr);
     let run = ws
         .exec(
