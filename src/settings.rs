@@ -183,6 +183,24 @@ impl Settings {
                 say_once(&self.ws, stack.as_deref(), &name, &note);
                 load_provider(&self.ws, Some(&name), command, &crate::fs::NoStats)?
             }
+            (None, None) if read_only && command != "validate" => {
+                // Looking at a stack this workspace never configured nor ran: say so, not that a
+                // provider is missing.
+                if let Some(problem) = file.as_ref().ok().and_then(|f| {
+                    let (stack, _) = stack(
+                        &self.ws,
+                        f,
+                        self.stack.as_deref(),
+                        (self.switch_stack, read_only),
+                        command,
+                    )
+                    .ok()?;
+                    unknown_stack(&self.ws, &stack, command)
+                }) {
+                    return Err(problem);
+                }
+                self.provider(command)?
+            }
             _ => self.provider(command)?,
         };
         let file = file.map_err(RunnerError::Validation)?;
@@ -397,6 +415,41 @@ fn say_once(ws: &Workspace, stack: Option<&str>, provider: &str, note: &str) {
     if run_dir.create().is_ok() {
         let _ = crate::fs::write_atomic(&path, format!("{provider}\n").as_bytes(), crate::fs::NewFile::Default);
     }
+}
+
+/// A stack with neither a stack file nor anything a run left here: the problem that says so,
+/// with the stacks this workspace knows.
+fn unknown_stack(ws: &Workspace, stack: &str, command: &str) -> Option<RunnerError> {
+    if stackfile::path(&ws.root, stack).exists() || ws.run_dir(stack).stack_dir().exists() {
+        return None;
+    }
+    let mut known: Vec<String> = std::fs::read_dir(ws.root.join("config/pulumi"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let s = name.strip_prefix("Pulumi.")?.strip_suffix(".yaml")?;
+            valid_stack_name(s).then(|| s.to_string())
+        })
+        .collect();
+    known.sort();
+    let fix = if known.is_empty() {
+        "no stack was configured here yet: `runner up -p PROVIDER -s STACK` makes one".to_string()
+    } else {
+        format!(
+            "stacks here: {} (`runner {command} -s {}`); with -p PROVIDER, `status` says what an up of `{stack}` would run",
+            known.join(", "),
+            known[0]
+        )
+    };
+    Some(RunnerError::usage(
+        format!(
+            "stack `{stack}` has no runs here and no configuration ({})",
+            ws.show(&stackfile::path(&ws.root, stack))
+        ),
+        fix,
+    ))
 }
 
 /// The provider a stack's configuration was written for: the provider file whose `infra_type`

@@ -231,6 +231,16 @@ fn a_command_that_only_reads_looks_at_another_stack_without_switching() {
         std::fs::read_to_string(ws.path().join("config/pulumi/environment")).unwrap(),
         env
     );
+    // Without -p, a stack never configured nor run here is said to be that, with the known ones.
+    ws.exec(&["status", "-s", "other"], &[])
+        .expect(2)
+        .stderr_has("stack `other` has no runs here and no configuration (config/pulumi/Pulumi.other.yaml)")
+        .stderr_has("stacks here: dev (`runner status -s dev`)");
+    ws.exec(&["output", "iam", "-s", "other"], &[])
+        .expect(2)
+        .stderr_has("stack `other` has no runs here");
+    // The workspace's own stack still finds its provider from its stack file.
+    ws.exec(&["status", "-s", "dev"], &[]).expect(0);
     // A run still asks for the switch: it would write the other stack's files.
     ws.up("aws", &["--target", "iam"], &[]).expect(0);
     ws.exec(&["up", "-p", "aws", "-s", "other", "--target", "iam"], &[])
