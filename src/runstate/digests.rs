@@ -254,6 +254,15 @@ impl Kind {
     fn named(self, name: &str) -> String {
         match self {
             Kind::Config => format!("stack file key `{name}`"),
+            // A project's own stack file has the name of the shared one: say which it is.
+            Kind::File
+                if name
+                    .strip_prefix("Pulumi.")
+                    .and_then(|rest| rest.strip_suffix(".yaml"))
+                    .is_some_and(|stack| !stack.is_empty()) =>
+            {
+                format!("its own stack file `{name}` (not config/pulumi's)")
+            }
             Kind::File => format!("its file `{name}`"),
             Kind::Named => format!("the file `{name}` names"),
             Kind::Environment => format!("environment variable `{name}`"),
@@ -602,5 +611,14 @@ mod tests {
         );
         assert!(is_manifest(&now("network")) && is_manifest(""));
         assert!(!is_manifest("file \"x\" zz") && !is_manifest("\u{1b}[2J"));
+        // A project's own stack file is told from the shared one of the same name.
+        assert_eq!(
+            changed_input(
+                "file \"Pulumi.try.yaml\" 0000000000000000\n",
+                "file \"Pulumi.try.yaml\" 1111111111111111\n"
+            )
+            .as_deref(),
+            Some("its own stack file `Pulumi.try.yaml` (not config/pulumi's) changed")
+        );
     }
 }
