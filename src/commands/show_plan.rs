@@ -74,7 +74,7 @@ fn learned<'p>(s: &Settings, provider: &'p Provider, operation: Operation) -> Co
         return Cow::Borrowed(provider);
     };
     let learned = match History::load(&s.ws.run_dir(&stack)) {
-        Ok(history) => history.estimates(operation),
+        Ok(history) => history.estimates(&provider.name, operation),
         Err(why) => {
             report::warning(&why.to_string());
             return Cow::Borrowed(provider);

@@ -19,6 +19,10 @@ const KEPT: usize = 5;
 pub(crate) struct History {
     #[serde(default)]
     schema_version: u32,
+    /// The provider whose runs taught it: another provider's projects take other times (an
+    /// EKS cluster is not a local one), so a plan for another provider learns nothing here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    provider: Option<String>,
     #[serde(default)]
     projects: BTreeMap<String, Learned>,
 }
@@ -72,15 +76,20 @@ impl History {
     pub(crate) fn save(&self, run_dir: &RunDir) -> std::io::Result<()> {
         let doc = History {
             schema_version: 1,
+            provider: self.provider.clone(),
             projects: self.projects.clone(),
         };
         let text = serde_json::to_string_pretty(&doc).expect("history serializes") + "\n";
         write_atomic(&run_dir.durations(), text.as_bytes(), NewFile::Default)
     }
 
-    /// Learns from a finished run: the duration of every project that succeeded, and what its
-    /// stack holds now.
-    pub(crate) fn record(&mut self, operation: Operation, result: &RunResult) {
+    /// Learns from a finished run of `provider`'s projects: the duration of every project that
+    /// succeeded, and what its stack holds now. Another provider's lessons are forgotten.
+    pub(crate) fn record(&mut self, provider: &str, operation: Operation, result: &RunResult) {
+        if self.provider.as_deref().is_some_and(|p| p != provider) {
+            self.projects.clear();
+        }
+        self.provider = Some(provider.to_string());
         for (name, f) in &result.results {
             if f.status != Status::Succeeded {
                 continue;
@@ -125,8 +134,12 @@ impl History {
         })
     }
 
-    /// Every project's learned duration of `operation`.
-    pub(crate) fn estimates(&self, operation: Operation) -> BTreeMap<String, f64> {
+    /// Every project's learned duration of `operation` under `provider`: nothing when another
+    /// provider's runs taught it (a history from before the provider was kept is taken as is).
+    pub(crate) fn estimates(&self, provider: &str, operation: Operation) -> BTreeMap<String, f64> {
+        if self.provider.as_deref().is_some_and(|p| p != provider) {
+            return BTreeMap::new();
+        }
         self.projects
             .keys()
             .filter_map(|p| Some((p.clone(), self.estimate(p, operation)?)))
@@ -170,7 +183,7 @@ mod tests {
                 ],
                 interrupted: false,
             };
-            h.record(Operation::Up, &result);
+            h.record("aws", Operation::Up, &result);
         }
         // The last five: 12, 11, 13, 14, 90.
         assert_eq!(h.estimate("eks", Operation::Up), Some(13.0));
@@ -184,11 +197,22 @@ mod tests {
             )],
             interrupted: false,
         };
-        h.record(Operation::Destroy, &result);
+        h.record("aws", Operation::Destroy, &result);
         assert_eq!(h.resources("eks"), Some(0));
         assert_eq!(
-            h.estimates(Operation::Destroy),
+            h.estimates("aws", Operation::Destroy),
             BTreeMap::from([("eks".to_string(), 4.0)])
         );
+        // Another provider's plan learns nothing from these runs; its own run starts afresh.
+        assert!(h.estimates("do", Operation::Destroy).is_empty());
+        h.record(
+            "do",
+            Operation::Up,
+            &RunResult {
+                results: vec![],
+                interrupted: false,
+            },
+        );
+        assert_eq!(h.estimate("eks", Operation::Up), None);
     }
 }

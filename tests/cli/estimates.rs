@@ -99,6 +99,10 @@ fn the_second_runs_predicted_makespan_is_within_20_percent_of_its_real_one() {
     );
     let critical = plan.stdout.lines().find(|l| l.starts_with("Critical path")).unwrap();
     assert!(critical.contains("about ") && critical.contains(" s)"), "{critical}");
+    // Another provider's plan of the same stack is not weighed with these runs' times.
+    let aws = ws.exec(&["show-plan", "-p", "aws", "-s", "dev"], &[]).expect(0);
+    assert!(!aws.stderr.contains("learned from past runs"), "{}", aws.stderr);
+    assert!(aws.stdout.contains("min)"), "the declared estimates\n{}", aws.stdout);
     let other = ws.exec(&["show-plan", "-p", "kubeconfig", "-s", "qa"], &[]).expect(0);
     assert!(
         other.stdout.contains("min)"),

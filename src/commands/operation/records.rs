@@ -94,7 +94,7 @@ pub(super) fn prediction(
 
 /// Remembers how long each project that succeeded took, for the next run's estimates.
 pub(super) fn learn(t: &StackContext, mut history: History, operation: Operation, result: &RunResult) {
-    history.record(operation, result);
+    history.record(&t.provider.name, operation, result);
     if let Err(e) = history.save(&t.run_dir) {
         report::warning(&format!("cannot write what this run took: {e}"));
     }
@@ -115,7 +115,7 @@ pub(super) fn learned(
 ) -> Result<(History, Provider), RunnerError> {
     let history = History::load(&t.run_dir).map_err(|m| state_error(s, t, m))?;
     let mut provider = t.provider.clone();
-    provider.learn_estimates(&history.estimates(operation));
+    provider.learn_estimates(&history.estimates(&t.provider.name, operation));
     Ok((history, provider))
 }
 
