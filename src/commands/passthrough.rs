@@ -83,7 +83,10 @@ pub(crate) fn run(s: &Settings, t: &StackContext, project: &str, args: &[String]
     let config_file = (!project.secrets_store).then(|| engine.config_file.display().to_string());
     let args = with_run_flags(args, &t.stack, config_file.as_deref());
     let dir = s.ws.root.join(&project.path);
-    report::debug(s.style, &format!("pulumi {} (in {})", args.join(" "), project.path));
+    report::debug(
+        s.style,
+        &format!("pulumi {} (in {})", shown(&args).join(" "), project.path),
+    );
     let mut cmd = std::process::Command::new(&engine.program);
     cmd.current_dir(&dir).args(&args);
     engine.env.apply_for_pulumi(&mut cmd);
@@ -188,6 +191,52 @@ fn command_words(before: &[String]) -> (Option<&str>, Vec<&str>) {
     (command, arguments)
 }
 
+/// `args` as the debug line shows them: the value of `config set --secret KEY VALUE` and of
+/// each `config set-all --secret KEY=VALUE` masked (pulumi reads the value hidden when it is
+/// left out, which docs/configuration.md advises).
+fn shown(args: &[String]) -> Vec<String> {
+    const MASK: &str = "[secret]";
+    let mut out = args.to_vec();
+    // Positions of the words that are neither flags nor their values; after `--`, all are.
+    let mut words = Vec::new();
+    let mut ended = false;
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        if ended {
+            words.push(i);
+        } else if a == "--" {
+            ended = true;
+        } else if ROOT_VALUES.contains(&a) || ARGUMENT_VALUES.contains(&a) || a == "--config-file" {
+            i += 1;
+        } else if !a.starts_with('-') {
+            words.push(i);
+        }
+        i += 1;
+    }
+    let word = |n: usize| words.get(n).map(|&i| args[i].as_str());
+    let secret = |a: &String| a == "--secret" || (a.starts_with("--secret=") && a != "--secret=false");
+    match (word(0), word(1)) {
+        (Some("config"), Some("set")) if args.iter().any(secret) => {
+            if let Some(&value) = words.get(3) {
+                out[value] = MASK.to_string();
+            }
+        }
+        (Some("config"), Some("set-all")) => {
+            for (i, a) in args.iter().enumerate() {
+                if a == "--secret"
+                    && let Some(pair) = out.get_mut(i + 1)
+                    && let Some((key, _)) = pair.split_once('=')
+                {
+                    *pair = format!("{key}={MASK}");
+                }
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
 /// What a `pulumi` command does to the stack the run state records: `Some(true)` when it
 /// destroys it (`destroy`, `stack rm`), `Some(false)` when it may change it otherwise (`up`,
 /// `refresh`, `import`, `state …`), `None` when it only reads (`stack history`, `preview`,
@@ -243,6 +292,32 @@ mod tests {
             ),
         ] {
             assert_eq!(with_run_flags(&args(given), "dev", file).join(" "), expected, "{given}");
+        }
+    }
+
+    #[test]
+    fn a_secret_given_on_the_command_line_is_masked_in_the_debug_line() {
+        for (given, expected) in [
+            (
+                "config set --secret app:pwd hunter2 --stack dev",
+                "config set --secret app:pwd [secret] --stack dev",
+            ),
+            (
+                "config set --config-file f.yaml app:pwd --secret=true -- -starts-with-dash",
+                "config set --config-file f.yaml app:pwd --secret=true -- [secret]",
+            ),
+            // No value: pulumi asks for it hidden; a plain value is not a secret.
+            (
+                "config set --secret app:pwd --stack dev",
+                "config set --secret app:pwd --stack dev",
+            ),
+            ("config set app:user alice", "config set app:user alice"),
+            (
+                "config set-all --plaintext a=1 --secret b=2 --secret c=x=y",
+                "config set-all --plaintext a=1 --secret b=[secret] --secret c=[secret]",
+            ),
+        ] {
+            assert_eq!(shown(&args(given)).join(" "), expected, "{given}");
         }
     }
 }

@@ -285,3 +285,29 @@ fn pulumis_arguments_without_the_dashes_are_answered_with_where_they_go() {
         .expect(2)
         .stderr_has("note: pulumi's own arguments go after `--`: `runner pulumi vpc -s dev -- stack history`");
 }
+
+#[test]
+fn a_secret_typed_on_the_command_line_is_not_echoed_by_the_debug_line() {
+    let ws = Ws::configured("aws");
+    ws.up("aws", &["--target", "secrets"], &[]).expect(0);
+    let run = ws
+        .exec(
+            &[
+                "-d",
+                "pulumi",
+                "secrets",
+                "-s",
+                "dev",
+                "--",
+                "config",
+                "set",
+                "--secret",
+                "sirius:ledger_pwd",
+                "hunter2-rotated",
+            ],
+            &[],
+        )
+        .expect(0);
+    assert!(!run.stderr.contains("hunter2-rotated") && !run.stdout.contains("hunter2-rotated"));
+    run.stderr_has("config set --secret sirius:ledger_pwd [secret] --stack dev");
+}
