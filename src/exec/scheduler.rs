@@ -78,6 +78,10 @@ struct Run<'p> {
     done: HashMap<usize, Finished>,
     outputs: HashMap<usize, Outputs>,
     output_digests: HashMap<usize, String>,
+    /// Output digests of the needs outside the plan (`--only`, `--exclude`): what the backend
+    /// gave, else what their last recorded up produced. A project's inputs digest counts every
+    /// need, so a selection does not make it differ from a full run's.
+    outside_digests: HashMap<String, String>,
     stop: Option<String>,
 }
 
@@ -161,6 +165,17 @@ pub async fn execute<E: Engine>(
         done: HashMap::new(),
         outputs: HashMap::new(),
         output_digests: HashMap::new(),
+        outside_digests: resume
+            .map(|r| {
+                let mut digests: HashMap<String, String> = r
+                    .previous
+                    .iter()
+                    .map(|(name, (_, out))| (name.clone(), out.clone()))
+                    .collect();
+                digests.extend(options.given.iter().map(|(name, o)| (name.clone(), (r.outputs)(o))));
+                digests
+            })
+            .unwrap_or_default(),
         stop: None,
     };
     for &i in &plan.order {
@@ -449,14 +464,22 @@ fn record_end(
     ready
 }
 
+/// The output digests of everything `i` needs: those of the plan from this run, the others
+/// from outside it (a need never deployed counts as empty).
 fn upstream_digests(run: &Run<'_>, i: usize) -> BTreeMap<String, String> {
-    run.waits[&i]
+    let plan = run.plan;
+    plan.provider
+        .graph
+        .needs(i)
         .iter()
-        .map(|w| {
-            (
-                run.name(*w).to_string(),
-                run.output_digests.get(w).cloned().unwrap_or_default(),
-            )
+        .map(|n| {
+            let name = plan.name(n.node);
+            let digest = if plan.subset.contains(&n.node) {
+                run.output_digests.get(&n.node)
+            } else {
+                run.outside_digests.get(name)
+            };
+            (name.to_string(), digest.cloned().unwrap_or_default())
         })
         .collect()
 }

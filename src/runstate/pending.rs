@@ -91,13 +91,21 @@ impl RunState {
                 Some(p) => match (p.last_up(), digests, first_running) {
                     (_, _, Some(u)) => Pending::runs(format!("after {u}, which runs (its outputs may change)")),
                     (Some((inputs, out)), Some(d), None) => {
-                        let upstream = upstream
+                        // Every need counts, as in the run: those outside the plan (`--only`,
+                        // `--exclude`) with the outputs their last up recorded.
+                        let upstream = plan
+                            .provider
+                            .graph
+                            .needs(i)
                             .iter()
-                            .map(|u| {
-                                (
-                                    (*u).to_string(),
-                                    outputs.get(u).copied().unwrap_or_default().to_string(),
-                                )
+                            .map(|n| {
+                                let u = plan.name(n.node);
+                                let digest = if plan.subset.contains(&n.node) {
+                                    outputs.get(u).copied()
+                                } else {
+                                    self.projects.get(u).and_then(|p| p.last_up()).map(|(_, out)| out)
+                                };
+                                (u.to_string(), digest.unwrap_or_default().to_string())
                             })
                             .collect();
                         let now = d.inputs(&plan.project(i).path, &upstream);

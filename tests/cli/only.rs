@@ -178,3 +178,36 @@ fn a_destroy_from_a_fresh_checkout_is_predicted_to_run() {
     assert!(destroy.stderr.contains("for 1 of 1 projects"), "{}", destroy.stderr);
     assert!(destroy.stderr.contains("1 succeeded"), "{}", destroy.stderr);
 }
+
+#[test]
+fn only_and_a_full_up_keep_one_fingerprint_so_neither_reruns_what_the_other_ran() {
+    let ws = Ws::configured("aws");
+    ws.up("aws", &[], &[]).expect(0);
+    ws.clear_invocations();
+    // Nothing changed: the project alone is as unchanged as in a full run.
+    let only = ws
+        .exec(&["up", "-p", "aws", "-s", "dev", "--only", "eks", "--yes"], &[])
+        .expect(0);
+    assert!(ran(&ws, "up").is_empty(), "{}", only.stderr);
+    assert!(only.stderr.contains("1 unchanged"), "{}", only.stderr);
+    // Run it anyway: the next full up and status see nothing to do (the cycle of N9).
+    ws.exec(
+        &["up", "-p", "aws", "-s", "dev", "--only", "eks", "--fresh", "--yes"],
+        &[],
+    )
+    .expect(0);
+    assert_eq!(ran(&ws, "up"), ["eks"]);
+    let status = ws.exec(&["status", "-s", "dev"], &[]).expect(0);
+    assert!(status.stdout.contains("An up would run nothing"), "{}", status.stdout);
+    ws.clear_invocations();
+    let full = ws.up("aws", &[], &[]).expect(0);
+    assert!(ran(&ws, "up").is_empty(), "{}", full.stderr);
+    // A need run alone that gave the same outputs leaves what reads them unchanged.
+    ws.exec(
+        &["up", "-p", "aws", "-s", "dev", "--only", "vpc", "--fresh", "--yes"],
+        &[],
+    )
+    .expect(0);
+    let status = ws.exec(&["status", "-s", "dev"], &[]).expect(0);
+    assert!(status.stdout.contains("An up would run nothing"), "{}", status.stdout);
+}
