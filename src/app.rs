@@ -118,7 +118,7 @@ fn dispatch(cli: &Cli, style: Style, cwd: &Path) -> Result<i32, RunnerError> {
         }
         Command::Export(args) => {
             let s = settings()?;
-            let target = s.stack_context("export")?;
+            let target = s.stack_context_unchanged("export")?;
             commands::export::run(&s, &target, &export_options(&args.format, cwd))
         }
         Command::DayTwo(c) => day_two(c, &settings()?),

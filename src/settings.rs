@@ -183,7 +183,7 @@ impl Settings {
                 say_once(&self.ws, stack.as_deref(), &name, &note);
                 load_provider(&self.ws, Some(&name), command, &crate::fs::NoStats)?
             }
-            (None, None) if read_only && command != "validate" => {
+            (None, None) if read_only && !matches!(command, "validate" | "export") => {
                 // Looking at a stack this workspace never configured nor ran: say so, not that a
                 // provider is missing.
                 if let Some(problem) = file.as_ref().ok().and_then(|f| {

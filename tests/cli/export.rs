@@ -495,6 +495,30 @@ fn a_workspace_file_backend_is_refused_with_the_fix() {
 }
 
 #[test]
+fn an_export_without_a_stack_configuration_says_why_it_needs_one_and_writes_nothing() {
+    let ws = Ws::reference();
+    let run = ws
+        .exec(
+            &["export", "github", "-p", "aws", "-s", "dev", "-o", "out"],
+            &[("PULUMI_BACKEND_URL", "s3://acme-state")],
+        )
+        .expect(2);
+    assert!(
+        run.stderr
+            .contains("config/pulumi/Pulumi.dev.yaml is missing or empty: an export carries its values")
+            && run.stderr.contains("runner validate -p aws -s dev"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("Created"), "{}", run.stderr);
+    assert!(
+        !ws.path().join("config/pulumi/environment").exists(),
+        "no environment file written"
+    );
+    assert!(!ws.path().join("out").exists(), "nothing written");
+}
+
+#[test]
 fn another_providers_stack_file_is_refused_as_every_exported_job_would_refuse_it() {
     let ws = Ws::configured("aws");
     let (run, files) = export(&ws, "gitlab-ci", "linode", &[]);
