@@ -74,20 +74,31 @@ impl Terminal {
         Ok(line.trim_end_matches(['\r', '\n']).to_string())
     }
 
-    /// A hidden answer on a dumb terminal: the question, then the answer read with echo off.
-    fn hidden_line(&self, prompt: &str, allow_empty: bool) -> std::io::Result<String> {
-        let term = console::Term::stderr();
-        loop {
-            term.write_str(&format!("{prompt}: "))?;
-            let answer = term.read_secure_line().map_err(|e| self.read_error(e))?;
-            // The Enter that ended it was not echoed either.
-            term.write_line("")?;
-            if allow_empty || !answer.is_empty() {
-                return Ok(answer);
-            }
+    /// One hidden entry (empty allowed): `dialoguer`'s, or a plain line on a dumb terminal.
+    fn hidden_entry(&self, prompt: &str) -> std::io::Result<String> {
+        if dumb_terminal() {
+            return self.hidden_line(prompt);
         }
+        Password::with_theme(&SimpleTheme)
+            .with_prompt(prompt)
+            .allow_empty_password(true)
+            .interact()
+            .map_err(|e| self.io(e))
+    }
+
+    /// A hidden answer on a dumb terminal: the question, then the answer read with echo off.
+    fn hidden_line(&self, prompt: &str) -> std::io::Result<String> {
+        let term = console::Term::stderr();
+        term.write_str(&format!("{prompt}: "))?;
+        let answer = term.read_secure_line().map_err(|e| self.read_error(e))?;
+        // The Enter that ended it was not echoed either.
+        term.write_line("")?;
+        Ok(answer)
     }
 }
+
+/// What an empty answer to a question without a default is told.
+const REQUIRED: &str = "an answer is required (Ctrl-C stops: nothing is written)";
 
 fn dumb_terminal() -> bool {
     std::env::var("TERM").is_ok_and(|t| t == "dumb")
@@ -132,6 +143,7 @@ impl Ask for Terminal {
                     _ => typed,
                 };
                 if answer.is_empty() {
+                    crate::report::info(REQUIRED);
                     continue;
                 }
                 match check(&answer) {
@@ -140,9 +152,17 @@ impl Ask for Terminal {
                 }
             }
         }
+        // An empty answer with no default is refused with the reason, not asked again in silence.
         let mut input = Input::<String>::with_theme(&SimpleTheme)
             .with_prompt(question)
-            .validate_with(|a: &String| check(a));
+            .allow_empty(default.is_none())
+            .validate_with(|a: &String| {
+                if a.is_empty() {
+                    Err(REQUIRED.to_string())
+                } else {
+                    check(a)
+                }
+            });
         if let Some(d) = default {
             input = input.default(d.to_string());
         }
@@ -155,28 +175,27 @@ impl Ask for Terminal {
             None => question.to_string(),
         };
         let again = format!("{question} (again)");
-        let differ = "The two entries differ: type it again.";
-        let answer = if dumb_terminal() {
-            loop {
-                let first = self.hidden_line(&prompt, default.is_some())?;
-                if !confirm || self.hidden_line(&again, default.is_some())? == first {
-                    break first;
-                }
-                console::Term::stderr().write_line(differ)?;
+        let say = |line: &str| console::Term::stderr().write_line(line);
+        loop {
+            let first = self.hidden_entry(&prompt)?;
+            if first.is_empty() {
+                // The default is what the provider file says, in the open: taking it needs no
+                // second entry, and it is no secret of this site.
+                let Some(d) = default else {
+                    say(REQUIRED)?;
+                    continue;
+                };
+                say(
+                    "took the default, which the provider file shows to anyone: choose your own for \
+                     anything but a demo (docs/configuration.md says how to change a stored secret)",
+                )?;
+                return Ok(d.to_string());
             }
-        } else {
-            let mut p = Password::with_theme(&SimpleTheme)
-                .with_prompt(&prompt)
-                .allow_empty_password(default.is_some());
-            if confirm {
-                p = p.with_confirmation(again, differ);
+            if !confirm || self.hidden_entry(&again)? == first {
+                return Ok(first);
             }
-            p.interact().map_err(|e| self.io(e))?
-        };
-        Ok(match default {
-            Some(d) if answer.is_empty() => d.to_string(),
-            _ => answer,
-        })
+            say("The two entries differ: type it again.")?;
+        }
     }
 
     /// A whole line, as pulumi and terraform read it: `yes⏎` is one answer (a single key read

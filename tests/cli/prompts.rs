@@ -216,13 +216,9 @@ fn digitalocean_asks_for_its_token_hidden_and_stores_it_encrypted_in_the_shared_
     );
     answer(&mut s, "DigitalOcean API token: ", "dop_v1_T0ken-secret");
     answer(&mut s, "DigitalOcean API token (again): ", "dop_v1_T0ken-secret");
-    // No default: an empty answer is asked again.
+    // No default: an empty answer is refused with the reason, and asked again.
     answer(&mut s, "Fully qualified domain name (FQDN) for the application: ", "");
-    answer(
-        &mut s,
-        "Fully qualified domain name (FQDN) for the application: ",
-        "mara.example.com",
-    );
+    answer(&mut s, "an answer is required", "mara.example.com");
     answer(&mut s, "Kubernetes version [1.31.1-do.5]: ", "");
     answer(&mut s, "Region [sfo3]: ", "nyc3");
     answer(&mut s, "Instance size [s-4vcpu-8gb]: ", "");
@@ -258,7 +254,9 @@ fn digitalocean_asks_for_its_token_hidden_and_stores_it_encrypted_in_the_shared_
 fn linode_asks_harbor_secrets_first_and_re_asks_a_yes_no_question() {
     let ws = Ws::reference();
     let mut s = session(&ws, &["validate", "-p", "linode", "-s", "dev"], &["LINODE_TOKEN"]);
-    answer(&mut s, "Linode API token: ", "linode-T0ken-x");
+    // A secret without a default: an empty entry is refused with the reason.
+    answer(&mut s, "Linode API token: ", "");
+    answer(&mut s, "an answer is required", "linode-T0ken-x");
     answer(&mut s, "Linode API token (again): ", "linode-T0ken-x");
     answer(
         &mut s,
@@ -287,11 +285,16 @@ fn linode_asks_harbor_secrets_first_and_re_asks_a_yes_no_question() {
         answer(&mut s, &format!("{question}: "), value);
         answer(&mut s, &format!("{question} (again): "), value);
     }
-    // The user name is asked visibly and once; the password hidden and twice.
+    // The user name is asked visibly and once; the password hidden, and taking its public
+    // default is said (and not asked twice).
     answer(&mut s, "Bank of Sirius demo site login username [testuser]: ", "");
     answer(&mut s, "Bank of Sirius demo site login password [password]: ", "");
-    answer(&mut s, " (again): ", "");
     let screen = rest(&mut s);
+    assert!(
+        screen.contains("took the default, which the provider file shows to anyone: choose your own"),
+        "{screen}"
+    );
+    assert!(!screen.contains("demo site login password (again)"), "{screen}");
     assert!(screen.contains("All configuration is OK"), "{screen}");
     let config = stack_yaml(&ws);
     assert_eq!(config["kubernetes:infra_type"], "LKE");
