@@ -18,6 +18,16 @@ pub struct Failure {
     /// What the runner adds, a line each: the locks that refused the stack and whether they are
     /// stale, files that are no lock, a passphrase that does not open the stack.
     pub notes: Vec<String>,
+    /// Where in the project's program the engine placed the error, when it did.
+    pub at: Option<SourceLine>,
+}
+
+/// A line of a file in a project's directory (`Pulumi.yaml` line 17), as the engine named it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceLine {
+    /// Relative to the project's directory.
+    pub file: String,
+    pub line: u32,
 }
 
 /// How a failed step's process ended.
@@ -43,6 +53,7 @@ impl Failure {
             how: None,
             cause: vec![what.into()],
             notes: Vec::new(),
+            at: None,
         }
     }
 
@@ -53,6 +64,7 @@ impl Failure {
             how: None,
             cause: vec![cause.into()],
             notes: Vec::new(),
+            at: None,
         }
     }
 
@@ -63,6 +75,7 @@ impl Failure {
             how: Some(how),
             cause,
             notes: Vec::new(),
+            at: None,
         }
     }
 
@@ -76,6 +89,7 @@ impl Failure {
             }),
             cause: Vec::new(),
             notes: Vec::new(),
+            at: None,
         }
     }
 

@@ -93,6 +93,20 @@ pub(crate) fn field_conflicts(stderr: &str) -> Vec<FieldConflict> {
     found
 }
 
+/// Where a program's error is, as Pulumi YAML (HCL's diagnostic writer) says it:
+/// `  on Pulumi.yaml line 17:` or `  on Pulumi.yaml line 17, in resources:`. The first such line.
+pub(crate) fn program_line<'a>(lines: impl IntoIterator<Item = &'a str>) -> Option<(String, u32)> {
+    lines.into_iter().find_map(|l| {
+        let rest = l.trim().strip_prefix("on ")?;
+        let (file, after) = rest.split_once(" line ")?;
+        let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
+        let tail = &after[digits.len()..];
+        (!file.is_empty() && !file.contains(char::is_whitespace) && (tail.starts_with(':') || tail.starts_with(", ")))
+            .then_some(())?;
+        Some((file.to_string(), digits.parse().ok()?))
+    })
+}
+
 /// Every message `stderr` holds.
 pub(crate) fn classify(stderr: &str) -> Vec<Message> {
     Message::ALL.into_iter().filter(|m| says(stderr, *m)).collect()
@@ -114,6 +128,22 @@ pub(crate) fn line_of(stderr: &str, message: Message) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_program_line_is_read_as_pulumi_yaml_places_it() {
+        let lines = [
+            "Error: resource, variable, or config value \"retentionz\" not found",
+            "on Pulumi.yaml line 17:",
+            "17:       retention: ${retentionz}",
+        ];
+        assert_eq!(program_line(lines), Some(("Pulumi.yaml".into(), 17)));
+        assert_eq!(
+            program_line(["  on Main.yaml line 3, in resources:"]),
+            Some(("Main.yaml".into(), 3))
+        );
+        assert_eq!(program_line(["the agent runs on node line 4 now"]), None);
+        assert_eq!(program_line(["on Pulumi.yaml line :"]), None);
+    }
 
     /// As the real CLI (v3.274.1) printed them.
     #[test]

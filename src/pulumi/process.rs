@@ -553,8 +553,13 @@ pub(crate) fn failure(what: &str, ended: &Ended, diagnostics: &[String]) -> Fail
         .map(str::trim)
         .filter(|l| !l.is_empty())
         .map(str::to_string)
-        .collect();
-    Failure::ended(what, how, cause)
+        .collect::<Vec<_>>();
+    let at = super::messages::program_line(cause.iter().map(String::as_str))
+        .map(|(file, line)| crate::exec::SourceLine { file, line });
+    Failure {
+        at,
+        ..Failure::ended(what, how, cause)
+    }
 }
 
 /// A line that says how far the work got, not what went wrong: blank lines, Pulumi's headings,

@@ -76,10 +76,15 @@ impl CiSystem {
         out
     }
 
-    /// An annotation on the run's page: `::error title=…::message` (GitHub only).
-    pub(crate) fn annotation(self, level: &str, title: &str, message: &str) -> Option<String> {
+    /// An annotation on the run's page: `::error title=…::message` (GitHub only), with
+    /// `file=…,line=…` when the failure is at a line of a file (relative to the repository), so
+    /// GitHub marks that line in a pull request.
+    pub(crate) fn annotation(self, level: &str, title: &str, message: &str, at: Option<(&str, u32)>) -> Option<String> {
+        let at = at.map_or_else(String::new, |(file, line)| {
+            format!("file={},line={line},", property(file))
+        });
         match self {
-            CiSystem::GitHub => Some(format!("::{level} title={}::{}\n", property(title), data(message))),
+            CiSystem::GitHub => Some(format!("::{level} {at}title={}::{}\n", property(title), data(message))),
             CiSystem::GitLab | CiSystem::Other => None,
         }
     }
@@ -240,9 +245,16 @@ mod tests {
         assert_eq!(CiSystem::detect(&env(&[("CI", "true")])), Some(CiSystem::Other));
         assert_eq!(CiSystem::detect(&env(&[("CI", "false")])), None);
         let a = CiSystem::GitHub
-            .annotation("error", "eks: up failed, 50%", "quota\nexceeded")
+            .annotation("error", "eks: up failed, 50%", "quota\nexceeded", None)
             .unwrap();
         assert_eq!(a, "::error title=eks%3A up failed%2C 50%25::quota%0Aexceeded\n");
+        let a = CiSystem::GitHub
+            .annotation("error", "app: up failed", "x", Some(("projects/a,b/Pulumi.yaml", 17)))
+            .unwrap();
+        assert_eq!(
+            a,
+            "::error file=projects/a%2Cb/Pulumi.yaml,line=17,title=app%3A up failed::x\n"
+        );
         let g = CiSystem::GitHub.group("eks", "eks: up", &["a".into(), "  ::add-mask::x".into()]);
         let token = stop_token();
         assert!(token.len() > 20, "{token}");

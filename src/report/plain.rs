@@ -33,6 +33,9 @@ pub(crate) struct Plain {
     fix_then: &'static str,
     /// A drift check: its previews are told as drift (`drifted`, `no drift`).
     drift: bool,
+    /// Each project's directory as the CI names files (relative to its checkout), for
+    /// annotations placed at a line of a program.
+    dirs: HashMap<String, String>,
 }
 
 impl Plain {
@@ -56,7 +59,24 @@ impl Plain {
             resume: "Run the same command again to resume.",
             fix_then: "Fix the cause and run the same command again: what succeeded is not redone.",
             drift: false,
+            dirs: HashMap::new(),
         }
+    }
+
+    /// The file (as the CI names it) and line a failure of `project` is at, when known.
+    fn at(&self, project: &str, error: Option<&crate::exec::Failure>) -> Option<(String, u32)> {
+        let at = error?.at.as_ref()?;
+        let file = match self.dirs.get(project).map(String::as_str) {
+            None | Some("") => at.file.clone(),
+            Some(dir) => format!("{dir}/{}", at.file),
+        };
+        Some((file, at.line))
+    }
+
+    /// Where each project's files are, as the CI names them (relative to its checkout).
+    pub(crate) fn sources(mut self, dirs: HashMap<String, String>) -> Self {
+        self.dirs = dirs;
+        self
     }
 
     /// The run is a drift check (`runner drift`): each preview is told as what it found.
@@ -154,6 +174,9 @@ impl Plain {
                             "error",
                             &format!("{project}: {operation} {}", result.status.name()),
                             &super::failure::text_or(result.error.as_ref(), "failed"),
+                            self.at(project, result.error.as_ref())
+                                .as_ref()
+                                .map(|(f, l)| (f.as_str(), *l)),
                         )
                     {
                         ci::print(&a);

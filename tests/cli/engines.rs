@@ -810,7 +810,7 @@ fn hostile_text_stays_text(e: &E2e) {
             stopped = Some(t.to_string());
             continue;
         }
-        let ours = ["::group::", "::endgroup::", "::error title="]
+        let ours = ["::group::", "::endgroup::", "::error title=", "::error file="]
             .iter()
             .any(|p| line.starts_with(p));
         assert!(
@@ -824,6 +824,14 @@ fn hostile_text_stays_text(e: &E2e) {
             "a command GitHub would obey on stderr: {line}"
         );
     }
+    // The annotation is placed at the program's line, which GitHub marks in a pull request.
+    assert!(
+        run.stdout
+            .lines()
+            .any(|l| l.starts_with("::error file=projects/services/logstore/Pulumi.yaml,line=")),
+        "{}",
+        run.stdout
+    );
     // At a terminal's plain lines as well: shown, not obeyed.
     let run = e.runner(&["up", "--yes", "--target", "logstore"]).expect(1);
     assert!(run.stderr.contains("^[]0;TITLE^G"), "{}", run.stderr);

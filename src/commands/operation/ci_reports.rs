@@ -74,6 +74,7 @@ pub(super) fn reports(
                     "warning",
                     &format!("{name} drifted"),
                     &format!("{name} differs from its program and configuration; see `runner logs {name} --operation preview`"),
+                    None,
                 )
             {
                 ci::print(&a);
@@ -100,4 +101,25 @@ fn append(path: &Path, text: &str) -> std::io::Result<()> {
         .append(true)
         .open(path)?
         .write_all(text.as_bytes())
+}
+
+/// Each project's directory as GitHub names files in annotations: relative to its checkout
+/// (`GITHUB_WORKSPACE`) when the workspace lies in it, else relative to the workspace.
+pub(super) fn project_dirs(s: &Settings, plan: &Plan<'_>) -> std::collections::HashMap<String, String> {
+    let checkout = std::env::var_os("GITHUB_WORKSPACE")
+        .filter(|w| !w.is_empty())
+        .and_then(|w| std::fs::canonicalize(w).ok());
+    let root = std::fs::canonicalize(&s.ws.root).unwrap_or_else(|_| s.ws.root.clone());
+    plan.order
+        .iter()
+        .map(|&i| {
+            let p = plan.project(i);
+            let dir = root.join(&p.path);
+            let shown = checkout
+                .as_deref()
+                .and_then(|c| dir.strip_prefix(c).ok())
+                .map_or_else(|| p.path.clone(), |rel| rel.to_string_lossy().into_owned());
+            (p.name.clone(), shown)
+        })
+        .collect()
 }

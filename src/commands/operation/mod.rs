@@ -141,6 +141,7 @@ pub(crate) fn run(s: &Settings, t: &StackContext, o: &RunOptions) -> Result<i32,
     let drift = o.drift.is_some();
     let lines = Plain::new(&plan, s.banner, s.style.debug)
         .grouped(s.ci)
+        .sources(ci_reports::project_dirs(s, &plan))
         .fresh(o.fresh)
         .drift(drift);
     let live = (o.output == OutputMode::Auto && s.live)
