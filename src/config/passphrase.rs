@@ -75,7 +75,9 @@ fn obtain(
     }
     let backend = Backend::parse(&var(BACKEND_VAR).unwrap_or_default());
     Ok(Some(Problem::new(
-        format!("the backend {backend} needs a passphrase to encrypt secrets, and none is set"),
+        format!(
+            "the backend {backend} needs a passphrase to open the stacks' secrets (pulumi reads them on every operation), and none is set"
+        ),
         "set PULUMI_CONFIG_PASSPHRASE or PULUMI_CONFIG_PASSPHRASE_FILE in the environment (or in config/pulumi/environment for the file)",
     )))
 }

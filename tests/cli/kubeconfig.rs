@@ -297,13 +297,25 @@ fn an_interactive_destroy_offers_to_prune_and_ci_never_asks() {
     let ws = Ws::configured("aws");
     let file = home(&ws).join(".kube/config");
     up(&ws, None).expect(0);
-    // CI: no question, nothing removed.
-    ws.exec(
-        &["destroy", "-p", "aws", "-s", "dev", "--target", "eks", "--yes"],
-        &[("CI", "true")],
-    )
-    .expect(0);
+    // CI: no question, nothing removed, and what is left is said with the flag that prunes.
+    let ci = ws
+        .exec(
+            &["destroy", "-p", "aws", "-s", "dev", "--target", "eks", "--yes"],
+            &[("CI", "true")],
+        )
+        .expect(0);
     assert_eq!(names(&yaml(&file), "contexts"), ["eks-dev"]);
+    assert!(
+        ci.stderr
+            .contains("Left as they were: each project's stack `dev` (empty now, with its history)")
+            && ci.stderr.contains("`runner pulumi PROJECT -s dev -- stack rm`")
+            && ci
+                .stderr
+                .contains("The kubeconfig keeps the cluster, user and context that eks merged into it")
+            && ci.stderr.contains("`--prune-kubeconfig` removes them"),
+        "{}",
+        ci.stderr
+    );
 
     // At a terminal: asked, and "y" removes the entries.
     up(&ws, None).expect(0);
@@ -350,6 +362,10 @@ fn an_interactive_destroy_offers_to_prune_and_ci_never_asks() {
         "{screen}"
     );
     assert!(screen.contains("Removed context eks-dev from"), "{screen}");
+    assert!(
+        screen.contains("Left as they were:") && !screen.contains("The kubeconfig keeps"),
+        "{screen}"
+    );
     assert!(names(&yaml(&file), "contexts").is_empty());
 }
 

@@ -388,7 +388,7 @@ fn ci_lists_everything_missing_at_once_and_takes_values_from_the_environment() {
         "fix: set MARA_SECRET_PROMETHEUS_ADMINPASS in the environment, or run `runner pulumi secrets -p do -s dev -- stack select --create && runner pulumi secrets -p do -s dev -- config set --secret prometheus:adminpass`",
         "-p do -s dev -- config set --secret digitalocean:token`",
         "the secret `sirius:demo_login_pwd`",
-        "needs a passphrase to encrypt secrets",
+        "needs a passphrase to open the stacks' secrets",
     ] {
         assert!(stderr.contains(needle), "stderr lacks {needle:?}:\n{stderr}");
     }

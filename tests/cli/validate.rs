@@ -105,7 +105,7 @@ fn failing_credentials_the_passphrase_and_a_misnamed_project() {
     assert_eq!(out.status.code(), Some(3), "{stderr}");
     for needle in [
         "AWS credentials: `aws sts get-caller-identity` failed: Unable to locate credentials",
-        "needs a passphrase to encrypt secrets, and none is set",
+        "needs a passphrase to open the stacks' secrets (pulumi reads them on every operation), and none is set",
         "projects/services/logstore/Pulumi.yaml names the project `log-store`, but providers/kubernetes.toml calls it `logstore`",
     ] {
         assert!(stderr.contains(needle), "stderr lacks {needle:?}:\n{stderr}");

@@ -2,6 +2,7 @@
 //! the JSON summary and the reports after it.
 
 use std::collections::BTreeSet;
+use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use serde_json::{Map, Value};
@@ -145,6 +146,41 @@ pub(super) fn summary(
     report::summary::render(plan, &t.stack, result, started, code, predicted, drift)
 }
 
+/// What a destroy that went well leaves, as `pulumi destroy` says it of its stack: the stacks
+/// themselves, the configuration and stored secrets, the logs; and, where nobody was asked,
+/// the kubeconfig's contexts.
+fn left_after_destroy(s: &Settings, t: &StackContext, o: &RunOptions, result: &RunResult) -> String {
+    let mut text = format!(
+        "\nLeft as they were: each project's stack `{0}` (empty now, with its history) in the backend, the stack \
+         files with the stored secrets (a later `runner up -s {0}` reuses them without asking) and the logs under \
+         {1}. To remove a stack for good: `runner pulumi PROJECT -s {0} -- stack rm`.",
+        t.stack,
+        s.ws.show(&t.run_dir.stack_dir())
+    );
+    let kept: Vec<&str> = result
+        .results
+        .iter()
+        .filter(|(name, f)| {
+            f.status == crate::exec::Status::Succeeded
+                && t.provider
+                    .projects
+                    .iter()
+                    .any(|p| &p.name == name && p.merges_kubeconfig())
+                && t.run_dir.merge_record(name).exists()
+        })
+        .map(|(name, _)| name.as_str())
+        .collect();
+    if !o.prune_kubeconfig && !s.interactive && !kept.is_empty() {
+        let _ = write!(
+            text,
+            "\nThe kubeconfig keeps the cluster, user and context that {} merged into it: a destroy with \
+             `--prune-kubeconfig` removes them.",
+            kept.join(", ")
+        );
+    }
+    text
+}
+
 /// After the run, for whoever reads it: at a terminal after a destroy, the offer to prune the
 /// kubeconfig; a drift check's verdict, what the CI shows (`JUnit`,
 /// GitHub's summary and annotations), the durations the next runs learn from, and the run's
@@ -160,6 +196,9 @@ pub(super) fn after(
 ) -> bool {
     if o.operation == Operation::Destroy && !o.prune_kubeconfig && s.interactive {
         offer_kubeconfig_prune(t, result);
+    }
+    if o.operation == Operation::Destroy && !result.failed() && !result.interrupted {
+        report::info(&left_after_destroy(s, t, o, result));
     }
     let verdict = (o.drift.is_some() && !result.interrupted).then(|| drift_verdict(result));
     if let Some(v) = &verdict {
