@@ -60,7 +60,7 @@ if [ -n "$log" ]; then
     '{"sequence":2,"timestamp":0,"cancelEvent":{}}' > "$log"
 fi
 exit 0
-"""
+"""  # noqa: E501 -- the event log's lines, whole: one JSON event each, as the real CLI writes them
 
 
 def fail(message):
@@ -70,6 +70,11 @@ def fail(message):
 
 def median(xs):
     return statistics.median(xs)
+
+
+def median_ratio(xs, ys):
+    """The median of xs[i] / ys[i]: runs made in turn, compared pairwise."""
+    return median([x / y for x, y in zip(xs, ys, strict=True)])
 
 
 # --- generated workspaces -------------------------------------------------------------------
@@ -84,7 +89,7 @@ def random_dag(n, seed, lo_ms, hi_ms):
     rnd = random.Random(seed)
     out = []
     for i in range(n):
-        needs = sorted(set(rnd.randrange(max(0, i - 50), i) for _ in range(rnd.randint(0, 3)))) if i else []
+        needs = sorted({rnd.randrange(max(0, i - 50), i) for _ in range(rnd.randint(0, 3))}) if i else []
         out.append(Project(f"p{i}", [f"p{j}" for j in needs], rnd.randint(lo_ms, hi_ms) if hi_ms else 0))
     return out
 
@@ -158,10 +163,11 @@ def timed(argv, env, cwd, what):
         t = time.perf_counter()
         # No terminal for the runner: a run at a terminal asks before it starts.
         code = subprocess.run(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out,
-                              stderr=subprocess.STDOUT).returncode
+                              stderr=subprocess.STDOUT, check=False).returncode
         ms = (time.perf_counter() - t) * 1000
     if code != 0:
-        tail = open(f"{cwd}/.bench-out", errors="replace").read()[-3000:]
+        with open(f"{cwd}/.bench-out", errors="replace") as f:
+            tail = f.read()[-3000:]
         fail(f"{what} exited {code}:\n{tail}")
     return ms
 
@@ -171,7 +177,7 @@ def read_calls(path):
     if not os.path.exists(path):
         return []
     with open(path) as f:
-        return [(parts[0], parts[1:]) for parts in (l.rstrip("\n").split("\t") for l in f) if parts[0]]
+        return [(parts[0], parts[1:]) for parts in (line.rstrip("\n").split("\t") for line in f) if parts[0]]
 
 
 def by_project(ws, calls):
@@ -274,7 +280,7 @@ def calls_cost(ws, projects, calls):
     for _ in range(RUNS):
         t = time.perf_counter()
         code = subprocess.run(["make", "-s", "-j1", "-f", f"{ws}/Makefile", "all"], env=env, cwd=ws,
-                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL).returncode
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, check=False).returncode
         times.append((time.perf_counter() - t) * 1000)
         if code != 0:
             fail(f"make -j1 replaying the calls with sleeps of 0 s exited {code}")
@@ -347,7 +353,8 @@ def aws_graph():
                     what = f"runner up -p aws ({mode}, --parallel {jobs})"
                     times.append(timed([RUNNER, "--workspace", ws, "up", "-p", "aws", "-s", "dev", "--parallel",
                                         str(jobs), "--output", "plain"], env, ws, what))
-                    ups = [json.loads(l) for l in open(f"{ws}/calls.jsonl")]
+                    with open(f"{ws}/calls.jsonl") as f:
+                        ups = [json.loads(line) for line in f]
                     ups = [u for u in ups if u["argv"][0] == "up"]
                     if len(ups) != len(names):
                         fail(f"{what}: {len(ups)} `pulumi up` calls for {len(names)} projects")
@@ -376,13 +383,12 @@ def peers():
             for jobs in job_counts:
                 critical, work, lower = bounds(projects, jobs)
                 t = {"runner": [], "make": [], "ninja": []}
-                for r in range(RUNS):
+                for _ in range(RUNS):
                     ms, calls = run_runner(RUNNER, ws, projects, jobs, f"runner ({title}, -j{jobs})")
                     t["runner"].append(ms)
                     replay_files(ws, projects, calls)
                     t["make"].append(run_peer("make", ws, projects, jobs, calls, f"make ({title}, -j{jobs})"))
                     t["ninja"].append(run_peer("ninja", ws, projects, jobs, calls, f"ninja ({title}, -j{jobs})"))
-                pair = lambda a, b: median([x / y for x, y in zip(t[a], t[b])])
                 cost = calls_cost(ws, projects, calls)
                 _, _, lower_calls = bounds(projects, jobs, cost)
                 print(f"   {title}, -j{jobs}: lower bound {lower:.0f} ms (critical path {critical} ms, "
@@ -391,7 +397,8 @@ def peers():
                 print("     " + ", ".join(f"{k} {median(v):.0f} ms ({median(v) / lower:.3f} x bound, "
                                          f"{median(v) / lower_calls:.3f} x bound with calls)"
                                          for k, v in t.items()))
-                print(f"     runner / make = {pair('runner', 'make'):.3f}, runner / ninja = {pair('runner', 'ninja'):.3f}")
+                print(f"     runner / make = {median_ratio(t['runner'], t['make']):.3f}, "
+                      f"runner / ninja = {median_ratio(t['runner'], t['ninja']):.3f}")
         finally:
             shutil.rmtree(ws, ignore_errors=True)
 
@@ -434,7 +441,7 @@ def overhead(binary, label, n=1000, jobs=8):
                 t["make"].append(run_peer("make", ws, projects, jobs, calls, f"make -j{jobs} replaying {label}"))
             for c in copies:
                 shutil.rmtree(c, ignore_errors=True)
-            ratio = median([a / b for a, b in zip(t["runner"], t["make"])])
+            ratio = median_ratio(t["runner"], t["make"])
             rows[phase] = (median(t["runner"]) / n, median(t["make"]) / n, ratio, starts)
         return rows
     finally:
@@ -474,10 +481,11 @@ def bytes_written(binary, n):
         runner_dir = f"{ws}/.runner/"
         scratch = f"{ws}/.runner/{STACK}/tmp/"
         for name in os.listdir(trace):
-            for line in open(f"{trace}/{name}", errors="replace"):
-                m = WRITE.match(line)
-                if m and m.group(1).startswith(runner_dir) and not m.group(1).startswith(scratch):
-                    total += int(m.group(2))
+            with open(f"{trace}/{name}", errors="replace") as f:
+                for line in f:
+                    m = WRITE.match(line)
+                    if m and m.group(1).startswith(runner_dir) and not m.group(1).startswith(scratch):
+                        total += int(m.group(2))
         if total == 0:
             fail(f"strace saw no write under .runner/ ({n} projects): the measurement is broken")
         return total

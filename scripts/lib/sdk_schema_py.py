@@ -142,12 +142,14 @@ def required_params(init):
         return set()
     args = init.args
     out = set()
-    for a, d in zip(args.kwonlyargs, args.kw_defaults):
+    for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True):
         if d is None:
             out.add(a.arg)
     positional = args.args[1:]
     defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
-    for a, d in zip(positional, defaults):
+    # defaults outnumbers positional only when positional-only parameters take defaults too: the
+    # pairs stop where positional ends.
+    for a, d in zip(positional, defaults, strict=False):
         if d is None:
             out.add(a.arg)
     return out
@@ -197,7 +199,8 @@ for tree in modules.values():
         elif isinstance(node, ast.FunctionDef) and not node.name.endswith("_output"):
             token, result = None, None
             for n in ast.walk(node):
-                if isinstance(n, ast.Call) and dotted(n.func) == "pulumi.runtime.invoke" and n.args and isinstance(n.args[0], ast.Constant):
+                if (isinstance(n, ast.Call) and dotted(n.func) == "pulumi.runtime.invoke" and n.args
+                        and isinstance(n.args[0], ast.Constant)):
                     token = n.args[0].value
                     for kw in n.keywords:
                         if kw.arg == "typ":
@@ -213,7 +216,8 @@ for tree in modules.values():
                     wire = n.targets[0].slice.value
                     py = dotted(n.value)
                     p = params.get(py)
-                    inputs[wire] = {"type": convert(p.annotation) if p is not None else "any", "required": py in required}
+                    inputs[wire] = {"type": convert(p.annotation) if p is not None else "any",
+                                    "required": py in required}
             outputs = {}
             cls = classes.get(result or "")
             if cls is not None:
