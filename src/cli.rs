@@ -78,8 +78,7 @@ fn wrap(pieces: impl IntoIterator<Item = String>, width: usize) -> String {
     name = "runner",
     version,
     before_help = FIRST_STEPS,
-    after_help = top_help(),
-    propagate_version = true
+    after_help = top_help()
 )]
 pub(crate) struct Cli {
     #[command(flatten)]

@@ -198,6 +198,12 @@ fn a_commands_help_leaves_out_the_global_options_that_mean_nothing_to_it() {
     }
     let version = ws.run(&["version", "--help"]).expect(0).stdout;
     assert!(!version.contains("Global options:"), "{version}");
+    // The runner's version is the top level's (`runner --version`, `runner version`), not a
+    // flag of every command.
+    for args in [&["up", "--help"][..], &["drift", "-h"], &["export", "pko", "--help"]] {
+        let help = ws.run(args).expect(0).stdout;
+        assert!(!help.contains("-V, --version"), "{args:?}:\n{help}");
+    }
     // Where they apply, they are there.
     for (args, flag) in [
         (&["up", "-h"][..], "--banner-type"),
