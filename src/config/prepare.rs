@@ -174,6 +174,34 @@ fn ask_secrets(
     Ok(())
 }
 
+/// At a terminal, a program Pulumi YAML would refuse is said before anything is asked (no
+/// answer typed, no passphrase, for a run that cannot start): what the programs it runs hold,
+/// told from their text alone, every key a question or a secret may still set counting as set
+/// (the check after the answers has them all). Elsewhere one report holds every problem.
+fn refuse_programs_first(r: &Request<'_>, file: &StackFile, earlier: &[Problem]) -> Result<(), RunnerError> {
+    if !r.interactive || r.mode == Mode::Check || !earlier.is_empty() || r.runs.is_empty() {
+        return Ok(());
+    }
+    let mut config = file.config.clone();
+    let keys = r.provider.prompts.iter().map(|p| &p.key);
+    let secrets = r
+        .provider
+        .projects
+        .iter()
+        .flat_map(|p| p.secrets.iter().map(|s| &s.key));
+    for key in keys.chain(secrets) {
+        config.entry(key.clone()).or_insert(Value::Null);
+    }
+    let programs = crate::programs::read_all(r.ws, r.provider, crate::programs::Learn::ReadOnly);
+    let mut problems = crate::programs::check(r.ws, r.provider, &programs);
+    problems.extend(crate::programs::undeclared(r.ws, r.provider, &programs, &config));
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(RunnerError::Problems(problems))
+    }
+}
+
 pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStore) -> Result<Ready, RunnerError> {
     let ws = r.ws;
     let mut env = r.env.clone();
@@ -191,6 +219,7 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
         return Err(RunnerError::Problems(vec![p]));
     }
     let mut problems = file_problems(r, &file);
+    refuse_programs_first(r, &file, &problems)?;
 
     let (store_dir, store_file) = r.store()?;
     let set_shared_secret = |key: &str| r.set_secret(false, key);

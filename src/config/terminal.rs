@@ -97,6 +97,16 @@ impl Terminal {
     }
 }
 
+/// The second entry's prompt: the question without the aside it ends with, if any (`Passphrase
+/// to protect this stack's secrets (again)`, not `… (choose one; it is not stored) (again)`).
+fn again_of(question: &str) -> String {
+    let short = question
+        .strip_suffix(')')
+        .and_then(|q| q.rfind(" (").map(|at| &q[..at]))
+        .unwrap_or(question);
+    format!("{short} (again)")
+}
+
 /// What an empty answer to a question without a default is told.
 const REQUIRED: &str = "an answer is required (Ctrl-C stops: nothing is written)";
 
@@ -174,7 +184,7 @@ impl Ask for Terminal {
             Some(d) => format!("{question} [{d}]"),
             None => question.to_string(),
         };
-        let again = format!("{question} (again)");
+        let again = again_of(question);
         let say = |line: &str| console::Term::stderr().write_line(line);
         loop {
             let first = self.hidden_entry(&prompt)?;
@@ -216,5 +226,20 @@ impl Ask for Terminal {
     fn finished(&mut self) {
         // Ctrl-C is the runner's own again (from here on, something may have been written).
         self.guard = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_second_entry_leaves_out_the_questions_aside() {
+        assert_eq!(
+            super::again_of("Passphrase to protect this stack's secrets (choose one; it is not stored)"),
+            "Passphrase to protect this stack's secrets (again)"
+        );
+        assert_eq!(
+            super::again_of("App database password"),
+            "App database password (again)"
+        );
     }
 }

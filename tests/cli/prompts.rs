@@ -923,3 +923,36 @@ fn a_secret_or_a_value_the_environment_changes_is_not_dropped_without_a_word() {
         run.stderr
     );
 }
+
+#[test]
+fn a_program_pulumi_yaml_would_refuse_is_said_before_any_question() {
+    let ws = Ws::reference();
+    ws.edit(
+        "projects/services/logagent/Pulumi.yaml",
+        "timeout: ${helm_timeout}",
+        "timeout: ${helm_timout}",
+    );
+    let mut s = session(
+        &ws,
+        &["validate", "-p", "aws", "-s", "dev"],
+        &[
+            "AWS_DEFAULT_REGION",
+            "AWS_REGION",
+            "AWS_PROFILE",
+            "PULUMI_CONFIG_PASSPHRASE",
+        ],
+    );
+    let screen = rest(&mut s);
+    assert!(
+        screen.contains("`helm_timout` is read, but no resource, variable or config key of `logagent` declares it"),
+        "{screen}"
+    );
+    assert!(
+        !screen.contains("AWS region") && !screen.contains("Passphrase"),
+        "asked first:\n{screen}"
+    );
+    assert!(
+        !ws.path().join("config/pulumi/Pulumi.dev.yaml").exists(),
+        "nothing written"
+    );
+}
