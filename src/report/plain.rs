@@ -287,6 +287,12 @@ impl Plain {
             } else {
                 ""
             };
+            // The reason is worded for one project; for several, of each.
+            let reason = if names.len() > 1 {
+                reason.replacen("nothing it depends on", "nothing each depends on", 1)
+            } else {
+                (*reason).to_string()
+            };
             let _ = writeln!(err, "  {} unchanged: {reason}{again}", names.len());
         }
         if result.results.iter().any(|(_, f)| !f.changes.is_empty()) {

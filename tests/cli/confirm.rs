@@ -141,7 +141,7 @@ fn an_unchanged_run_says_so_in_one_line_and_a_preview_says_what_would_change() {
     let run = ws.up("aws", &[], &[]).expect(0);
     assert!(
         run.stderr.contains(
-            "16 unchanged: nothing it depends on changed since its last successful up; `--fresh` to run them anyway"
+            "16 unchanged: nothing each depends on changed since its last successful up; `--fresh` to run them anyway"
         ),
         "{}",
         run.stderr

@@ -69,7 +69,18 @@ pub(super) fn what_runs(plan: &Plan<'_>, pending: &[(String, Pending)]) -> Optio
     if own.len() == pending.len() && own.iter().all(|(_, p)| p.why == own[0].1.why) {
         let _ = write!(line, " ({})", own[0].1.why);
     } else if !own.is_empty() {
-        let listed: Vec<String> = own.iter().map(|(n, p)| format!("{n} ({})", p.why)).collect();
+        // Projects that run for the same reason are named together, the reason said once.
+        let mut reasons: Vec<(&str, Vec<&str>)> = Vec::new();
+        for (n, p) in &own {
+            match reasons.iter_mut().find(|(why, _)| *why == p.why) {
+                Some((_, names)) => names.push(n),
+                None => reasons.push((&p.why, vec![n])),
+            }
+        }
+        let listed: Vec<String> = reasons
+            .iter()
+            .map(|(why, names)| format!("{} ({why})", names.join(", ")))
+            .collect();
         let _ = write!(line, ": {}", listed.join(", "));
     }
     if !after.is_empty() {
