@@ -13,10 +13,10 @@ use serde_json::{Map, Value, json};
 
 use super::names::{Names, Rule};
 use super::{
-    Export, ExportError, File, Format, Input, Revision, base_name, config_secret, credentials_secret, dependents,
-    header, secret_key, shell, stack_file, stack_file_path, waits, yaml,
+    Export, ExportError, File, Format, Input, Revision, base_name, config_secret, credentials_secret, header,
+    secret_key, shell, stack_file, stack_file_path, waits_in, yaml,
 };
-use crate::plan::Plan;
+use crate::plan::{Operation, Plan};
 
 const TEMPLATE: &str = "runner";
 /// The first task of the teardown: the `confirm` parameter must name the stack.
@@ -40,14 +40,14 @@ pub(super) fn export(plan: &Plan<'_>, input: &Input) -> Result<Export, ExportErr
     let names = Names::new(
         Rule::Dns1123(63),
         plan.order.iter().map(|&i| plan.name(i)),
-        &[TEMPLATE, CONFIRM, "up", "destroy"],
+        &[TEMPLATE, CONFIRM, Operation::Up.as_str(), Operation::Destroy.as_str()],
     );
     let files = vec![
         File::new("rbac.yaml", rbac(plan, input)),
-        File::new("workflow-up.yaml", workflow(plan, input, &names, "up", &waits(plan))?),
+        File::new("workflow-up.yaml", workflow(plan, input, &names, Operation::Up)?),
         File::new(
             "workflow-destroy.yaml",
-            workflow(plan, input, &names, "destroy", &dependents(plan))?,
+            workflow(plan, input, &names, Operation::Destroy)?,
         ),
     ];
     Ok(Export {
@@ -191,23 +191,17 @@ fn workflow_header(plan: &Plan<'_>, input: &Input, destroy: bool) -> Vec<String>
     h
 }
 
-fn workflow(
-    plan: &Plan<'_>,
-    input: &Input,
-    names: &Names,
-    op: &str,
-    order: &[(usize, Vec<usize>)],
-) -> Result<String, ExportError> {
+fn workflow(plan: &Plan<'_>, input: &Input, names: &Names, op: Operation) -> Result<String, ExportError> {
     let repo = input.repo.as_ref().ok_or_else(|| ExportError {
         message: "an Argo Workflows export needs the repository its tasks check out".into(),
         help: "pass --repo URL and --branch NAME or --commit SHA".into(),
     })?;
-    let destroy = op == "destroy";
+    let destroy = op == Operation::Destroy;
     let mut tasks: Vec<Value> = Vec::new();
     if destroy {
         tasks.push(json!({"name": CONFIRM, "template": CONFIRM}));
     }
-    tasks.extend(order.iter().map(|(i, waits_for)| {
+    tasks.extend(waits_in(plan, op).iter().map(|(i, waits_for)| {
         let mut task = Map::new();
         task.insert("name".into(), json!(names.get(plan.name(*i))));
         task.insert("template".into(), json!(TEMPLATE));
@@ -234,8 +228,9 @@ fn workflow(
     let workdir = format!("/src/{}", repo.prefix).trim_end_matches('/').to_string();
     let script = format!(
         "set -eu\nmkdir -p config/pulumi\nprintf '%s' \"$MARA_STACK_CONFIG\" > {}\n\
-         runner {op} --only \"$PROJECT\" -p {} -s {} --non-interactive --yes\n",
+         runner {} --only \"$PROJECT\" -p {} -s {} --non-interactive --yes\n",
         stack_file_path(input),
+        op.as_str(),
         shell::quote(&plan.provider.name),
         shell::quote(&input.stack)
     );
@@ -256,9 +251,9 @@ fn workflow(
             "env": env,
         },
     });
-    let mut templates = vec![json!({"name": op, "dag": {"tasks": tasks}}), runner];
+    let mut templates = vec![json!({"name": op.as_str(), "dag": {"tasks": tasks}}), runner];
     let mut spec = Map::new();
-    spec.insert("entrypoint".into(), json!(op));
+    spec.insert("entrypoint".into(), json!(op.as_str()));
     if destroy {
         // The parameter has no value: `argo submit` refuses to start the teardown without one.
         spec.insert("arguments".into(), json!({"parameters": [{"name": CONFIRM}]}));
@@ -271,7 +266,10 @@ fn workflow(
     if destroy {
         metadata.insert("name".into(), json!(format!("{}-destroy", base_name(input))));
     } else {
-        metadata.insert("generateName".into(), json!(format!("{}-{op}-", base_name(input))));
+        metadata.insert(
+            "generateName".into(),
+            json!(format!("{}-{}-", base_name(input), op.as_str())),
+        );
     }
     metadata.insert("namespace".into(), json!(input.namespace));
     let doc = json!({

@@ -14,10 +14,9 @@ use serde_json::{Map, json};
 
 use super::names::{Names, Rule};
 use super::{
-    Export, File, Format, Input, ci_secrets, dependents, header, runner_command, shell, stack_file, stack_file_path,
-    waits, yaml,
+    Export, File, Format, Input, ci_secrets, header, runner_command, shell, stack_file, stack_file_path, waits_in, yaml,
 };
-use crate::plan::Plan;
+use crate::plan::{Operation, Plan};
 
 /// The job that builds the runner once for every other job.
 pub(crate) const BUILD_JOB: &str = "runner";
@@ -32,13 +31,10 @@ pub(super) fn export(plan: &Plan<'_>, input: &Input) -> Export {
         &[BUILD_JOB, CONFIRM_JOB],
     );
     let files = vec![
-        File::new(
-            "workflows/runner-up.yml",
-            workflow(plan, input, &names, "up", &waits(plan)),
-        ),
+        File::new("workflows/runner-up.yml", workflow(plan, input, &names, Operation::Up)),
         File::new(
             "workflows/runner-destroy.yml",
-            workflow(plan, input, &names, "destroy", &dependents(plan)),
+            workflow(plan, input, &names, Operation::Destroy),
         ),
     ];
     Export {
@@ -80,7 +76,7 @@ fn confirm(input: &Input, environment: &str) -> (serde_json::Value, serde_json::
     (trigger, job)
 }
 
-fn workflow(plan: &Plan<'_>, input: &Input, names: &Names, op: &str, order: &[(usize, Vec<usize>)]) -> String {
+fn workflow(plan: &Plan<'_>, input: &Input, names: &Names, op: Operation) -> String {
     let mut env = Map::new();
     env.insert("PULUMI_BACKEND_URL".into(), json!("${{ secrets.PULUMI_BACKEND_URL }}"));
     for name in ci_secrets(input) {
@@ -88,7 +84,7 @@ fn workflow(plan: &Plan<'_>, input: &Input, names: &Names, op: &str, order: &[(u
     }
     env.insert("MARA_STACK_CONFIG".into(), json!(literal(&stack_file(input))));
 
-    let destroy = op == "destroy";
+    let destroy = op == Operation::Destroy;
     let environment = format!("destroy-{}", input.stack);
     let mut jobs = Map::new();
     let mut trigger = json!({"workflow_dispatch": {}});
@@ -113,7 +109,7 @@ fn workflow(plan: &Plan<'_>, input: &Input, names: &Names, op: &str, order: &[(u
     );
     jobs.insert(BUILD_JOB.into(), serde_json::Value::Object(build));
     let config = stack_file_path(input);
-    for (i, waits_for) in order {
+    for (i, waits_for) in &waits_in(plan, op) {
         let project = plan.name(*i);
         let mut needs = vec![json!(BUILD_JOB)];
         needs.extend(waits_for.iter().map(|&w| json!(names.get(plan.name(w)))));
@@ -141,7 +137,7 @@ fn workflow(plan: &Plan<'_>, input: &Input, names: &Names, op: &str, order: &[(u
         );
     }
     let doc = json!({
-        "name": format!("runner {op}: {} {}", plan.provider.name, input.stack),
+        "name": format!("runner {}: {} {}", op.as_str(), plan.provider.name, input.stack),
         "on": trigger,
         "permissions": {"contents": "read"},
         "concurrency": {"group": format!("pulumi-stack-{}", input.stack), "cancel-in-progress": false},

@@ -19,11 +19,10 @@ use serde_json::{Map, Value, json};
 
 use super::names::{Names, Rule};
 use super::{
-    Export, File, Format, Input, ci_secrets, dependents, header, runner_command, stack_file, stack_file_path, waits,
-    yaml,
+    Export, File, Format, Input, ci_secrets, header, runner_command, stack_file, stack_file_path, waits_in, yaml,
 };
 use crate::graph::Layer;
-use crate::plan::Plan;
+use crate::plan::{Operation, Plan};
 
 /// The manual job every first job of the destroy pipeline needs, and its stage.
 pub(crate) const CONFIRM_JOB: &str = "confirm-destroy";
@@ -39,13 +38,10 @@ pub(super) fn export(plan: &Plan<'_>, input: &Input) -> Export {
     );
     let name = |p: &str| names.get(p).to_string();
     let files = vec![
-        File::new(
-            "runner-up.gitlab-ci.yml",
-            pipeline(plan, input, &name, "up", &waits(plan)),
-        ),
+        File::new("runner-up.gitlab-ci.yml", pipeline(plan, input, &name, Operation::Up)),
         File::new(
             "runner-destroy.gitlab-ci.yml",
-            pipeline(plan, input, &name, "destroy", &dependents(plan)),
+            pipeline(plan, input, &name, Operation::Destroy),
         ),
     ];
     Export {
@@ -54,13 +50,7 @@ pub(super) fn export(plan: &Plan<'_>, input: &Input) -> Export {
     }
 }
 
-fn pipeline(
-    plan: &Plan<'_>,
-    input: &Input,
-    name: &dyn Fn(&str) -> String,
-    op: &str,
-    order: &[(usize, Vec<usize>)],
-) -> String {
+fn pipeline(plan: &Plan<'_>, input: &Input, name: &dyn Fn(&str) -> String, op: Operation) -> String {
     let layers: Vec<Layer> = plan
         .order
         .iter()
@@ -68,7 +58,7 @@ fn pipeline(
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
-    let destroy = op == "destroy";
+    let destroy = op == Operation::Destroy;
     let mut stages: Vec<Value> = layers.iter().map(|l| json!(l.as_str())).collect();
     if destroy {
         stages.reverse();
@@ -110,7 +100,7 @@ fn pipeline(
             }),
         );
     }
-    for (i, waits_for) in order {
+    for (i, waits_for) in &waits_in(plan, op) {
         let project = plan.project(*i);
         let mut needs: Vec<Value> = waits_for.iter().map(|&w| json!(name(plan.name(w)))).collect();
         if destroy && needs.is_empty() {

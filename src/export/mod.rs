@@ -19,7 +19,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use crate::plan::Plan;
+use crate::graph::Direction;
+use crate::plan::{Operation, Plan};
 use names::{Names, Rule};
 
 /// The engines the runner exports to.
@@ -238,6 +239,15 @@ fn waits(plan: &Plan<'_>) -> Vec<(usize, Vec<usize>)> {
         .collect()
 }
 
+/// What each project waits for in `op`, in the order `op` runs them: [`waits`] (needs first), or
+/// on destroy [`dependents`] (dependents first).
+fn waits_in(plan: &Plan<'_>, op: Operation) -> Vec<(usize, Vec<usize>)> {
+    match op.direction() {
+        Direction::Forward => waits(plan),
+        Direction::Reverse => dependents(plan),
+    }
+}
+
 /// What each project waits for on destroy: what needs it (reverse run order).
 fn dependents(plan: &Plan<'_>) -> Vec<(usize, Vec<usize>)> {
     let mut by: BTreeMap<usize, Vec<usize>> = plan.order.iter().map(|&i| (i, Vec::new())).collect();
@@ -407,9 +417,10 @@ fn repo_dir(input: &Input, path: &str) -> String {
 
 /// The runner command a CI job or task runs for one project: nobody is at a terminal there, so
 /// it says `--yes` (which `destroy` requires without one).
-fn runner_command(plan: &Plan<'_>, input: &Input, op: &str, project: &str) -> String {
+fn runner_command(plan: &Plan<'_>, input: &Input, op: Operation, project: &str) -> String {
     format!(
-        "runner {op} --only {} -p {} -s {} --non-interactive --yes",
+        "runner {} --only {} -p {} -s {} --non-interactive --yes",
+        op.as_str(),
         shell::quote(project),
         shell::quote(&plan.provider.name),
         shell::quote(&input.stack)
