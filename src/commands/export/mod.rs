@@ -22,6 +22,7 @@ use crate::config::{SECRET_PREFIX, env_name};
 use crate::error::{RunnerError, exit};
 use crate::export::names::{Names, Rule};
 use crate::export::{self, Esc, Format, Input, Repo, Revision, SecretKey, Source};
+use crate::fs;
 use crate::plan::{Operation, Plan};
 use crate::report;
 use crate::settings::{Settings, StackContext};
@@ -328,7 +329,7 @@ fn shared_backend(s: &Settings, t: &StackContext, format: Format) -> Result<Stri
             format.as_str()
         ));
     }
-    let inside = |root: &Path| lexical(dir).starts_with(lexical(root));
+    let inside = |root: &Path| fs::comparable(dir).starts_with(fs::comparable(root));
     let top = git(&s.ws.root, &["rev-parse", "--show-toplevel"]).map(PathBuf::from);
     if !dir.is_absolute() || inside(&s.ws.root) || top.as_deref().is_some_and(inside) {
         return refuse(format!(
@@ -346,33 +347,6 @@ fn shared_backend(s: &Settings, t: &StackContext, format: Format) -> Result<Stri
         dir.display()
     ));
     Ok(url)
-}
-
-/// `path` with `.` and `..` taken out lexically (links are not followed), through its nearest
-/// existing ancestor's real path, so two spellings of one directory compare equal.
-fn lexical(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    let mut existing = out.as_path();
-    let mut rest = Vec::new();
-    while !existing.exists() {
-        let Some(parent) = existing.parent() else { return out };
-        rest.push(existing.file_name().map(PathBuf::from).unwrap_or_default());
-        existing = parent;
-    }
-    let mut real = existing.canonicalize().unwrap_or_else(|_| existing.to_path_buf());
-    for r in rest.iter().rev() {
-        real.push(r);
-    }
-    real
 }
 
 struct Config {
@@ -541,7 +515,7 @@ fn given_bundle_path(path: &str) -> Result<String, RunnerError> {
 /// git, so a directory outside the repository is refused with the fix.
 fn bundle_path(s: &Settings, dir: &Path) -> Result<String, RunnerError> {
     let top = git(&s.ws.root, &["rev-parse", "--show-toplevel"]).map_or_else(|| s.ws.root.clone(), PathBuf::from);
-    let (top, dir) = (lexical(&top), lexical(dir));
+    let (top, dir) = (fs::comparable(&top), fs::comparable(dir));
     match dir.strip_prefix(&top) {
         Ok(rel) if !rel.as_os_str().is_empty() => Ok(rel.display().to_string()),
         _ => Err(RunnerError::usage(

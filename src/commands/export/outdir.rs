@@ -9,11 +9,11 @@
 
 use std::collections::BTreeSet;
 use std::io::Read as _;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use crate::error::RunnerError;
 use crate::export::{self, File, Format};
-use crate::fs::replace_file;
+use crate::fs::{normalize, replace_file};
 
 /// Why the export cannot write its files where it was asked to.
 #[derive(Debug, thiserror::Error)]
@@ -88,22 +88,6 @@ pub(crate) struct Writes {
     dir: PathBuf,
     /// Files of an earlier export of the same format that this one no longer writes.
     pub(crate) stale: Vec<PathBuf>,
-}
-
-/// `path` without `.` and with each `..` taking away the component before it (the checks below
-/// look at every component, so none may hide behind a `..`).
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 fn io(show: &dyn Fn(&Path) -> String, path: &Path) -> impl FnOnce(std::io::Error) -> OutDirError {
