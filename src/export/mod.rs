@@ -35,7 +35,7 @@ pub(crate) enum Format {
 }
 
 impl Format {
-    const ALL: [Format; 6] = [
+    pub(crate) const ALL: [Format; 6] = [
         Format::Pko,
         Format::GithubActions,
         Format::GitlabCi,

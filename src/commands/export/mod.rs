@@ -1,28 +1,25 @@
 //! `export`: the plan written for another engine. This conductor does the reading and writing
-//! around the pure exports (`crate::export`): it checks the state backend is one every engine
-//! reaches, reads the stack configuration (plain values travel with the export, secrets only as
-//! references), the repository's remote and revision, the programs (`--source program`), then
-//! writes the files (`outdir`: only inside the output directory, only over its own files) and
-//! prints every name it had to change.
+//! around the pure exports (`crate::export`): the state backend every engine reaches and the
+//! stack configuration (`config`: plain values travel with the export, secrets only as
+//! references), the repository's remote and revision and the bundle's place in it (`repo`), the
+//! programs (`--source program`), then it writes the files (`outdir`: only inside the output
+//! directory, only over its own files) and prints every name it had to change.
 
+mod config;
 mod outdir;
+mod repo;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::write_result;
-use crate::config::backend::{BACKEND_VAR, Backend};
-use crate::config::prepare;
-use crate::config::stackfile::{self, StackFile};
-use crate::config::{SECRET_PREFIX, env_name};
+use crate::config::backend::BACKEND_VAR;
 use crate::error::{RunnerError, exit};
 use crate::export::names::{Names, Rule};
-use crate::export::{self, Esc, Format, Input, Repo, Revision, SecretKey, Source};
-use crate::fs;
+use crate::export::{self, Esc, Format, Input, Repo, Revision, Source};
 use crate::plan::{Operation, Plan};
 use crate::report;
 use crate::settings::{Settings, StackContext};
@@ -131,8 +128,9 @@ pub(crate) fn run(s: &Settings, t: &StackContext, o: &ExportOptions) -> Result<i
     let format = o.engine.format();
     let plan = Plan::new(&t.provider, Operation::Up, &[]).map_err(|e| RunnerError::usage(e.to_string(), ""))?;
     let namespace = namespace(o.engine.cluster().and_then(|c| c.namespace.as_deref()), &t.stack)?;
-    let backend = shared_backend(s, t, format)?;
-    let config = read_config(s, t)?;
+    let url = t.env.get(BACKEND_VAR).unwrap_or_default();
+    let backend = config::shared_backend(&s.ws.root, &url, format)?;
+    let config = config::read(s, t)?;
     let output = o.output.clone().unwrap_or_else(|| {
         Output::Dir(
             s.ws.root
@@ -148,8 +146,14 @@ pub(crate) fn run(s: &Settings, t: &StackContext, o: &ExportOptions) -> Result<i
         namespace,
         config: config.plain,
         config_secrets: config.secrets,
-        store_secrets: store_secrets(t),
-        credentials: credentials(t, &backend),
+        store_secrets: config::secret_keys(
+            t.provider
+                .projects
+                .iter()
+                .flat_map(|p| &p.secrets)
+                .map(|s| s.key.as_str()),
+        ),
+        credentials: config::credentials(&backend, &t.provider.credentials),
         ..Input::default()
     };
     match &o.engine {
@@ -178,8 +182,8 @@ pub(crate) fn run(s: &Settings, t: &StackContext, o: &ExportOptions) -> Result<i
         } => {
             operator_stacks(&mut input, s, t, format, cluster, stacks)?;
             input.bundle_path = match (path, &output) {
-                (Some(p), _) => given_bundle_path(p)?,
-                (None, Output::Dir(dir)) => bundle_path(s, dir)?,
+                (Some(p), _) => repo::given_bundle_path(p)?,
+                (None, Output::Dir(dir)) => repo::bundle_path(&s.ws.root, dir)?,
                 (None, Output::Stdout) => {
                     return Err(RunnerError::usage(
                         "`export kebap -o -` prints the bundle, so where it will live in the repository (the path \
@@ -258,6 +262,11 @@ fn namespace(given: Option<&str>, stack: &str) -> Result<String, RunnerError> {
     }
 }
 
+/// The repository the engine checks out (see `repo`).
+fn repository(s: &Settings, format: Format, c: &Cluster) -> Result<Repo, RunnerError> {
+    repo::repository(&s.ws.root, format, c.repo.as_deref(), c.revision.as_ref())
+}
+
 /// Writes the files into `dir` (see `outdir`), removes what an earlier export left, says so.
 fn write_dir(
     s: &Settings,
@@ -267,7 +276,7 @@ fn write_dir(
     dir: &Path,
     projects: usize,
 ) -> Result<(), RunnerError> {
-    let top = git(&s.ws.root, &["rev-parse", "--show-toplevel"]).map(PathBuf::from);
+    let top = repo::top(&s.ws.root);
     let trusted: Vec<&Path> = top.iter().map(PathBuf::as_path).chain([s.ws.root.as_path()]).collect();
     let show = |p: &Path| s.ws.show(p);
     let writes = outdir::check(dir, &trusted, files, format, force, &show)?;
@@ -288,137 +297,6 @@ fn write_dir(
     Ok(())
 }
 
-/// `PULUMI_BACKEND_URL`, refused unless every job of the export reaches it. A cloud store or
-/// Pulumi Cloud: yes. A `file://` backend: only a GitLab pipeline's, and only a directory outside
-/// the workspace and its repository, named by its absolute path — a disk every GitLab runner of
-/// the project mounts at that path (shell executors on one machine, or an NFS mount); each job's
-/// checkout replaces the workspace, and the other engines' jobs run on machines or pods that
-/// mount nothing of ours.
-fn shared_backend(s: &Settings, t: &StackContext, format: Format) -> Result<String, RunnerError> {
-    let embedded = format!("file://{}", s.ws.root.join(".pulumi-state").display());
-    let url = t.env.get(BACKEND_VAR).unwrap_or_default();
-    let refuse = |why: String| {
-        Err(RunnerError::usage(
-            format!(
-                "`export {}` needs a state backend every engine reaches: {why}",
-                format.as_str()
-            ),
-            "set PULUMI_BACKEND_URL (in the environment or config/pulumi/environment) to a shared backend — \
-             s3://BUCKET, gs://BUCKET, azblob://CONTAINER or https://api.pulumi.com (for gitlab-ci also a \
-             file:///DIR every runner mounts, outside the repository) — and move the stacks there \
-             (`pulumi stack export` / `pulumi stack import`, or `runner up` again)",
-        ))
-    };
-    if url == embedded {
-        return refuse(format!(
-            "PULUMI_BACKEND_URL is not set, so the runner uses the workspace's own file backend ({url}), which no \
-             other machine can read"
-        ));
-    }
-    let backend = Backend::parse(&url);
-    if matches!(backend, Backend::NotAUrl(_) | Backend::Service(None)) {
-        return refuse(format!("PULUMI_BACKEND_URL is {url}, which is not a URL"));
-    }
-    let Some(dir) = backend.dir() else {
-        return Ok(url);
-    };
-    if format != Format::GitlabCi {
-        return refuse(format!(
-            "PULUMI_BACKEND_URL is {url}, a file backend, which the machines and pods {} runs its jobs on do not \
-             mount",
-            format.as_str()
-        ));
-    }
-    let inside = |root: &Path| fs::comparable(dir).starts_with(fs::comparable(root));
-    let top = git(&s.ws.root, &["rev-parse", "--show-toplevel"]).map(PathBuf::from);
-    if !dir.is_absolute() || inside(&s.ws.root) || top.as_deref().is_some_and(inside) {
-        return refuse(format!(
-            "PULUMI_BACKEND_URL is {url}, a file backend {}, which each job's checkout replaces",
-            if dir.is_absolute() {
-                "inside the repository"
-            } else {
-                "relative to the job's directory"
-            }
-        ));
-    }
-    report::info(&format!(
-        "note: PULUMI_BACKEND_URL is {url}, a shared disk: every GitLab runner that takes these jobs must mount \
-         {} at that path",
-        dir.display()
-    ));
-    Ok(url)
-}
-
-struct Config {
-    plain: Map<String, Value>,
-    secrets: Vec<SecretKey>,
-}
-
-/// The shared stack configuration: its plain values, and the keys of its secrets.
-fn read_config(s: &Settings, t: &StackContext) -> Result<Config, RunnerError> {
-    let path = stackfile::path(&s.ws.root, &t.stack);
-    let shown = s.ws.show(&path);
-    let file = StackFile::load(&path, &shown).map_err(|d| RunnerError::Validation(vec![*d]))?;
-    // What every exported job would refuse, refused here.
-    if let Some(p) = prepare::provider_lock(&t.provider, &file) {
-        return Err(RunnerError::Problems(vec![p]));
-    }
-    if file.config.is_empty() {
-        return Err(RunnerError::usage(
-            format!("the stack configuration {shown} is missing or empty: an export carries its values"),
-            format!(
-                "create it first with `runner validate -p {} -s {}` (it asks for what is missing)",
-                t.provider.name, t.stack
-            ),
-        ));
-    }
-    let mut plain = Map::new();
-    let mut secrets = Vec::new();
-    for (key, value) in file.config {
-        if value.get("secure").is_some() {
-            secrets.push(SecretKey {
-                env: env_name(SECRET_PREFIX, &key),
-                key,
-            });
-        } else {
-            plain.insert(key, value);
-        }
-    }
-    Ok(Config { plain, secrets })
-}
-
-/// Every project secret of the graph, in graph order (the secrets store keeps them all).
-fn store_secrets(t: &StackContext) -> Vec<SecretKey> {
-    let mut out: Vec<SecretKey> = Vec::new();
-    for p in &t.provider.projects {
-        for secret in &p.secrets {
-            if !out.iter().any(|s| s.key == secret.key) {
-                out.push(SecretKey {
-                    key: secret.key.clone(),
-                    env: env_name(SECRET_PREFIX, &secret.key),
-                });
-            }
-        }
-    }
-    out
-}
-
-/// The backend's credentials (and the passphrase), then the provider's.
-fn credentials(t: &StackContext, backend: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let all = Backend::parse(backend)
-        .credentials()
-        .into_iter()
-        .map(str::to_string)
-        .chain(t.provider.credentials.iter().cloned());
-    for c in all {
-        if !out.contains(&c) {
-            out.push(c);
-        }
-    }
-    out
-}
-
 /// Each project's Pulumi YAML program, as data.
 fn programs(s: &Settings, t: &StackContext) -> BTreeMap<String, Value> {
     t.provider
@@ -430,104 +308,4 @@ fn programs(s: &Settings, t: &StackContext) -> BTreeMap<String, Value> {
             Some((p.name.clone(), doc))
         })
         .collect()
-}
-
-fn git(root: &Path, args: &[&str]) -> Option<String> {
-    let out = Command::new("git").arg("-C").arg(root).args(args).output().ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
-}
-
-/// The repository engines check out: `--repo` or the `origin` remote; `--branch`, `--commit`
-/// or HEAD (its branch, else its commit); the workspace's directory in it.
-fn repository(s: &Settings, format: Format, o: &Cluster) -> Result<Repo, RunnerError> {
-    let root = &s.ws.root;
-    let url = match &o.repo {
-        Some(u) => u.clone(),
-        None => git(root, &["remote", "get-url", "origin"]).ok_or_else(|| {
-            RunnerError::usage(
-                format!(
-                    "`export {}` points the engine at the repository, and the workspace has no git remote `origin`",
-                    format.as_str()
-                ),
-                "pass --repo URL (and --branch NAME or --commit SHA)",
-            )
-        })?,
-    };
-    if o.repo.is_none()
-        && let Some(why) = unclonable(&url)
-    {
-        report::warning(&format!(
-            "the `origin` remote {url} {why}: the engine clones the repository from inside the cluster\n  \
-             fix: pass --repo with a URL the engine can clone (https://…), or set up the credentials it needs"
-        ));
-    }
-    let revision = match &o.revision {
-        Some(r) => r.clone(),
-        None => match git(root, &["symbolic-ref", "--short", "-q", "HEAD"]) {
-            Some(b) if !b.is_empty() => Revision::Branch(b),
-            _ => Revision::Commit(git(root, &["rev-parse", "HEAD"]).ok_or_else(|| {
-                RunnerError::usage(
-                    "cannot tell which revision the engine should check out: the workspace is not a git checkout",
-                    "pass --branch NAME or --commit SHA",
-                )
-            })?),
-        },
-    };
-    let prefix = git(root, &["rev-parse", "--show-prefix"]).unwrap_or_default();
-    Ok(Repo { url, revision, prefix })
-}
-
-/// Why an engine in a cluster could not clone `url` as it stands, if it could not: a path on
-/// this machine, or SSH, which needs a key the exported objects do not carry.
-fn unclonable(url: &str) -> Option<&'static str> {
-    let scp_like = !url.contains("://") && url.split_once(':').is_some_and(|(host, _)| host.contains('@'));
-    if url.starts_with("ssh://") || scp_like {
-        Some(
-            "is SSH, which needs a key the exported objects do not carry (PKO's gitAuth.sshAuth, Argo's sshPrivateKeySecret)",
-        )
-    } else if url.starts_with("file://") || !url.contains("://") {
-        Some("is a path on this machine, which no pod can reach")
-    } else {
-        None
-    }
-}
-
-/// `--bundle-path`: a path inside the repository, relative to its root.
-fn given_bundle_path(path: &str) -> Result<String, RunnerError> {
-    let p = Path::new(path);
-    let outside = p.is_absolute()
-        || p.components()
-            .any(|c| matches!(c, std::path::Component::ParentDir | std::path::Component::Prefix(_)));
-    let trimmed = path.trim_matches('/');
-    if outside || trimmed.is_empty() || trimmed == "." {
-        return Err(RunnerError::usage(
-            format!("--bundle-path {path:?} is not a directory inside the repository"),
-            "pass the bundle's directory relative to the repository's root (`deploy/kebap`), without `..`",
-        ));
-    }
-    Ok(trimmed.trim_start_matches("./").to_string())
-}
-
-/// Where the bundle will live in the repository: the output directory, relative to the
-/// repository's root (the workspace's when it is no git checkout). Argo CD syncs that path from
-/// git, so a directory outside the repository is refused with the fix.
-fn bundle_path(s: &Settings, dir: &Path) -> Result<String, RunnerError> {
-    let top = git(&s.ws.root, &["rev-parse", "--show-toplevel"]).map_or_else(|| s.ws.root.clone(), PathBuf::from);
-    let (top, dir) = (fs::comparable(&top), fs::comparable(dir));
-    match dir.strip_prefix(&top) {
-        Ok(rel) if !rel.as_os_str().is_empty() => Ok(rel.display().to_string()),
-        _ => Err(RunnerError::usage(
-            format!(
-                "`export kebap` writes the bundle to {}, {} the repository ({}): Argo CD syncs the bundle's \
-                 manifests/ from the repository, so it needs the bundle's path there",
-                dir.display(),
-                if dir == top { "the root of" } else { "outside" },
-                top.display()
-            ),
-            "pass -o DIR inside the repository, or --bundle-path PATH naming where the bundle will be committed \
-             (relative to the repository's root)",
-        )),
-    }
 }
