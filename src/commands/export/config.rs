@@ -1,5 +1,5 @@
-//! What an export carries of the stack's configuration, read here and checked before any file
-//! is made: the state backend, refused unless every engine reaches it (the policy is
+//! What every format of an export takes ([`Common`]), read here and checked before any file is
+//! made: the state backend, refused unless every engine reaches it (the policy is
 //! `Backend::reachable_by`); the shared stack file, its plain values carried and its secrets
 //! only named; the keys of the project secrets; the credentials the jobs need.
 
@@ -8,19 +8,35 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::repo;
-use crate::config::backend::{Backend, Reach};
+use crate::config::backend::{BACKEND_VAR, Backend, Reach};
 use crate::config::prepare;
 use crate::config::stackfile::{self, StackFile};
 use crate::config::{SECRET_PREFIX, env_name};
 use crate::error::RunnerError;
-use crate::export::{Format, SecretKey};
+use crate::export::{Common, Format, SecretKey};
 use crate::report;
 use crate::settings::{Settings, StackContext};
+
+/// What every format of a `format` export takes.
+pub(super) fn common(s: &Settings, t: &StackContext, format: Format) -> Result<Common, RunnerError> {
+    let url = t.env.get(BACKEND_VAR).unwrap_or_default();
+    let backend = shared_backend(&s.ws.root, &url, format)?;
+    let config = read(s, t)?;
+    let project_secrets = t.provider.projects.iter().flat_map(|p| &p.secrets);
+    Ok(Common {
+        stack: t.stack.clone(),
+        credentials: credentials(&backend, &t.provider.credentials),
+        backend,
+        config: config.plain,
+        config_secrets: config.secrets,
+        store_secrets: secret_keys(project_secrets.map(|s| s.key.as_str())),
+    })
+}
 
 /// `url` (`PULUMI_BACKEND_URL`), refused unless every job of a `format` export reaches it:
 /// never the workspace's own file backend under `root` (the one used when the variable is not
 /// set), nor one inside the workspace or its repository; a shared disk is named in a note.
-pub(super) fn shared_backend(root: &Path, url: &str, format: Format) -> Result<String, RunnerError> {
+fn shared_backend(root: &Path, url: &str, format: Format) -> Result<String, RunnerError> {
     let refuse = |why: String| {
         Err(RunnerError::usage(
             format!(
@@ -58,14 +74,14 @@ pub(super) fn shared_backend(root: &Path, url: &str, format: Format) -> Result<S
 
 /// The shared stack configuration: its plain values, and the keys of its secrets.
 #[derive(Debug)]
-pub(super) struct Config {
-    pub(super) plain: Map<String, Value>,
-    pub(super) secrets: Vec<SecretKey>,
+struct Config {
+    plain: Map<String, Value>,
+    secrets: Vec<SecretKey>,
 }
 
 /// Reads the shared stack configuration, refused when a job would refuse it (another
 /// provider's stack) or when it is missing or empty.
-pub(super) fn read(s: &Settings, t: &StackContext) -> Result<Config, RunnerError> {
+fn read(s: &Settings, t: &StackContext) -> Result<Config, RunnerError> {
     let path = stackfile::path(&s.ws.root, &t.stack);
     let shown = s.ws.show(&path);
     let file = StackFile::load(&path, &shown).map_err(|d| RunnerError::Validation(vec![*d]))?;
@@ -104,7 +120,7 @@ fn split(config: Map<String, Value>) -> Config {
 
 /// The project secrets of the graph by key, in graph order, each once (the secrets store keeps
 /// them all).
-pub(super) fn secret_keys<'a>(keys: impl IntoIterator<Item = &'a str>) -> Vec<SecretKey> {
+fn secret_keys<'a>(keys: impl IntoIterator<Item = &'a str>) -> Vec<SecretKey> {
     let mut out: Vec<SecretKey> = Vec::new();
     for key in keys {
         if !out.iter().any(|s| s.key == key) {
@@ -118,7 +134,7 @@ pub(super) fn secret_keys<'a>(keys: impl IntoIterator<Item = &'a str>) -> Vec<Se
 }
 
 /// The backend's credentials (and the passphrase), then the provider's, each once.
-pub(super) fn credentials(backend: &str, provider: &[String]) -> Vec<String> {
+fn credentials(backend: &str, provider: &[String]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let all = Backend::parse(backend)
         .credentials()

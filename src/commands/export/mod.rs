@@ -1,9 +1,11 @@
 //! `export`: the plan written for another engine. This conductor does the reading and writing
-//! around the pure exports (`crate::export`): the state backend every engine reaches and the
-//! stack configuration (`config`: plain values travel with the export, secrets only as
-//! references), the repository's remote and revision and the bundle's place in it (`repo`), the
-//! programs (`--source program`), then it writes the files (`outdir`: only inside the output
-//! directory, only over its own files) and prints every name it had to change.
+//! around the pure exports (`crate::export`), in this order: the namespace the flags name; what
+//! every format takes (`config`: the state backend every engine reaches, the stack
+//! configuration's plain values, its secrets only as references); the format's own flags
+//! resolved once into its exporter's options ([`Request`], implemented by each format's flags in
+//! `cli::export`, with the [`Resolver`]: the repository and the bundle's place in it from `repo`,
+//! the programs); then the files written (`outdir`: only inside the output directory, only over
+//! its own files) and every name it had to change printed.
 
 mod config;
 mod outdir;
@@ -16,10 +18,9 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::write_result;
-use crate::config::backend::BACKEND_VAR;
 use crate::error::{RunnerError, exit};
 use crate::export::names::{Names, Rule};
-use crate::export::{self, Esc, Format, Input, Repo, Revision, Source};
+use crate::export::{self, Common, Export, ExportError, Format, Repo, Revision};
 use crate::plan::{Operation, Plan};
 use crate::report;
 use crate::settings::{Settings, StackContext};
@@ -31,107 +32,98 @@ pub(crate) enum Output {
     Stdout,
 }
 
-/// What `export` was asked for.
+/// Where the files of an export go, and whether they may replace files it did not make.
 #[derive(Debug, Clone)]
-pub(crate) struct ExportOptions {
+pub(crate) struct Destination {
     /// `None`: `exports/<provider>-<stack>/<format>` under the workspace.
     pub(crate) output: Option<Output>,
     /// Replace files in the output directory that no export made (links themselves).
     pub(crate) force: bool,
-    pub(crate) engine: Engine,
 }
 
-/// The engine exported to, with what only it takes (the command line offers nothing else).
-#[derive(Debug, Clone)]
-pub(crate) enum Engine {
-    Pko {
-        cluster: Cluster,
-        stacks: Stacks,
-    },
-    GithubActions {
-        pulumi_version: String,
-    },
-    GitlabCi {
-        image: String,
-        pulumi_version: String,
-    },
-    ArgoWorkflows {
-        cluster: Cluster,
-        parallel: usize,
-        image: String,
-        pulumi_version: String,
-    },
-    Kebap {
-        cluster: Cluster,
-        stacks: Stacks,
-        /// `None`: the output directory's place in the repository.
-        bundle_path: Option<String>,
-        esc: EscOptions,
-    },
-    Backstage {
-        owner: String,
-    },
-}
+/// One `export FORMAT` as its flags ask for it. Each format's flags implement it (in
+/// `cli::export`): they are resolved once, with the [`Resolver`], into the options of the
+/// format's exporter, which makes the export.
+pub(crate) trait Request {
+    fn format(&self) -> Format;
 
-impl Engine {
-    pub(crate) fn format(&self) -> Format {
-        match self {
-            Engine::Pko { .. } => Format::Pko,
-            Engine::GithubActions { .. } => Format::GithubActions,
-            Engine::GitlabCi { .. } => Format::GitlabCi,
-            Engine::ArgoWorkflows { .. } => Format::ArgoWorkflows,
-            Engine::Kebap { .. } => Format::Kebap,
-            Engine::Backstage { .. } => Format::Backstage,
-        }
+    /// `--namespace`, for a format whose objects go in a cluster: checked before anything is
+    /// read.
+    fn namespace(&self) -> Option<&str> {
+        None
     }
 
-    fn cluster(&self) -> Option<&Cluster> {
-        match self {
-            Engine::Pko { cluster, .. } | Engine::ArgoWorkflows { cluster, .. } | Engine::Kebap { cluster, .. } => {
-                Some(cluster)
-            }
-            Engine::GithubActions { .. } | Engine::GitlabCi { .. } | Engine::Backstage { .. } => None,
+    /// The flags resolved into the exporter's options, and the export it makes.
+    fn export(&self, r: &Resolver<'_>, plan: &Plan<'_>, common: &Common) -> Result<Export, RunnerError>;
+}
+
+/// What a format's flags are resolved with: the workspace, the stack, where the files go.
+pub(crate) struct Resolver<'a> {
+    s: &'a Settings,
+    t: &'a StackContext,
+    format: Format,
+    output: &'a Output,
+    namespace: String,
+}
+
+impl Resolver<'_> {
+    pub(crate) fn stack(&self) -> &str {
+        &self.t.stack
+    }
+
+    /// The namespace of the Kubernetes objects: `--namespace`, or `runner-<stack>`.
+    pub(crate) fn namespace(&self) -> String {
+        self.namespace.clone()
+    }
+
+    /// The repository the engine checks out: `url` (`--repo`) and `revision` (`--branch`,
+    /// `--commit`), the rest read with git.
+    pub(crate) fn repository(&self, url: Option<&str>, revision: Option<&Revision>) -> Result<Repo, RunnerError> {
+        repo::repository(&self.s.ws.root, self.format, url, revision)
+    }
+
+    /// Each project's Pulumi YAML program, as data (one that cannot be read is left out: the
+    /// exporter names it).
+    pub(crate) fn programs(&self) -> BTreeMap<String, Value> {
+        self.t
+            .provider
+            .projects
+            .iter()
+            .filter_map(|p| {
+                let text = std::fs::read_to_string(self.s.ws.root.join(&p.path).join("Pulumi.yaml")).ok()?;
+                let doc: Value = serde_saphyr::from_str(&text).ok()?;
+                Some((p.name.clone(), doc))
+            })
+            .collect()
+    }
+
+    /// Where a bundle lives in the repository: `given` (`--bundle-path`), or the output
+    /// directory's place there.
+    pub(crate) fn bundle_path(&self, given: Option<&str>) -> Result<String, RunnerError> {
+        match (given, self.output) {
+            (Some(p), _) => repo::given_bundle_path(p),
+            (None, Output::Dir(dir)) => repo::bundle_path(&self.s.ws.root, dir),
+            (None, Output::Stdout) => Err(RunnerError::usage(
+                "`export kebap -o -` prints the bundle, so where it will live in the repository (the path Argo CD \
+                 syncs) is not known",
+                "pass --bundle-path PATH: the bundle's directory relative to the repository's root",
+            )),
         }
     }
 }
 
-/// Where an engine in the cluster puts its objects, and what it checks out (PKO, Argo
-/// Workflows, KEBAP).
-#[derive(Debug, Clone)]
-pub(crate) struct Cluster {
-    /// `None`: `runner-<stack>`, made a DNS-1123 label.
-    pub(crate) namespace: Option<String>,
-    /// `None`: the `origin` remote.
-    pub(crate) repo: Option<String>,
-    /// `None`: HEAD's branch, else its commit.
-    pub(crate) revision: Option<Revision>,
+impl From<ExportError> for RunnerError {
+    fn from(e: ExportError) -> Self {
+        RunnerError::usage(e.message, e.help)
+    }
 }
 
-/// How the operator's Stacks are made (PKO, KEBAP).
-#[derive(Debug, Clone)]
-pub(crate) struct Stacks {
-    pub(crate) source: Source,
-    pub(crate) succeeded_within: Option<String>,
-    pub(crate) destroy_on_finalize: bool,
-}
-
-/// The Pulumi ESC environment a KEBAP bundle's secrets come from.
-#[derive(Debug, Clone)]
-pub(crate) struct EscOptions {
-    pub(crate) organization: String,
-    pub(crate) project: String,
-    /// `None`: the stack's name.
-    pub(crate) environment: Option<String>,
-}
-
-pub(crate) fn run(s: &Settings, t: &StackContext, o: &ExportOptions) -> Result<i32, RunnerError> {
-    let format = o.engine.format();
+pub(crate) fn run(s: &Settings, t: &StackContext, request: &dyn Request, to: &Destination) -> Result<i32, RunnerError> {
+    let format = request.format();
     let plan = Plan::new(&t.provider, Operation::Up, &[]).map_err(|e| RunnerError::usage(e.to_string(), ""))?;
-    let namespace = namespace(o.engine.cluster().and_then(|c| c.namespace.as_deref()), &t.stack)?;
-    let url = t.env.get(BACKEND_VAR).unwrap_or_default();
-    let backend = config::shared_backend(&s.ws.root, &url, format)?;
-    let config = config::read(s, t)?;
-    let output = o.output.clone().unwrap_or_else(|| {
+    let namespace = namespace(request.namespace(), &t.stack)?;
+    let common = config::common(s, t, format)?;
+    let output = to.output.clone().unwrap_or_else(|| {
         Output::Dir(
             s.ws.root
                 .join("exports")
@@ -139,68 +131,14 @@ pub(crate) fn run(s: &Settings, t: &StackContext, o: &ExportOptions) -> Result<i
                 .join(format.as_str()),
         )
     });
-    // What every format reads; each format's own part below (the rest stays unread).
-    let mut input = Input {
-        stack: t.stack.clone(),
-        backend: backend.clone(),
+    let resolver = Resolver {
+        s,
+        t,
+        format,
+        output: &output,
         namespace,
-        config: config.plain,
-        config_secrets: config.secrets,
-        store_secrets: config::secret_keys(
-            t.provider
-                .projects
-                .iter()
-                .flat_map(|p| &p.secrets)
-                .map(|s| s.key.as_str()),
-        ),
-        credentials: config::credentials(&backend, &t.provider.credentials),
-        ..Input::default()
     };
-    match &o.engine {
-        Engine::Pko { cluster, stacks } => operator_stacks(&mut input, s, t, format, cluster, stacks)?,
-        Engine::GithubActions { pulumi_version } => input.pulumi_version.clone_from(pulumi_version),
-        Engine::GitlabCi { image, pulumi_version } => {
-            input.image.clone_from(image);
-            input.pulumi_version.clone_from(pulumi_version);
-        }
-        Engine::ArgoWorkflows {
-            cluster,
-            parallel,
-            image,
-            pulumi_version,
-        } => {
-            input.repo = Some(repository(s, format, cluster)?);
-            input.parallel = *parallel;
-            input.image.clone_from(image);
-            input.pulumi_version.clone_from(pulumi_version);
-        }
-        Engine::Kebap {
-            cluster,
-            stacks,
-            bundle_path: path,
-            esc,
-        } => {
-            operator_stacks(&mut input, s, t, format, cluster, stacks)?;
-            input.bundle_path = match (path, &output) {
-                (Some(p), _) => repo::given_bundle_path(p)?,
-                (None, Output::Dir(dir)) => repo::bundle_path(&s.ws.root, dir)?,
-                (None, Output::Stdout) => {
-                    return Err(RunnerError::usage(
-                        "`export kebap -o -` prints the bundle, so where it will live in the repository (the path \
-                         Argo CD syncs) is not known",
-                        "pass --bundle-path PATH: the bundle's directory relative to the repository's root",
-                    ));
-                }
-            };
-            input.esc = Esc {
-                organization: esc.organization.clone(),
-                project: esc.project.clone(),
-                environment: esc.environment.clone().unwrap_or_else(|| t.stack.clone()),
-            };
-        }
-        Engine::Backstage { owner } => input.owner.clone_from(owner),
-    }
-    let made = export::export(format, &plan, &input).map_err(|e| RunnerError::usage(e.message, e.help))?;
+    let made = request.export(&resolver, &plan, &common)?;
     for (what, names) in &made.names {
         for (project, name) in names.changed() {
             report::info(&format!("name: {project} → {name} ({what}: {})", names.rule.describe()));
@@ -217,31 +155,9 @@ pub(crate) fn run(s: &Settings, t: &StackContext, o: &ExportOptions) -> Result<i
             }
             write_result(&text)?;
         }
-        Output::Dir(dir) => write_dir(s, format, o.force, &made.files, &dir, plan.order.len())?,
+        Output::Dir(dir) => write_dir(s, format, to.force, &made.files, &dir, plan.order.len())?,
     }
     Ok(exit::SUCCESS)
-}
-
-/// The operator's Stacks (PKO, KEBAP): how they are made, and the repository they check out or
-/// the programs they embed.
-fn operator_stacks(
-    input: &mut Input,
-    s: &Settings,
-    t: &StackContext,
-    format: Format,
-    cluster: &Cluster,
-    stacks: &Stacks,
-) -> Result<(), RunnerError> {
-    if format.needs_repo(stacks.source) {
-        input.repo = Some(repository(s, format, cluster)?);
-    }
-    if stacks.source == Source::Program {
-        input.programs = programs(s, t);
-    }
-    input.source = stacks.source;
-    input.succeeded_within.clone_from(&stacks.succeeded_within);
-    input.destroy_on_finalize = stacks.destroy_on_finalize;
-    Ok(())
 }
 
 /// The namespace of the Kubernetes objects: `--namespace`, refused unless it is a DNS-1123 label
@@ -260,11 +176,6 @@ fn namespace(given: Option<&str>, stack: &str) -> Result<String, RunnerError> {
             format!("pass a name such as `{}`", label(n)),
         )),
     }
-}
-
-/// The repository the engine checks out (see `repo`).
-fn repository(s: &Settings, format: Format, c: &Cluster) -> Result<Repo, RunnerError> {
-    repo::repository(&s.ws.root, format, c.repo.as_deref(), c.revision.as_ref())
 }
 
 /// Writes the files into `dir` (see `outdir`), removes what an earlier export left, says so.
@@ -297,15 +208,23 @@ fn write_dir(
     Ok(())
 }
 
-/// Each project's Pulumi YAML program, as data.
-fn programs(s: &Settings, t: &StackContext) -> BTreeMap<String, Value> {
-    t.provider
-        .projects
-        .iter()
-        .filter_map(|p| {
-            let text = std::fs::read_to_string(s.ws.root.join(&p.path).join("Pulumi.yaml")).ok()?;
-            let doc: Value = serde_saphyr::from_str(&text).ok()?;
-            Some((p.name.clone(), doc))
-        })
-        .collect()
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_namespace_is_a_dns_1123_label_given_or_made_from_the_stack() {
+        assert_eq!(namespace(None, "dev").unwrap(), "runner-dev");
+        assert_eq!(namespace(None, "Prod_EU").unwrap(), "runner-prod-eu");
+        assert_eq!(namespace(Some("platform-1"), "dev").unwrap(), "platform-1");
+        for bad in ["Platform", "-x", "$(touch PWN)", ""] {
+            match namespace(Some(bad), "dev") {
+                Err(RunnerError::Usage { message, help }) => {
+                    assert!(message.starts_with(&format!("--namespace {bad:?} is not a Kubernetes namespace name")));
+                    assert!(help.is_some_and(|h| h.starts_with("pass a name such as `")), "{bad}");
+                }
+                other => panic!("{bad}: {other:?}"),
+            }
+        }
+    }
 }
