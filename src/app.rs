@@ -6,15 +6,13 @@ use std::ffi::OsString;
 use std::io::IsTerminal as _;
 use std::path::Path;
 
-use crate::cli::{Cli, ClusterArgs, Command, DayTwo, ExportFormat, ExportOutputArgs, GlobalArgs, RunArgs, StackArgs};
+use crate::cli::{Cli, Command, DayTwo, GlobalArgs, RunArgs};
 use crate::commands;
-use crate::commands::export::{Cluster, Engine, EscOptions, ExportOptions, Output, Stacks};
 use crate::commands::logs::LogsOptions;
 use crate::commands::operation::{DEFAULT_PARALLEL, RunOptions};
 use crate::commands::output::OutputOptions;
 use crate::commands::show_plan::PlanOptions;
 use crate::error::{RunnerError, exit};
-use crate::export::Revision;
 use crate::plan::Operation;
 use crate::pulumi::Drift;
 use crate::report::{self, Style};
@@ -119,7 +117,8 @@ fn dispatch(cli: &Cli, style: Style, cwd: &Path) -> Result<i32, RunnerError> {
         Command::Export(args) => {
             let s = settings()?;
             let target = s.stack_context_unchanged("export")?;
-            commands::export::run(&s, &target, &export_options(&args.format, cwd))
+            let (out, request) = args.format.request();
+            commands::export::run(&s, &target, request, &out.destination(cwd))
         }
         Command::DayTwo(c) => day_two(c, &settings()?),
         Command::Version => {
@@ -239,87 +238,6 @@ fn run_options(operation: Operation, args: &RunArgs) -> Result<RunOptions, Runne
         grace: args.grace,
         remove_stale_locks: args.remove_stale_locks,
     })
-}
-
-fn export_options(f: &ExportFormat, cwd: &Path) -> ExportOptions {
-    let (out, engine) = match f {
-        ExportFormat::Pko(a) => (
-            &a.out,
-            Engine::Pko {
-                cluster: cluster(&a.cluster),
-                stacks: stacks(&a.stacks),
-            },
-        ),
-        ExportFormat::GithubActions(a) => (
-            &a.out,
-            Engine::GithubActions {
-                pulumi_version: a.pulumi.pulumi_version.clone(),
-            },
-        ),
-        ExportFormat::GitlabCi(a) => (
-            &a.out,
-            Engine::GitlabCi {
-                image: a.image.image.clone(),
-                pulumi_version: a.pulumi.pulumi_version.clone(),
-            },
-        ),
-        ExportFormat::ArgoWorkflows(a) => (
-            &a.out,
-            Engine::ArgoWorkflows {
-                cluster: cluster(&a.cluster),
-                parallel: a.parallel.map_or(DEFAULT_PARALLEL, usize::from),
-                image: a.image.image.clone(),
-                pulumi_version: a.pulumi.pulumi_version.clone(),
-            },
-        ),
-        ExportFormat::Kebap(a) => (
-            &a.out,
-            Engine::Kebap {
-                cluster: cluster(&a.cluster),
-                stacks: stacks(&a.stacks),
-                bundle_path: a.bundle_path.clone(),
-                esc: EscOptions {
-                    organization: a.esc_organization.clone(),
-                    project: a.esc_project.clone(),
-                    environment: a.esc_environment.clone(),
-                },
-            },
-        ),
-        ExportFormat::Backstage(a) => (&a.out, Engine::Backstage { owner: a.owner.clone() }),
-    };
-    export_output(out, cwd, engine)
-}
-
-fn export_output(a: &ExportOutputArgs, cwd: &Path, engine: Engine) -> ExportOptions {
-    ExportOptions {
-        output: a.output.as_ref().map(|o| {
-            if o.as_os_str() == "-" {
-                Output::Stdout
-            } else {
-                Output::Dir(cwd.join(o))
-            }
-        }),
-        force: a.force,
-        engine,
-    }
-}
-
-/// `--branch` or `--commit` (clap lets through at most one).
-fn cluster(a: &ClusterArgs) -> Cluster {
-    let branch = a.branch.clone().map(Revision::Branch);
-    Cluster {
-        namespace: a.namespace.clone(),
-        repo: a.repo.clone(),
-        revision: branch.or_else(|| a.commit.clone().map(Revision::Commit)),
-    }
-}
-
-fn stacks(a: &StackArgs) -> Stacks {
-    Stacks {
-        source: a.source,
-        succeeded_within: a.succeeded_within.clone(),
-        destroy_on_finalize: a.destroy_on_finalize,
-    }
 }
 
 fn flags(g: &GlobalArgs) -> Flags {

@@ -3,10 +3,11 @@
 //! old file or the new one, never half of either. An existing file keeps its mode; a symlink is
 //! written through to its target rather than replaced by a plain file. [`replace_file`] is the
 //! same write for files the runner generates into a directory another party may have filled
-//! (an export's output): it never follows a link.
+//! (an export's output): it never follows a link. [`normalize`] is the one lexical normaliser
+//! of the paths the runner compares.
 
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 /// Who may read a file the write creates (an existing file keeps its own mode).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -325,6 +326,41 @@ pub(crate) fn read_bytes(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// `path` without `.` and with each `..` taking away the component before it, lexically: no
+/// link is followed, so no component can hide behind a `..` from a check that walks them.
+pub(crate) fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// `path` [normalized](normalize), then through its nearest existing ancestor's real path, so
+/// two spellings of one directory (one through a link) compare equal, even where the path
+/// itself does not exist yet.
+pub(crate) fn comparable(path: &Path) -> PathBuf {
+    let out = normalize(path);
+    let mut existing = out.as_path();
+    let mut rest = Vec::new();
+    while !existing.exists() {
+        let Some(parent) = existing.parent() else { return out };
+        rest.push(existing.file_name().map(PathBuf::from).unwrap_or_default());
+        existing = parent;
+    }
+    let mut real = existing.canonicalize().unwrap_or_else(|_| existing.to_path_buf());
+    for r in rest.iter().rev() {
+        real.push(r);
+    }
+    real
+}
+
 /// The file a chain of symlinks ends at (the path itself when it is not a link). A dangling
 /// link gives the path it points to, so the write creates the target.
 fn resolve_symlinks(path: &Path) -> std::io::Result<PathBuf> {
@@ -483,6 +519,34 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&link).unwrap(), "#!/bin/sh\n");
         assert_eq!(mode(&link), 0o755);
         assert!(std::fs::symlink_metadata(&planted).unwrap().file_type().is_symlink());
+    }
+
+    #[test]
+    fn normalize_takes_out_dots_lexically() {
+        assert_eq!(normalize(Path::new("/a/./b/../c/")), Path::new("/a/c"));
+        assert_eq!(normalize(Path::new("a/../../b")), Path::new("b"));
+        assert_eq!(normalize(Path::new("/../a")), Path::new("/a"));
+        assert_eq!(normalize(Path::new("./.")), Path::new(""));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn comparable_paths_meet_through_a_link_even_below_it_where_nothing_exists() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real");
+        std::fs::create_dir(&real).unwrap();
+        std::os::unix::fs::symlink(&real, dir.path().join("link")).unwrap();
+        let canonical = real.canonicalize().unwrap();
+        assert_eq!(
+            comparable(&dir.path().join("link/./new/../later/x")),
+            canonical.join("later/x")
+        );
+        assert!(comparable(&dir.path().join("link/x")).starts_with(comparable(&real)));
+        // Nothing of a relative path exists here: it stays lexical.
+        assert_eq!(
+            comparable(Path::new("no-such-dir-here/./x")),
+            Path::new("no-such-dir-here/x")
+        );
     }
 
     #[cfg(unix)]

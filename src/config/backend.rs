@@ -1,11 +1,13 @@
 //! The state backend, `PULUMI_BACKEND_URL`, read in one place: which kind it is, where a file
 //! backend keeps its files (and a stack's locks), whether a passphrase keeps its secrets, whether
-//! machines other than this one reach it, and how it is named to a person. A new scheme is a
-//! change here.
+//! machines other than this one reach it (an export's jobs: [`Backend::reachable_by`]), and how
+//! it is named to a person. A new scheme is a change here.
 
 use std::path::{Path, PathBuf};
 
 use super::env::Env;
+use crate::export::Format;
+use crate::fs;
 
 /// The variable `pulumi` reads the backend from.
 pub(crate) const BACKEND_VAR: &str = "PULUMI_BACKEND_URL";
@@ -121,6 +123,58 @@ impl Backend {
     }
 }
 
+/// How the jobs of an export reach the backend ([`Backend::reachable_by`]).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Reach<'a> {
+    /// From anywhere: a service or a cloud store.
+    Anywhere,
+    /// Through a disk every machine that takes the jobs must mount at this path.
+    SharedDisk(&'a Path),
+}
+
+/// Why the jobs of an export cannot reach the backend.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum Unreachable {
+    #[error("PULUMI_BACKEND_URL is {0}, which is not a URL")]
+    NotAUrl(String),
+    #[error(
+        "PULUMI_BACKEND_URL is {url}, a file backend, which the machines and pods {} runs its jobs on do not mount",
+        .format.as_str()
+    )]
+    NotMounted { url: String, format: Format },
+    #[error(
+        "PULUMI_BACKEND_URL is {url}, a file backend {}, which each job's checkout replaces",
+        if *.relative { "relative to the job's directory" } else { "inside the repository" }
+    )]
+    InCheckout { url: String, relative: bool },
+}
+
+impl Backend {
+    /// Whether the jobs of an export to `format` reach the backend from where they run. A cloud
+    /// store or a service: yes. A file backend: only a GitLab pipeline's, and only a directory
+    /// named by its absolute path outside `checkouts` (the workspace and its repository, which
+    /// each job's checkout replaces) — a disk every GitLab runner of the project mounts at that
+    /// path (shell executors on one machine, or an NFS mount); the other engines' jobs run on
+    /// machines or pods that mount nothing of ours.
+    pub(crate) fn reachable_by(&self, format: Format, checkouts: &[&Path]) -> Result<Reach<'_>, Unreachable> {
+        let url = self.url().to_string();
+        match self {
+            Backend::NotAUrl(_) | Backend::Service(None) => Err(Unreachable::NotAUrl(url)),
+            Backend::Service(Some(_)) | Backend::Bucket(_) => Ok(Reach::Anywhere),
+            Backend::File { .. } if format != Format::GitlabCi => Err(Unreachable::NotMounted { url, format }),
+            Backend::File { dir, .. } => {
+                let inside = |root: &&Path| fs::comparable(dir).starts_with(fs::comparable(root));
+                if !dir.is_absolute() || checkouts.iter().any(inside) {
+                    let relative = !dir.is_absolute();
+                    Err(Unreachable::InCheckout { url, relative })
+                } else {
+                    Ok(Reach::SharedDisk(dir))
+                }
+            }
+        }
+    }
+}
+
 impl std::fmt::Display for Backend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.label())
@@ -197,6 +251,55 @@ mod tests {
                 .starts_with("create the directory (`mkdir -p /srv/state`)")
         );
         assert!(cloud.reach_fix().starts_with("run `pulumi login`"));
+    }
+
+    #[test]
+    fn every_engine_reaches_a_store_and_only_gitlab_jobs_a_shared_disk_outside_the_checkout() {
+        let ws = tempfile::tempdir().unwrap();
+        let checkouts = [ws.path()];
+        for format in Format::ALL {
+            for url in ["s3://b?region=eu-west-1", "gs://b", "https://api.pulumi.com"] {
+                assert_eq!(
+                    Backend::parse(url).reachable_by(format, &checkouts),
+                    Ok(Reach::Anywhere)
+                );
+            }
+            for url in ["", "/srv/state"] {
+                let why = Backend::parse(url).reachable_by(format, &checkouts).unwrap_err();
+                assert_eq!(
+                    why.to_string(),
+                    format!("PULUMI_BACKEND_URL is {url}, which is not a URL")
+                );
+            }
+        }
+        let disk = Backend::parse("file:///srv/state");
+        assert_eq!(
+            disk.reachable_by(Format::GitlabCi, &checkouts),
+            Ok(Reach::SharedDisk(Path::new("/srv/state")))
+        );
+        assert_eq!(
+            disk.reachable_by(Format::Pko, &checkouts).unwrap_err().to_string(),
+            "PULUMI_BACKEND_URL is file:///srv/state, a file backend, which the machines and pods pko runs its jobs \
+             on do not mount"
+        );
+        // Inside the checkout (through `..` too), or relative to the job's directory: replaced.
+        let inside = format!("file://{}/sub/../state", ws.path().display());
+        assert_eq!(
+            Backend::parse(&inside)
+                .reachable_by(Format::GitlabCi, &checkouts)
+                .unwrap_err()
+                .to_string(),
+            format!(
+                "PULUMI_BACKEND_URL is {inside}, a file backend inside the repository, which each job's checkout replaces"
+            )
+        );
+        assert_eq!(
+            Backend::parse("file://state").reachable_by(Format::GitlabCi, &checkouts),
+            Err(Unreachable::InCheckout {
+                url: "file://state".into(),
+                relative: true
+            })
+        );
     }
 
     #[test]

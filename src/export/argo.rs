@@ -13,41 +13,53 @@ use serde_json::{Map, Value, json};
 
 use super::names::{Names, Rule};
 use super::{
-    Export, ExportError, File, Format, Input, Revision, base_name, config_secret, credentials_secret, dependents,
-    header, secret_key, shell, stack_file, stack_file_path, waits, yaml,
+    Common, Export, ExportError, File, Format, Repo, Revision, base_name, config_secret, credentials_secret, header,
+    secret_key, shell, stack_file, stack_file_path, waits_in, yaml,
 };
-use crate::plan::Plan;
+use crate::plan::{Operation, Plan};
 
 const TEMPLATE: &str = "runner";
 /// The first task of the teardown: the `confirm` parameter must name the stack.
 const CONFIRM: &str = "confirm";
 
-pub(super) fn export(plan: &Plan<'_>, input: &Input) -> Result<Export, ExportError> {
+/// What an Argo Workflows export takes besides the plan and [`Common`].
+#[derive(Debug, Clone)]
+pub(crate) struct ArgoOptions {
+    pub(crate) namespace: String,
+    /// The repository the tasks check out.
+    pub(crate) repo: Repo,
+    /// At most this many tasks at once.
+    pub(crate) parallel: usize,
+    /// The image the tasks run in.
+    pub(crate) image: String,
+    /// The Pulumi CLI version the image holds.
+    pub(crate) pulumi_version: String,
+}
+
+pub(crate) fn export(plan: &Plan<'_>, common: &Common, o: &ArgoOptions) -> Result<Export, ExportError> {
     no_template(
-        &input.backend,
+        &common.backend,
         "PULUMI_BACKEND_URL",
         "set PULUMI_BACKEND_URL to the backend's URL without `{{`",
     )?;
-    no_template(&input.image, "--image", "pass the image's name without `{{`")?;
-    if let Some(repo) = &input.repo {
-        no_template(&repo.url, "the repository URL", "pass --repo URL without `{{`")?;
-        no_template(
-            repo.revision.as_str(),
-            "the revision",
-            "pass --branch NAME or --commit SHA without `{{`",
-        )?;
-    }
+    no_template(&o.image, "--image", "pass the image's name without `{{`")?;
+    no_template(&o.repo.url, "the repository URL", "pass --repo URL without `{{`")?;
+    no_template(
+        o.repo.revision.as_str(),
+        "the revision",
+        "pass --branch NAME or --commit SHA without `{{`",
+    )?;
     let names = Names::new(
         Rule::Dns1123(63),
         plan.order.iter().map(|&i| plan.name(i)),
-        &[TEMPLATE, CONFIRM, "up", "destroy"],
+        &[TEMPLATE, CONFIRM, Operation::Up.as_str(), Operation::Destroy.as_str()],
     );
     let files = vec![
-        File::new("rbac.yaml", rbac(plan, input)),
-        File::new("workflow-up.yaml", workflow(plan, input, &names, "up", &waits(plan))?),
+        File::new("rbac.yaml", rbac(plan, common, &o.namespace)),
+        File::new("workflow-up.yaml", workflow(plan, common, o, &names, Operation::Up)),
         File::new(
             "workflow-destroy.yaml",
-            workflow(plan, input, &names, "destroy", &dependents(plan))?,
+            workflow(plan, common, o, &names, Operation::Destroy),
         ),
     ];
     Ok(Export {
@@ -63,12 +75,12 @@ pub(super) fn export(plan: &Plan<'_>, input: &Input) -> Result<Export, ExportErr
 /// the text Argo sees holds no `{{` of ours: a stack file that would is written as JSON (which
 /// YAML, and so Pulumi and the runner, read the same: `\u007b` is `{`), each `{{` in its
 /// strings escaped (pretty JSON has no `{{` outside strings: a `{` there ends its line).
-fn argo_stack_file(input: &Input) -> String {
-    let text = stack_file(input);
+fn argo_stack_file(common: &Common) -> String {
+    let text = stack_file(common);
     if !text.contains("{{") {
         return text;
     }
-    let json = serde_json::to_string_pretty(&json!({ "config": input.config })).expect("JSON values serialize");
+    let json = serde_json::to_string_pretty(&json!({ "config": common.config })).expect("JSON values serialize");
     format!("{}\n", json.replace("{{", "\\u007b\\u007b"))
 }
 
@@ -88,19 +100,19 @@ fn no_template(value: &str, what: &str, fix: &str) -> Result<(), ExportError> {
 
 /// The `ServiceAccount` the tasks run as, and what Argo's executor needs of it (it records each
 /// task's result as a `WorkflowTaskResult`).
-fn rbac(plan: &Plan<'_>, input: &Input) -> String {
-    let sa = super::pko::service_account(input);
+fn rbac(plan: &Plan<'_>, common: &Common, namespace: &str) -> String {
+    let sa = super::pko::service_account(common);
     let role = format!("{sa}-executor");
     let objects = vec![
         json!({
             "apiVersion": "v1",
             "kind": "ServiceAccount",
-            "metadata": {"name": sa, "namespace": input.namespace},
+            "metadata": {"name": sa, "namespace": namespace},
         }),
         json!({
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "Role",
-            "metadata": {"name": role, "namespace": input.namespace},
+            "metadata": {"name": role, "namespace": namespace},
             "rules": [{
                 "apiGroups": ["argoproj.io"],
                 "resources": ["workflowtaskresults"],
@@ -110,80 +122,79 @@ fn rbac(plan: &Plan<'_>, input: &Input) -> String {
         json!({
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "RoleBinding",
-            "metadata": {"name": role, "namespace": input.namespace},
+            "metadata": {"name": role, "namespace": namespace},
             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role},
-            "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": input.namespace}],
+            "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": namespace}],
         }),
     ];
-    let mut h = header(plan, input, Format::ArgoWorkflows, "The identity the tasks run as");
+    let mut h = header(plan, common, Format::ArgoWorkflows, "The identity the tasks run as");
     h.push(format!(
-        "Apply it once, after `kubectl create namespace {}`: kubectl apply -f rbac.yaml",
-        input.namespace
+        "Apply it once, after `kubectl create namespace {namespace}`: kubectl apply -f rbac.yaml"
     ));
     yaml::documents(&h, &objects)
 }
 
 /// The teardown's first task: it fails unless the `confirm` parameter is the stack's name (read
 /// from the environment, never pasted into the script).
-fn confirm_template(input: &Input) -> Value {
+fn confirm_template(common: &Common, image: &str) -> Value {
     json!({
         "name": CONFIRM,
         "container": {
             "name": "main",
-            "image": input.image,
+            "image": image,
             "command": ["sh", "-c"],
             "args": [format!(
                 "if [ \"$CONFIRM\" != {stack} ]; then echo \"the parameter confirm is '$CONFIRM', not {stack}: \
                  nothing was destroyed\" >&2; exit 1; fi\n",
-                stack = shell::quote(&input.stack)
+                stack = shell::quote(&common.stack)
             )],
             "env": [{"name": "CONFIRM", "value": "{{workflow.parameters.confirm}}"}],
         },
     })
 }
 
-fn env(input: &Input) -> Vec<Value> {
+fn env(common: &Common) -> Vec<Value> {
     let from = |secret: String, key: String| json!({"secretKeyRef": {"name": secret, "key": key}});
-    let mut env = vec![json!({"name": "PULUMI_BACKEND_URL", "value": input.backend})];
-    for c in &input.credentials {
-        env.push(json!({"name": c, "valueFrom": from(credentials_secret(input), c.clone())}));
+    let mut env = vec![json!({"name": "PULUMI_BACKEND_URL", "value": common.backend})];
+    for c in &common.credentials {
+        env.push(json!({"name": c, "valueFrom": from(credentials_secret(common), c.clone())}));
     }
     let mut seen: Vec<&str> = Vec::new();
-    for s in input.config_secrets.iter().chain(&input.store_secrets) {
+    for s in common.config_secrets.iter().chain(&common.store_secrets) {
         if !seen.contains(&s.env.as_str()) {
             seen.push(&s.env);
-            env.push(json!({"name": s.env, "valueFrom": from(config_secret(input), secret_key(&s.key))}));
+            env.push(json!({"name": s.env, "valueFrom": from(config_secret(common), secret_key(&s.key))}));
         }
     }
     env.push(json!({"name": "CI", "value": "true"}));
-    env.push(json!({"name": "MARA_STACK_CONFIG", "value": argo_stack_file(input)}));
+    env.push(json!({"name": "MARA_STACK_CONFIG", "value": argo_stack_file(common)}));
     env
 }
 
 /// What a Workflow's head says: what it does, how it is started, what it needs.
-fn workflow_header(plan: &Plan<'_>, input: &Input, destroy: bool) -> Vec<String> {
+fn workflow_header(plan: &Plan<'_>, common: &Common, o: &ArgoOptions, destroy: bool) -> Vec<String> {
     let what = if destroy {
         "Destroys every project, dependents first"
     } else {
         "Deploys every project, one DAG task each, needs first"
     };
-    let mut h = header(plan, input, Format::ArgoWorkflows, what);
+    let mut h = header(plan, common, Format::ArgoWorkflows, what);
     if destroy {
         h.push(format!(
             "A WorkflowTemplate: nothing runs it by itself. Apply it (kubectl apply -f workflow-destroy.yaml), then \
              to tear down: argo submit -n {} --from workflowtemplate/{}-destroy -p confirm={}",
-            input.namespace,
-            base_name(input),
-            input.stack
+            o.namespace,
+            base_name(common),
+            common.stack
         ));
     } else {
         h.push(format!(
             "Submit with `argo submit -n {} workflow-up.yaml`.",
-            input.namespace
+            o.namespace
         ));
     }
-    h.extend(super::cluster_needs(input, true));
-    h.extend(super::image_needs(input));
+    h.extend(super::cluster_needs(common, &o.namespace, true));
+    h.extend(super::image_needs(&o.image, &o.pulumi_version));
     h.extend(super::docker_needs(
         plan,
         "a Docker daemon for the task: a docker:dind sidecar and DOCKER_HOST=tcp://localhost:2375 in the runner template",
@@ -191,23 +202,14 @@ fn workflow_header(plan: &Plan<'_>, input: &Input, destroy: bool) -> Vec<String>
     h
 }
 
-fn workflow(
-    plan: &Plan<'_>,
-    input: &Input,
-    names: &Names,
-    op: &str,
-    order: &[(usize, Vec<usize>)],
-) -> Result<String, ExportError> {
-    let repo = input.repo.as_ref().ok_or_else(|| ExportError {
-        message: "an Argo Workflows export needs the repository its tasks check out".into(),
-        help: "pass --repo URL and --branch NAME or --commit SHA".into(),
-    })?;
-    let destroy = op == "destroy";
+fn workflow(plan: &Plan<'_>, common: &Common, o: &ArgoOptions, names: &Names, op: Operation) -> String {
+    let repo = &o.repo;
+    let destroy = op == Operation::Destroy;
     let mut tasks: Vec<Value> = Vec::new();
     if destroy {
         tasks.push(json!({"name": CONFIRM, "template": CONFIRM}));
     }
-    tasks.extend(order.iter().map(|(i, waits_for)| {
+    tasks.extend(waits_in(plan, op).iter().map(|(i, waits_for)| {
         let mut task = Map::new();
         task.insert("name".into(), json!(names.get(plan.name(*i))));
         task.insert("template".into(), json!(TEMPLATE));
@@ -234,12 +236,13 @@ fn workflow(
     let workdir = format!("/src/{}", repo.prefix).trim_end_matches('/').to_string();
     let script = format!(
         "set -eu\nmkdir -p config/pulumi\nprintf '%s' \"$MARA_STACK_CONFIG\" > {}\n\
-         runner {op} --only \"$PROJECT\" -p {} -s {} --non-interactive --yes\n",
-        stack_file_path(input),
+         runner {} --only \"$PROJECT\" -p {} -s {} --non-interactive --yes\n",
+        stack_file_path(common),
+        op.as_str(),
         shell::quote(&plan.provider.name),
-        shell::quote(&input.stack)
+        shell::quote(&common.stack)
     );
-    let mut env = env(input);
+    let mut env = env(common);
     env.push(json!({"name": "PROJECT", "value": "{{inputs.parameters.project}}"}));
     let runner = json!({
         "name": TEMPLATE,
@@ -249,37 +252,40 @@ fn workflow(
         },
         "container": {
             "name": "main",
-            "image": input.image,
+            "image": o.image,
             "workingDir": workdir,
             "command": ["sh", "-c"],
             "args": [script],
             "env": env,
         },
     });
-    let mut templates = vec![json!({"name": op, "dag": {"tasks": tasks}}), runner];
+    let mut templates = vec![json!({"name": op.as_str(), "dag": {"tasks": tasks}}), runner];
     let mut spec = Map::new();
-    spec.insert("entrypoint".into(), json!(op));
+    spec.insert("entrypoint".into(), json!(op.as_str()));
     if destroy {
         // The parameter has no value: `argo submit` refuses to start the teardown without one.
         spec.insert("arguments".into(), json!({"parameters": [{"name": CONFIRM}]}));
-        templates.push(confirm_template(input));
+        templates.push(confirm_template(common, &o.image));
     }
-    spec.insert("parallelism".into(), json!(input.parallel));
-    spec.insert("serviceAccountName".into(), json!(super::pko::service_account(input)));
+    spec.insert("parallelism".into(), json!(o.parallel));
+    spec.insert("serviceAccountName".into(), json!(super::pko::service_account(common)));
     spec.insert("templates".into(), Value::Array(templates));
     let mut metadata = Map::new();
     if destroy {
-        metadata.insert("name".into(), json!(format!("{}-destroy", base_name(input))));
+        metadata.insert("name".into(), json!(format!("{}-destroy", base_name(common))));
     } else {
-        metadata.insert("generateName".into(), json!(format!("{}-{op}-", base_name(input))));
+        metadata.insert(
+            "generateName".into(),
+            json!(format!("{}-{}-", base_name(common), op.as_str())),
+        );
     }
-    metadata.insert("namespace".into(), json!(input.namespace));
+    metadata.insert("namespace".into(), json!(o.namespace));
     let doc = json!({
         "apiVersion": "argoproj.io/v1alpha1",
         "kind": if destroy { "WorkflowTemplate" } else { "Workflow" },
         "metadata": metadata,
         "spec": spec,
     });
-    let h = workflow_header(plan, input, destroy);
-    Ok(yaml::document(&h, &doc))
+    let h = workflow_header(plan, common, o, destroy);
+    yaml::document(&h, &doc)
 }

@@ -6,7 +6,7 @@
 use serde_json::{Map, Value, json};
 
 use super::names::{Names, Rule};
-use super::{Export, File, Format, Input, header, waits, yaml};
+use super::{Common, Export, File, Format, header, waits, yaml};
 use crate::graph::Layer;
 use crate::plan::Plan;
 
@@ -20,8 +20,15 @@ fn resource_type(layer: Layer) -> &'static str {
     }
 }
 
-pub(super) fn export(plan: &Plan<'_>, input: &Input) -> Export {
-    let system_name = format!("runner-{}-{}", plan.provider.name, input.stack);
+/// What a Backstage export takes besides the plan and [`Common`].
+#[derive(Debug, Clone)]
+pub(crate) struct BackstageOptions {
+    /// The owner of the System and its Resources.
+    pub(crate) owner: String,
+}
+
+pub(crate) fn export(plan: &Plan<'_>, common: &Common, o: &BackstageOptions) -> Export {
+    let system_name = format!("runner-{}-{}", plan.provider.name, common.stack);
     let system = Names::new(Rule::Backstage, [system_name.as_str()], &[]);
     let system = system.get(&system_name).to_string();
     let names = Names::new(Rule::Backstage, plan.order.iter().map(|&i| plan.name(i)), &[]);
@@ -33,7 +40,7 @@ pub(super) fn export(plan: &Plan<'_>, input: &Input) -> Export {
             "description": plan.provider.description,
             "tags": ["pulumi", "runner"],
         },
-        "spec": {"owner": input.owner},
+        "spec": {"owner": o.owner},
     })];
     for (i, waits_for) in waits(plan) {
         let project = plan.project(i);
@@ -48,14 +55,14 @@ pub(super) fn export(plan: &Plan<'_>, input: &Input) -> Export {
         metadata.insert(
             "annotations".into(),
             json!({
-                "pulumi.com/project-slug": format!("{}/{}", project.name, input.stack),
+                "pulumi.com/project-slug": format!("{}/{}", project.name, common.stack),
                 "runner/path": project.path,
                 "runner/wave": plan.wave(i).to_string(),
             }),
         );
         let mut spec = Map::new();
         spec.insert("type".into(), json!(resource_type(project.layer)));
-        spec.insert("owner".into(), json!(input.owner));
+        spec.insert("owner".into(), json!(o.owner));
         spec.insert("system".into(), json!(format!("system:{system}")));
         if !waits_for.is_empty() {
             spec.insert(
@@ -75,7 +82,7 @@ pub(super) fn export(plan: &Plan<'_>, input: &Input) -> Export {
             "spec": spec,
         }));
     }
-    let mut h = header(plan, input, Format::Backstage, "The platform as a Backstage System");
+    let mut h = header(plan, common, Format::Backstage, "The platform as a Backstage System");
     h.push("Register it in the catalog (a Location, or `catalog.locations` in app-config.yaml).".into());
     Export {
         files: vec![File::new("catalog-info.yaml", yaml::documents(&h, &docs))],

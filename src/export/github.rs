@@ -14,10 +14,10 @@ use serde_json::{Map, json};
 
 use super::names::{Names, Rule};
 use super::{
-    Export, File, Format, Input, ci_secrets, dependents, header, runner_command, shell, stack_file, stack_file_path,
-    waits, yaml,
+    Common, Export, File, Format, ci_secrets, header, runner_command, shell, stack_file, stack_file_path, waits_in,
+    yaml,
 };
-use crate::plan::Plan;
+use crate::plan::{Operation, Plan};
 
 /// The job that builds the runner once for every other job.
 pub(crate) const BUILD_JOB: &str = "runner";
@@ -25,7 +25,14 @@ pub(crate) const BUILD_JOB: &str = "runner";
 pub(crate) const CONFIRM_JOB: &str = "confirm";
 const BIN_DIR: &str = ".runner-bin";
 
-pub(super) fn export(plan: &Plan<'_>, input: &Input) -> Export {
+/// What a GitHub Actions export takes besides the plan and [`Common`].
+#[derive(Debug, Clone)]
+pub(crate) struct GithubOptions {
+    /// The Pulumi CLI version the jobs install.
+    pub(crate) pulumi_version: String,
+}
+
+pub(crate) fn export(plan: &Plan<'_>, common: &Common, o: &GithubOptions) -> Export {
     let names = Names::new(
         Rule::GithubJob,
         plan.order.iter().map(|&i| plan.name(i)),
@@ -34,11 +41,11 @@ pub(super) fn export(plan: &Plan<'_>, input: &Input) -> Export {
     let files = vec![
         File::new(
             "workflows/runner-up.yml",
-            workflow(plan, input, &names, "up", &waits(plan)),
+            workflow(plan, common, o, &names, Operation::Up),
         ),
         File::new(
             "workflows/runner-destroy.yml",
-            workflow(plan, input, &names, "destroy", &dependents(plan)),
+            workflow(plan, common, o, &names, Operation::Destroy),
         ),
     ];
     Export {
@@ -59,9 +66,9 @@ pub(crate) fn literal(value: &str) -> String {
 
 /// The destroy workflow's trigger (its input naming the stack) and its first job, which fails
 /// unless the input is the stack's name; it runs in `environment`, for protection rules.
-fn confirm(input: &Input, environment: &str) -> (serde_json::Value, serde_json::Value) {
+fn confirm(common: &Common, environment: &str) -> (serde_json::Value, serde_json::Value) {
     let trigger = json!({"workflow_dispatch": {"inputs": {"stack": {
-        "description": format!("The stack to destroy: type {} to confirm", input.stack),
+        "description": format!("The stack to destroy: type {} to confirm", common.stack),
         "required": true,
         "type": "string",
     }}}});
@@ -69,10 +76,10 @@ fn confirm(input: &Input, environment: &str) -> (serde_json::Value, serde_json::
     let check = format!(
         "if [ \"$CONFIRM\" != {stack} ]; then\n  echo \"::error title=not confirmed::the input stack is \
          '$CONFIRM', not {stack}: nothing was destroyed\"\n  exit 1\nfi\n",
-        stack = shell::quote(&input.stack)
+        stack = shell::quote(&common.stack)
     );
     let job = json!({
-        "name": format!("confirm: the input names the stack {}", input.stack),
+        "name": format!("confirm: the input names the stack {}", common.stack),
         "runs-on": "ubuntu-latest",
         "environment": environment,
         "steps": [{"name": "the input must be the stack's name", "env": {"CONFIRM": "${{ inputs.stack }}"}, "run": check}],
@@ -80,20 +87,20 @@ fn confirm(input: &Input, environment: &str) -> (serde_json::Value, serde_json::
     (trigger, job)
 }
 
-fn workflow(plan: &Plan<'_>, input: &Input, names: &Names, op: &str, order: &[(usize, Vec<usize>)]) -> String {
+fn workflow(plan: &Plan<'_>, common: &Common, o: &GithubOptions, names: &Names, op: Operation) -> String {
     let mut env = Map::new();
     env.insert("PULUMI_BACKEND_URL".into(), json!("${{ secrets.PULUMI_BACKEND_URL }}"));
-    for name in ci_secrets(input) {
+    for name in ci_secrets(common) {
         env.insert(name.clone(), json!(format!("${{{{ secrets.{name} }}}}")));
     }
-    env.insert("MARA_STACK_CONFIG".into(), json!(literal(&stack_file(input))));
+    env.insert("MARA_STACK_CONFIG".into(), json!(literal(&stack_file(common))));
 
-    let destroy = op == "destroy";
-    let environment = format!("destroy-{}", input.stack);
+    let destroy = op == Operation::Destroy;
+    let environment = format!("destroy-{}", common.stack);
     let mut jobs = Map::new();
     let mut trigger = json!({"workflow_dispatch": {}});
     if destroy {
-        let (on, job) = confirm(input, &environment);
+        let (on, job) = confirm(common, &environment);
         trigger = on;
         jobs.insert(CONFIRM_JOB.into(), job);
     }
@@ -112,12 +119,12 @@ fn workflow(plan: &Plan<'_>, input: &Input, names: &Names, op: &str, order: &[(u
         ]),
     );
     jobs.insert(BUILD_JOB.into(), serde_json::Value::Object(build));
-    let config = stack_file_path(input);
-    for (i, waits_for) in order {
+    let config = stack_file_path(common);
+    for (i, waits_for) in &waits_in(plan, op) {
         let project = plan.name(*i);
         let mut needs = vec![json!(BUILD_JOB)];
         needs.extend(waits_for.iter().map(|&w| json!(names.get(plan.name(w)))));
-        let command = runner_command(plan, input, op, project);
+        let command = runner_command(plan, common, op, project);
         jobs.insert(
             names.get(project).to_string(),
             json!({
@@ -127,7 +134,7 @@ fn workflow(plan: &Plan<'_>, input: &Input, names: &Names, op: &str, order: &[(u
                 "steps": [
                     {"uses": "actions/checkout@v4"},
                     {"uses": "actions/download-artifact@v4", "with": {"name": "runner", "path": BIN_DIR}},
-                    {"uses": "pulumi/actions@v6", "with": {"pulumi-version": literal(&input.pulumi_version)}},
+                    {"uses": "pulumi/actions@v6", "with": {"pulumi-version": literal(&o.pulumi_version)}},
                     {
                         "name": "stack configuration",
                         "run": format!(
@@ -141,10 +148,10 @@ fn workflow(plan: &Plan<'_>, input: &Input, names: &Names, op: &str, order: &[(u
         );
     }
     let doc = json!({
-        "name": format!("runner {op}: {} {}", plan.provider.name, input.stack),
+        "name": format!("runner {}: {} {}", op.as_str(), plan.provider.name, common.stack),
         "on": trigger,
         "permissions": {"contents": "read"},
-        "concurrency": {"group": format!("pulumi-stack-{}", input.stack), "cancel-in-progress": false},
+        "concurrency": {"group": format!("pulumi-stack-{}", common.stack), "cancel-in-progress": false},
         "env": env,
         "jobs": jobs,
     });
@@ -153,12 +160,12 @@ fn workflow(plan: &Plan<'_>, input: &Input, names: &Names, op: &str, order: &[(u
     } else {
         "Deploys every project, one job each, needs first"
     };
-    let mut h = header(plan, input, Format::GithubActions, what);
+    let mut h = header(plan, common, Format::GithubActions, what);
     if destroy {
         h.push(format!(
             "Started by hand only (Actions > Run workflow), with the input stack={}; its first job runs in the \
              environment {environment}: give it required reviewers (Settings > Environments).",
-            input.stack
+            common.stack
         ));
     }
     h.extend(super::docker_needs(
@@ -166,6 +173,6 @@ fn workflow(plan: &Plan<'_>, input: &Input, names: &Names, op: &str, order: &[(u
         "ubuntu-latest has both; a self-hosted runner needs them installed",
     ));
     h.push("Copy into .github/workflows/. Repository secrets it reads:".into());
-    h.push(format!("  PULUMI_BACKEND_URL, {}", ci_secrets(input).join(", ")));
+    h.push(format!("  PULUMI_BACKEND_URL, {}", ci_secrets(common).join(", ")));
     yaml::document(&h, &doc)
 }

@@ -19,11 +19,10 @@ use serde_json::{Map, Value, json};
 
 use super::names::{Names, Rule};
 use super::{
-    Export, File, Format, Input, ci_secrets, dependents, header, runner_command, stack_file, stack_file_path, waits,
-    yaml,
+    Common, Export, File, Format, ci_secrets, header, runner_command, stack_file, stack_file_path, waits_in, yaml,
 };
 use crate::graph::Layer;
-use crate::plan::Plan;
+use crate::plan::{Operation, Plan};
 
 /// The manual job every first job of the destroy pipeline needs, and its stage.
 pub(crate) const CONFIRM_JOB: &str = "confirm-destroy";
@@ -31,7 +30,16 @@ const CONFIRM_STAGE: &str = "confirm";
 /// The variable a destroy pipeline must be run with, naming the stack.
 pub(crate) const DESTROY_VARIABLE: &str = "RUNNER_DESTROY_STACK";
 
-pub(super) fn export(plan: &Plan<'_>, input: &Input) -> Export {
+/// What a GitLab CI export takes besides the plan and [`Common`].
+#[derive(Debug, Clone)]
+pub(crate) struct GitlabOptions {
+    /// The image the jobs run in.
+    pub(crate) image: String,
+    /// The Pulumi CLI version the image holds.
+    pub(crate) pulumi_version: String,
+}
+
+pub(crate) fn export(plan: &Plan<'_>, common: &Common, o: &GitlabOptions) -> Export {
     let names = Names::new(
         Rule::GitlabJob,
         plan.order.iter().map(|&i| plan.name(i)),
@@ -41,11 +49,11 @@ pub(super) fn export(plan: &Plan<'_>, input: &Input) -> Export {
     let files = vec![
         File::new(
             "runner-up.gitlab-ci.yml",
-            pipeline(plan, input, &name, "up", &waits(plan)),
+            pipeline(plan, common, o, &name, Operation::Up),
         ),
         File::new(
             "runner-destroy.gitlab-ci.yml",
-            pipeline(plan, input, &name, "destroy", &dependents(plan)),
+            pipeline(plan, common, o, &name, Operation::Destroy),
         ),
     ];
     Export {
@@ -56,10 +64,10 @@ pub(super) fn export(plan: &Plan<'_>, input: &Input) -> Export {
 
 fn pipeline(
     plan: &Plan<'_>,
-    input: &Input,
+    common: &Common,
+    o: &GitlabOptions,
     name: &dyn Fn(&str) -> String,
-    op: &str,
-    order: &[(usize, Vec<usize>)],
+    op: Operation,
 ) -> String {
     let layers: Vec<Layer> = plan
         .order
@@ -68,14 +76,14 @@ fn pipeline(
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
-    let destroy = op == "destroy";
+    let destroy = op == Operation::Destroy;
     let mut stages: Vec<Value> = layers.iter().map(|l| json!(l.as_str())).collect();
     if destroy {
         stages.reverse();
         stages.insert(0, json!(CONFIRM_STAGE));
     }
     // Stack names are letters, digits, `-`, `_` and `.`: nothing to escape in a quoted string.
-    let named = format!("${DESTROY_VARIABLE} == \"{}\"", input.stack);
+    let named = format!("${DESTROY_VARIABLE} == \"{}\"", common.stack);
     let mut doc = Map::new();
     doc.insert("stages".into(), Value::Array(stages));
     // GitLab expands `$VAR` and `${VAR}` in a variable's value (a stack value `$CI_JOB_TOKEN`
@@ -83,15 +91,15 @@ fn pipeline(
     // makes the value raw, taken as written.
     doc.insert(
         "variables".into(),
-        json!({"MARA_STACK_CONFIG": {"value": stack_file(input), "expand": false}}),
+        json!({"MARA_STACK_CONFIG": {"value": stack_file(common), "expand": false}}),
     );
     doc.insert(
         "default".into(),
         json!({
-            "image": input.image,
+            "image": o.image,
             "before_script": [
                 "mkdir -p config/pulumi",
-                format!("printf '%s' \"$MARA_STACK_CONFIG\" > {}", stack_file_path(input)),
+                format!("printf '%s' \"$MARA_STACK_CONFIG\" > {}", stack_file_path(common)),
             ],
         }),
     );
@@ -105,12 +113,12 @@ fn pipeline(
                 "before_script": [],
                 "script": [format!(
                     "echo \"{DESTROY_VARIABLE} names the stack {}: destroying it, dependents first\"",
-                    input.stack
+                    common.stack
                 )],
             }),
         );
     }
-    for (i, waits_for) in order {
+    for (i, waits_for) in &waits_in(plan, op) {
         let project = plan.project(*i);
         let mut needs: Vec<Value> = waits_for.iter().map(|&w| json!(name(plan.name(w)))).collect();
         if destroy && needs.is_empty() {
@@ -133,9 +141,12 @@ fn pipeline(
         job.insert("rules".into(), rules);
         job.insert(
             "resource_group".into(),
-            json!(format!("pulumi-{}-{}", input.stack, project.name)),
+            json!(format!("pulumi-{}-{}", common.stack, project.name)),
         );
-        job.insert("script".into(), json!([runner_command(plan, input, op, &project.name)]));
+        job.insert(
+            "script".into(),
+            json!([runner_command(plan, common, op, &project.name)]),
+        );
         doc.insert(name(&project.name), Value::Object(job));
     }
     let what = if destroy {
@@ -143,7 +154,7 @@ fn pipeline(
     } else {
         "Deploys every project, a stage per layer, one job each with its needs"
     };
-    let mut h = header(plan, input, Format::GitlabCi, what);
+    let mut h = header(plan, common, Format::GitlabCi, what);
     if !destroy {
         h.push(format!(
             "Runs on the default branch only (pushes, schedules, Run pipeline), never in a merge request's \
@@ -154,15 +165,15 @@ fn pipeline(
         h.push(format!(
             "Runs only in a pipeline run with the variable {DESTROY_VARIABLE}={} (Build > Pipelines > Run \
              pipeline), and only once someone plays its manual job {CONFIRM_JOB}.",
-            input.stack
+            common.stack
         ));
     }
-    h.extend(super::image_needs(input));
+    h.extend(super::image_needs(&o.image, &o.pulumi_version));
     h.extend(super::docker_needs(
         plan,
         "a runner with a Docker daemon, or Docker-in-Docker: a docker:dind service and DOCKER_HOST=tcp://docker:2375",
     ));
     h.push("Masked CI/CD variables it reads:".into());
-    h.push(format!("  PULUMI_BACKEND_URL, {}", ci_secrets(input).join(", ")));
+    h.push(format!("  PULUMI_BACKEND_URL, {}", ci_secrets(common).join(", ")));
     yaml::document(&h, &Value::Object(doc))
 }

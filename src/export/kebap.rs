@@ -9,8 +9,9 @@
 
 use serde_json::{Map, Value, json};
 
+use super::pko::{self, Origin, PkoOptions};
 use super::{
-    Export, ExportError, File, Format, Input, Revision, base_name, config_secret, credentials_secret, header, pko,
+    Common, Export, ExportError, File, Format, Repo, Revision, base_name, config_secret, credentials_secret, header,
     secret_key, yaml,
 };
 use crate::plan::Plan;
@@ -28,33 +29,50 @@ pub(crate) const ESC_TOKEN_SECRET: &str = "pulumi-esc-token";
 const HEALTH_FILE: &str = "argocd-health.yaml";
 const HEALTH_KEY: &str = "resource.customizations.health.pulumi.com_Stack";
 
-pub(super) fn export(plan: &Plan<'_>, input: &Input) -> Result<Export, ExportError> {
-    let repo = input.repo.as_ref().ok_or_else(|| ExportError {
-        message: "a KEBAP bundle needs the repository Argo CD syncs it from".into(),
-        help: "pass --repo URL and --branch NAME or --commit SHA".into(),
-    })?;
+/// The Pulumi ESC environment the bundle's secrets come from.
+#[derive(Debug, Clone)]
+pub(crate) struct Esc {
+    pub(crate) organization: String,
+    pub(crate) project: String,
+    pub(crate) environment: String,
+}
+
+/// What a KEBAP export takes besides the plan and [`Common`]: PKO's options for its Stacks,
+/// and what Argo CD and External Secrets need.
+#[derive(Debug, Clone)]
+pub(crate) struct KebapOptions {
+    pub(crate) stacks: PkoOptions,
+    /// The repository Argo CD syncs the bundle from.
+    pub(crate) repo: Repo,
+    /// The bundle's directory in the repository.
+    pub(crate) bundle_path: String,
+    pub(crate) esc: Esc,
+}
+
+pub(crate) fn export(plan: &Plan<'_>, common: &Common, o: &KebapOptions) -> Result<Export, ExportError> {
+    let repo = &o.repo;
     let names = pko::stack_names(plan);
     let mut files = Vec::new();
     let application = json!({
         "apiVersion": "argoproj.io/v1alpha1",
         "kind": "Application",
-        "metadata": {"name": base_name(input), "namespace": "argocd"},
+        "metadata": {"name": base_name(common), "namespace": "argocd"},
         "spec": {
             "project": "default",
             "source": {
                 "repoURL": repo.url,
                 "targetRevision": repo.revision.as_str(),
-                "path": format!("{}/manifests", input.bundle_path.trim_end_matches('/')),
+                "path": format!("{}/manifests", o.bundle_path.trim_end_matches('/')),
                 "directory": {"recurse": true},
             },
-            "destination": {"server": "https://kubernetes.default.svc", "namespace": input.namespace},
+            "destination": {"server": "https://kubernetes.default.svc", "namespace": o.stacks.namespace},
             "syncPolicy": {
                 "automated": {"prune": false, "selfHeal": true},
                 "syncOptions": ["CreateNamespace=true"],
             },
         },
     });
-    let mut app_header = header(plan, input, Format::Kebap, "The Argo CD Application of the bundle");
+    let mut app_header = header(plan, common, Format::Kebap, "The Argo CD Application of the bundle");
     app_header.push("Apply it once (kubectl apply -f application.yaml); Argo CD syncs manifests/ from git.".into());
     if matches!(repo.revision, Revision::Commit(_)) {
         app_header.push("It follows one commit: export again with --branch to follow a branch.".into());
@@ -63,22 +81,22 @@ pub(super) fn export(plan: &Plan<'_>, input: &Input) -> Result<Export, ExportErr
         "On Argo CD up to v3.5, patch its settings with {HEALTH_FILE} once, before the first sync."
     ));
     files.push(File::new("application.yaml", yaml::document(&app_header, &application)));
-    files.push(health_check(plan, input));
+    files.push(health_check(plan, common));
 
-    let mut rbac = pko::rbac(input);
+    let mut rbac = pko::rbac(common, &o.stacks.namespace);
     for o in &mut rbac {
         annotate(o, WAVE_RBAC);
     }
     files.push(File::new(
         "manifests/00-rbac.yaml",
-        yaml::documents(&header(plan, input, Format::Kebap, "The operator's identity"), &rbac),
+        yaml::documents(&header(plan, common, Format::Kebap, "The operator's identity"), &rbac),
     ));
     files.push(File::new(
         "manifests/01-secrets.yaml",
-        yaml::documents(&secrets_header(plan, input), &secrets(input)),
+        yaml::documents(&secrets_header(plan, common, o), &secrets(common, o)),
     ));
-    if input.source == super::Source::Program {
-        let mut programs = pko::programs(plan, input)?;
+    if let Origin::Program(programs) = &o.stacks.origin {
+        let mut programs = pko::programs(plan, &o.stacks.namespace, programs)?;
         for o in &mut programs {
             annotate(o, WAVE_PROGRAMS);
         }
@@ -87,7 +105,7 @@ pub(super) fn export(plan: &Plan<'_>, input: &Input) -> Result<Export, ExportErr
             yaml::documents(
                 &header(
                     plan,
-                    input,
+                    common,
                     Format::Kebap,
                     "One Program per project, named as its project",
                 ),
@@ -95,12 +113,19 @@ pub(super) fn export(plan: &Plan<'_>, input: &Input) -> Result<Export, ExportErr
             ),
         ));
     }
-    let stacks = pko::stacks(plan, input, &names, true)?;
+    let stacks = pko::stacks(plan, common, &o.stacks, &names, true);
     files.push(File::new(
         "manifests/03-stacks.yaml",
-        yaml::documents(&pko::stacks_header(plan, input, Format::Kebap), &stacks),
+        yaml::documents(&pko::stacks_header(plan, common, &o.stacks, Format::Kebap), &stacks),
     ));
-    files.push(pko::teardown(plan, input, &names, "teardown.sh", Format::Kebap));
+    files.push(pko::teardown(
+        plan,
+        common,
+        &o.stacks,
+        &names,
+        "teardown.sh",
+        Format::Kebap,
+    ));
     Ok(Export {
         files,
         names: vec![("PKO Stack", names)],
@@ -111,8 +136,8 @@ pub(super) fn export(plan: &Plan<'_>, input: &Input) -> Result<Export, ExportErr
 /// to v3.5 has none and calls a Stack healthy as soon as it exists, so a sync wave would not
 /// wait for its Stacks; the check is merged for the next release (argo-cd#28534), and a key in
 /// `argocd-cm` takes the place of a built-in one.
-fn health_check(plan: &Plan<'_>, input: &Input) -> File {
-    let mut lines = header(plan, input, Format::Kebap, "Argo CD's health check for PKO Stacks");
+fn health_check(plan: &Plan<'_>, common: &Common) -> File {
+    let mut lines = header(plan, common, Format::Kebap, "Argo CD's health check for PKO Stacks");
     lines.extend([
         "Argo CD up to v3.5 calls a Stack healthy as soon as it exists: without this check a sync".to_string(),
         "wave does not wait for its Stacks to succeed (their prerequisites still order them).".to_string(),
@@ -131,8 +156,8 @@ fn annotate(object: &mut Value, wave: i32) {
     annotations["argocd.argoproj.io/sync-wave"] = json!(wave.to_string());
 }
 
-fn store_name(input: &Input) -> String {
-    format!("{}-esc", base_name(input))
+fn store_name(common: &Common) -> String {
+    format!("{}-esc", base_name(common))
 }
 
 /// Where each secret lives in the ESC environment: `runner.credentials.<VARIABLE>` and
@@ -148,35 +173,35 @@ fn config_path(key: &str) -> String {
     )
 }
 
-fn secrets_header(plan: &Plan<'_>, input: &Input) -> Vec<String> {
+fn secrets_header(plan: &Plan<'_>, common: &Common, o: &KebapOptions) -> Vec<String> {
     let mut h = header(
         plan,
-        input,
+        common,
         Format::Kebap,
         "Every Kubernetes Secret the Stacks read, from Pulumi ESC",
     );
     h.push(String::new());
     h.push(format!(
         "The ESC environment {}/{}/{} holds the values (set them with `esc env set … --secret`):",
-        input.esc.organization, input.esc.project, input.esc.environment
+        o.esc.organization, o.esc.project, o.esc.environment
     ));
-    for c in &input.credentials {
+    for c in &common.credentials {
         h.push(format!("  {}", credential_path(c)));
     }
-    for s in config_keys(input) {
+    for s in config_keys(common) {
         h.push(format!("  {}", config_path(&s)));
     }
     h.push(format!(
         "The store signs in with a Pulumi access token, the one Secret made by the cluster's bootstrap: \
          {ESC_TOKEN_SECRET} (key accessToken) in {}.",
-        input.namespace
+        o.stacks.namespace
     ));
     h
 }
 
-fn config_keys(input: &Input) -> Vec<String> {
+fn config_keys(common: &Common) -> Vec<String> {
     let mut keys: Vec<String> = Vec::new();
-    for s in input.config_secrets.iter().chain(&input.store_secrets) {
+    for s in common.config_secrets.iter().chain(&common.store_secrets) {
         if !keys.contains(&s.key) {
             keys.push(s.key.clone());
         }
@@ -184,8 +209,8 @@ fn config_keys(input: &Input) -> Vec<String> {
     keys
 }
 
-fn secrets(input: &Input) -> Vec<Value> {
-    let store = store_name(input);
+fn secrets(common: &Common, o: &KebapOptions) -> Vec<Value> {
+    let store = store_name(common);
     let mut out = vec![json!({
         "apiVersion": "external-secrets.io/v1",
         "kind": "ClusterSecretStore",
@@ -196,11 +221,11 @@ fn secrets(input: &Input) -> Vec<Value> {
         "spec": {
             "provider": {
                 "pulumi": {
-                    "organization": input.esc.organization,
-                    "project": input.esc.project,
-                    "environment": input.esc.environment,
+                    "organization": o.esc.organization,
+                    "project": o.esc.project,
+                    "environment": o.esc.environment,
                     "accessToken": {
-                        "secretRef": {"name": ESC_TOKEN_SECRET, "key": "accessToken", "namespace": input.namespace},
+                        "secretRef": {"name": ESC_TOKEN_SECRET, "key": "accessToken", "namespace": o.stacks.namespace},
                     },
                 },
             },
@@ -212,7 +237,7 @@ fn secrets(input: &Input) -> Vec<Value> {
             "kind": "ExternalSecret",
             "metadata": {
                 "name": name,
-                "namespace": input.namespace,
+                "namespace": o.stacks.namespace,
                 "annotations": {"argocd.argoproj.io/sync-wave": WAVE_SECRETS.to_string()},
             },
             "spec": {
@@ -223,21 +248,21 @@ fn secrets(input: &Input) -> Vec<Value> {
             },
         })
     };
-    if !input.credentials.is_empty() {
-        let data = input
+    if !common.credentials.is_empty() {
+        let data = common
             .credentials
             .iter()
             .map(|c| json!({"secretKey": c, "remoteRef": {"key": credential_path(c)}}))
             .collect();
-        out.push(external(credentials_secret(input), data));
+        out.push(external(credentials_secret(common), data));
     }
-    let keys = config_keys(input);
+    let keys = config_keys(common);
     if !keys.is_empty() {
         let data = keys
             .iter()
             .map(|k| json!({"secretKey": secret_key(k), "remoteRef": {"key": config_path(k)}}))
             .collect();
-        out.push(external(config_secret(input), data));
+        out.push(external(config_secret(common), data));
     }
     out
 }

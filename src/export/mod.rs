@@ -1,17 +1,21 @@
 //! Exports: the plan written for another engine, so the same graph runs where a team already
 //! runs things — the Pulumi Kubernetes Operator (`pko`), GitHub Actions, GitLab CI, Argo
 //! Workflows, a KEBAP bundle synced from git (`kebap`: PKO Stacks, an Argo CD Application, External
-//! Secrets) and a Backstage catalog. Each is a pure function of the plan and [`Input`]: files
-//! as text, deterministic (sorted, no random ids), every edge of the plan (`needs` and `after`
-//! alike), secrets only as references to where they live. The caller reads and writes files.
+//! Secrets) and a Backstage catalog. Each is a pure function of the plan, the [`Common`] input
+//! and the format's own options (`pko::PkoOptions`, …): files as text, deterministic (sorted,
+//! no random ids), every edge of the plan (`needs` and `after` alike), secrets only as
+//! references to where they live. The caller reads and writes files.
+//!
+//! A format is a module here, with its options type and its `export` entry point, and a
+//! variant of [`Format`] (its name); its flags live in `cli::export`.
 
-mod argo;
-mod backstage;
-mod github;
-mod gitlab;
-mod kebap;
+pub(crate) mod argo;
+pub(crate) mod backstage;
+pub(crate) mod github;
+pub(crate) mod gitlab;
+pub(crate) mod kebap;
 pub(crate) mod names;
-mod pko;
+pub(crate) mod pko;
 mod shell;
 pub(crate) mod yaml;
 
@@ -19,10 +23,12 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use crate::plan::Plan;
+use crate::graph::Direction;
+use crate::plan::{Operation, Plan};
 use names::{Names, Rule};
 
-/// The engines the runner exports to.
+/// The engines the runner exports to, by the name every part of an export knows them by: the
+/// subcommand, the files' header, the default output directory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Format {
     Pko,
@@ -34,7 +40,7 @@ pub(crate) enum Format {
 }
 
 impl Format {
-    const ALL: [Format; 6] = [
+    pub(crate) const ALL: [Format; 6] = [
         Format::Pko,
         Format::GithubActions,
         Format::GitlabCi,
@@ -53,25 +59,6 @@ impl Format {
             Format::Backstage => "backstage",
         }
     }
-
-    /// Does the export point an engine at the repository (so it needs its URL and revision)?
-    pub(crate) fn needs_repo(self, source: Source) -> bool {
-        match self {
-            Format::Pko => source == Source::Git,
-            Format::Kebap | Format::ArgoWorkflows => true,
-            Format::GithubActions | Format::GitlabCi | Format::Backstage => false,
-        }
-    }
-}
-
-/// Where PKO takes each project's program from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) enum Source {
-    /// The repository: `projectRepo`, `branch` or `commit`, `repoDir`.
-    #[default]
-    Git,
-    /// A `pulumi.com/v1` `Program` object per project, embedded in the export.
-    Program,
 }
 
 /// Which revision of the repository an engine checks out: exactly one of them.
@@ -89,6 +76,7 @@ impl Revision {
     }
 }
 
+/// The repository an engine checks out: PKO's Stacks (from git), Argo's tasks, Argo CD.
 #[derive(Debug, Clone)]
 pub(crate) struct Repo {
     pub(crate) url: String,
@@ -104,22 +92,12 @@ pub(crate) struct SecretKey {
     pub(crate) env: String,
 }
 
-/// The Pulumi ESC environment the KEBAP bundle's secrets come from.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Esc {
-    pub(crate) organization: String,
-    pub(crate) project: String,
-    pub(crate) environment: String,
-}
-
-/// Everything an export takes besides the plan, resolved by the caller. A format reads only its
-/// own fields; the default (empty) fills the others.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Input {
+/// What every format takes besides the plan and its own options, resolved by the caller.
+#[derive(Debug, Clone)]
+pub(crate) struct Common {
     pub(crate) stack: String,
-    /// The shared state backend (`PULUMI_BACKEND_URL`), never a file backend.
+    /// The shared state backend (`PULUMI_BACKEND_URL`), one every engine reaches.
     pub(crate) backend: String,
-    pub(crate) namespace: String,
     /// The plain values of the shared stack configuration, in its order.
     pub(crate) config: Map<String, Value>,
     /// The secret keys of the shared stack configuration (their values stay where they are).
@@ -129,21 +107,6 @@ pub(crate) struct Input {
     /// Environment variables of the credentials every project needs: the passphrase, the
     /// backend's, the cloud's.
     pub(crate) credentials: Vec<String>,
-    pub(crate) repo: Option<Repo>,
-    pub(crate) source: Source,
-    pub(crate) succeeded_within: Option<String>,
-    pub(crate) destroy_on_finalize: bool,
-    pub(crate) parallel: usize,
-    /// The container image CI jobs and Argo tasks run in (GitLab, Argo Workflows).
-    pub(crate) image: String,
-    pub(crate) pulumi_version: String,
-    /// Each project's Pulumi YAML program (`--source program`), by project name.
-    pub(crate) programs: BTreeMap<String, Value>,
-    /// Where the KEBAP bundle lives in the repository (Argo CD syncs it from there).
-    pub(crate) bundle_path: String,
-    pub(crate) esc: Esc,
-    /// The Backstage owner of the system and its resources.
-    pub(crate) owner: String,
 }
 
 /// A file of an export, its path relative to the output directory.
@@ -178,18 +141,6 @@ pub(crate) struct ExportError {
     pub(crate) help: String,
 }
 
-/// The export of `plan` (an `up` plan of the whole graph) in `format`.
-pub(crate) fn export(format: Format, plan: &Plan<'_>, input: &Input) -> Result<Export, ExportError> {
-    match format {
-        Format::Pko => pko::export(plan, input),
-        Format::GithubActions => Ok(github::export(plan, input)),
-        Format::GitlabCi => Ok(gitlab::export(plan, input)),
-        Format::ArgoWorkflows => argo::export(plan, input),
-        Format::Kebap => kebap::export(plan, input),
-        Format::Backstage => Ok(backstage::export(plan, input)),
-    }
-}
-
 /// How every generated file says what made it, in a comment line at its top: the writer tells
 /// an export's files from a user's by it (it overwrites and removes only files carrying it).
 const MADE_BY: &str = "Made by `runner export ";
@@ -198,19 +149,19 @@ const MADE_BY: &str = "Made by `runner export ";
 pub(crate) const HEADER_LINES: usize = 8;
 
 /// The header every file starts with: what made it and that it is made, not written.
-fn header(plan: &Plan<'_>, input: &Input, format: Format, what: &str) -> Vec<String> {
+fn header(plan: &Plan<'_>, common: &Common, format: Format, what: &str) -> Vec<String> {
     vec![
         format!(
             "{what}: provider {}, stack {}, {} projects.",
             plan.provider.name,
-            input.stack,
+            common.stack,
             plan.order.len()
         ),
         format!(
             "{MADE_BY}{} -p {} -s {}`: export again rather than edit.",
             format.as_str(),
             plan.provider.name,
-            input.stack
+            common.stack
         ),
     ]
 }
@@ -238,6 +189,15 @@ fn waits(plan: &Plan<'_>) -> Vec<(usize, Vec<usize>)> {
         .collect()
 }
 
+/// What each project waits for in `op`, in the order `op` runs them: [`waits`] (needs first), or
+/// on destroy [`dependents`] (dependents first).
+fn waits_in(plan: &Plan<'_>, op: Operation) -> Vec<(usize, Vec<usize>)> {
+    match op.direction() {
+        Direction::Forward => waits(plan),
+        Direction::Reverse => dependents(plan),
+    }
+}
+
 /// What each project waits for on destroy: what needs it (reverse run order).
 fn dependents(plan: &Plan<'_>) -> Vec<(usize, Vec<usize>)> {
     let mut by: BTreeMap<usize, Vec<usize>> = plan.order.iter().map(|&i| (i, Vec::new())).collect();
@@ -254,16 +214,16 @@ fn dependents(plan: &Plan<'_>) -> Vec<(usize, Vec<usize>)> {
 
 /// What the jobs' image must hold, and the command that builds it from the repository's
 /// Dockerfile (GitLab jobs, Argo tasks).
-fn image_needs(input: &Input) -> Vec<String> {
+fn image_needs(image: &str, pulumi_version: &str) -> Vec<String> {
     vec![
         format!(
             "The jobs run in the image {}, which must hold `runner`, `pulumi` {} and the provider's tools; the \
              repository's Dockerfile makes one (its head says what it holds):",
-            input.image, input.pulumi_version
+            image, pulumi_version
         ),
         format!(
             "  docker build --build-arg PULUMI_VERSION={} -t {} .   (then push it where the jobs pull from)",
-            input.pulumi_version, input.image
+            pulumi_version, image
         ),
     ]
 }
@@ -299,14 +259,13 @@ fn docker_needs(plan: &Plan<'_>, how: &str) -> Vec<String> {
 
 /// The Kubernetes objects a format's Workflows or Stacks need and do not hold, each with the
 /// command that makes it (the values come from the shell's environment: none is written here).
-fn cluster_needs(input: &Input, service_account: bool) -> Vec<String> {
-    let ns = &input.namespace;
+fn cluster_needs(common: &Common, ns: &str, service_account: bool) -> Vec<String> {
     let mut h = vec![format!("Before the first run, once (in the namespace {ns}):")];
     h.push(format!("  kubectl create namespace {ns}"));
     if service_account {
         h.push(format!(
             "  kubectl apply -f rbac.yaml   (the ServiceAccount {} the tasks run as)",
-            base_name(input)
+            base_name(common)
         ));
     }
     // The values go through printf (a shell builtin) into a file descriptor, never on a
@@ -319,38 +278,38 @@ fn cluster_needs(input: &Input, service_account: bool) -> Vec<String> {
             args.join(" ")
         )
     };
-    if !input.credentials.is_empty() {
-        let pairs = input.credentials.iter().map(|c| (c.clone(), c.clone())).collect();
-        h.push(secret(credentials_secret(input), pairs));
+    if !common.credentials.is_empty() {
+        let pairs = common.credentials.iter().map(|c| (c.clone(), c.clone())).collect();
+        h.push(secret(credentials_secret(common), pairs));
     }
     let mut keys: Vec<(String, String)> = Vec::new();
-    for s in input.config_secrets.iter().chain(&input.store_secrets) {
+    for s in common.config_secrets.iter().chain(&common.store_secrets) {
         let k = secret_key(&s.key);
         if !keys.iter().any(|(have, _)| *have == k) {
             keys.push((k, s.env.clone()));
         }
     }
     if !keys.is_empty() {
-        h.push(secret(config_secret(input), keys));
+        h.push(secret(config_secret(common), keys));
     }
     h.push("  (bash, with each variable set in the environment; the values are never written here)".into());
     h
 }
 
 /// Base of the Kubernetes names of one stack's objects (`runner-dev`).
-fn base_name(input: &Input) -> String {
-    let names = Names::new(Rule::Dns1123(40), [format!("runner-{}", input.stack).as_str()], &[]);
-    names.get(&format!("runner-{}", input.stack)).to_string()
+fn base_name(common: &Common) -> String {
+    let names = Names::new(Rule::Dns1123(40), [format!("runner-{}", common.stack).as_str()], &[]);
+    names.get(&format!("runner-{}", common.stack)).to_string()
 }
 
 /// The Kubernetes Secret holding the credentials (keys: the variables' names).
-fn credentials_secret(input: &Input) -> String {
-    format!("{}-credentials", base_name(input))
+fn credentials_secret(common: &Common) -> String {
+    format!("{}-credentials", base_name(common))
 }
 
 /// The Kubernetes Secret holding the stack configuration's secrets.
-fn config_secret(input: &Input) -> String {
-    format!("{}-config", base_name(input))
+fn config_secret(common: &Common) -> String {
+    format!("{}-config", base_name(common))
 }
 
 /// A configuration key as a Kubernetes Secret key (`prometheus:adminpass` →
@@ -367,24 +326,24 @@ fn secret_key(key: &str) -> String {
 
 /// The secret configuration keys one project's run needs: the secrets store keeps every project
 /// secret and reads no shared configuration; every other project gets the shared file's.
-fn secrets_of<'a>(plan: &Plan<'_>, i: usize, input: &'a Input) -> &'a [SecretKey] {
+fn secrets_of<'a>(plan: &Plan<'_>, i: usize, common: &'a Common) -> &'a [SecretKey] {
     if plan.project(i).secrets_store {
-        &input.store_secrets
+        &common.store_secrets
     } else {
-        &input.config_secrets
+        &common.config_secrets
     }
 }
 
 /// Every secret a CI job may need, by environment variable: credentials, then the stack
 /// configuration's secrets, then the projects' (`MARA_SECRET_*`), without repeats.
-fn ci_secrets(input: &Input) -> Vec<String> {
+fn ci_secrets(common: &Common) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    let all = input
+    let all = common
         .credentials
         .iter()
         .cloned()
-        .chain(input.config_secrets.iter().map(|s| s.env.clone()))
-        .chain(input.store_secrets.iter().map(|s| s.env.clone()));
+        .chain(common.config_secrets.iter().map(|s| s.env.clone()))
+        .chain(common.store_secrets.iter().map(|s| s.env.clone()));
     for name in all {
         if !out.contains(&name) {
             out.push(name);
@@ -395,30 +354,25 @@ fn ci_secrets(input: &Input) -> Vec<String> {
 
 /// The shared stack file a CI job writes before it runs (the repository does not hold it):
 /// the plain values; the secrets come from `MARA_SECRET_*` variables.
-fn stack_file(input: &Input) -> String {
-    yaml::document(&[], &json!({ "config": input.config }))
-}
-
-/// The path of a project's directory in the repository.
-fn repo_dir(input: &Input, path: &str) -> String {
-    let prefix = input.repo.as_ref().map_or("", |r| r.prefix.as_str());
-    format!("{prefix}{path}")
+fn stack_file(common: &Common) -> String {
+    yaml::document(&[], &json!({ "config": common.config }))
 }
 
 /// The runner command a CI job or task runs for one project: nobody is at a terminal there, so
 /// it says `--yes` (which `destroy` requires without one).
-fn runner_command(plan: &Plan<'_>, input: &Input, op: &str, project: &str) -> String {
+fn runner_command(plan: &Plan<'_>, common: &Common, op: Operation, project: &str) -> String {
     format!(
-        "runner {op} --only {} -p {} -s {} --non-interactive --yes",
+        "runner {} --only {} -p {} -s {} --non-interactive --yes",
+        op.as_str(),
         shell::quote(project),
         shell::quote(&plan.provider.name),
-        shell::quote(&input.stack)
+        shell::quote(&common.stack)
     )
 }
 
 /// Where a CI job writes the shared stack file, as a shell word.
-fn stack_file_path(input: &Input) -> String {
-    shell::quote(&format!("config/pulumi/Pulumi.{}.yaml", input.stack))
+fn stack_file_path(common: &Common) -> String {
+    shell::quote(&format!("config/pulumi/Pulumi.{}.yaml", common.stack))
 }
 
 /// Is `name` a DNS-1123 label (what a Kubernetes namespace must be): 1 to 63 lower-case letters,

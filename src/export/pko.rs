@@ -7,13 +7,14 @@
 //! (`projectRepo`, exactly one of `branch` and `commit`, `repoDir`) or from a `Program` object
 //! per project, named as the project (PKO runs a Program as the project named after it).
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use serde_json::{Map, Value, json};
 
 use super::names::{Names, Rule};
 use super::{
-    Export, ExportError, File, Format, Input, Revision, base_name, config_secret, credentials_secret, header, repo_dir,
+    Common, Export, ExportError, File, Format, Repo, Revision, base_name, config_secret, credentials_secret, header,
     secret_key, secrets_of, shell, waits, yaml,
 };
 use crate::plan::Plan;
@@ -21,37 +22,66 @@ use crate::plan::Plan;
 /// The CRD's rule for a Stack's `metadata.name`.
 pub(crate) const STACK_NAME_MAX: usize = 42;
 
-pub(super) fn export(plan: &Plan<'_>, input: &Input) -> Result<Export, ExportError> {
+/// Where PKO takes each project's program from (`--source`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Source {
+    /// The repository: `projectRepo`, `branch` or `commit`, `repoDir`.
+    #[default]
+    Git,
+    /// A `pulumi.com/v1` `Program` object per project, embedded in the export.
+    Program,
+}
+
+/// A [`Source`] with what it takes: the repository, or each project's program.
+#[derive(Debug, Clone)]
+pub(crate) enum Origin {
+    Git(Repo),
+    /// Each project's Pulumi YAML program, as data, by project name.
+    Program(BTreeMap<String, Value>),
+}
+
+/// What a PKO export takes besides the plan and [`Common`]: where its Stacks go and how they
+/// are made (a KEBAP bundle's Stacks too).
+#[derive(Debug, Clone)]
+pub(crate) struct PkoOptions {
+    pub(crate) namespace: String,
+    pub(crate) origin: Origin,
+    /// A prerequisite counts only when it succeeded within this duration.
+    pub(crate) succeeded_within: Option<String>,
+    pub(crate) destroy_on_finalize: bool,
+}
+
+pub(crate) fn export(plan: &Plan<'_>, common: &Common, o: &PkoOptions) -> Result<Export, ExportError> {
     let names = stack_names(plan);
     let mut files = vec![File::new(
         "rbac.yaml",
         yaml::documents(
-            &header(plan, input, Format::Pko, "The operator's identity"),
-            &rbac(input),
+            &header(plan, common, Format::Pko, "The operator's identity"),
+            &rbac(common, &o.namespace),
         ),
     )];
-    if input.source == super::Source::Program {
+    if let Origin::Program(programs) = &o.origin {
         files.push(File::new(
             "programs.yaml",
             yaml::documents(
                 &header(
                     plan,
-                    input,
+                    common,
                     Format::Pko,
                     "One Program per project, named as its project",
                 ),
-                &programs(plan, input)?,
+                &self::programs(plan, &o.namespace, programs)?,
             ),
         ));
     }
     files.push(File::new(
         "stacks.yaml",
         yaml::documents(
-            &stacks_header(plan, input, Format::Pko),
-            &stacks(plan, input, &names, false)?,
+            &stacks_header(plan, common, o, Format::Pko),
+            &stacks(plan, common, o, &names, false),
         ),
     ));
-    files.push(teardown(plan, input, &names, "teardown.sh", Format::Pko));
+    files.push(teardown(plan, common, o, &names, "teardown.sh", Format::Pko));
     Ok(Export {
         files,
         names: vec![("PKO Stack", names)],
@@ -66,33 +96,33 @@ pub(super) fn stack_names(plan: &Plan<'_>) -> Names {
     )
 }
 
-pub(super) fn service_account(input: &Input) -> String {
-    base_name(input)
+pub(super) fn service_account(common: &Common) -> String {
+    base_name(common)
 }
 
 /// The header of the Stacks file: what it needs that it does not hold.
-pub(super) fn stacks_header(plan: &Plan<'_>, input: &Input, format: Format) -> Vec<String> {
-    let mut h = header(plan, input, format, "One PKO Stack per project");
+pub(super) fn stacks_header(plan: &Plan<'_>, common: &Common, o: &PkoOptions, format: Format) -> Vec<String> {
+    let mut h = header(plan, common, format, "One PKO Stack per project");
     h.push(String::new());
     h.push("The Kubernetes Secrets they read (values never written here):".into());
     h.push(format!(
         "  {}: {}",
-        credentials_secret(input),
-        input.credentials.join(", ")
+        credentials_secret(common),
+        common.credentials.join(", ")
     ));
     let mut keys: Vec<String> = Vec::new();
-    for s in input.config_secrets.iter().chain(&input.store_secrets) {
+    for s in common.config_secrets.iter().chain(&common.store_secrets) {
         let k = secret_key(&s.key);
         if !keys.contains(&k) {
             keys.push(k);
         }
     }
     if !keys.is_empty() {
-        h.push(format!("  {}: {}", config_secret(input), keys.join(", ")));
+        h.push(format!("  {}: {}", config_secret(common), keys.join(", ")));
     }
     h.push("PKO does not order deletion: delete them with the teardown script, dependents first.".into());
     if format == Format::Pko {
-        h.extend(super::cluster_needs(input, false));
+        h.extend(super::cluster_needs(common, &o.namespace, false));
         h.push("  kubectl apply -f rbac.yaml   (the ServiceAccount the Stacks' workspaces run as)".into());
     }
     h.extend(super::docker_needs(
@@ -103,24 +133,24 @@ pub(super) fn stacks_header(plan: &Plan<'_>, input: &Input, format: Format) -> V
 }
 
 /// The `ServiceAccount` the Stacks' workspaces run as, and its `system:auth-delegator` binding.
-pub(super) fn rbac(input: &Input) -> Vec<Value> {
-    let sa = service_account(input);
+pub(super) fn rbac(common: &Common, namespace: &str) -> Vec<Value> {
+    let sa = service_account(common);
     vec![
         json!({
             "apiVersion": "v1",
             "kind": "ServiceAccount",
-            "metadata": {"name": sa, "namespace": input.namespace},
+            "metadata": {"name": sa, "namespace": namespace},
         }),
         json!({
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "ClusterRoleBinding",
-            "metadata": {"name": format!("{}:{sa}:system:auth-delegator", input.namespace)},
+            "metadata": {"name": format!("{namespace}:{sa}:system:auth-delegator")},
             "roleRef": {
                 "apiGroup": "rbac.authorization.k8s.io",
                 "kind": "ClusterRole",
                 "name": "system:auth-delegator",
             },
-            "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": input.namespace}],
+            "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": namespace}],
         }),
     ]
 }
@@ -130,13 +160,13 @@ fn secret_ref(name: &str, key: &str) -> Value {
 }
 
 /// The Stacks in run order; with `waves`, each annotated with its Argo CD sync wave.
-pub(super) fn stacks(plan: &Plan<'_>, input: &Input, names: &Names, waves: bool) -> Result<Vec<Value>, ExportError> {
+pub(super) fn stacks(plan: &Plan<'_>, common: &Common, o: &PkoOptions, names: &Names, waves: bool) -> Vec<Value> {
     let mut out = Vec::new();
     for (i, waits_for) in waits(plan) {
         let project = plan.project(i);
         let mut metadata = Map::new();
         metadata.insert("name".into(), json!(names.get(&project.name)));
-        metadata.insert("namespace".into(), json!(input.namespace));
+        metadata.insert("namespace".into(), json!(o.namespace));
         metadata.insert(
             "labels".into(),
             json!({
@@ -152,23 +182,19 @@ pub(super) fn stacks(plan: &Plan<'_>, input: &Input, names: &Names, waves: bool)
             );
         }
         let mut spec = Map::new();
-        spec.insert("serviceAccountName".into(), json!(service_account(input)));
-        spec.insert("stack".into(), json!(input.stack));
-        spec.insert("backend".into(), json!(input.backend));
-        match input.source {
-            super::Source::Git => {
-                let repo = input.repo.as_ref().ok_or_else(|| ExportError {
-                    message: "a PKO export from git needs the repository the operator clones".into(),
-                    help: "pass --repo URL and --branch NAME or --commit SHA, or use --source program".into(),
-                })?;
+        spec.insert("serviceAccountName".into(), json!(service_account(common)));
+        spec.insert("stack".into(), json!(common.stack));
+        spec.insert("backend".into(), json!(common.backend));
+        match &o.origin {
+            Origin::Git(repo) => {
                 spec.insert("projectRepo".into(), json!(repo.url));
                 match &repo.revision {
                     Revision::Branch(b) => spec.insert("branch".into(), json!(b)),
                     Revision::Commit(c) => spec.insert("commit".into(), json!(c)),
                 };
-                spec.insert("repoDir".into(), json!(repo_dir(input, &project.path)));
+                spec.insert("repoDir".into(), json!(format!("{}{}", repo.prefix, project.path)));
             }
-            super::Source::Program => {
+            Origin::Program(_) => {
                 spec.insert("programRef".into(), json!({"name": project.name}));
             }
         }
@@ -178,7 +204,7 @@ pub(super) fn stacks(plan: &Plan<'_>, input: &Input, names: &Names, waves: bool)
                 .map(|&w| {
                     let mut p = Map::new();
                     p.insert("name".into(), json!(names.get(plan.name(w))));
-                    if let Some(d) = &input.succeeded_within {
+                    if let Some(d) = &o.succeeded_within {
                         p.insert("requirement".into(), json!({"succeededWithinDuration": d}));
                     }
                     Value::Object(p)
@@ -186,31 +212,31 @@ pub(super) fn stacks(plan: &Plan<'_>, input: &Input, names: &Names, waves: bool)
                 .collect();
             spec.insert("prerequisites".into(), Value::Array(prerequisites));
         }
-        let mut config = match input.source {
-            super::Source::Program => program_values(&project.name, input.programs.get(&project.name)),
-            super::Source::Git => Map::new(),
+        let mut config = match &o.origin {
+            Origin::Program(programs) => program_values(&project.name, programs.get(&project.name)),
+            Origin::Git(_) => Map::new(),
         };
-        config.extend(input.config.clone());
+        config.extend(common.config.clone());
         if !project.secrets_store && !config.is_empty() {
             spec.insert("config".into(), Value::Object(config));
         }
-        let secrets = secrets_of(plan, i, input);
+        let secrets = secrets_of(plan, i, common);
         if !secrets.is_empty() {
             let refs: Map<String, Value> = secrets
                 .iter()
-                .map(|s| (s.key.clone(), secret_ref(&config_secret(input), &secret_key(&s.key))))
+                .map(|s| (s.key.clone(), secret_ref(&config_secret(common), &secret_key(&s.key))))
                 .collect();
             spec.insert("secretsRef".into(), Value::Object(refs));
         }
-        let env: Map<String, Value> = input
+        let env: Map<String, Value> = common
             .credentials
             .iter()
-            .map(|c| (c.clone(), secret_ref(&credentials_secret(input), c)))
+            .map(|c| (c.clone(), secret_ref(&credentials_secret(common), c)))
             .collect();
         if !env.is_empty() {
             spec.insert("envRefs".into(), Value::Object(env));
         }
-        spec.insert("destroyOnFinalize".into(), json!(input.destroy_on_finalize));
+        spec.insert("destroyOnFinalize".into(), json!(o.destroy_on_finalize));
         out.push(json!({
             "apiVersion": "pulumi.com/v1",
             "kind": "Stack",
@@ -218,7 +244,7 @@ pub(super) fn stacks(plan: &Plan<'_>, input: &Input, names: &Names, waves: bool)
             "spec": spec,
         }));
     }
-    Ok(out)
+    out
 }
 
 /// Is `name` a DNS-1123 subdomain (what a Kubernetes object name must be)?
@@ -235,7 +261,11 @@ fn dns1123_subdomain(name: &str) -> bool {
 }
 
 /// One `Program` per project, in run order, named as the project.
-pub(super) fn programs(plan: &Plan<'_>, input: &Input) -> Result<Vec<Value>, ExportError> {
+pub(super) fn programs(
+    plan: &Plan<'_>,
+    namespace: &str,
+    programs: &BTreeMap<String, Value>,
+) -> Result<Vec<Value>, ExportError> {
     let mut out = Vec::new();
     for &i in &plan.order {
         let project = plan.project(i);
@@ -254,7 +284,7 @@ pub(super) fn programs(plan: &Plan<'_>, input: &Input) -> Result<Vec<Value>, Exp
                 ),
             });
         }
-        let program = input.programs.get(&project.name).ok_or_else(|| ExportError {
+        let program = programs.get(&project.name).ok_or_else(|| ExportError {
             message: format!(
                 "the program of `{}` ({}/Pulumi.yaml) cannot be read",
                 project.name, project.path
@@ -276,7 +306,7 @@ pub(super) fn programs(plan: &Plan<'_>, input: &Input) -> Result<Vec<Value>, Exp
         out.push(json!({
             "apiVersion": "pulumi.com/v1",
             "kind": "Program",
-            "metadata": {"name": project.name, "namespace": input.namespace},
+            "metadata": {"name": project.name, "namespace": namespace},
             "program": body,
         }));
     }
@@ -353,11 +383,18 @@ fn configuration(project: &str, path: &str, config: &Map<String, Value>) -> Resu
 /// The teardown script: PKO ignores prerequisites on deletion, so the Stacks are deleted one
 /// at a time, dependents first, each waited for (with `destroyOnFinalize` its resources are
 /// destroyed before the object goes).
-pub(super) fn teardown(plan: &Plan<'_>, input: &Input, names: &Names, path: &str, format: Format) -> File {
+pub(super) fn teardown(
+    plan: &Plan<'_>,
+    common: &Common,
+    o: &PkoOptions,
+    names: &Names,
+    path: &str,
+    format: Format,
+) -> File {
     let mut s = String::from("#!/bin/sh\n");
     s.push_str(&yaml::comments(&header(
         plan,
-        input,
+        common,
         format,
         "Ordered teardown of the PKO Stacks",
     )));
@@ -365,7 +402,7 @@ pub(super) fn teardown(plan: &Plan<'_>, input: &Input, names: &Names, path: &str
         "#\n# PKO does not order deletion (prerequisites are ignored on delete): this deletes the\n\
          # Stacks one by one, dependents first, waiting for each to be gone.\nset -eu\n",
     );
-    if input.destroy_on_finalize {
+    if o.destroy_on_finalize {
         s.push_str("# The Stacks destroy on finalize: deleting each destroys its cloud resources first.\n");
     } else {
         // Deleting a Stack that does not destroy on finalize forgets its resources and leaves
@@ -384,7 +421,7 @@ pub(super) fn teardown(plan: &Plan<'_>, input: &Input, names: &Names, path: &str
     }
     // Unquoted, so the default's single quotes are the shell's (inside double quotes they
     // would be characters of the value); an assignment neither splits nor globs.
-    let _ = writeln!(s, "namespace=${{NAMESPACE:-{}}}", shell::quote(&input.namespace));
+    let _ = writeln!(s, "namespace=${{NAMESPACE:-{}}}", shell::quote(&o.namespace));
     for &i in plan.order.iter().rev() {
         let _ = writeln!(
             s,
@@ -392,7 +429,7 @@ pub(super) fn teardown(plan: &Plan<'_>, input: &Input, names: &Names, path: &str
             shell::quote(names.get(plan.name(i)))
         );
     }
-    if input.source == super::Source::Program {
+    if let Origin::Program(_) = o.origin {
         for &i in plan.order.iter().rev() {
             let _ = writeln!(
                 s,

@@ -9,11 +9,11 @@
 
 use std::collections::BTreeSet;
 use std::io::Read as _;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use crate::error::RunnerError;
 use crate::export::{self, File, Format};
-use crate::fs::replace_file;
+use crate::fs::{normalize, replace_file};
 
 /// Why the export cannot write its files where it was asked to.
 #[derive(Debug, thiserror::Error)]
@@ -88,22 +88,6 @@ pub(crate) struct Writes {
     dir: PathBuf,
     /// Files of an earlier export of the same format that this one no longer writes.
     pub(crate) stale: Vec<PathBuf>,
-}
-
-/// `path` without `.` and with each `..` taking away the component before it (the checks below
-/// look at every component, so none may hide behind a `..`).
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 fn io(show: &dyn Fn(&Path) -> String, path: &Path) -> impl FnOnce(std::io::Error) -> OutDirError {
@@ -248,5 +232,62 @@ impl Writes {
             std::fs::remove_file(path).map_err(io(show, path))?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn made(format: &str, path: &str) -> File {
+        let text = format!("# x\n# Made by `runner export {format} -p aws -s dev`: export again rather than edit.\n");
+        File {
+            path: path.into(),
+            text,
+            executable: false,
+        }
+    }
+
+    /// Checks a PKO export into `dir`, under the trusted `top`.
+    fn check_in(top: &Path, dir: &Path, files: &[File], force: bool) -> Result<Writes, OutDirError> {
+        check(dir, &[top], files, Format::Pko, force, &|p: &Path| {
+            p.display().to_string()
+        })
+    }
+
+    #[test]
+    fn only_its_own_files_are_replaced_and_its_earlier_ones_removed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("out");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("old.yaml"), &made("pko", "old.yaml").text).unwrap();
+        std::fs::write(dir.join("theirs.yaml"), &made("gitlab-ci", "theirs.yaml").text).unwrap();
+        std::fs::write(dir.join("stacks.yaml"), "mine: true\n").unwrap();
+        let files = [made("pko", "stacks.yaml")];
+        assert!(
+            matches!(check_in(tmp.path(), &dir, &files, false), Err(OutDirError::NotMade { paths }) if paths.len() == 1)
+        );
+        let writes = check_in(tmp.path(), &dir, &files, true).unwrap();
+        assert_eq!(writes.stale, [dir.join("old.yaml")], "another format's file stays");
+        writes.write(&files, &|p: &Path| p.display().to_string()).unwrap();
+        assert_eq!(std::fs::read_to_string(dir.join("stacks.yaml")).unwrap(), files[0].text);
+        assert!(!dir.join("old.yaml").exists() && dir.join("theirs.yaml").exists());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn no_write_goes_through_a_link_or_into_git() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir(tmp.path().join("real")).unwrap();
+        std::os::unix::fs::symlink(tmp.path().join("real"), tmp.path().join("link")).unwrap();
+        let files = [made("pko", "sub/stacks.yaml")];
+        let into_link = check_in(tmp.path(), &tmp.path().join("link/out"), &files, true);
+        assert!(matches!(into_link, Err(OutDirError::DirectoryLink { .. })));
+        let git = check_in(tmp.path(), &tmp.path().join("repo/.git/x/../out"), &files, false);
+        assert!(matches!(git, Err(OutDirError::GitDirectory { .. })));
+        std::fs::create_dir_all(tmp.path().join("out/sub")).unwrap();
+        std::os::unix::fs::symlink(tmp.path().join("real"), tmp.path().join("out/sub/stacks.yaml")).unwrap();
+        let file_link = check_in(tmp.path(), &tmp.path().join("out"), &files, false);
+        assert!(matches!(file_link, Err(OutDirError::FileLink { .. })));
     }
 }
