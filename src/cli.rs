@@ -211,7 +211,8 @@ pub(crate) enum Command {
     #[command(
         after_help = EXPORT_EXAMPLES,
         subcommand_value_name = "FORMAT",
-        subcommand_help_heading = "Formats"
+        subcommand_help_heading = "Formats",
+        disable_help_subcommand = true
     )]
     Export(ExportArgs),
 

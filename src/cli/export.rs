@@ -166,7 +166,8 @@ pub(crate) struct ExportOutputArgs {
 /// KEBAP).
 #[derive(Debug, Args)]
 pub(crate) struct ClusterArgs {
-    /// Kubernetes namespace of the Stacks, Secrets and Workflows [default: runner-<stack>]
+    /// Kubernetes namespace of what the engine runs from (the PKO Stacks, or the Argo Workflows)
+    /// and of their Secrets [default: runner-<stack>]
     #[arg(long, value_name = "NAME")]
     pub namespace: Option<String>,
 

@@ -217,7 +217,14 @@ fn read_back(format: &str, files: &BTreeMap<String, String>) -> (Edges, Edges) {
             let by_name: BTreeMap<String, String> = entities
                 .iter()
                 .filter(|e| e["kind"] == "Resource")
-                .map(|e| (format!("resource:{}", s(&e["metadata"]["name"])), project(e)))
+                .map(|e| {
+                    let ref_ = format!(
+                        "resource:{}/{}",
+                        s(&e["metadata"]["namespace"]),
+                        s(&e["metadata"]["name"])
+                    );
+                    (ref_, project(e))
+                })
                 .collect();
             for e in entities.iter().filter(|e| e["kind"] == "Resource") {
                 for d in e["spec"]["dependsOn"].as_array().into_iter().flatten() {
@@ -280,7 +287,7 @@ fn each_format_takes_only_its_own_flags_and_its_help_lists_only_them() {
     for github in [
         help(&["export", "github", "--help"]),
         help(&["export", "github-actions", "-h"]),
-        help(&["export", "help", "github-actions"]),
+        help(&["help", "export", "github-actions"]),
         help(&["-p", "aws", "export", "github-actions", "--help"]),
     ] {
         assert!(!github.contains("--succeeded-within"), "{github}");
@@ -306,6 +313,10 @@ fn each_format_takes_only_its_own_flags_and_its_help_lists_only_them() {
     for name in FORMATS.iter().chain(&["github", "gitlab", "argo"]) {
         assert!(formats.contains(name), "export --help lacks {name}:\n{formats}");
     }
+    assert!(
+        !formats.contains("Print this message"),
+        "`help` is no format:\n{formats}"
+    );
     ws.run(&["export", "-p", "aws", "-s", "dev"])
         .expect(2)
         .stderr_has("FORMAT");
@@ -516,6 +527,26 @@ fn an_export_without_a_stack_configuration_says_why_it_needs_one_and_writes_noth
         "no environment file written"
     );
     assert!(!ws.path().join("out").exists(), "nothing written");
+}
+
+#[test]
+fn a_backstage_catalog_needs_no_shared_backend_nor_stack_values_and_each_stack_has_its_namespace() {
+    // A fresh checkout: no stack file, the workspace's own backend. A catalog runs nothing.
+    let ws = Ws::reference();
+    let run = ws
+        .exec(&["export", "backstage", "-p", "aws", "-s", "dev", "-o", "out"], &[])
+        .expect(0);
+    let catalog = std::fs::read_to_string(ws.path().join("out/catalog-info.yaml")).unwrap();
+    ws.exec(&["export", "backstage", "-p", "aws", "-s", "prod", "-o", "prod"], &[])
+        .expect(0);
+    let prod = std::fs::read_to_string(ws.path().join("prod/catalog-info.yaml")).unwrap();
+    // Two stacks' catalogs in one Backstage: the same project names, in namespaces of their own.
+    for (doc, ns) in [(&catalog, "runner-aws-dev"), (&prod, "runner-aws-prod")] {
+        let entities = docs(doc);
+        assert!(entities.iter().all(|e| e["metadata"]["namespace"] == ns), "{doc}");
+        assert!(doc.contains(&format!("- resource:{ns}/vpc")), "{doc}");
+    }
+    assert!(!ws.path().join("config/pulumi/environment").exists(), "{}", run.stderr);
 }
 
 #[test]

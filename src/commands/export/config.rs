@@ -17,9 +17,20 @@ use crate::export::{Common, Format, SecretKey};
 use crate::report;
 use crate::settings::{Settings, StackContext};
 
-/// What every format of a `format` export takes.
+/// What every format of a `format` export takes. A catalog (Backstage) runs nothing: it
+/// needs neither a backend the engines reach nor the stack's values.
 pub(super) fn common(s: &Settings, t: &StackContext, format: Format) -> Result<Common, RunnerError> {
     let url = t.env.get(BACKEND_VAR).unwrap_or_default();
+    if format == Format::Backstage {
+        return Ok(Common {
+            stack: t.stack.clone(),
+            credentials: Vec::new(),
+            backend: url,
+            config: Map::new(),
+            config_secrets: Vec::new(),
+            store_secrets: Vec::new(),
+        });
+    }
     let backend = shared_backend(&s.ws.root, &url, format)?;
     let config = read(s, t)?;
     let project_secrets = t.provider.projects.iter().flat_map(|p| &p.secrets);
