@@ -87,10 +87,22 @@ fn confirm(common: &Common, environment: &str) -> (serde_json::Value, serde_json
     (trigger, job)
 }
 
+/// A project job's `timeout-minutes`: its own `timeout` when it declares one, else three times
+/// its estimate (at least 30 minutes), plus 10 for the job's set-up: a hung cloud call ends the
+/// job long before GitHub's default of six hours.
+fn timeout_minutes(project: &crate::provider::Project) -> u64 {
+    let run = match (project.timeout, project.estimate) {
+        (Some(t), _) => t.as_secs().div_ceil(60),
+        (None, Some(secs)) => (secs * 3).div_ceil(60).max(30),
+        (None, None) => 60,
+    };
+    run + 10
+}
+
 fn workflow(plan: &Plan<'_>, common: &Common, o: &GithubOptions, names: &Names, op: Operation) -> String {
     let mut env = Map::new();
     env.insert("PULUMI_BACKEND_URL".into(), json!("${{ secrets.PULUMI_BACKEND_URL }}"));
-    for name in ci_secrets(common) {
+    for name in ci_secrets(common, op) {
         env.insert(name.clone(), json!(format!("${{{{ secrets.{name} }}}}")));
     }
     env.insert("MARA_STACK_CONFIG".into(), json!(literal(&stack_file(common))));
@@ -114,6 +126,12 @@ fn workflow(plan: &Plan<'_>, common: &Common, o: &GithubOptions, names: &Names, 
         "steps".into(),
         json!([
             {"uses": "actions/checkout@v4"},
+            // The crates and the build of the last run with the same lock file: minutes saved
+            // on every run of the workflow.
+            {"uses": "actions/cache@v4", "with": {
+                "path": "~/.cargo/registry\n~/.cargo/git\ntarget\n",
+                "key": "runner-${{ runner.os }}-${{ hashFiles('Cargo.lock') }}",
+            }},
             {"run": "cargo build --release --locked --bin runner"},
             {"uses": "actions/upload-artifact@v4", "with": {"name": "runner", "path": "target/release/runner"}},
         ]),
@@ -131,6 +149,7 @@ fn workflow(plan: &Plan<'_>, common: &Common, o: &GithubOptions, names: &Names, 
                 "name": project,
                 "needs": needs,
                 "runs-on": "ubuntu-latest",
+                "timeout-minutes": timeout_minutes(plan.project(*i)),
                 "steps": [
                     {"uses": "actions/checkout@v4"},
                     {"uses": "actions/download-artifact@v4", "with": {"name": "runner", "path": BIN_DIR}},
@@ -173,6 +192,6 @@ fn workflow(plan: &Plan<'_>, common: &Common, o: &GithubOptions, names: &Names, 
         "ubuntu-latest has both; a self-hosted runner needs them installed",
     ));
     h.push("Copy into .github/workflows/. Repository secrets it reads:".into());
-    h.push(format!("  PULUMI_BACKEND_URL, {}", ci_secrets(common).join(", ")));
+    h.push(format!("  PULUMI_BACKEND_URL, {}", ci_secrets(common, op).join(", ")));
     yaml::document(&h, &doc)
 }

@@ -174,6 +174,6 @@ fn pipeline(
         "a runner with a Docker daemon, or Docker-in-Docker: a docker:dind service and DOCKER_HOST=tcp://docker:2375",
     ));
     h.push("Masked CI/CD variables it reads:".into());
-    h.push(format!("  PULUMI_BACKEND_URL, {}", ci_secrets(common).join(", ")));
+    h.push(format!("  PULUMI_BACKEND_URL, {}", ci_secrets(common, op).join(", ")));
     yaml::document(&h, &Value::Object(doc))
 }

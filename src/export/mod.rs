@@ -336,14 +336,21 @@ fn secrets_of<'a>(plan: &Plan<'_>, i: usize, common: &'a Common) -> &'a [SecretK
 
 /// Every secret a CI job may need, by environment variable: credentials, then the stack
 /// configuration's secrets, then the projects' (`MARA_SECRET_*`), without repeats.
-fn ci_secrets(common: &Common) -> Vec<String> {
+fn ci_secrets(common: &Common, op: Operation) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
+    // A destroy asks for no project secret (what it removes needs none): only what opens the
+    // stacks and the cloud, and the secrets of the shared stack file (a provider's token).
+    let store = if op == Operation::Destroy {
+        &[][..]
+    } else {
+        &common.store_secrets[..]
+    };
     let all = common
         .credentials
         .iter()
         .cloned()
         .chain(common.config_secrets.iter().map(|s| s.env.clone()))
-        .chain(common.store_secrets.iter().map(|s| s.env.clone()));
+        .chain(store.iter().map(|s| s.env.clone()));
     for name in all {
         if !out.contains(&name) {
             out.push(name);

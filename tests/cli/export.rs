@@ -1636,6 +1636,45 @@ fn assert_guard(script: &str, shell: &str, what: &str) {
 }
 
 #[test]
+fn github_workflows_bound_each_job_cache_the_build_and_give_a_destroy_no_project_secret() {
+    let ws = Ws::configured("aws");
+    let (run, files) = export(&ws, "github-actions", "aws", &[]);
+    run.expect(0);
+    let up = &docs(&files["workflows/runner-up.yml"])[0];
+    let destroy = &docs(&files["workflows/runner-destroy.yml"])[0];
+    for wf in [up, destroy] {
+        let jobs = wf["jobs"].as_object().unwrap();
+        let build = &jobs["runner"]["steps"];
+        assert!(
+            build
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|st| st["uses"] == "actions/cache@v4"),
+            "{build}"
+        );
+        for (id, job) in jobs
+            .iter()
+            .filter(|(id, _)| !["runner", "confirm"].contains(&id.as_str()))
+        {
+            let minutes = job["timeout-minutes"]
+                .as_u64()
+                .unwrap_or_else(|| panic!("{id}: no timeout-minutes"));
+            assert!((10..=360).contains(&minutes), "{id}: {minutes}");
+        }
+    }
+    // The up reads the project secrets; the destroy asks for none, so it is given none.
+    assert!(
+        up["env"].get("MARA_SECRET_SIRIUS_LEDGER_PWD").is_some(),
+        "{}",
+        up["env"]
+    );
+    let env = destroy["env"].as_object().unwrap();
+    assert!(!env.keys().any(|k| k.starts_with("MARA_SECRET_")), "{env:?}");
+    assert!(env.contains_key("PULUMI_CONFIG_PASSPHRASE") && env.contains_key("AWS_ACCESS_KEY_ID"));
+}
+
+#[test]
 fn github_and_argo_teardowns_start_only_with_the_stacks_name() {
     let ws = Ws::configured("aws");
     let (run, files) = export(&ws, "github-actions", "aws", &[]);
