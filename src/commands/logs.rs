@@ -65,8 +65,13 @@ pub(crate) fn run(s: &Settings, t: &StackContext, o: &LogsOptions) -> Result<i32
                     o.operation.map_or(String::new(), |op| format!(" `{}`", op.as_str())),
                 ),
                 format!(
-                    "run it (`runner up -p {} -s {} --target {}`), or `runner logs {} --follow` while a run is going",
-                    t.provider.name, t.stack, o.project, o.project
+                    "run it (`runner {} -p {} -s {} --target {}`), or `runner logs {} --follow` while a run is going",
+                    // The operation whose log was asked for.
+                    o.operation.map_or("up", |op| op.as_str()),
+                    t.provider.name,
+                    t.stack,
+                    o.project,
+                    o.project
                 ),
             ));
         }

@@ -121,6 +121,9 @@ pub(super) fn stacks_header(plan: &Plan<'_>, common: &Common, o: &PkoOptions, fo
         h.push(format!("  {}: {}", config_secret(common), keys.join(", ")));
     }
     h.push("PKO does not order deletion: delete them with the teardown script, dependents first.".into());
+    if matches!(o.origin, Origin::Git(_)) {
+        h.push("A private repository: give each Stack spec.gitAuth (accessToken or sshAuth, from a Secret).".into());
+    }
     if format == Format::Pko {
         h.extend(super::cluster_needs(common, &o.namespace, false));
         h.push("  kubectl apply -f rbac.yaml   (the ServiceAccount the Stacks' workspaces run as)".into());

@@ -214,6 +214,18 @@ pub(crate) fn step_summary(
         for (name, f) in result.results.iter().filter(|(_, f)| !f.diffs.is_empty()) {
             out.push_str(&super::drift::markdown(name, &f.diffs));
         }
+    } else if result.interrupted || result.failed() {
+        // What to do next. A CI job starts without the run state of the last one, so it
+        // reruns every project: what is deployed already is a no-op for pulumi.
+        let _ = writeln!(
+            out,
+            "{}: run the job again; what is deployed already changes nothing (its `pulumi up` finds it up to date).\n",
+            if result.interrupted {
+                "Interrupted"
+            } else {
+                "Fix the cause"
+            }
+        );
     }
     out
 }

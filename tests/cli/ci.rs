@@ -183,6 +183,10 @@ fn in_github_actions_each_project_is_a_group_a_failure_an_annotation_and_the_run
         "{table}"
     );
     assert!(table.contains("| eks | ❌ failed | "), "{table}");
+    assert!(
+        table.contains("Fix the cause: run the job again; what is deployed already changes nothing"),
+        "{table}"
+    );
     assert!(table.contains("| iam | ✅ succeeded | "), "{table}");
     // In CI with the workspace's own backend, the warning comes first (after the note on the
     // environment file, which says which stack), once.

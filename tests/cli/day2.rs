@@ -64,6 +64,11 @@ fn logs_keeps_one_log_per_operation_and_follows_a_running_project() {
         .expect(1)
         .stderr_has("ecr has no log in .runner/dev/logs yet")
         .stderr_has("runner up -p aws -s dev --target ecr");
+    // The log of another operation: the command that makes it.
+    ws.exec(&["logs", "ecr", "-s", "dev", "--operation", "refresh"], &[])
+        .expect(1)
+        .stderr_has("ecr has no refresh log in .runner/dev/logs yet")
+        .stderr_has("runner refresh -p aws -s dev --target ecr");
     ws.exec(&["logs", "ekss", "-s", "dev"], &[])
         .expect(2)
         .stderr_has("provider aws has no project `ekss`")

@@ -49,6 +49,7 @@ fn a_complete_workspace_passes() {
         "{}",
         run.stderr
     );
+    assert!(run.stderr.contains("Next: `runner up -p aws -s dev`"), "{}", run.stderr);
 }
 
 #[test]
