@@ -38,7 +38,12 @@ pub(super) fn go_ahead(
     ready: &Ready,
     pending: Option<&[(String, Pending)]>,
 ) -> Result<(), RunnerError> {
-    let runs = pending.and_then(|p| what_runs(plan, p));
+    let runs = pending.and_then(|p| what_runs(plan, p)).or_else(|| {
+        (o.fresh && plan.operation == Operation::Up).then(|| {
+            let n = plan.order.len();
+            format!("up: {n} of {n} projects will run (--fresh: those unchanged since their last up too)")
+        })
+    });
     // An `up` with nothing to do asks nothing: there is nothing to agree to.
     let nothing = pending.is_some_and(|p| !p.is_empty() && p.iter().all(|(_, p)| !p.runs));
     if s.interactive && !o.yes && !nothing {

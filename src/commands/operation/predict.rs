@@ -117,10 +117,16 @@ impl Prediction {
         if running == 0 {
             return None;
         }
+        // The provider file estimates an up: another operation is said to be weighed by them.
+        let declared = if plan.operation == crate::plan::Operation::Up {
+            "the provider's estimates"
+        } else {
+            "the provider's estimates of an up"
+        };
         let from = match self.learned {
-            0 => "from the provider's estimates".to_string(),
+            0 => format!("from {declared}"),
             n if n == running => "learned from past runs".to_string(),
-            n => format!("{n} learned from past runs, the others from the provider's estimates"),
+            n => format!("{n} learned from past runs, the others from {declared}"),
         };
         Some(format!(
             "Predicted: about {} for {running} of {} projects ({from})",
