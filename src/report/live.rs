@@ -47,7 +47,8 @@ impl<'p> Live<'p> {
         let shown = eta.clone();
         overall.set_style(
             ProgressStyle::with_template(
-                "{bar:30.cyan/blue} {pos}/{len} projects · {elapsed_precise}{eta_left} · {msg}",
+                // Fits 80 columns; what does not fit is cut at the terminal's edge, not wrapped.
+                "{bar:20.cyan/blue} {pos}/{len} projects · {elapsed_precise}{eta_left} · {wide_msg}",
             )
             .expect("a valid template")
             .with_key("eta_left", move |_: &ProgressState, w: &mut dyn std::fmt::Write| {
@@ -170,7 +171,10 @@ impl<'p> Live<'p> {
             Event::Line { project, text, .. } => {
                 if let Some(bar) = self.running.get(project) {
                     let t = text.trim();
-                    if !t.is_empty() {
+                    // Pulumi's closing lines (`Duration: 1s`, `Resources:`) say how it ended,
+                    // not what it does: beside the spinner's own time they read as a second clock.
+                    let closing = ["Duration:", "Resources:", "Outputs:"].iter().any(|p| t.starts_with(p));
+                    if !t.is_empty() && !closing {
                         bar.set_message(t.to_string());
                     }
                 }

@@ -161,7 +161,7 @@ fn an_unchanged_run_says_so_in_one_line_and_a_preview_says_what_would_change() {
     // provider's estimates of an up until it has run once, and says that too).
     ws.up("aws", &["--fresh"], &[])
         .expect(0)
-        .stderr_has("up: 16 of 16 projects will run (--fresh: those unchanged since their last up too)");
+        .stderr_has("up: 16 of 16 projects will run (--fresh: unchanged ones too)");
     ws.exec(&["destroy", "-p", "aws", "-s", "dev", "--yes"], &[])
         .expect(0)
         .stderr_has("(from the provider's estimates of an up)");

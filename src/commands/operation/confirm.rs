@@ -41,7 +41,7 @@ pub(super) fn go_ahead(
     let runs = pending.and_then(|p| what_runs(plan, p)).or_else(|| {
         (o.fresh && plan.operation == Operation::Up).then(|| {
             let n = plan.order.len();
-            format!("up: {n} of {n} projects will run (--fresh: those unchanged since their last up too)")
+            format!("up: {n} of {n} projects will run (--fresh: unchanged ones too)")
         })
     });
     // An `up` with nothing to do asks nothing: there is nothing to agree to.
