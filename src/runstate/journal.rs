@@ -37,8 +37,14 @@ pub(crate) struct Finish {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) started: Option<String>,
     pub(crate) ended: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) inputs_digest: Option<String>,
+    /// `inputs_digest` in the journals of runners that kept text (see [`super::legacy`]).
+    #[serde(
+        default,
+        alias = "inputs_digest",
+        deserialize_with = "super::legacy::inputs",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub(crate) inputs: Option<crate::exec::Inputs>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) outputs_digest: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -107,8 +113,8 @@ pub(crate) const STATUSES: [&str; 8] = [
 
 /// Whether `record` is one the runner could have written for this graph; why not otherwise.
 fn check(record: &Record, known: &dyn Fn(&str) -> bool) -> Result<(), String> {
-    let (project, operation, times, digests) = match record {
-        Record::Started { project, operation, at } => (project, operation, vec![Some(at)], vec![]),
+    let (project, operation, times, bad_digest) = match record {
+        Record::Started { project, operation, at } => (project, operation, vec![Some(at)], None),
         Record::Finished(end) => {
             if !STATUSES.contains(&end.status.as_str()) {
                 return Err(format!(
@@ -121,10 +127,10 @@ fn check(record: &Record, known: &dyn Fn(&str) -> bool) -> Result<(), String> {
                 &end.project,
                 &end.operation,
                 vec![end.started.as_ref(), Some(&end.ended)],
-                vec![
-                    end.inputs_digest.as_ref().filter(|d| !super::digests::is_manifest(d)),
-                    end.outputs_digest.as_ref(),
-                ],
+                end.inputs
+                    .as_ref()
+                    .and_then(super::digests::malformed)
+                    .or_else(|| end.outputs_digest.as_deref().filter(|d| !super::digests::is_hex(d, 64))),
             )
         }
     };
@@ -144,7 +150,7 @@ fn check(record: &Record, known: &dyn Fn(&str) -> bool) -> Result<(), String> {
     if let Some(t) = times.into_iter().flatten().find(|t| !is_timestamp(t)) {
         return Err(format!("its time `{}` is not one the runner writes", quoted(t)));
     }
-    if let Some(d) = digests.into_iter().flatten().find(|d| !is_digest(d)) {
+    if let Some(d) = bad_digest {
         return Err(format!("its digest `{}` is not one the runner writes", quoted(d)));
     }
     Ok(())
@@ -162,12 +168,6 @@ fn is_timestamp(t: &str) -> bool {
             23 => c == b'Z',
             _ => c.is_ascii_digit(),
         })
-}
-
-/// A keyed SHA-256, in lower-case hex.
-/// An outputs digest (and an inputs digest of an older runner): 64 hex digits.
-fn is_digest(d: &str) -> bool {
-    d.len() == 64 && d.bytes().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f'))
 }
 
 /// What a line said, safe to print: control characters escaped, at most 60 characters.
