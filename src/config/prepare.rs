@@ -18,6 +18,7 @@ use super::stackedit;
 use super::stackfile::{self, StackFile};
 use crate::diagnostic::Problem;
 use crate::error::RunnerError;
+use crate::exec::Failure;
 use crate::fs::{NewFile, write_atomic};
 use crate::provider::{Project, Provider};
 use crate::report;
@@ -26,12 +27,23 @@ use crate::workspace::Workspace;
 /// The documented defaults every question starts from.
 pub(crate) const EXAMPLE_FILE: &str = "config/pulumi/Pulumi.stackname.yaml.example";
 
-/// Why the store could not do what was asked: the engine's words, and whether a lock on the
-/// stack refused it (then the fix is to wait, or to remove a stale lock).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct StoreError {
-    pub(crate) message: String,
-    pub(crate) locked: bool,
+/// Why the store could not do what was asked, as a failure (worded by `report::failure`; boxed,
+/// as the error of every store call).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum StoreError {
+    /// A lock on the stack refused it: the fix is to wait, or to remove a stale lock.
+    #[error("{}", report::failure::text(.0))]
+    Locked(Box<Failure>),
+    /// It failed otherwise, or `pulumi` could not be started.
+    #[error("{}", report::failure::text(.0))]
+    Failed(Box<Failure>),
+}
+
+impl StoreError {
+    /// A failure told in the runner's words alone.
+    pub(crate) fn said(what: impl Into<String>) -> Self {
+        StoreError::Failed(Box::new(Failure::said(what)))
+    }
 }
 
 /// Where secret answers go, encrypted by the stack's own secrets provider (`pulumi config set
@@ -297,10 +309,7 @@ fn reach_backend(
     store.reach(&dir, env).map_err(|e| {
         let backend = super::backend::Backend::of(env);
         RunnerError::Problems(vec![Problem::new(
-            format!(
-                "cannot reach the state backend {backend} (nothing was asked yet): {}",
-                e.message
-            ),
+            format!("cannot reach the state backend {backend} (nothing was asked yet): {e}"),
             format!("{}, then run again", backend.reach_fix()),
         )])
     })
@@ -502,13 +511,13 @@ fn save(
     if answers.secrets.is_empty() && answers.shared_secrets.is_empty() && !needs_salt {
         return Ok(());
     }
-    let failed = |StoreError { message, locked }: StoreError| {
-        let fix = if locked {
+    let failed = |e: StoreError| {
+        let fix = if matches!(e, StoreError::Locked(_)) {
             "wait for the process that holds the lock to end; if it no longer runs, run again with `--remove-stale-locks`; nothing else was changed"
         } else {
             "check the passphrase and the backend (PULUMI_BACKEND_URL), then run again; nothing else was changed"
         };
-        RunnerError::Problems(vec![Problem::new(message, fix)])
+        RunnerError::Problems(vec![Problem::new(e.to_string(), fix)])
     };
     // Any project serves to run `pulumi config` against the shared file: the store if there is one.
     let dir = store_dir

@@ -227,6 +227,25 @@ pub(crate) struct Ended {
     pub(crate) interrupted: bool,
 }
 
+impl Ended {
+    /// How a child run to its end with `std::process` ended (its output captured).
+    pub(crate) fn of(out: &std::process::Output) -> Self {
+        #[cfg(unix)]
+        let signal = std::os::unix::process::ExitStatusExt::signal(&out.status);
+        #[cfg(not(unix))]
+        let signal = None;
+        Ended {
+            code: out.status.code(),
+            signal,
+            pid: None,
+            captured: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stdout_tail: Vec::new(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            interrupted: false,
+        }
+    }
+}
+
 /// The project a child runs for: where its lines go and what stops it.
 pub(crate) struct Step<'a> {
     pub(crate) project: &'a str,
@@ -590,11 +609,6 @@ fn is_noise(line: &str) -> bool {
             let mut chars = t.chars();
             chars.next().is_some_and(|c| matches!(c, '+' | '-' | '~' | '±' | '=')) && chars.next() == Some(' ')
         }
-}
-
-/// The last line of `text` that is not blank, trimmed.
-pub(crate) fn last_line(text: &str) -> &str {
-    text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim()
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
