@@ -135,7 +135,7 @@ impl Request<'_> {
         };
         let dir = self.ws.root.join(&p.path);
         let path = stackfile::own(&dir, self.stack);
-        let file = StackFile::load(&path, &self.ws.show(&path)).map_err(|d| RunnerError::Validation(vec![*d]))?;
+        let file = StackFile::load(&path, &self.ws.show(&path)).map_err(|d| RunnerError::in_configuration(vec![*d]))?;
         Ok((Some(dir), file))
     }
 
@@ -194,7 +194,7 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
     let var = move |name: &str| super::given(&|n: &str| var_env.get(n), name);
     super::warn_old_names(&env);
     let path = stackfile::path(&ws.root, r.stack);
-    let file = StackFile::load(&path, &ws.show(&path)).map_err(|d| RunnerError::Validation(vec![*d]))?;
+    let file = StackFile::load(&path, &ws.show(&path)).map_err(|d| RunnerError::in_configuration(vec![*d]))?;
     let example = example(ws)?;
 
     // What makes asking pointless: another provider's stack (its keys are not this provider's
@@ -393,7 +393,7 @@ fn example(ws: &Workspace) -> Result<Map<String, Value>, RunnerError> {
     }
     StackFile::load(&path, &ws.show(&path))
         .map(|f| f.config)
-        .map_err(|d| RunnerError::Validation(vec![*d]))
+        .map_err(|d| RunnerError::in_configuration(vec![*d]))
 }
 
 /// `kubernetes:infra_type` of another provider: the stack's resources belong to it.
@@ -434,7 +434,7 @@ pub(crate) fn with_passphrase(
     ask: &mut dyn Ask,
 ) -> Result<Env, RunnerError> {
     let path = stackfile::path(&ws.root, stack);
-    let file = StackFile::load(&path, &ws.show(&path)).map_err(|d| RunnerError::Validation(vec![*d]))?;
+    let file = StackFile::load(&path, &ws.show(&path)).map_err(|d| RunnerError::in_configuration(vec![*d]))?;
     let mut env = env;
     let var_env = env.clone();
     let var = move |name: &str| var_env.get(name);
