@@ -12,16 +12,14 @@ use super::{CONFIG_PREFIX, SECRET_PREFIX, env_name};
 use crate::diagnostic::Problem;
 use crate::provider::{Prompt, PromptDefault, PromptType, Secret};
 
+/// A check of a typed answer: why it is refused, in words for the person who typed it.
+pub(crate) type AnswerCheck<'a> = dyn Fn(&str) -> Result<(), String> + 'a;
+
 /// How the runner asks a person (a terminal in the binary, a script in tests).
 pub(crate) trait Ask {
     /// A visible answer; an empty answer takes `default`. `check` refuses an answer with the
     /// reason, and the question is asked again.
-    fn text(
-        &mut self,
-        question: &str,
-        default: Option<&str>,
-        check: &dyn Fn(&str) -> Result<(), String>,
-    ) -> std::io::Result<String>;
+    fn text(&mut self, question: &str, default: Option<&str>, check: &AnswerCheck<'_>) -> std::io::Result<String>;
 
     /// A hidden answer, entered twice when `confirm`; an empty answer takes `default`.
     fn hidden(&mut self, question: &str, default: Option<&str>, confirm: bool) -> std::io::Result<String>;
@@ -503,12 +501,7 @@ mod tests {
     struct Script(Vec<&'static str>, Vec<String>);
 
     impl Ask for Script {
-        fn text(
-            &mut self,
-            q: &str,
-            default: Option<&str>,
-            check: &dyn Fn(&str) -> Result<(), String>,
-        ) -> std::io::Result<String> {
+        fn text(&mut self, q: &str, default: Option<&str>, check: &AnswerCheck<'_>) -> std::io::Result<String> {
             loop {
                 let a = self.0.remove(0);
                 let a = if a.is_empty() {

@@ -16,9 +16,8 @@ use crate::workspace::RunDir;
 pub(crate) struct Digests {
     key: Vec<u8>,
     root: PathBuf,
-    /// The shared stack file's `config:`, each key's value as canonical JSON; the file's text
-    /// (without its salt) when it does not parse.
-    config: Result<BTreeMap<String, String>, String>,
+    /// The shared stack file's `config:`.
+    config: StackConfig,
     /// Inputs from outside the projects: see [`Digests::with_outside`].
     outside: Outside,
     /// The workspace's project names: see [`Digests::with_projects`].
@@ -120,9 +119,13 @@ impl Digests {
             h.update(v.as_bytes());
             m.push(entry(InputKind::Environment, k, h));
         }
-        let own = program_name(&program);
+        // A program that names none counts every key (as one whose name is empty).
+        let own = crate::programs::Program::name_of(&program)
+            .ok()
+            .flatten()
+            .filter(|n| !n.is_empty());
         match &self.config {
-            Ok(config) => {
+            StackConfig::Keys(config) => {
                 for (key, value) in config {
                     if self.may_read(key, own.as_deref(), &program) {
                         let mut h = self.hasher();
@@ -131,7 +134,7 @@ impl Digests {
                     }
                 }
             }
-            Err(text) => {
+            StackConfig::Unparsed(text) => {
                 let mut h = self.hasher();
                 h.update(text.as_bytes());
                 m.push(entry(InputKind::Config, "(the whole file, which does not parse)", h));
@@ -163,23 +166,33 @@ impl Digests {
     }
 }
 
-/// The shared stack file's `config:` as key → canonical JSON of its value. Pulumi adds
-/// `encryptionsalt` to the file during the first parallel runs: it is no configuration, so it
-/// is left out (also from the text kept when the file does not parse).
-fn stack_config(path: &Path) -> Result<BTreeMap<String, String>, String> {
+/// The shared stack file's `config:`, as far as it can be read.
+enum StackConfig {
+    /// Each key's value as canonical JSON.
+    Keys(BTreeMap<String, String>),
+    /// The file's text, when it does not parse: a change anywhere counts for every project.
+    Unparsed(String),
+}
+
+/// The shared stack file's `config:`. Pulumi adds `encryptionsalt` to the file during the first
+/// parallel runs: it is no configuration, so it is left out (also from the text kept when the
+/// file does not parse).
+fn stack_config(path: &Path) -> StackConfig {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let doc: Result<serde_json::Value, _> = serde_saphyr::from_str(&text);
     match doc {
-        Ok(doc) => Ok(doc
-            .get("config")
-            .and_then(serde_json::Value::as_object)
-            .map(|m| m.iter().map(|(k, v)| (k.clone(), canonical(v))).collect())
-            .unwrap_or_default()),
-        Err(_) => Err(text
-            .lines()
-            .filter(|l| !l.starts_with("encryptionsalt:"))
-            .collect::<Vec<_>>()
-            .join("\n")),
+        Ok(doc) => StackConfig::Keys(
+            doc.get("config")
+                .and_then(serde_json::Value::as_object)
+                .map(|m| m.iter().map(|(k, v)| (k.clone(), canonical(v))).collect())
+                .unwrap_or_default(),
+        ),
+        Err(_) => StackConfig::Unparsed(
+            text.lines()
+                .filter(|l| !l.starts_with("encryptionsalt:"))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
     }
 }
 
@@ -212,13 +225,6 @@ fn canonical(v: &serde_json::Value) -> String {
         serde_json::Value::Array(a) => format!("[{}]", a.iter().map(canonical).collect::<Vec<_>>().join(",")),
         other => other.to_string(),
     }
-}
-
-/// The `name:` of a `Pulumi.yaml`, read as YAML as pulumi reads it (a comment after it, quotes,
-/// a byte-order mark, a flow mapping); `None` when the file does not say one.
-fn program_name(program: &str) -> Option<String> {
-    let doc: serde_json::Value = serde_saphyr::from_str(program.trim_start_matches('\u{feff}')).ok()?;
-    doc.get("name")?.as_str().filter(|n| !n.is_empty()).map(str::to_string)
 }
 
 /// One input, with 16 hex digits (64 bits) of its keyed digest: enough to tell values apart,
@@ -366,25 +372,6 @@ fn dir_id(dir: &Path) -> Option<DirId> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// As pulumi reads it: each of these is a program named `logstore`.
-    #[test]
-    fn a_programs_name_is_read_as_yaml() {
-        for text in [
-            "name: logstore\nruntime: yaml\n",
-            "name: logstore # the log store\nruntime: yaml\n",
-            "\"name\": logstore\nruntime: yaml\n",
-            "name: 'logstore'\nruntime: yaml\n",
-            "\u{feff}name: logstore\nruntime: yaml\n",
-            "# a comment first\nruntime: yaml\nname: logstore\n",
-            "{name: logstore, runtime: yaml}\n",
-        ] {
-            assert_eq!(program_name(text).as_deref(), Some("logstore"), "{text:?}");
-        }
-        assert_eq!(program_name("runtime: yaml\n"), None);
-        assert_eq!(program_name("name: [not, text]\n"), None);
-        assert_eq!(program_name("name: : :\n"), None);
-    }
 
     #[test]
     fn digests_follow_files_config_and_upstream() {

@@ -111,17 +111,28 @@ pub(crate) const STATUSES: [&str; 8] = [
     "waits",
 ];
 
+/// Why a journal line is not trusted: what it holds that the runner never writes.
+#[derive(Debug, thiserror::Error)]
+enum Untrusted<'a> {
+    #[error("its status `{}` is none the runner records ({})", quoted(.0), STATUSES.join(", "))]
+    Status(&'a str),
+    #[error("it names project `{}`, which the graph does not have", quoted(.0))]
+    Project(&'a str),
+    #[error("its operation `{}` is none of {}", quoted(.0), OPERATIONS.join(", "))]
+    Operation(&'a str),
+    #[error("its time `{}` is not one the runner writes", quoted(.0))]
+    Time(&'a str),
+    #[error("its digest `{}` is not one the runner writes", quoted(.0))]
+    Digest(&'a str),
+}
+
 /// Whether `record` is one the runner could have written for this graph; why not otherwise.
-fn check(record: &Record, known: &dyn Fn(&str) -> bool) -> Result<(), String> {
+fn check<'a>(record: &'a Record, known: &dyn Fn(&str) -> bool) -> Result<(), Untrusted<'a>> {
     let (project, operation, times, bad_digest) = match record {
         Record::Started { project, operation, at } => (project, operation, vec![Some(at)], None),
         Record::Finished(end) => {
             if !STATUSES.contains(&end.status.as_str()) {
-                return Err(format!(
-                    "its status `{}` is none the runner records ({})",
-                    quoted(&end.status),
-                    STATUSES.join(", ")
-                ));
+                return Err(Untrusted::Status(&end.status));
             }
             (
                 &end.project,
@@ -135,23 +146,16 @@ fn check(record: &Record, known: &dyn Fn(&str) -> bool) -> Result<(), String> {
         }
     };
     if !known(project) {
-        return Err(format!(
-            "it names project `{}`, which the graph does not have",
-            quoted(project)
-        ));
+        return Err(Untrusted::Project(project));
     }
     if !OPERATIONS.contains(&operation.as_str()) {
-        return Err(format!(
-            "its operation `{}` is none of {}",
-            quoted(operation),
-            OPERATIONS.join(", ")
-        ));
+        return Err(Untrusted::Operation(operation));
     }
     if let Some(t) = times.into_iter().flatten().find(|t| !is_timestamp(t)) {
-        return Err(format!("its time `{}` is not one the runner writes", quoted(t)));
+        return Err(Untrusted::Time(t));
     }
     if let Some(d) = bad_digest {
-        return Err(format!("its digest `{}` is not one the runner writes", quoted(d)));
+        return Err(Untrusted::Digest(d));
     }
     Ok(())
 }
