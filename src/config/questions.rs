@@ -374,7 +374,7 @@ pub(crate) fn parse(p: &Prompt, answer: &str) -> Result<Option<Value>, String> {
     }
     match p.kind {
         PromptType::String | PromptType::Context => Ok(Some(Value::from(if p.secret { answer } else { a }))),
-        PromptType::Path => Ok(Some(Value::from(expand_home(a)))),
+        PromptType::Path => Ok(Some(Value::from(expand_home(a).to_string_lossy()))),
         PromptType::Int => a
             .parse::<i64>()
             .map(|n| Some(Value::from(n)))
@@ -398,14 +398,9 @@ pub(crate) fn parse(p: &Prompt, answer: &str) -> Result<Option<Value>, String> {
     }
 }
 
-/// `~` or `~/…` with the home directory; other paths as given.
-fn expand_home(path: &str) -> String {
-    let home = std::env::var("HOME").ok().filter(|h| !h.is_empty());
-    match (path.strip_prefix('~'), home) {
-        (Some(""), Some(h)) => h,
-        (Some(rest), Some(h)) if rest.starts_with('/') => format!("{h}{rest}"),
-        _ => path.to_string(),
-    }
+/// A path answer with `~` as the runner's home directory.
+fn expand_home(path: &str) -> std::path::PathBuf {
+    crate::fs::expand_home(path, crate::fs::home().as_deref())
 }
 
 /// The default shown with a question: one that refers to an earlier answer (`${ns:key}`) wins,
@@ -424,7 +419,7 @@ pub(crate) fn default_text(cx: &Context<'_>, p: &Prompt, known: &BTreeMap<String
         let first = paths.first().map(|s| (*s).to_string());
         paths
             .iter()
-            .find(|s| std::path::Path::new(&expand_home(s)).exists())
+            .find(|s| expand_home(s).exists())
             .map(|s| (*s).to_string())
             .or(first)
     };

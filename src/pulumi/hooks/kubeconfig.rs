@@ -141,20 +141,11 @@ fn check_sections(m: &Map<String, Value>) -> Result<(), NotKubeconfig> {
 /// The paths `KUBECONFIG` names (split on `:`, empty parts dropped, `~` expanded), or
 /// `~/.kube/config`.
 pub(super) fn candidate_paths(kubeconfig_env: Option<&str>, home: &Path) -> Vec<PathBuf> {
-    let expand = |p: &str| -> PathBuf {
-        if p == "~" {
-            home.to_path_buf()
-        } else if let Some(rest) = p.strip_prefix("~/") {
-            home.join(rest)
-        } else {
-            PathBuf::from(p)
-        }
-    };
     let paths: Vec<PathBuf> = kubeconfig_env
         .unwrap_or_default()
         .split(':')
         .filter(|p| !p.trim().is_empty())
-        .map(|p| expand(p.trim()))
+        .map(|p| crate::fs::expand_home(p.trim(), Some(home)))
         .collect();
     if paths.is_empty() {
         vec![home.join(".kube/config")]
