@@ -7,6 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
+use crate::render::xml_text;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -156,11 +157,11 @@ impl Timeline {
             out,
             r#"<svg xmlns="http://www.w3.org/2000/svg" width="{total}" height="{height}" viewBox="0 0 {total} {height}" font-family="Helvetica, Arial, sans-serif" font-size="12" role="img">"#
         );
-        let _ = writeln!(out, "  <title>{}</title>", xml(&self.title));
+        let _ = writeln!(out, "  <title>{}</title>", xml_text(&self.title));
         let _ = writeln!(
             out,
             r#"  <text x="10" y="20" font-size="14" font-weight="bold">{}</text>"#,
-            xml(&self.title)
+            xml_text(&self.title)
         );
         let bottom = TOP + rows * ROW;
         for (from, to) in &self.idle {
@@ -195,8 +196,8 @@ impl Timeline {
             let _ = writeln!(
                 out,
                 r#"  <g class="bar" data-name="{name}" data-status="{status}"><title>{name}: {status}, {from} to {to} ({took})</title><text x="{lx}" y="{ty}" text-anchor="end">{name}</text><rect x="{bx}" y="{y}" width="{bw}" height="{bh}" rx="3" fill="{fill}" stroke="{stroke}" stroke-width="{width}"/></g>"#,
-                name = xml(&b.name),
-                status = xml(&b.status),
+                name = xml_text(&b.name),
+                status = xml_text(&b.status),
                 from = seconds(b.start_ms),
                 to = seconds(b.end_ms),
                 took = seconds(b.end_ms - b.start_ms),
@@ -333,10 +334,6 @@ fn mermaid_text(s: &str) -> String {
             c => c,
         })
         .collect()
-}
-
-fn xml(s: &str) -> String {
-    crate::render::xml_escape(s)
 }
 
 /// Milliseconds since the epoch of a timestamp the runner wrote (`2026-11-26T06:28:33.858Z`).
