@@ -667,29 +667,18 @@ pub(crate) fn fuzz_journal(bytes: &[u8]) {
     assert_eq!(once, twice);
 }
 
-/// `2026-11-22T14:06:03.881Z`, for the state and the summary.
+/// `2026-11-22T14:06:03.881Z`, for the state and the summary: RFC 3339 in UTC, to the
+/// millisecond.
 pub(crate) fn timestamp(t: std::time::SystemTime) -> String {
-    let d = t.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    let secs = d.as_secs();
-    let days = i64::try_from(secs / 86_400).unwrap_or(0);
-    let rem = secs % 86_400;
-    // Howard Hinnant's days-to-civil.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        d.subsec_millis()
-    )
+    use std::time::{Duration, UNIX_EPOCH};
+    // humantime writes no time before the epoch, nor after the year 9999.
+    let t = t.clamp(UNIX_EPOCH, UNIX_EPOCH + Duration::from_secs(253_402_300_799));
+    humantime::format_rfc3339_millis(t).to_string()
+}
+
+/// The time a [`timestamp`] tells; `None` when `text` is none.
+pub(crate) fn time_of(text: &str) -> Option<std::time::SystemTime> {
+    humantime::parse_rfc3339(text).ok()
 }
 
 #[cfg(test)]
@@ -927,5 +916,12 @@ mod tests {
     fn timestamps_are_rfc3339_utc() {
         let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis(1_787_339_880_123);
         assert_eq!(timestamp(t), "2026-08-21T19:18:00.123Z");
+        assert_eq!(time_of(&timestamp(t)), Some(t));
+        let t = std::time::UNIX_EPOCH + std::time::Duration::from_nanos(951_868_800_000_999_999);
+        assert_eq!(timestamp(t), "2000-03-01T00:00:00.000Z", "cut to the millisecond");
+        assert_eq!(timestamp(std::time::UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+        let before = std::time::UNIX_EPOCH - std::time::Duration::from_secs(1);
+        assert_eq!(timestamp(before), "1970-01-01T00:00:00.000Z");
+        assert_eq!(time_of("yesterday"), None);
     }
 }
