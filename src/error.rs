@@ -64,12 +64,13 @@ pub(crate) enum RunnerError {
     /// The command line asks for something that does not exist or does not fit.
     #[error("{message}")]
     Usage { message: String, help: Option<String> },
-    /// Provider files (or other workspace files) have problems; each names `file:line:column`.
-    #[error("{} problem{} in the workspace files", .0.len(), if .0.len() == 1 { "" } else { "s" })]
-    Files(Vec<FileDiagnostic>),
-    /// Workspace files that must be right before anything runs are not (exit 3).
-    #[error("validation failed: {} problem{}", .0.len(), if .0.len() == 1 { "" } else { "s" })]
-    Validation(Vec<FileDiagnostic>),
+    /// Workspace files have problems; each names `file:line:column`. Which files they are
+    /// decides the exit code and the headline.
+    #[error("{}", group.headline(problems.len()))]
+    Files {
+        group: FileGroup,
+        problems: Vec<FileDiagnostic>,
+    },
     /// `validate` found problems (exit 3): each says what and how to fix it.
     #[error("validation failed: {} problem{}", .0.len(), if .0.len() == 1 { "" } else { "s" })]
     Problems(Vec<Problem>),
@@ -91,7 +92,42 @@ pub(crate) enum RunnerError {
     },
 }
 
+/// Which workspace files [`RunnerError::Files`] found wrong.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FileGroup {
+    /// The provider files, which what the command line names is loaded from (exit 2).
+    Providers,
+    /// The environment and stack files, which must be right before anything runs (exit 3).
+    Configuration,
+}
+
+impl FileGroup {
+    fn headline(self, n: usize) -> String {
+        let s = if n == 1 { "" } else { "s" };
+        match self {
+            FileGroup::Providers => format!("{n} problem{s} in the workspace files"),
+            FileGroup::Configuration => format!("validation failed: {n} problem{s}"),
+        }
+    }
+}
+
 impl RunnerError {
+    /// Problems in the provider files (exit 2).
+    pub(crate) fn in_providers(problems: Vec<FileDiagnostic>) -> Self {
+        RunnerError::Files {
+            group: FileGroup::Providers,
+            problems,
+        }
+    }
+
+    /// Problems in the environment or stack files (exit 3).
+    pub(crate) fn in_configuration(problems: Vec<FileDiagnostic>) -> Self {
+        RunnerError::Files {
+            group: FileGroup::Configuration,
+            problems,
+        }
+    }
+
     pub(crate) fn usage(message: impl Into<String>, help: impl Into<String>) -> Self {
         RunnerError::Usage {
             message: message.into(),
@@ -108,8 +144,16 @@ impl RunnerError {
 
     pub(crate) fn exit_code(&self) -> i32 {
         match self {
-            RunnerError::Usage { .. } | RunnerError::Files(_) => exit::USAGE,
-            RunnerError::Validation(_) | RunnerError::Problems(_) => exit::VALIDATION,
+            RunnerError::Usage { .. }
+            | RunnerError::Files {
+                group: FileGroup::Providers,
+                ..
+            } => exit::USAGE,
+            RunnerError::Files {
+                group: FileGroup::Configuration,
+                ..
+            }
+            | RunnerError::Problems(_) => exit::VALIDATION,
             RunnerError::Busy { .. } => exit::BUSY,
             RunnerError::Declined => exit::DECLINED,
             RunnerError::Io { .. } | RunnerError::Failed { .. } => exit::FAILED,

@@ -263,6 +263,26 @@ pub(crate) fn remove_stale_temporaries(dir: &Path) {
     }
 }
 
+/// A path a person wrote, with `~` and `~/…` as `home`, as a shell reads them (`~user` is not
+/// expanded); any other path, or one with no home to put in (none, or empty), as written. The
+/// one `~` expansion: a backend URL, `KUBECONFIG`, a path a question asks for.
+pub(crate) fn expand_home(path: &str, home: Option<&Path>) -> PathBuf {
+    let home = home.filter(|h| !h.as_os_str().is_empty());
+    match (path.strip_prefix('~'), home) {
+        (Some(""), Some(home)) => home.to_path_buf(),
+        (Some(rest), Some(home)) => match rest.strip_prefix('/') {
+            Some(rest) => home.join(rest),
+            None => PathBuf::from(path),
+        },
+        _ => PathBuf::from(path),
+    }
+}
+
+/// The home directory the runner was given (`HOME`), when set.
+pub(crate) fn home() -> Option<PathBuf> {
+    std::env::var_os("HOME").map(PathBuf::from)
+}
+
 /// The most the runner reads of a file it was given (a provider file, a stack file, the
 /// environment file, a kubeconfig, a program): far more than any real one holds.
 pub(crate) const READ_LIMIT: u64 = 16 * 1024 * 1024;
@@ -460,6 +480,18 @@ impl ProgramStats for NoStats {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn home_is_put_in_for_a_leading_tilde_alone() {
+        let home = Some(Path::new("/home/u"));
+        assert_eq!(expand_home("~", home), Path::new("/home/u"));
+        assert_eq!(expand_home("~/.kube/config", home), Path::new("/home/u/.kube/config"));
+        for kept in ["~ann/x", "a/~/b", "/abs", "rel"] {
+            assert_eq!(expand_home(kept, home), Path::new(kept));
+        }
+        assert_eq!(expand_home("~/x", None), Path::new("~/x"));
+        assert_eq!(expand_home("~/x", Some(Path::new(""))), Path::new("~/x"));
+    }
 
     #[cfg(unix)]
     fn mode(p: &Path) -> u32 {

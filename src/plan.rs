@@ -3,6 +3,7 @@
 
 use std::collections::BTreeSet;
 
+use crate::error::RunnerError;
 use crate::graph::{self, CriticalPath, Direction, EdgeKind, Need};
 use crate::provider::{Project, Provider};
 
@@ -46,14 +47,41 @@ impl Operation {
     }
 }
 
+/// A project name the command line gave that the provider does not have: the one way it is
+/// told, with the closest name (a usage error, exit 2).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown project `{name}` (given to {flag}): provider {provider} has no such project")]
 pub struct UnknownTarget {
     pub name: String,
-    /// The flag it was given to: `--target`, `--only`, `--exclude`.
+    /// Where it was given: a flag (`--target`, `--only`, `--exclude`), or the command it is the
+    /// argument of (`` `runner logs` ``).
     pub flag: &'static str,
     pub provider: String,
     pub suggestion: Option<String>,
+}
+
+impl UnknownTarget {
+    /// `name`, given to `flag`, which `provider` does not have.
+    pub fn new(provider: &Provider, name: &str, flag: &'static str) -> Self {
+        UnknownTarget {
+            name: name.to_string(),
+            flag,
+            provider: provider.name.clone(),
+            suggestion: provider.graph.suggest(name),
+        }
+    }
+}
+
+/// The fix: the closest name, and where to see them all.
+impl From<UnknownTarget> for RunnerError {
+    fn from(e: UnknownTarget) -> Self {
+        let list = format!("see the projects with `runner show-plan -p {}`", e.provider);
+        let help = match &e.suggestion {
+            Some(x) => format!("did you mean `{x}`? {list}"),
+            None => list,
+        };
+        RunnerError::usage(e.to_string(), help)
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -86,12 +114,7 @@ impl<'p> Plan<'p> {
                 Some(i) if !target_ids.contains(&i) => target_ids.push(i),
                 Some(_) => {}
                 None => {
-                    return Err(UnknownTarget {
-                        name: t.clone(),
-                        flag: "--target",
-                        provider: provider.name.clone(),
-                        suggestion: graph.suggest(t),
-                    });
+                    return Err(UnknownTarget::new(provider, t, "--target"));
                 }
             }
         }
@@ -126,12 +149,7 @@ impl<'p> Plan<'p> {
     pub fn only(provider: &'p Provider, operation: Operation, target: &str) -> Result<Self, UnknownTarget> {
         let mut plan = Plan::new(provider, operation, &[])?;
         let Some(i) = provider.graph.find(target) else {
-            return Err(UnknownTarget {
-                name: target.to_string(),
-                flag: "--only",
-                provider: provider.name.clone(),
-                suggestion: provider.graph.suggest(target),
-            });
+            return Err(UnknownTarget::new(provider, target, "--only"));
         };
         let subset: BTreeSet<usize> = [i].into();
         let direction = operation.direction();
@@ -157,12 +175,7 @@ impl<'p> Plan<'p> {
         let mut ids = Vec::new();
         for n in names {
             let Some(i) = graph.find(n) else {
-                return Err(UnknownTarget {
-                    name: n.clone(),
-                    flag: "--exclude",
-                    provider: self.provider.name.clone(),
-                    suggestion: graph.suggest(n),
-                });
+                return Err(UnknownTarget::new(self.provider, n, "--exclude"));
             };
             ids.push(i);
         }

@@ -145,7 +145,7 @@ impl Settings {
         if self.provider.is_none()
             && let Err(problems) = &file
         {
-            return Err(RunnerError::Validation(problems.clone()));
+            return Err(RunnerError::in_configuration(problems.clone()));
         }
         // Only a stack already known and configured can name its provider; anything else is the
         // usual missing-provider error, before anything is written. A stack file that cannot be
@@ -203,7 +203,7 @@ impl Settings {
             }
             _ => self.provider(command)?,
         };
-        let file = file.map_err(RunnerError::Validation)?;
+        let file = file.map_err(RunnerError::in_configuration)?;
         let (stack, source) = stack(
             &self.ws,
             &file,
@@ -457,7 +457,7 @@ fn unknown_stack(ws: &Workspace, stack: &str, command: &str) -> Option<RunnerErr
 /// cannot be read or parsed is that error, at its line.
 fn recorded_provider(ws: &Workspace, stack: &str) -> Result<Option<(String, String)>, RunnerError> {
     let path = stackfile::path(&ws.root, stack);
-    let file = StackFile::load(&path, &ws.show(&path)).map_err(|d| RunnerError::Validation(vec![*d]))?;
+    let file = StackFile::load(&path, &ws.show(&path)).map_err(|d| RunnerError::in_configuration(vec![*d]))?;
     Ok(provider_of(ws, &file))
 }
 
@@ -530,6 +530,6 @@ fn load_provider(
             };
             Err(RunnerError::usage(message, help))
         }
-        Err(LoadError::Invalid(problems)) => Err(RunnerError::Files(problems)),
+        Err(LoadError::Invalid(problems)) => Err(RunnerError::in_providers(problems)),
     }
 }

@@ -32,7 +32,7 @@ const OPERATIONS: [Operation; 4] = [
 ];
 
 pub(crate) fn run(s: &Settings, t: &StackContext, o: &LogsOptions) -> Result<i32, RunnerError> {
-    super::project_of(t, &o.project, "logs")?;
+    super::project_of(t, &o.project, "`runner logs`")?;
     let candidates: Vec<PathBuf> = match o.operation {
         Some(op) => vec![t.run_dir.log(&o.project, op.as_str())],
         None => OPERATIONS

@@ -13,6 +13,7 @@ pub(crate) mod status;
 pub(crate) mod validate;
 
 use crate::error::RunnerError;
+use crate::plan::UnknownTarget;
 use crate::provider::Project;
 use crate::report;
 use crate::settings::StackContext;
@@ -25,19 +26,14 @@ pub(crate) fn write_result(text: &str) -> Result<(), RunnerError> {
     })
 }
 
-/// The project `name` of the target's provider, or a usage error with the closest name.
-fn project_of<'t>(t: &'t StackContext, name: &str, command: &str) -> Result<&'t Project, RunnerError> {
-    let graph = &t.provider.graph;
-    let i = graph.find(name).ok_or_else(|| {
-        let list = format!("see the projects with `runner show-plan -p {}`", t.provider.name);
-        RunnerError::usage(
-            format!("`{command}`: provider {} has no project `{name}`", t.provider.name),
-            match graph.suggest(name) {
-                Some(x) => format!("did you mean `{x}`? {list}"),
-                None => list,
-            },
-        )
-    })?;
+/// The project `name` of the target's provider, given to `command` (`` `runner logs` ``), or
+/// a usage error with the closest name.
+fn project_of<'t>(t: &'t StackContext, name: &str, command: &'static str) -> Result<&'t Project, RunnerError> {
+    let i = t
+        .provider
+        .graph
+        .find(name)
+        .ok_or_else(|| UnknownTarget::new(&t.provider, name, command))?;
     Ok(&t.provider.projects[i])
 }
 

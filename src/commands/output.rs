@@ -28,7 +28,7 @@ pub(crate) struct OutputOptions {
 }
 
 pub(crate) fn run(s: &Settings, t: &StackContext, o: &OutputOptions) -> Result<i32, RunnerError> {
-    let project = super::project_of(t, &o.project, "output")?.clone();
+    let project = super::project_of(t, &o.project, "`runner output`")?.clone();
     let env = prepare::with_passphrase(&s.ws, &t.stack, t.env.clone(), s.interactive, &mut Terminal::new())?;
     let backend = Backend::of(&env);
     let engine = super::operation::pulumi_for(s, t, env);

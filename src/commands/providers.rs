@@ -30,6 +30,6 @@ pub(crate) fn list(s: &Settings) -> Result<i32, RunnerError> {
     if problems.is_empty() {
         Ok(exit::SUCCESS)
     } else {
-        Err(RunnerError::Files(problems))
+        Err(RunnerError::in_providers(problems))
     }
 }

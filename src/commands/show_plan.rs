@@ -33,17 +33,7 @@ pub(crate) fn show(
     let provider = &*learned(s, provider, o.operation);
     let plan = Plan::new(provider, o.operation, &o.targets)
         .and_then(|p| p.excluding(&o.excludes))
-        .map(|(p, _)| p)
-        .map_err(|e| {
-            let help = match &e.suggestion {
-                Some(x) => format!(
-                    "did you mean `{x}`? See the projects with `runner show-plan -p {}`",
-                    e.provider
-                ),
-                None => format!("see the projects with `runner show-plan -p {}`", e.provider),
-            };
-            RunnerError::usage(e.to_string(), help)
-        })?;
+        .map(|(p, _)| p)?;
     let programs = programs::read_with(&s.ws, provider, cache, programs::Learn::Keep);
     let labels = match o.format {
         Format::Tree => EdgeLabels::default(),

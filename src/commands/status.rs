@@ -167,21 +167,10 @@ fn row<'a>(plan: &Plan<'a>, i: usize, state: &'a RunState, history: &History, pe
 
 /// Seconds since the epoch of a timestamp the runner wrote (`2026-11-22T14:06:03.881Z`).
 fn seconds_of(text: &str) -> Option<f64> {
-    let (date, time) = text.strip_suffix('Z')?.split_once('T')?;
-    let mut ymd = date.split('-').map(str::parse::<i64>);
-    let (year, month, day) = (ymd.next()?.ok()?, ymd.next()?.ok()?, ymd.next()?.ok()?);
-    let mut hms = time.split(':');
-    let (hour, minute) = (hms.next()?.parse::<i64>().ok()?, hms.next()?.parse::<i64>().ok()?);
-    let second: f64 = hms.next()?.parse().ok()?;
-    // Howard Hinnant's days-from-civil.
-    let year = if month <= 2 { year - 1 } else { year };
-    let era = year.div_euclid(400);
-    let yoe = year - era * 400;
-    let doy = (153 * (if month > 2 { month - 3 } else { month + 9 }) + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    #[allow(clippy::cast_precision_loss)]
-    Some((days * 86_400 + hour * 3600 + minute * 60) as f64 + second)
+    let since = crate::runstate::time_of(text)?
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?;
+    Some(since.as_secs_f64())
 }
 
 /// The table for people, and what an `up` would run.

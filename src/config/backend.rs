@@ -182,16 +182,13 @@ impl std::fmt::Display for Backend {
 }
 
 /// The path of a `file://` URL as the file backend reads it: the query (`?no_tmp_dir=true`)
-/// left out, `%XX` decoded (Go's `net/url` writes them), `~/` the home directory; `None` for
-/// any other scheme.
+/// left out, `%XX` decoded (Go's `net/url` writes them), `~` the home directory; `None` for any
+/// other scheme.
 pub(crate) fn file_url_path(url: &str) -> Option<PathBuf> {
     let path = url.strip_prefix("file://")?;
     let path = path.split_once('?').map_or(path, |(p, _)| p);
     let path = String::from_utf8_lossy(&percent_decoded(path)).into_owned();
-    Some(match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
-        (Some(rest), Some(home)) => Path::new(&home).join(rest),
-        _ => PathBuf::from(path),
-    })
+    Some(crate::fs::expand_home(&path, crate::fs::home().as_deref()))
 }
 
 /// `%XX` sequences as the bytes they stand for (a malformed one is kept as written).

@@ -179,7 +179,7 @@ fn project_names(i: &Inputs<'_>, programs: &programs::Programs, problems: &mut V
     for (index, p) in i.provider.projects.iter().enumerate() {
         let name = match programs.get(index) {
             Some(program) => Ok(program.name.clone()),
-            None => name_in(&i.ws.root.join(&p.path).join("Pulumi.yaml")),
+            None => programs::Program::name_in(&i.ws.root.join(&p.path)),
         };
         let shown = || programs::file(i.ws, p);
         match name {
@@ -303,14 +303,6 @@ fn declared_config(
             }
         }
     }
-}
-
-/// The `name:` of a program the cross-check could not read (its shape may still hold one), or
-/// why the file cannot be read or parsed.
-fn name_in(file: &Path) -> Result<Option<String>, String> {
-    let text = std::fs::read_to_string(file).map_err(|e| e.to_string())?;
-    let doc = serde_saphyr::from_str::<Value>(&text).map_err(|e| e.to_string())?;
-    Ok(doc["name"].as_str().map(str::to_string))
 }
 
 /// One of the provider's credential checks.

@@ -18,6 +18,7 @@ use super::stackedit;
 use super::stackfile::{self, StackFile};
 use crate::diagnostic::Problem;
 use crate::error::RunnerError;
+use crate::exec::Failure;
 use crate::fs::{NewFile, write_atomic};
 use crate::provider::{Project, Provider};
 use crate::report;
@@ -26,12 +27,23 @@ use crate::workspace::Workspace;
 /// The documented defaults every question starts from.
 pub(crate) const EXAMPLE_FILE: &str = "config/pulumi/Pulumi.stackname.yaml.example";
 
-/// Why the store could not do what was asked: the engine's words, and whether a lock on the
-/// stack refused it (then the fix is to wait, or to remove a stale lock).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct StoreError {
-    pub(crate) message: String,
-    pub(crate) locked: bool,
+/// Why the store could not do what was asked, as a failure (worded by `report::failure`; boxed,
+/// as the error of every store call).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum StoreError {
+    /// A lock on the stack refused it: the fix is to wait, or to remove a stale lock.
+    #[error("{}", report::failure::text(.0))]
+    Locked(Box<Failure>),
+    /// It failed otherwise, or `pulumi` could not be started.
+    #[error("{}", report::failure::text(.0))]
+    Failed(Box<Failure>),
+}
+
+impl StoreError {
+    /// A failure told in the runner's words alone.
+    pub(crate) fn said(what: impl Into<String>) -> Self {
+        StoreError::Failed(Box::new(Failure::said(what)))
+    }
 }
 
 /// Where secret answers go, encrypted by the stack's own secrets provider (`pulumi config set
@@ -123,7 +135,7 @@ impl Request<'_> {
         };
         let dir = self.ws.root.join(&p.path);
         let path = stackfile::own(&dir, self.stack);
-        let file = StackFile::load(&path, &self.ws.show(&path)).map_err(|d| RunnerError::Validation(vec![*d]))?;
+        let file = StackFile::load(&path, &self.ws.show(&path)).map_err(|d| RunnerError::in_configuration(vec![*d]))?;
         Ok((Some(dir), file))
     }
 
@@ -210,7 +222,7 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
     let var = move |name: &str| super::given(&|n: &str| var_env.get(n), name);
     super::warn_old_names(&env);
     let path = stackfile::path(&ws.root, r.stack);
-    let file = StackFile::load(&path, &ws.show(&path)).map_err(|d| RunnerError::Validation(vec![*d]))?;
+    let file = StackFile::load(&path, &ws.show(&path)).map_err(|d| RunnerError::in_configuration(vec![*d]))?;
     let example = example(ws)?;
 
     // What makes asking pointless: another provider's stack (its keys are not this provider's
@@ -326,10 +338,7 @@ fn reach_backend(
     store.reach(&dir, env).map_err(|e| {
         let backend = super::backend::Backend::of(env);
         RunnerError::Problems(vec![Problem::new(
-            format!(
-                "cannot reach the state backend {backend} (nothing was asked yet): {}",
-                e.message
-            ),
+            format!("cannot reach the state backend {backend} (nothing was asked yet): {e}"),
             format!("{}, then run again", backend.reach_fix()),
         )])
     })
@@ -413,7 +422,7 @@ fn example(ws: &Workspace) -> Result<Map<String, Value>, RunnerError> {
     }
     StackFile::load(&path, &ws.show(&path))
         .map(|f| f.config)
-        .map_err(|d| RunnerError::Validation(vec![*d]))
+        .map_err(|d| RunnerError::in_configuration(vec![*d]))
 }
 
 /// `kubernetes:infra_type` of another provider: the stack's resources belong to it.
@@ -454,7 +463,7 @@ pub(crate) fn with_passphrase(
     ask: &mut dyn Ask,
 ) -> Result<Env, RunnerError> {
     let path = stackfile::path(&ws.root, stack);
-    let file = StackFile::load(&path, &ws.show(&path)).map_err(|d| RunnerError::Validation(vec![*d]))?;
+    let file = StackFile::load(&path, &ws.show(&path)).map_err(|d| RunnerError::in_configuration(vec![*d]))?;
     let mut env = env;
     let var_env = env.clone();
     let var = move |name: &str| var_env.get(name);
@@ -531,13 +540,13 @@ fn save(
     if answers.secrets.is_empty() && answers.shared_secrets.is_empty() && !needs_salt {
         return Ok(());
     }
-    let failed = |StoreError { message, locked }: StoreError| {
-        let fix = if locked {
+    let failed = |e: StoreError| {
+        let fix = if matches!(e, StoreError::Locked(_)) {
             "wait for the process that holds the lock to end; if it no longer runs, run again with `--remove-stale-locks`; nothing else was changed"
         } else {
             "check the passphrase and the backend (PULUMI_BACKEND_URL), then run again; nothing else was changed"
         };
-        RunnerError::Problems(vec![Problem::new(message, fix)])
+        RunnerError::Problems(vec![Problem::new(e.to_string(), fix)])
     };
     // Any project serves to run `pulumi config` against the shared file: the store if there is one.
     let dir = store_dir

@@ -12,16 +12,14 @@ use super::{CONFIG_PREFIX, SECRET_PREFIX, env_name};
 use crate::diagnostic::Problem;
 use crate::provider::{Prompt, PromptDefault, PromptType, Secret};
 
+/// A check of a typed answer: why it is refused, in words for the person who typed it.
+pub(crate) type AnswerCheck<'a> = dyn Fn(&str) -> Result<(), String> + 'a;
+
 /// How the runner asks a person (a terminal in the binary, a script in tests).
 pub(crate) trait Ask {
     /// A visible answer; an empty answer takes `default`. `check` refuses an answer with the
     /// reason, and the question is asked again.
-    fn text(
-        &mut self,
-        question: &str,
-        default: Option<&str>,
-        check: &dyn Fn(&str) -> Result<(), String>,
-    ) -> std::io::Result<String>;
+    fn text(&mut self, question: &str, default: Option<&str>, check: &AnswerCheck<'_>) -> std::io::Result<String>;
 
     /// A hidden answer, entered twice when `confirm`; an empty answer takes `default`.
     fn hidden(&mut self, question: &str, default: Option<&str>, confirm: bool) -> std::io::Result<String>;
@@ -376,7 +374,7 @@ pub(crate) fn parse(p: &Prompt, answer: &str) -> Result<Option<Value>, String> {
     }
     match p.kind {
         PromptType::String | PromptType::Context => Ok(Some(Value::from(if p.secret { answer } else { a }))),
-        PromptType::Path => Ok(Some(Value::from(expand_home(a)))),
+        PromptType::Path => Ok(Some(Value::from(expand_home(a).to_string_lossy()))),
         PromptType::Int => a
             .parse::<i64>()
             .map(|n| Some(Value::from(n)))
@@ -400,14 +398,9 @@ pub(crate) fn parse(p: &Prompt, answer: &str) -> Result<Option<Value>, String> {
     }
 }
 
-/// `~` or `~/…` with the home directory; other paths as given.
-fn expand_home(path: &str) -> String {
-    let home = std::env::var("HOME").ok().filter(|h| !h.is_empty());
-    match (path.strip_prefix('~'), home) {
-        (Some(""), Some(h)) => h,
-        (Some(rest), Some(h)) if rest.starts_with('/') => format!("{h}{rest}"),
-        _ => path.to_string(),
-    }
+/// A path answer with `~` as the runner's home directory.
+fn expand_home(path: &str) -> std::path::PathBuf {
+    crate::fs::expand_home(path, crate::fs::home().as_deref())
 }
 
 /// The default shown with a question: one that refers to an earlier answer (`${ns:key}`) wins,
@@ -426,7 +419,7 @@ pub(crate) fn default_text(cx: &Context<'_>, p: &Prompt, known: &BTreeMap<String
         let first = paths.first().map(|s| (*s).to_string());
         paths
             .iter()
-            .find(|s| std::path::Path::new(&expand_home(s)).exists())
+            .find(|s| expand_home(s).exists())
             .map(|s| (*s).to_string())
             .or(first)
     };
@@ -503,12 +496,7 @@ mod tests {
     struct Script(Vec<&'static str>, Vec<String>);
 
     impl Ask for Script {
-        fn text(
-            &mut self,
-            q: &str,
-            default: Option<&str>,
-            check: &dyn Fn(&str) -> Result<(), String>,
-        ) -> std::io::Result<String> {
+        fn text(&mut self, q: &str, default: Option<&str>, check: &AnswerCheck<'_>) -> std::io::Result<String> {
             loop {
                 let a = self.0.remove(0);
                 let a = if a.is_empty() {

@@ -139,7 +139,7 @@ impl Ask for Terminal {
         &mut self,
         question: &str,
         default: Option<&str>,
-        check: &dyn Fn(&str) -> Result<(), String>,
+        check: &super::questions::AnswerCheck<'_>,
     ) -> std::io::Result<String> {
         if dumb_terminal() {
             let prompt = match default {

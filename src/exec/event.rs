@@ -130,14 +130,14 @@ pub struct Finished {
     pub diffs: Vec<ResourceDiff>,
     /// What went wrong, for a failure (worded by `report::failure`).
     pub error: Option<crate::exec::Failure>,
-    /// Digest of the inputs it ran with, and of the outputs it produced (for resume).
-    pub inputs_digest: Option<String>,
+    /// The inputs it ran with, and the digest of the outputs it produced (for resume).
+    pub inputs: Option<crate::exec::Inputs>,
     pub outputs_digest: Option<String>,
 }
 
 impl Finished {
     /// Settled without running (skipped, unchanged, not started…), now.
-    pub fn settled(status: Status, inputs_digest: Option<String>) -> Self {
+    pub fn settled(status: Status, inputs: Option<crate::exec::Inputs>) -> Self {
         Finished {
             status,
             started: None,
@@ -146,7 +146,7 @@ impl Finished {
             changes: BTreeMap::new(),
             diffs: Vec::new(),
             error: None,
-            inputs_digest,
+            inputs,
             outputs_digest: None,
         }
     }

@@ -10,7 +10,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::stopping::{Escalation, Step};
-use super::{Control, Engine, Event, Finished, Job, JobEnd, Level, Outputs, Status};
+use super::{Control, Engine, Event, Finished, Inputs, Job, JobEnd, Level, Outputs, Status};
 use crate::graph::Direction;
 use crate::plan::{Operation, Plan};
 
@@ -35,19 +35,19 @@ pub struct Options {
 /// How often a long project is said to be still running.
 const STILL_RUNNING_EVERY: Duration = Duration::from_secs(5 * 60);
 
-/// Project name and its upstream projects' output digests → the digest of its inputs.
-pub type InputsDigest = Arc<dyn Fn(&str, &BTreeMap<String, String>) -> String + Send + Sync>;
+/// Project name and its upstream projects' output digests → its inputs, each with its digest.
+pub type InputsDigest = Arc<dyn Fn(&str, &BTreeMap<String, String>) -> Inputs + Send + Sync>;
 
-/// What a finished job hands back to the loop: project, start, end, and the digest of its
-/// inputs when it succeeded and a resume asks for it.
-type Joined = (usize, Option<SystemTime>, JobEnd, Option<String>);
+/// What a finished job hands back to the loop: project, start, end, and its inputs when it
+/// succeeded and a resume asks for them.
+type Joined = (usize, Option<SystemTime>, JobEnd, Option<Inputs>);
 
 /// What the last runs left, to skip projects whose inputs did not change (`up` only).
 pub struct Resume {
-    /// Per project: the inputs digest of its last successful `up`, and the digest of the
-    /// outputs it produced then.
-    pub previous: HashMap<String, (String, String)>,
-    /// The inputs digest of a project now, given its upstream projects' output digests.
+    /// Per project: the inputs of its last successful `up`, and the digest of the outputs it
+    /// produced then.
+    pub previous: HashMap<String, (Inputs, String)>,
+    /// The inputs of a project now, given its upstream projects' output digests.
     pub inputs: InputsDigest,
     /// The digest of a project's outputs (keyed, so secrets cannot be guessed from it).
     pub outputs: Box<dyn Fn(&Outputs) -> String + Send + Sync>,
@@ -454,7 +454,7 @@ fn record_end(
         changes: end.changes,
         diffs: end.diffs,
         error: end.error,
-        inputs_digest: digest,
+        inputs: digest,
         outputs_digest: run.output_digests.get(&i).cloned(),
     };
     let ready = run.settle(i, result);
@@ -799,16 +799,19 @@ mod tests {
         let plan = Plan::new(&p, Operation::Up, &[]).unwrap();
         let resume = Resume {
             previous: [
-                ("net".to_string(), ("in:net:".to_string(), "out-net".to_string())),
+                (
+                    "net".to_string(),
+                    (Inputs::Whole("in:net:".into()), "out-net".to_string()),
+                ),
                 (
                     "db".to_string(),
-                    ("in:db:net=out-net".to_string(), "out-db".to_string()),
+                    (Inputs::Whole("in:db:net=out-net".into()), "out-db".to_string()),
                 ),
             ]
             .into(),
             inputs: Arc::new(|name, up| {
                 let ups: Vec<String> = up.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                format!("in:{name}:{}", ups.join(","))
+                Inputs::Whole(format!("in:{name}:{}", ups.join(",")))
             }),
             outputs: Box::new(|o| format!("out-{}", o.values["name"].as_str().unwrap())),
         };

@@ -5,8 +5,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use std::fmt::Write as _;
-
 use sha2::{Digest as _, Sha256};
 
 /// A kind of name, with its rule.
@@ -131,11 +129,7 @@ impl Rule {
 
 /// Eight hex digits of the SHA-256 of `text`.
 fn hash(text: &str) -> String {
-    let digest = Sha256::digest(text.as_bytes());
-    digest[..4].iter().fold(String::new(), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
+    format!("{:.8x}", Sha256::digest(text.as_bytes()))
 }
 
 /// `clean` cut to `max` with `-<hash of original>` at the end.

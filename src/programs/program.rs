@@ -49,7 +49,31 @@ pub(crate) struct Ref {
     pub reads: Vec<(String, usize)>,
 }
 
+/// Why a program's name could not be read: its file, or its YAML.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum NameUnread {
+    #[error("{0}")]
+    File(#[from] std::io::Error),
+    #[error("{0}")]
+    Yaml(#[from] serde_saphyr::Error),
+}
+
 impl Program {
+    /// The `name:` of the program in `dir`, whatever shape the rest of it has: see
+    /// [`Program::name_of`].
+    pub(crate) fn name_in(dir: &Path) -> Result<Option<String>, NameUnread> {
+        Ok(Self::name_of(&crate::fs::read_text(dir.join("Pulumi.yaml"))?)?)
+    }
+
+    /// The `name:` of a program's text, read as YAML as pulumi reads it (a comment after it,
+    /// quotes, a byte-order mark, a flow mapping), whatever shape the rest has: the one reader
+    /// of a program's name ([`Program::parse`] takes it the same way). `None` when the program
+    /// names none, or not as text.
+    pub(crate) fn name_of(text: &str) -> Result<Option<String>, serde_saphyr::Error> {
+        let doc: Value = serde_saphyr::from_str(text)?;
+        Ok(name_text(doc.get("name")))
+    }
+
     /// Reads `dir/Pulumi.yaml`; `None` when it cannot be read or parsed.
     pub(crate) fn load(dir: &Path) -> Option<Self> {
         Self::parse(&crate::fs::read_text(dir.join("Pulumi.yaml")).ok()?)
@@ -92,7 +116,7 @@ impl Program {
                 }
             })
             .collect();
-        let name = doc.name.as_ref().and_then(Value::as_str).map(str::to_string);
+        let name = name_text(doc.name.as_ref());
         let undeclared = undeclared(&doc, name.as_deref(), text);
         Some(Program {
             undeclared,
@@ -140,6 +164,11 @@ fn read_line_in(text: &str, logical: &str, output: &str) -> usize {
         }
     }
     1
+}
+
+/// A program's name when it is text.
+fn name_text(name: Option<&Value>) -> Option<String> {
+    name?.as_str().map(str::to_string)
 }
 
 #[derive(Deserialize)]
@@ -266,6 +295,26 @@ fn outputs_read(s: &str, logical: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// As pulumi reads it: each of these is a program named `logstore`.
+    #[test]
+    fn a_programs_name_is_read_as_yaml() {
+        for text in [
+            "name: logstore\nruntime: yaml\n",
+            "name: logstore # the log store\nruntime: yaml\n",
+            "\"name\": logstore\nruntime: yaml\n",
+            "name: 'logstore'\nruntime: yaml\n",
+            "\u{feff}name: logstore\nruntime: yaml\n",
+            "# a comment first\nruntime: yaml\nname: logstore\n",
+            "{name: logstore, runtime: yaml}\n",
+        ] {
+            assert_eq!(Program::name_of(text).unwrap().as_deref(), Some("logstore"), "{text:?}");
+        }
+        assert_eq!(Program::name_of("runtime: yaml\n").unwrap(), None);
+        assert_eq!(Program::name_of("name: [not, text]\n").unwrap(), None);
+        assert_eq!(Program::name_of("[a list]\n").unwrap(), None);
+        assert!(Program::name_of("name: : :\n").is_err());
+    }
 
     #[test]
     fn references_and_the_outputs_read_from_them() {

@@ -165,16 +165,24 @@ pub(crate) fn left_by(pid: u32, backend: &Backend, project: &str, stack: &str) -
 
 /// Removes a lock file of a file backend, and the attributes the backend keeps beside each of
 /// its files (`<file>.attrs`, as gocloud's fileblob deletes them).
-pub(crate) fn remove_file(file: &std::path::Path) -> Result<(), String> {
-    std::fs::remove_file(file).map_err(|e| format!("cannot remove {}: {e}", file.display()))?;
+pub(crate) fn remove_file(file: &std::path::Path) -> Result<(), NotRemoved> {
+    let not_removed = |path: std::path::PathBuf| move |source| NotRemoved { path, source };
+    std::fs::remove_file(file).map_err(not_removed(file.to_path_buf()))?;
     let mut attrs = file.as_os_str().to_owned();
     attrs.push(".attrs");
-    match std::fs::remove_file(std::path::PathBuf::from(attrs)) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(format!("cannot remove {}.attrs: {e}", file.display()))
-        }
+    let attrs = std::path::PathBuf::from(attrs);
+    match std::fs::remove_file(&attrs) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(not_removed(attrs)(e)),
         _ => Ok(()),
     }
+}
+
+/// A lock file, or the attributes beside it, that could not be removed.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot remove {}: {source}", path.display())]
+pub(crate) struct NotRemoved {
+    path: std::path::PathBuf,
+    source: std::io::Error,
 }
 
 /// `error` with each of the [`broken`] lock files named, and what to do about it.

@@ -117,14 +117,6 @@ pub(crate) fn says(stderr: &str, message: Message) -> bool {
     message.texts().iter().any(|t| stderr.contains(t))
 }
 
-/// The line of `stderr` that says `message`, trimmed.
-pub(crate) fn line_of(stderr: &str, message: Message) -> Option<&str> {
-    stderr
-        .lines()
-        .find(|l| message.texts().iter().any(|t| l.contains(t)))
-        .map(str::trim)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -150,10 +142,6 @@ mod tests {
     fn the_real_clis_messages_are_told_apart() {
         let locked = "error: the stack is currently locked by 1 lock(s). Either wait for the other process(es) to end or delete the lock file with `pulumi cancel`.\n  file:///w/.pulumi/locks/organization/iam/dev/a.json: created by ann@h (pid 1) at 2026-11-23T10:00:00Z\n";
         assert_eq!(classify(locked), [Message::StackLocked]);
-        assert_eq!(
-            line_of(locked, Message::StackLocked).unwrap(),
-            "error: the stack is currently locked by 1 lock(s). Either wait for the other process(es) to end or delete the lock file with `pulumi cancel`."
-        );
         assert_eq!(classify("error: no stack named 'dev' found\n"), [Message::NoStack]);
         assert_eq!(
             classify("error: no changes were expected for preview but changes were proposed\n"),

@@ -151,7 +151,7 @@ impl Pulumi {
             say(job, control, &cmd);
             cmd
         };
-        let parse = |end: Result<Ended, String>| -> Result<Map<String, Value>, JobEnd> {
+        let parse = |end: Result<Ended, process::NotRun>| -> Result<Map<String, Value>, JobEnd> {
             let end = end.map_err(JobEnd::failed)?;
             if end.code != Some(0) {
                 return Err(failed("pulumi stack output", &end));
@@ -369,7 +369,7 @@ impl Pulumi {
         let held = locks::all_stale(stderr)?;
         for lock in &held {
             let removed = match lock.file() {
-                Some(file) => locks::remove_file(&file).map_err(Failure::said),
+                Some(file) => locks::remove_file(&file).map_err(|e| Failure::said(e.to_string())),
                 // Elsewhere `pulumi cancel`, safe since every lock of the stack is stale.
                 None => self.cancel(job, control).await,
             };
@@ -423,7 +423,7 @@ impl Pulumi {
             .step(job, control)
             .run(cmd, true, None)
             .await
-            .map_err(Failure::said)?;
+            .map_err(Failure::from)?;
         if end.code == Some(0) {
             Ok(())
         } else {
@@ -487,7 +487,7 @@ impl Pulumi {
                         .step(job, control)
                         .run(cmd, false, Some(prepared.stdin))
                         .await
-                        .map_err(|e| JobEnd::failed(Failure::of(format!("hook {path}"), e)));
+                        .map_err(|e| JobEnd::failed(Failure::of(format!("hook {path}"), e.to_string())));
                     let _ = std::fs::remove_file(&prepared.outputs_file);
                     let end = end?;
                     if end.code != Some(0) {

@@ -227,6 +227,55 @@ pub(crate) struct Ended {
     pub(crate) interrupted: bool,
 }
 
+/// Why a child was not run to its end.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum NotRun {
+    /// It could not be started, nor the files its output goes to made.
+    #[error("cannot start {program}: {source}")]
+    Start { program: String, source: std::io::Error },
+    /// The files its output went to could not be followed.
+    #[error("{0}")]
+    Follow(std::io::Error),
+    /// It could not be waited for.
+    #[error("waiting for {program}: {source}")]
+    Wait { program: String, source: std::io::Error },
+}
+
+impl NotRun {
+    fn start(program: &str, source: std::io::Error) -> Self {
+        NotRun::Start {
+            program: program.to_string(),
+            source,
+        }
+    }
+}
+
+/// Said in the runner's words.
+impl From<NotRun> for Failure {
+    fn from(e: NotRun) -> Self {
+        Failure::said(e.to_string())
+    }
+}
+
+impl Ended {
+    /// How a child run to its end with `std::process` ended (its output captured).
+    pub(crate) fn of(out: &std::process::Output) -> Self {
+        #[cfg(unix)]
+        let signal = std::os::unix::process::ExitStatusExt::signal(&out.status);
+        #[cfg(not(unix))]
+        let signal = None;
+        Ended {
+            code: out.status.code(),
+            signal,
+            pid: None,
+            captured: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stdout_tail: Vec::new(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            interrupted: false,
+        }
+    }
+}
+
 /// The project a child runs for: where its lines go and what stops it.
 pub(crate) struct Step<'a> {
     pub(crate) project: &'a str,
@@ -253,7 +302,7 @@ impl Step<'_> {
         cmd: std::process::Command,
         capture: bool,
         input: Option<String>,
-    ) -> Result<Ended, String> {
+    ) -> Result<Ended, NotRun> {
         let program = cmd.get_program().to_string_lossy().into_owned();
         let mut cmd = tokio::process::Command::from(cmd);
         cmd.kill_on_drop(true);
@@ -264,21 +313,21 @@ impl Step<'_> {
         // keeps its pipes.
         let files = match self.scratch.as_deref().filter(|_| !capture) {
             Some(dir) => {
-                Some(OutputFiles::create(dir, self.project).map_err(|e| format!("cannot start {program}: {e}"))?)
+                Some(OutputFiles::create(dir, self.project).map_err(|source| NotRun::start(&program, source))?)
             }
             None => None,
         };
         if let Some(f) = &files {
             cmd.stdout(
                 f.writer(Stream::Stdout)
-                    .map_err(|e| format!("cannot start {program}: {e}"))?,
+                    .map_err(|source| NotRun::start(&program, source))?,
             );
             cmd.stderr(
                 f.writer(Stream::Stderr)
-                    .map_err(|e| format!("cannot start {program}: {e}"))?,
+                    .map_err(|source| NotRun::start(&program, source))?,
             );
         }
-        let mut child = cmd.spawn().map_err(|e| format!("cannot start {program}: {e}"))?;
+        let mut child = cmd.spawn().map_err(|source| NotRun::start(&program, source))?;
         if let Some(text) = input
             && let Some(mut stdin) = child.stdin.take()
         {
@@ -293,13 +342,13 @@ impl Step<'_> {
         let (out_task, err_task) = match &files {
             Some(f) => (
                 self.pump(
-                    f.follow(Stream::Stdout, &ended).map_err(|e| e.to_string())?,
+                    f.follow(Stream::Stdout, &ended).map_err(NotRun::Follow)?,
                     Stream::Stdout,
                     true,
                     false,
                 ),
                 self.pump(
-                    f.follow(Stream::Stderr, &ended).map_err(|e| e.to_string())?,
+                    f.follow(Stream::Stderr, &ended).map_err(NotRun::Follow)?,
                     Stream::Stderr,
                     true,
                     true,
@@ -331,7 +380,7 @@ impl Step<'_> {
                 }
             }
         };
-        let status = status.map_err(|e| format!("waiting for {program}: {e}"))?;
+        let status = status.map_err(|source| NotRun::Wait { program, source })?;
         #[cfg(unix)]
         let signal = std::os::unix::process::ExitStatusExt::signal(&status);
         #[cfg(not(unix))]
@@ -590,11 +639,6 @@ fn is_noise(line: &str) -> bool {
             let mut chars = t.chars();
             chars.next().is_some_and(|c| matches!(c, '+' | '-' | '~' | '±' | '=')) && chars.next() == Some(' ')
         }
-}
-
-/// The last line of `text` that is not blank, trimmed.
-pub(crate) fn last_line(text: &str) -> &str {
-    text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim()
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]

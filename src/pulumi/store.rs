@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Mutex;
 
+use super::messages::{self, Message};
 use super::{locks, process};
 use crate::config::SecretStore;
 use crate::config::env::Env;
@@ -68,7 +69,8 @@ impl SecretStore for Store {
             && let Some(files) = held.iter().map(locks::StackLock::file).collect::<Option<Vec<_>>>()
         {
             for (lock, file) in held.iter().zip(&files) {
-                std::fs::remove_file(file).map_err(|e| format!("cannot remove the stale lock {}: {e}", lock.url))?;
+                std::fs::remove_file(file)
+                    .map_err(|e| StoreError::said(format!("cannot remove the stale lock {}: {e}", lock.url)))?;
                 notes.push(locks::removed(lock));
             }
             out = run(self.command(dir, env, &args), None, what)?;
@@ -99,16 +101,15 @@ impl SecretStore for Store {
         // `pulumi` drops one trailing newline from what it reads (`--raw`, which would not, is
         // too new to rely on): one more keeps the value exactly as it is, line ends and all.
         let line = format!("{value}\n");
-        Ok(finish(c, Some(&line), &format!("pulumi config set --secret {key}"))?)
+        finish(c, Some(&line), &format!("pulumi config set --secret {key}"))
     }
 
     fn reach(&self, dir: &Path, env: &Env) -> Result<(), StoreError> {
-        let what = "pulumi whoami";
-        Ok(finish(
+        finish(
             self.command(dir, env, &["whoami", "--non-interactive"]),
             None,
-            what,
-        )?)
+            "pulumi whoami",
+        )
     }
 
     /// `config set --secret` of a throwaway key into a scratch file of no salt: `pulumi` gives
@@ -117,12 +118,15 @@ impl SecretStore for Store {
         let what = "pulumi config set --secret (to make a passphrase salt)";
         let scratch = Scratch::new("salt", &self.stack);
         self.set_secret(dir, env, "runner:salt", "salt", Some(&scratch.0))?;
-        let text = std::fs::read_to_string(&scratch.0).map_err(|e| format!("`{what}` wrote no stack file: {e}"))?;
+        let text = std::fs::read_to_string(&scratch.0)
+            .map_err(|e| StoreError::said(format!("`{what}` wrote no stack file: {e}")))?;
         stackedit::top_level(&text)
             .ok()
             .and_then(|top| top.get("encryptionsalt")?.as_str().map(str::to_string))
             .ok_or_else(|| {
-                format!("`{what}` wrote no encryptionsalt (is the stack's secrets provider a passphrase?)").into()
+                StoreError::said(format!(
+                    "`{what}` wrote no encryptionsalt (is the stack's secrets provider a passphrase?)"
+                ))
             })
     }
 }
@@ -143,58 +147,82 @@ impl Drop for Scratch {
     }
 }
 
-fn finish(c: std::process::Command, input: Option<&str>, what: &str) -> Result<(), String> {
+fn finish(c: std::process::Command, input: Option<&str>, what: &str) -> Result<(), StoreError> {
     checked(&run(c, input, what)?, what)
 }
 
-/// The engine's message tells whether a lock refused the stack.
-impl From<String> for StoreError {
-    fn from(message: String) -> Self {
-        StoreError {
-            locked: super::messages::says(&message, super::messages::Message::StackLocked),
-            message,
-        }
-    }
-}
-
 /// Runs `c` to its end, `input` on its standard input.
-fn run(mut c: std::process::Command, input: Option<&str>, what: &str) -> Result<std::process::Output, String> {
-    let mut child = c.spawn().map_err(|e| format!("cannot start `{what}`: {e}"))?;
+fn run(mut c: std::process::Command, input: Option<&str>, what: &str) -> Result<std::process::Output, StoreError> {
+    let mut child = c
+        .spawn()
+        .map_err(|e| StoreError::said(format!("cannot start `{what}`: {e}")))?;
     if let Some(text) = input
         && let Some(mut stdin) = child.stdin.take()
     {
         let _ = stdin.write_all(text.as_bytes());
     }
-    child.wait_with_output().map_err(|e| format!("`{what}`: {e}"))
+    child
+        .wait_with_output()
+        .map_err(|e| StoreError::said(format!("`{what}`: {e}")))
 }
 
-/// A run that failed, in words: its exit, its last line, and the locks that refused the stack.
-fn checked(out: &std::process::Output, what: &str) -> Result<(), String> {
+/// A run that failed, as a failure: how it ended, what it said, and the locks that refused the
+/// stack (then the error is [`StoreError::Locked`]).
+fn checked(out: &std::process::Output, what: &str) -> Result<(), StoreError> {
     if out.status.success() {
         return Ok(());
     }
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let held = !locks::parse(&stderr).is_empty();
-    // A lock's refusal ends with the lock's own line: its first line says what happened.
-    let line = if held {
-        super::messages::line_of(&stderr, super::messages::Message::StackLocked).unwrap_or_default()
+    let ended = process::Ended::of(out);
+    let failure = process::failure(what, &ended, &[]);
+    if messages::classify(&ended.stderr).contains(&Message::StackLocked) {
+        Err(StoreError::Locked(Box::new(
+            failure.noted(locks::described(&ended.stderr)),
+        )))
     } else {
-        process::last_line(&stderr)
-    };
-    let line = line.trim();
-    let error = format!(
-        "`{what}` failed (exit {}){}",
-        out.status.code().map_or_else(|| "by signal".into(), |c| c.to_string()),
-        if line.is_empty() {
-            String::new()
-        } else {
-            format!(": {line}")
-        }
-    );
-    let mut error = error;
-    for note in locks::described(&stderr) {
-        error.push_str("\n  ");
-        error.push_str(&note);
+        Err(StoreError::Failed(Box::new(failure)))
     }
-    Err(error)
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use std::os::unix::process::ExitStatusExt as _;
+
+    use super::*;
+
+    fn ended(code: i32, stderr: &str) -> std::process::Output {
+        std::process::Output {
+            status: std::process::ExitStatus::from_raw(code << 8),
+            stdout: Vec::new(),
+            stderr: stderr.as_bytes().to_vec(),
+        }
+    }
+
+    /// A lock's refusal is a kind of its own (its fix differs), told by the engine's message,
+    /// and worded as every failure is.
+    #[test]
+    fn a_locks_refusal_is_its_own_kind_worded_as_a_failure() {
+        let locked = "error: could not create stack: the stack is currently locked by 1 lock(s). Either wait for \
+                      the other process(es) to end or delete the lock file with `pulumi cancel`.\n  \
+                      file:///w/.pulumi/locks/organization/iam/dev/a.json: created by ann@h (pid 1) at \
+                      2026-11-23T10:00:00Z\n";
+        let what = "pulumi stack select --create";
+        let Err(e @ StoreError::Locked(_)) = checked(&ended(1, locked), what) else {
+            panic!("not locked")
+        };
+        assert!(
+            e.to_string().starts_with(
+                "pulumi stack select --create exited with code 1: error: could not create stack: the stack is \
+                 currently locked by 1 lock(s)"
+            ),
+            "{e}"
+        );
+        let Err(e @ StoreError::Failed(_)) = checked(&ended(255, "error: no such backend\n"), "pulumi whoami") else {
+            panic!("not failed")
+        };
+        assert_eq!(
+            e.to_string(),
+            "pulumi whoami exited with code 255: error: no such backend"
+        );
+        assert_eq!(checked(&ended(0, ""), what), Ok(()));
+    }
 }

@@ -6,12 +6,14 @@ mod json;
 mod mermaid;
 mod svg;
 mod tree;
+mod xml;
 
 pub(crate) use dot::dot;
 pub(crate) use json::json;
 pub(crate) use mermaid::mermaid;
-pub(crate) use svg::{escape as xml_escape, svg, svg_of};
+pub(crate) use svg::{svg, svg_of};
 pub(crate) use tree::tree;
+pub(crate) use xml::xml_text;
 
 /// The renderings `show-plan --format` offers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,6 +5,7 @@
 
 use std::fmt::Write as _;
 
+use super::xml::xml_text;
 use crate::graph::{EdgeKind, Layer, Weighing};
 use crate::plan::Plan;
 
@@ -63,7 +64,7 @@ pub(crate) fn svg_of(plan: &Plan<'_>, labels: &super::EdgeLabels<'_>, command: &
         plan.waves.len(),
         plan.critical.weight
     );
-    let _ = writeln!(out, "  <title>{}</title>", escape(&title));
+    let _ = writeln!(out, "  <title>{}</title>", xml_text(&title));
     let _ = writeln!(
         out,
         r##"  <defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#555"/></marker><marker id="arrow-critical" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="{CRITICAL}"/></marker></defs>"##
@@ -71,7 +72,7 @@ pub(crate) fn svg_of(plan: &Plan<'_>, labels: &super::EdgeLabels<'_>, command: &
     let _ = writeln!(
         out,
         r#"  <text x="{MARGIN}" y="22" font-size="14" font-weight="bold">{}</text>"#,
-        escape(&title)
+        xml_text(&title)
     );
     for w in 0..cols {
         let x = MARGIN + u32::try_from(w).unwrap_or(0) * COL_W;
@@ -127,7 +128,7 @@ fn edges(out: &mut String, plan: &Plan<'_>, labels: &super::EdgeLabels<'_>, at: 
         let _ = writeln!(
             out,
             r#"  <path d="M{x1},{y1} C{mid},{y1} {mid},{y2} {x2},{y2}" fill="none" stroke="{stroke}" stroke-width="{width}"{dash} marker-end="url(#{marker})"><title>{}</title></path>"#,
-            escape(&tip)
+            xml_text(&tip)
         );
         if critical && let Some(t) = reached.get(&a) {
             let _ = writeln!(
@@ -156,7 +157,7 @@ fn nodes(out: &mut String, plan: &Plan<'_>, at: &Places) {
         let _ = writeln!(
             out,
             r##"  <g class="project" data-name="{name}"><title>{name} ({layer}, wave {wave}, {estimate})</title><rect x="{x}" y="{y}" width="{NODE_W}" height="{NODE_H}" rx="8" fill="{fill}" stroke="{stroke}" stroke-width="{width}"/><text x="{tx}" y="{ty1}" font-weight="bold">{name}</text><text x="{tx}" y="{ty2}" fill="#555" font-size="11">{layer} · {estimate}</text></g>"##,
-            name = escape(plan.name(i)),
+            name = xml_text(plan.name(i)),
             layer = p.layer,
             wave = plan.wave(i),
             fill = fill(p.layer),
@@ -191,20 +192,4 @@ fn legend(out: &mut String, plan: &Plan<'_>, height: u32) {
         lx + 160,
         y = ly - 4
     );
-}
-
-/// Text for SVG and HTML: `&`, `<`, `>` and quotes escaped.
-pub(crate) fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }

@@ -102,20 +102,15 @@ pub(crate) fn print(text: &str) {
 fn stop_token() -> &'static str {
     static TOKEN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     TOKEN.get_or_init(|| {
-        use std::io::Read as _;
         let mut bytes = [0u8; 16];
-        let random = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
-        if random.is_err() {
+        if getrandom::fill(&mut bytes).is_err() {
             // No random source: the time and the process, hashed (unknown to a program that
             // printed its lines before they were grouped).
             use sha2::Digest as _;
             let seed = format!("{:?} {}", SystemTime::now(), std::process::id());
             bytes.copy_from_slice(&sha2::Sha256::digest(seed.as_bytes())[..16]);
         }
-        bytes.iter().fold(String::from("runner-"), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
+        format!("runner-{:032x}", u128::from_be_bytes(bytes))
     })
 }
 

@@ -90,7 +90,7 @@ pub(crate) fn markdown(project: &str, diffs: &[ResourceDiff]) -> String {
 
 /// An HTML table of one project's drift (the run's report), every text escaped.
 pub(crate) fn html(project: &str, diffs: &[ResourceDiff]) -> String {
-    let e = crate::render::xml_escape;
+    let e = crate::render::xml_text;
     let mut out = format!(
         "<article class=\"drift\" id=\"drift-{0}\"><h3>{0} drifted: {1} resource{2}</h3>\n<table>\n<thead><tr><th>resource</th><th>change</th><th>input</th><th>deployed</th><th>declared</th></tr></thead>\n<tbody>\n",
         e(project),

@@ -180,7 +180,7 @@ fn failures_section(out: &mut String, run: &LastRun, logs: &BTreeMap<String, Str
 }
 
 fn e(s: &str) -> String {
-    crate::render::xml_escape(s)
+    crate::render::xml_text(s)
 }
 
 /// A CSS class from a status (`not started` → `not-started`).

@@ -10,6 +10,7 @@ use std::time::SystemTime;
 
 use crate::exec::{RunResult, Status, would_change};
 use crate::plan::Plan;
+use crate::render::xml_text;
 use crate::runstate::timestamp;
 
 /// What the report is about, beyond the plan and the result.
@@ -55,8 +56,8 @@ pub(crate) fn render(plan: &Plan<'_>, result: &RunResult, suite: &Suite<'_>) -> 
         let _ = write!(
             cases,
             "  <testcase name=\"{}\" classname=\"{}\" time=\"{time:.3}\"",
-            xml(name),
-            xml(&classname)
+            xml_text(name),
+            xml_text(&classname)
         );
         let drifted = suite.drift && f.status == Status::Succeeded && would_change(&f.changes);
         match &f.status {
@@ -67,9 +68,9 @@ pub(crate) fn render(plan: &Plan<'_>, result: &RunResult, suite: &Suite<'_>) -> 
                 let _ = write!(
                     cases,
                     ">\n    <failure message=\"{}\" type=\"{op} {}\">{}</failure>\n  </testcase>\n",
-                    xml(&cause),
+                    xml_text(&cause),
                     f.status.name(),
-                    xml(&error)
+                    xml_text(&error)
                 );
                 let _ = writeln!(
                     out_lines,
@@ -84,8 +85,8 @@ pub(crate) fn render(plan: &Plan<'_>, result: &RunResult, suite: &Suite<'_>) -> 
                 let _ = write!(
                     cases,
                     ">\n    <failure message=\"{}\" type=\"drift\">{}</failure>\n  </testcase>\n",
-                    xml(&message),
-                    xml(&body)
+                    xml_text(&message),
+                    xml_text(&body)
                 );
             }
             // Cut short, not failed: an error of the run, not a finding about the project.
@@ -94,7 +95,7 @@ pub(crate) fn render(plan: &Plan<'_>, result: &RunResult, suite: &Suite<'_>) -> 
                 let _ = write!(
                     cases,
                     ">\n    <error message=\"interrupted: cut short before it ended; it runs again on the next {op}\" type=\"{op} interrupted\">{}</error>\n  </testcase>\n",
-                    xml(&super::failure::text_or(f.error.as_ref(), "interrupted"))
+                    xml_text(&super::failure::text_or(f.error.as_ref(), "interrupted"))
                 );
             }
             Status::Skipped { reason } | Status::NotStarted { reason } | Status::Waits { reason } => {
@@ -103,7 +104,7 @@ pub(crate) fn render(plan: &Plan<'_>, result: &RunResult, suite: &Suite<'_>) -> 
                     cases,
                     ">\n    <skipped message=\"{}: {}\"/>\n  </testcase>\n",
                     f.status.name(),
-                    xml(reason)
+                    xml_text(reason)
                 );
             }
             Status::Succeeded | Status::Unchanged { .. } => cases.push_str("/>\n"),
@@ -116,10 +117,10 @@ pub(crate) fn render(plan: &Plan<'_>, result: &RunResult, suite: &Suite<'_>) -> 
     let _ = writeln!(
         doc,
         "<testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\" time=\"{:.3}\" timestamp=\"{stamp}\" hostname=\"{}\">",
-        xml(&classname),
+        xml_text(&classname),
         result.results.len(),
         suite.total,
-        xml(&hostname())
+        xml_text(&hostname())
     );
     doc.push_str("  <properties>\n");
     for (k, v) in [
@@ -130,11 +131,11 @@ pub(crate) fn render(plan: &Plan<'_>, result: &RunResult, suite: &Suite<'_>) -> 
         ("timezone", "UTC"),
         ("interrupted", if result.interrupted { "true" } else { "false" }),
     ] {
-        let _ = writeln!(doc, "    <property name=\"{k}\" value=\"{}\"/>", xml(v));
+        let _ = writeln!(doc, "    <property name=\"{k}\" value=\"{}\"/>", xml_text(v));
     }
     doc.push_str("  </properties>\n");
     doc.push_str(&cases);
-    let _ = writeln!(doc, "  <system-out>{}</system-out>", xml(&out_lines));
+    let _ = writeln!(doc, "  <system-out>{}</system-out>", xml_text(&out_lines));
     doc.push_str("  <system-err></system-err>\n</testsuite>\n");
     doc
 }
@@ -147,36 +148,4 @@ fn hostname() -> String {
         .map(|h| h.trim().to_string())
         .filter(|h| !h.is_empty())
         .unwrap_or_else(|| "localhost".into())
-}
-
-/// Text for XML: the five entities escaped, characters XML 1.0 forbids (escape codes, other
-/// control characters) left out.
-fn xml(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\t' | '\n' | '\r' => out.push(c),
-            c if (c as u32) < 0x20 || c == '\u{fffe}' || c == '\u{ffff}' => {}
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::xml;
-
-    #[test]
-    fn text_is_escaped_and_what_xml_forbids_left_out() {
-        assert_eq!(
-            xml("a<b & \"c\" 'd'>\u{1b}[31m\n"),
-            "a&lt;b &amp; &quot;c&quot; &apos;d&apos;&gt;[31m\n"
-        );
-    }
 }

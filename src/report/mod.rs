@@ -255,7 +255,9 @@ pub(crate) fn error(style: Style, err: &RunnerError) {
             say!("{prefix} {message}\n  help: {help}");
         }
         RunnerError::Declined => say!("{err}"),
-        RunnerError::Files(diagnostics) | RunnerError::Validation(diagnostics) => {
+        RunnerError::Files {
+            problems: diagnostics, ..
+        } => {
             let theme = if style.color_stderr {
                 GraphicalTheme::unicode()
             } else {

@@ -7,6 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
+use crate::render::xml_text;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -156,11 +157,11 @@ impl Timeline {
             out,
             r#"<svg xmlns="http://www.w3.org/2000/svg" width="{total}" height="{height}" viewBox="0 0 {total} {height}" font-family="Helvetica, Arial, sans-serif" font-size="12" role="img">"#
         );
-        let _ = writeln!(out, "  <title>{}</title>", xml(&self.title));
+        let _ = writeln!(out, "  <title>{}</title>", xml_text(&self.title));
         let _ = writeln!(
             out,
             r#"  <text x="10" y="20" font-size="14" font-weight="bold">{}</text>"#,
-            xml(&self.title)
+            xml_text(&self.title)
         );
         let bottom = TOP + rows * ROW;
         for (from, to) in &self.idle {
@@ -195,8 +196,8 @@ impl Timeline {
             let _ = writeln!(
                 out,
                 r#"  <g class="bar" data-name="{name}" data-status="{status}"><title>{name}: {status}, {from} to {to} ({took})</title><text x="{lx}" y="{ty}" text-anchor="end">{name}</text><rect x="{bx}" y="{y}" width="{bw}" height="{bh}" rx="3" fill="{fill}" stroke="{stroke}" stroke-width="{width}"/></g>"#,
-                name = xml(&b.name),
-                status = xml(&b.status),
+                name = xml_text(&b.name),
+                status = xml_text(&b.status),
                 from = seconds(b.start_ms),
                 to = seconds(b.end_ms),
                 took = seconds(b.end_ms - b.start_ms),
@@ -335,35 +336,12 @@ fn mermaid_text(s: &str) -> String {
         .collect()
 }
 
-fn xml(s: &str) -> String {
-    crate::render::xml_escape(s)
-}
-
 /// Milliseconds since the epoch of a timestamp the runner wrote (`2026-11-26T06:28:33.858Z`).
 fn millis(ts: &str) -> Option<i64> {
-    let b = ts.as_bytes();
-    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || !ts.ends_with('Z') {
-        return None;
-    }
-    let num = |r: std::ops::Range<usize>| ts.get(r)?.parse::<i64>().ok();
-    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (hh, mm, ss) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    let ms = match ts.get(19..ts.len() - 1) {
-        Some(frac) if frac.starts_with('.') && frac.len() > 1 => {
-            let digits: String = frac[1..].chars().chain("000".chars()).take(3).collect();
-            digits.parse::<i64>().ok()?
-        }
-        _ => 0,
-    };
-    // Howard Hinnant's days-from-civil.
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Some(((days * 86_400 + hh * 3600 + mm * 60 + ss) * 1000) + ms)
+    let since = crate::runstate::time_of(ts)?
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?;
+    i64::try_from(since.as_millis()).ok()
 }
 
 #[cfg(test)]

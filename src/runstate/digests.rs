@@ -5,11 +5,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use std::fmt::Write as _;
-
 use sha2::{Digest as _, Sha256};
 
-use crate::exec::Outputs;
+use crate::exec::{InputDigest, InputKind, Inputs, Outputs};
 use crate::fs::{NewFile, write_atomic};
 use crate::workspace::RunDir;
 
@@ -18,9 +16,8 @@ use crate::workspace::RunDir;
 pub(crate) struct Digests {
     key: Vec<u8>,
     root: PathBuf,
-    /// The shared stack file's `config:`, each key's value as canonical JSON; the file's text
-    /// (without its salt) when it does not parse.
-    config: Result<BTreeMap<String, String>, String>,
+    /// The shared stack file's `config:`.
+    config: StackConfig,
     /// Inputs from outside the projects: see [`Digests::with_outside`].
     outside: Outside,
     /// The workspace's project names: see [`Digests::with_projects`].
@@ -55,7 +52,7 @@ impl Digests {
             }
             _ => {
                 let mut k = vec![0u8; 32];
-                fill_random(&mut k)?;
+                getrandom::fill(&mut k)?;
                 write_atomic(&path, &k, NewFile::Private)?;
                 k
             }
@@ -90,61 +87,65 @@ impl Digests {
         self
     }
 
-    /// What a project's `up` depends on, as a manifest (one line per input: its kind, its
-    /// name, a keyed digest of its value), compared whole to tell whether the project must run
-    /// and line by line to say which input changed ([`changed_input`]). Its inputs: every file
+    /// What a project's `up` depends on, input by input (its kind, its name, a keyed digest of
+    /// its value), compared whole to tell whether the project must run and entry by entry to say
+    /// which input changed ([`changed_input`]). Its inputs: every file
     /// of its directory, the files the stack configuration names that its program uses, the
     /// environment file's variables, the keys of the shared stack file it may read, and its
     /// upstream projects' outputs. A key may be read unless it lies in another project's
     /// namespace that its program never mentions (when unsure, it counts: a needless run is
     /// safe, a missed one deploys the wrong thing).
-    pub(crate) fn inputs(&self, project_path: &str, upstream: &BTreeMap<String, String>) -> String {
+    pub(crate) fn inputs(&self, project_path: &str, upstream: &BTreeMap<String, String>) -> Inputs {
         let dir = self.root.join(project_path);
         let mut files = Vec::new();
         collect_files(&dir, &dir, &mut Vec::new(), &mut files);
         files.sort();
         let program = std::fs::read_to_string(dir.join("Pulumi.yaml")).unwrap_or_default();
-        let mut m = Manifest::default();
+        let mut m = Vec::new();
         for rel in files {
             let mut h = self.hasher();
             hash_file(&mut h, &dir.join(&rel));
-            m.add(Kind::File, &rel, &h);
+            m.push(entry(InputKind::File, &rel, h));
         }
         for (key, path) in &self.outside.files {
             if program.contains(key.as_str()) {
                 let mut h = self.hasher();
                 hash_file(&mut h, path);
-                m.add(Kind::Named, key, &h);
+                m.push(entry(InputKind::Named, key, h));
             }
         }
         for (k, v) in &self.outside.env {
             let mut h = self.hasher();
             h.update(v.as_bytes());
-            m.add(Kind::Environment, k, &h);
+            m.push(entry(InputKind::Environment, k, h));
         }
-        let own = program_name(&program);
+        // A program that names none counts every key (as one whose name is empty).
+        let own = crate::programs::Program::name_of(&program)
+            .ok()
+            .flatten()
+            .filter(|n| !n.is_empty());
         match &self.config {
-            Ok(config) => {
+            StackConfig::Keys(config) => {
                 for (key, value) in config {
                     if self.may_read(key, own.as_deref(), &program) {
                         let mut h = self.hasher();
                         h.update(value.as_bytes());
-                        m.add(Kind::Config, key, &h);
+                        m.push(entry(InputKind::Config, key, h));
                     }
                 }
             }
-            Err(text) => {
+            StackConfig::Unparsed(text) => {
                 let mut h = self.hasher();
                 h.update(text.as_bytes());
-                m.add(Kind::Config, "(the whole file, which does not parse)", &h);
+                m.push(entry(InputKind::Config, "(the whole file, which does not parse)", h));
             }
         }
         for (name, digest) in upstream {
             let mut h = self.hasher();
             h.update(digest.as_bytes());
-            m.add(Kind::Upstream, name, &h);
+            m.push(entry(InputKind::Upstream, name, h));
         }
-        m.text
+        Inputs::Each(m)
     }
 
     /// Whether a program (named `own`, its text `program`) may read the stack-file key `key`.
@@ -161,27 +162,37 @@ impl Digests {
         let mut h = self.hasher();
         let values = serde_json::Value::Object(outputs.values.clone());
         h.update(canonical(&values).as_bytes());
-        hex(&h.finalize())
+        format!("{:x}", h.finalize())
     }
 }
 
-/// The shared stack file's `config:` as key → canonical JSON of its value. Pulumi adds
-/// `encryptionsalt` to the file during the first parallel runs: it is no configuration, so it
-/// is left out (also from the text kept when the file does not parse).
-fn stack_config(path: &Path) -> Result<BTreeMap<String, String>, String> {
+/// The shared stack file's `config:`, as far as it can be read.
+enum StackConfig {
+    /// Each key's value as canonical JSON.
+    Keys(BTreeMap<String, String>),
+    /// The file's text, when it does not parse: a change anywhere counts for every project.
+    Unparsed(String),
+}
+
+/// The shared stack file's `config:`. Pulumi adds `encryptionsalt` to the file during the first
+/// parallel runs: it is no configuration, so it is left out (also from the text kept when the
+/// file does not parse).
+fn stack_config(path: &Path) -> StackConfig {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let doc: Result<serde_json::Value, _> = serde_saphyr::from_str(&text);
     match doc {
-        Ok(doc) => Ok(doc
-            .get("config")
-            .and_then(serde_json::Value::as_object)
-            .map(|m| m.iter().map(|(k, v)| (k.clone(), canonical(v))).collect())
-            .unwrap_or_default()),
-        Err(_) => Err(text
-            .lines()
-            .filter(|l| !l.starts_with("encryptionsalt:"))
-            .collect::<Vec<_>>()
-            .join("\n")),
+        Ok(doc) => StackConfig::Keys(
+            doc.get("config")
+                .and_then(serde_json::Value::as_object)
+                .map(|m| m.iter().map(|(k, v)| (k.clone(), canonical(v))).collect())
+                .unwrap_or_default(),
+        ),
+        Err(_) => StackConfig::Unparsed(
+            text.lines()
+                .filter(|l| !l.starts_with("encryptionsalt:"))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
     }
 }
 
@@ -216,107 +227,65 @@ fn canonical(v: &serde_json::Value) -> String {
     }
 }
 
-/// The `name:` of a `Pulumi.yaml`, read as YAML as pulumi reads it (a comment after it, quotes,
-/// a byte-order mark, a flow mapping); `None` when the file does not say one.
-fn program_name(program: &str) -> Option<String> {
-    let doc: serde_json::Value = serde_saphyr::from_str(program.trim_start_matches('\u{feff}')).ok()?;
-    doc.get("name")?.as_str().filter(|n| !n.is_empty()).map(str::to_string)
+/// One input, with 16 hex digits (64 bits) of its keyed digest: enough to tell values apart,
+/// and the state stays small.
+fn entry(kind: InputKind, name: &str, h: Sha256) -> InputDigest {
+    InputDigest {
+        kind,
+        name: name.to_string(),
+        digest: format!("{:.16x}", h.finalize()),
+    }
 }
 
-/// The kinds of input a manifest names, in the order a change is told.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Kind {
-    Config,
-    File,
-    Named,
-    Environment,
-    Upstream,
-}
-
-impl Kind {
-    const ALL: [Kind; 5] = [Kind::Config, Kind::File, Kind::Named, Kind::Environment, Kind::Upstream];
-
-    fn tag(self) -> &'static str {
-        match self {
-            Kind::Config => "config",
-            Kind::File => "file",
-            Kind::Named => "named",
-            Kind::Environment => "env",
-            Kind::Upstream => "upstream",
+/// An input as a person reads it: "stack file key `logstore:retention`".
+fn named(kind: InputKind, name: &str) -> String {
+    match kind {
+        InputKind::Config => format!("stack file key `{name}`"),
+        // A project's own stack file has the name of the shared one: say which it is.
+        InputKind::File
+            if name
+                .strip_prefix("Pulumi.")
+                .and_then(|rest| rest.strip_suffix(".yaml"))
+                .is_some_and(|stack| !stack.is_empty()) =>
+        {
+            format!("its own stack file `{name}` (not config/pulumi's)")
         }
+        InputKind::File => format!("its file `{name}`"),
+        InputKind::Named => format!("the file `{name}` names"),
+        InputKind::Environment => format!("environment variable `{name}`"),
+        InputKind::Upstream => format!("the outputs of `{name}`"),
     }
+}
 
-    fn of(tag: &str) -> Option<Kind> {
-        Kind::ALL.into_iter().find(|k| k.tag() == tag)
+/// A digest of `inputs` that is not as [`Digests::inputs`] takes them (16 hex digits), or as an
+/// older runner took one of everything (64, like an outputs digest); `None` when all are.
+pub(crate) fn malformed(inputs: &Inputs) -> Option<&str> {
+    match inputs {
+        Inputs::Each(each) => each.iter().map(|i| i.digest.as_str()).find(|d| !is_hex(d, 16)),
+        Inputs::Whole(digest) => Some(digest.as_str()).filter(|d| !is_hex(d, 64)),
     }
+}
 
-    /// "stack file key ‘logstore:retention’", as a person reads it.
-    fn named(self, name: &str) -> String {
-        match self {
-            Kind::Config => format!("stack file key `{name}`"),
-            // A project's own stack file has the name of the shared one: say which it is.
-            Kind::File
-                if name
-                    .strip_prefix("Pulumi.")
-                    .and_then(|rest| rest.strip_suffix(".yaml"))
-                    .is_some_and(|stack| !stack.is_empty()) =>
-            {
-                format!("its own stack file `{name}` (not config/pulumi's)")
-            }
-            Kind::File => format!("its file `{name}`"),
-            Kind::Named => format!("the file `{name}` names"),
-            Kind::Environment => format!("environment variable `{name}`"),
-            Kind::Upstream => format!("the outputs of `{name}`"),
+/// `len` lower-case hex digits, as digests are written.
+pub(crate) fn is_hex(text: &str, len: usize) -> bool {
+    text.len() == len && text.bytes().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// What differs between the inputs of a project's last up (`then`) and today's (`now`), in
+/// words: "stack file key `logstore:retention` added" (", and N more" when several did);
+/// `None` when `then` is one digest of everything (an older runner's) or nothing differs.
+pub(crate) fn changed_input(then: &Inputs, now: &Inputs) -> Option<String> {
+    let by_input = |inputs: &Inputs| -> Option<BTreeMap<(InputKind, String), String>> {
+        match inputs {
+            Inputs::Each(each) => Some(
+                each.iter()
+                    .map(|i| ((i.kind, i.name.clone()), i.digest.clone()))
+                    .collect(),
+            ),
+            Inputs::Whole(_) => None,
         }
-    }
-}
-
-/// One line per input: `<kind> <name as JSON> <digest>`, sorted as added.
-#[derive(Default)]
-struct Manifest {
-    text: String,
-}
-
-impl Manifest {
-    fn add(&mut self, kind: Kind, name: &str, h: &Sha256) {
-        let digest = hex(&h.clone().finalize());
-        let name = serde_json::to_string(name).expect("a string serializes");
-        // 16 hex digits (64 bits) of a keyed digest tell values apart and keep the state small.
-        let _ = writeln!(self.text, "{} {name} {}", kind.tag(), &digest[..16]);
-    }
-}
-
-/// Whether `text` is an inputs manifest as [`Digests::inputs`] writes it: lines of a kind, a
-/// name in JSON, and 16 hex digits (none for a project with no input at all).
-pub(crate) fn is_manifest(text: &str) -> bool {
-    text.lines().all(|l| {
-        let Some((tag, rest)) = l.split_once(' ') else {
-            return false;
-        };
-        let Some((name, digest)) = rest.rsplit_once(' ') else {
-            return false;
-        };
-        Kind::of(tag).is_some()
-            && serde_json::from_str::<String>(name).is_ok()
-            && digest.len() == 16
-            && digest.bytes().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f'))
-    })
-}
-
-/// What differs between the manifest of a project's last up (`then`) and today's (`now`), in
-/// words: "stack file key ‘logstore:retention’ added" (", and N more" when several did);
-/// `None` when `then` is no manifest (a digest an older runner kept) or nothing differs.
-pub(crate) fn changed_input(then: &str, now: &str) -> Option<String> {
-    let parse = |text: &str| -> Option<BTreeMap<(Kind, String), String>> {
-        text.lines()
-            .map(|l| {
-                let (tag, rest) = l.split_once(' ')?;
-                let (name, digest) = rest.rsplit_once(' ')?;
-                Some(((Kind::of(tag)?, serde_json::from_str(name).ok()?), digest.to_string()))
-            })
-            .collect()
     };
-    let (then, now) = (parse(then)?, parse(now)?);
+    let (then, now) = (by_input(then)?, by_input(now)?);
     let mut changes = Vec::new();
     for (key, digest) in &now {
         match then.get(key) {
@@ -334,7 +303,7 @@ pub(crate) fn changed_input(then: &str, now: &str) -> Option<String> {
         0 => String::new(),
         n => format!(", and {n} more"),
     };
-    Some(format!("{} {how}{more}", kind.named(name)))
+    Some(format!("{} {how}{more}", named(*kind, name)))
 }
 
 /// A regular file's content, streamed (a project may hold a large archive or binary). Anything
@@ -400,41 +369,9 @@ fn dir_id(dir: &Path) -> Option<DirId> {
     std::fs::canonicalize(dir).ok()
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-        use std::fmt::Write as _;
-        let _ = write!(s, "{b:02x}");
-        s
-    })
-}
-
-fn fill_random(buf: &mut [u8]) -> std::io::Result<()> {
-    use std::io::Read as _;
-    std::fs::File::open("/dev/urandom")?.read_exact(buf)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// As pulumi reads it: each of these is a program named `logstore`.
-    #[test]
-    fn a_programs_name_is_read_as_yaml() {
-        for text in [
-            "name: logstore\nruntime: yaml\n",
-            "name: logstore # the log store\nruntime: yaml\n",
-            "\"name\": logstore\nruntime: yaml\n",
-            "name: 'logstore'\nruntime: yaml\n",
-            "\u{feff}name: logstore\nruntime: yaml\n",
-            "# a comment first\nruntime: yaml\nname: logstore\n",
-            "{name: logstore, runtime: yaml}\n",
-        ] {
-            assert_eq!(program_name(text).as_deref(), Some("logstore"), "{text:?}");
-        }
-        assert_eq!(program_name("runtime: yaml\n"), None);
-        assert_eq!(program_name("name: [not, text]\n"), None);
-        assert_eq!(program_name("name: : :\n"), None);
-    }
 
     #[test]
     fn digests_follow_files_config_and_upstream() {
@@ -605,19 +542,22 @@ mod tests {
             Some("stack file key `aws:region` changed, and 2 more")
         );
         assert_eq!(
-            changed_input("0123abcd", &now("network")),
+            changed_input(&Inputs::Whole("a".repeat(64)), &now("network")),
             None,
             "an older runner's digest"
         );
-        assert!(is_manifest(&now("network")) && is_manifest(""));
-        assert!(!is_manifest("file \"x\" zz") && !is_manifest("\u{1b}[2J"));
+        assert_eq!(malformed(&now("network")), None);
+        assert_eq!(malformed(&Inputs::Whole("\u{1b}[2J".into())), Some("\u{1b}[2J"));
         // A project's own stack file is told from the shared one of the same name.
+        let own = |digest: &str| {
+            Inputs::Each(vec![InputDigest {
+                kind: InputKind::File,
+                name: "Pulumi.try.yaml".into(),
+                digest: digest.into(),
+            }])
+        };
         assert_eq!(
-            changed_input(
-                "file \"Pulumi.try.yaml\" 0000000000000000\n",
-                "file \"Pulumi.try.yaml\" 1111111111111111\n"
-            )
-            .as_deref(),
+            changed_input(&own("0000000000000000"), &own("1111111111111111")).as_deref(),
             Some("its own stack file `Pulumi.try.yaml` (not config/pulumi's) changed")
         );
     }

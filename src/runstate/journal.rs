@@ -37,8 +37,14 @@ pub(crate) struct Finish {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) started: Option<String>,
     pub(crate) ended: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) inputs_digest: Option<String>,
+    /// `inputs_digest` in the journals of runners that kept text (see [`super::legacy`]).
+    #[serde(
+        default,
+        alias = "inputs_digest",
+        deserialize_with = "super::legacy::inputs",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub(crate) inputs: Option<crate::exec::Inputs>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) outputs_digest: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -105,47 +111,51 @@ pub(crate) const STATUSES: [&str; 8] = [
     "waits",
 ];
 
+/// Why a journal line is not trusted: what it holds that the runner never writes.
+#[derive(Debug, thiserror::Error)]
+enum Untrusted<'a> {
+    #[error("its status `{}` is none the runner records ({})", quoted(.0), STATUSES.join(", "))]
+    Status(&'a str),
+    #[error("it names project `{}`, which the graph does not have", quoted(.0))]
+    Project(&'a str),
+    #[error("its operation `{}` is none of {}", quoted(.0), OPERATIONS.join(", "))]
+    Operation(&'a str),
+    #[error("its time `{}` is not one the runner writes", quoted(.0))]
+    Time(&'a str),
+    #[error("its digest `{}` is not one the runner writes", quoted(.0))]
+    Digest(&'a str),
+}
+
 /// Whether `record` is one the runner could have written for this graph; why not otherwise.
-fn check(record: &Record, known: &dyn Fn(&str) -> bool) -> Result<(), String> {
-    let (project, operation, times, digests) = match record {
-        Record::Started { project, operation, at } => (project, operation, vec![Some(at)], vec![]),
+fn check<'a>(record: &'a Record, known: &dyn Fn(&str) -> bool) -> Result<(), Untrusted<'a>> {
+    let (project, operation, times, bad_digest) = match record {
+        Record::Started { project, operation, at } => (project, operation, vec![Some(at)], None),
         Record::Finished(end) => {
             if !STATUSES.contains(&end.status.as_str()) {
-                return Err(format!(
-                    "its status `{}` is none the runner records ({})",
-                    quoted(&end.status),
-                    STATUSES.join(", ")
-                ));
+                return Err(Untrusted::Status(&end.status));
             }
             (
                 &end.project,
                 &end.operation,
                 vec![end.started.as_ref(), Some(&end.ended)],
-                vec![
-                    end.inputs_digest.as_ref().filter(|d| !super::digests::is_manifest(d)),
-                    end.outputs_digest.as_ref(),
-                ],
+                end.inputs
+                    .as_ref()
+                    .and_then(super::digests::malformed)
+                    .or_else(|| end.outputs_digest.as_deref().filter(|d| !super::digests::is_hex(d, 64))),
             )
         }
     };
     if !known(project) {
-        return Err(format!(
-            "it names project `{}`, which the graph does not have",
-            quoted(project)
-        ));
+        return Err(Untrusted::Project(project));
     }
     if !OPERATIONS.contains(&operation.as_str()) {
-        return Err(format!(
-            "its operation `{}` is none of {}",
-            quoted(operation),
-            OPERATIONS.join(", ")
-        ));
+        return Err(Untrusted::Operation(operation));
     }
     if let Some(t) = times.into_iter().flatten().find(|t| !is_timestamp(t)) {
-        return Err(format!("its time `{}` is not one the runner writes", quoted(t)));
+        return Err(Untrusted::Time(t));
     }
-    if let Some(d) = digests.into_iter().flatten().find(|d| !is_digest(d)) {
-        return Err(format!("its digest `{}` is not one the runner writes", quoted(d)));
+    if let Some(d) = bad_digest {
+        return Err(Untrusted::Digest(d));
     }
     Ok(())
 }
@@ -162,12 +172,6 @@ fn is_timestamp(t: &str) -> bool {
             23 => c == b'Z',
             _ => c.is_ascii_digit(),
         })
-}
-
-/// A keyed SHA-256, in lower-case hex.
-/// An outputs digest (and an inputs digest of an older runner): 64 hex digits.
-fn is_digest(d: &str) -> bool {
-    d.len() == 64 && d.bytes().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f'))
 }
 
 /// What a line said, safe to print: control characters escaped, at most 60 characters.

@@ -9,6 +9,7 @@ mod digests;
 mod error;
 mod history;
 mod journal;
+mod legacy;
 mod pending;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -18,7 +19,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::exec::{Event, Outputs, Resume, Status};
+use crate::exec::{Event, Inputs, Outputs, Resume, Status};
 use crate::fs::{NewFile, write_atomic};
 use crate::plan::{Operation, Plan};
 use crate::provider::Provider;
@@ -30,8 +31,10 @@ pub(crate) use history::History;
 use journal::{Finish, Journal, Record};
 pub(crate) use pending::Pending;
 
-/// The shape of `state.json` this runner reads and writes.
-const SCHEMA_VERSION: u32 = 1;
+/// The shape of `state.json` this runner writes. It reads version 1 too, whose inputs were
+/// text ([`legacy`]); a state it reads is written back as this version.
+const SCHEMA_VERSION: u32 = 2;
+const READS: [u32; 2] = [1, SCHEMA_VERSION];
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub(crate) struct RunState {
@@ -127,9 +130,14 @@ pub(crate) struct ProjectState {
     /// The stack holds a deployment made by the runner (`up` succeeded and no destroy since).
     #[serde(default)]
     pub deployed: bool,
-    /// Inputs digest of the last successful `up`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub inputs_digest: Option<String>,
+    /// Inputs of the last successful `up` (`inputs_digest` up to schema version 1).
+    #[serde(
+        default,
+        alias = "inputs_digest",
+        deserialize_with = "legacy::inputs",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub inputs: Option<Inputs>,
     /// Outputs digest of the last successful `up`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outputs_digest: Option<String>,
@@ -175,7 +183,7 @@ impl ProjectState {
             started: None,
             ended: None,
             deployed: false,
-            inputs_digest: None,
+            inputs: None,
             outputs_digest: None,
             outputs: None,
             changed_by: None,
@@ -189,13 +197,13 @@ impl ProjectState {
     /// nothing is running there but a preview, nor was cut short (a runner that died leaves
     /// `running`, read as `cut short` once that is known). The one rule for skipping a project,
     /// in the scheduler, `status` and the prediction alike.
-    pub(crate) fn last_up(&self) -> Option<(&str, &str)> {
+    pub(crate) fn last_up(&self) -> Option<(&Inputs, &str)> {
         if !self.deployed
             || (matches!(self.status, Recorded::Running | Recorded::CutShort) && self.operation != Operation::Preview)
         {
             return None;
         }
-        Some((self.inputs_digest.as_deref()?, self.outputs_digest.as_deref()?))
+        Some((self.inputs.as_ref()?, self.outputs_digest.as_deref()?))
     }
 }
 
@@ -225,11 +233,11 @@ impl RunState {
         let path = run_dir.state();
         match crate::fs::read_text(&path) {
             Ok(text) => {
-                let state: RunState = serde_json::from_str(&text).map_err(|source| StateError::NotAState {
+                let mut state: RunState = serde_json::from_str(&text).map_err(|source| StateError::NotAState {
                     path: path.clone(),
                     source,
                 })?;
-                if state.schema_version != SCHEMA_VERSION {
+                if !READS.contains(&state.schema_version) {
                     return Err(StateError::UnknownSchema {
                         path,
                         found: state.schema_version,
@@ -243,6 +251,7 @@ impl RunState {
                         expected: run_dir.stack().to_string(),
                     });
                 }
+                state.schema_version = SCHEMA_VERSION;
                 Ok(state)
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(RunState {
@@ -298,7 +307,7 @@ impl RunState {
             .iter()
             .filter(|(_, p)| {
                 p.deployed
-                    && p.inputs_digest.is_none()
+                    && p.inputs.is_none()
                     && (p.checked.as_ref().is_some_and(Checked::drifted)
                         || (p.operation == Operation::Preview && p.status == Recorded::Succeeded))
             })
@@ -315,7 +324,7 @@ impl RunState {
             .filter(|_| !fresh)
             .filter_map(|(n, p)| {
                 let (inputs, outputs) = p.last_up()?;
-                Some((n.clone(), (inputs.to_string(), outputs.to_string())))
+                Some((n.clone(), (inputs.clone(), outputs.to_string())))
             })
             .collect();
         let paths: BTreeMap<String, String> = provider
@@ -349,7 +358,7 @@ impl RunState {
                     (up.to_string(), outputs.get(up).copied().unwrap_or_default().to_string())
                 })
                 .collect();
-            if digests.inputs(&plan.project(i).path, &upstream) != inputs {
+            if digests.inputs(&plan.project(i).path, &upstream) != *inputs {
                 return false;
             }
             outputs.insert(name, out);
@@ -391,7 +400,7 @@ impl RunState {
                     let Some(p) = self.projects.get_mut(&end.project) else {
                         return;
                     };
-                    p.inputs_digest = None;
+                    p.inputs = None;
                     if status == Recorded::Succeeded && operation == Operation::Destroy {
                         p.deployed = false;
                         p.outputs_digest = None;
@@ -420,13 +429,13 @@ impl RunState {
                 match (status, operation) {
                     (Recorded::Succeeded, Operation::Up) => {
                         p.deployed = true;
-                        p.inputs_digest.clone_from(&end.inputs_digest);
+                        p.inputs.clone_from(&end.inputs);
                         p.outputs_digest.clone_from(&end.outputs_digest);
                         p.outputs.clone_from(&end.outputs);
                     }
                     (Recorded::Succeeded | Recorded::Unchanged, Operation::Destroy) => {
                         p.deployed = false;
-                        p.inputs_digest = None;
+                        p.inputs = None;
                         p.outputs_digest = None;
                         p.outputs = None;
                     }
@@ -434,12 +443,12 @@ impl RunState {
                     // state, and a preview (`drift`) that would change something found the stack
                     // other than its last up left it: `up` must run to set what the program says.
                     (Recorded::Succeeded, Operation::Refresh | Operation::Preview) if end.changed => {
-                        p.inputs_digest = None;
+                        p.inputs = None;
                     }
                     (Recorded::Succeeded, _) | (_, Operation::Preview) => {}
                     // A failed or cut-short up, refresh or destroy may have changed some
                     // resources: `up` must run again.
-                    _ => p.inputs_digest = None,
+                    _ => p.inputs = None,
                 }
                 p.status = status;
                 p.operation = operation;
@@ -495,7 +504,7 @@ impl RunState {
                     changed: end.changed,
                 });
                 if status == Recorded::Succeeded && end.changed {
-                    p.inputs_digest = None;
+                    p.inputs = None;
                 }
             }
         }
@@ -523,7 +532,7 @@ fn record_of(ev: &Event) -> Option<Record> {
                 status: result.status.name().into(),
                 started: result.started.map(timestamp),
                 ended: timestamp(result.ended),
-                inputs_digest: result.inputs_digest.clone().filter(|_| up),
+                inputs: result.inputs.clone().filter(|_| up),
                 outputs_digest: result.outputs_digest.clone().filter(|_| up),
                 outputs: result.outputs.as_ref().filter(|_| up).map(Outputs::kept),
                 changed: crate::exec::would_change(&result.changes),
@@ -599,7 +608,7 @@ impl Recorder {
             status: if destroyed { "succeeded" } else { "failed" }.into(),
             started: None,
             ended: timestamp(std::time::SystemTime::now()),
-            inputs_digest: None,
+            inputs: None,
             outputs_digest: None,
             outputs: None,
             changed: true,
@@ -658,29 +667,18 @@ pub(crate) fn fuzz_journal(bytes: &[u8]) {
     assert_eq!(once, twice);
 }
 
-/// `2026-11-22T14:06:03.881Z`, for the state and the summary.
+/// `2026-11-22T14:06:03.881Z`, for the state and the summary: RFC 3339 in UTC, to the
+/// millisecond.
 pub(crate) fn timestamp(t: std::time::SystemTime) -> String {
-    let d = t.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    let secs = d.as_secs();
-    let days = i64::try_from(secs / 86_400).unwrap_or(0);
-    let rem = secs % 86_400;
-    // Howard Hinnant's days-to-civil.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        d.subsec_millis()
-    )
+    use std::time::{Duration, UNIX_EPOCH};
+    // humantime writes no time before the epoch, nor after the year 9999.
+    let t = t.clamp(UNIX_EPOCH, UNIX_EPOCH + Duration::from_secs(253_402_300_799));
+    humantime::format_rfc3339_millis(t).to_string()
+}
+
+/// The time a [`timestamp`] tells; `None` when `text` is none.
+pub(crate) fn time_of(text: &str) -> Option<std::time::SystemTime> {
+    humantime::parse_rfc3339(text).ok()
 }
 
 #[cfg(test)]
@@ -706,7 +704,7 @@ mod tests {
                 status: status.into(),
                 started: Some("t1".into()),
                 ended: "t2".into(),
-                inputs_digest: up.then(|| "in".into()),
+                inputs: up.then(|| Inputs::Whole("in".into())),
                 outputs_digest: up.then(|| "out".into()),
                 outputs: None,
                 changed,
@@ -771,7 +769,7 @@ mod tests {
                 status: status.into(),
                 started: started.map(str::to_string),
                 ended: "t2".into(),
-                inputs_digest: Some(format!("in-{project}")),
+                inputs: Some(Inputs::Whole(format!("in-{project}"))),
                 outputs_digest: Some(format!("out-{project}")),
                 outputs: None,
                 changed: false,
@@ -797,7 +795,7 @@ mod tests {
             ProjectState {
                 status: Recorded::Succeeded,
                 deployed: true,
-                inputs_digest: Some("old".into()),
+                inputs: Some(Inputs::Whole("old".into())),
                 ..ProjectState::new(Operation::Up)
             },
         );
@@ -810,8 +808,8 @@ mod tests {
             twice.apply(r);
         }
         assert_eq!(once, twice);
-        assert_eq!(once.projects["a"].inputs_digest.as_deref(), Some("in-a"));
-        assert!(once.projects["b"].deployed && once.projects["b"].inputs_digest.is_none());
+        assert_eq!(once.projects["a"].inputs, Some(Inputs::Whole("in-a".into())));
+        assert!(once.projects["b"].deployed && once.projects["b"].inputs.is_none());
         assert_eq!(once.projects["d"].status, Recorded::Running);
         assert!(!once.projects.contains_key("c"), "settled without running: no entry");
     }
@@ -833,9 +831,97 @@ mod tests {
         fuzz_journal(b"\xff\xfe\n\n\n{}");
     }
 
+    /// A runner upgraded between two runs: a state of schema version 1 and a journal of its
+    /// time keep inputs as text; read, they equal what this runner takes (nothing reruns), say
+    /// which input changed, and are written back as version 2.
+    #[test]
+    fn a_state_and_journal_of_schema_version_1_read_as_this_runner_takes_inputs() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("p")).unwrap();
+        std::fs::write(dir.path().join("p/Pulumi.yaml"), "name: p\n").unwrap();
+        let cfg = dir.path().join("cfg.yaml");
+        std::fs::write(&cfg, "config:\n  p:size: 3\n").unwrap();
+        let run_dir = RunDir::new(dir.path(), "dev");
+        let digests = Digests::open(dir.path(), &run_dir, &cfg).unwrap();
+        let upstream = BTreeMap::from([("net".to_string(), "d".repeat(64))]);
+        let now = digests.inputs("p", &upstream);
+        // The text manifest as runners of schema version 1 wrote it.
+        let Inputs::Each(each) = &now else { panic!("{now:?}") };
+        let lines: Vec<String> = each
+            .iter()
+            .map(|i| {
+                let kind = serde_json::to_value(i.kind).unwrap();
+                let name = serde_json::to_string(&i.name).unwrap();
+                format!("{} {name} {}\n", kind.as_str().unwrap(), i.digest)
+            })
+            .collect();
+        let text = lines.concat();
+        assert!(text.starts_with("file \"Pulumi.yaml\" ") && text.contains("\nupstream \"net\" "));
+        let out = "e".repeat(64);
+        let old = |inputs: &str| {
+            serde_json::json!({
+                "schema_version": 1,
+                "stack": "dev",
+                "projects": { "p": {
+                    "status": "succeeded", "operation": "up", "deployed": true,
+                    "started": "2026-01-01T00:00:00.000Z", "ended": "2026-01-01T00:00:01.000Z",
+                    "inputs_digest": inputs, "outputs_digest": out,
+                }},
+            })
+            .to_string()
+        };
+        std::fs::create_dir_all(run_dir.state().parent().unwrap()).unwrap();
+        std::fs::write(run_dir.state(), old(&text)).unwrap();
+        let state = RunState::load(&run_dir).unwrap();
+        assert_eq!(
+            state.projects["p"].last_up(),
+            Some((&now, out.as_str())),
+            "unchanged: skipped"
+        );
+        state.save(&run_dir).unwrap();
+        let saved: Value = serde_json::from_str(&std::fs::read_to_string(run_dir.state()).unwrap()).unwrap();
+        assert_eq!(saved["schema_version"], 2);
+        assert_eq!(saved["projects"]["p"]["inputs"][0]["kind"], "file");
+        assert_eq!(RunState::load(&run_dir).unwrap(), state);
+        // A changed key is named, as before.
+        std::fs::write(&cfg, "config:\n  p:size: 4\n").unwrap();
+        let changed = Digests::open(dir.path(), &run_dir, &cfg)
+            .unwrap()
+            .inputs("p", &upstream);
+        assert_eq!(
+            digests::changed_input(state.projects["p"].last_up().unwrap().0, &changed).as_deref(),
+            Some("stack file key `p:size` changed")
+        );
+        // The single digest of older runners still: the project runs once more.
+        std::fs::write(run_dir.state(), old(&"f".repeat(64))).unwrap();
+        let state = RunState::load(&run_dir).unwrap();
+        assert_eq!(state.projects["p"].inputs, Some(Inputs::Whole("f".repeat(64))));
+        // A journal line of that time.
+        let line = serde_json::json!({ "finished": {
+            "project": "p", "operation": "up", "status": "succeeded",
+            "started": "2026-01-01T00:00:00.000Z", "ended": "2026-01-01T00:00:01.000Z",
+            "inputs_digest": text, "outputs_digest": out,
+        }})
+        .to_string()
+            + "\n";
+        let (records, warnings) = journal::parse(line.as_bytes(), "journal", &|p| p == "p");
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let Record::Finished(end) = &records[0] else {
+            panic!("{records:?}")
+        };
+        assert_eq!(end.inputs.as_ref(), Some(&now));
+    }
+
     #[test]
     fn timestamps_are_rfc3339_utc() {
         let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis(1_787_339_880_123);
         assert_eq!(timestamp(t), "2026-08-21T19:18:00.123Z");
+        assert_eq!(time_of(&timestamp(t)), Some(t));
+        let t = std::time::UNIX_EPOCH + std::time::Duration::from_nanos(951_868_800_000_999_999);
+        assert_eq!(timestamp(t), "2000-03-01T00:00:00.000Z", "cut to the millisecond");
+        assert_eq!(timestamp(std::time::UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+        let before = std::time::UNIX_EPOCH - std::time::Duration::from_secs(1);
+        assert_eq!(timestamp(before), "1970-01-01T00:00:00.000Z");
+        assert_eq!(time_of("yesterday"), None);
     }
 }

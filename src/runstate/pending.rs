@@ -66,7 +66,7 @@ impl RunState {
                 Some(p) if p.status == Recorded::Running => {
                     Pending::runs(format!("running now ({})", p.operation.as_str()))
                 }
-                Some(p) if p.inputs_digest.is_none() && p.changed_by.is_some() => Pending::runs(format!(
+                Some(p) if p.inputs.is_none() && p.changed_by.is_some() => Pending::runs(format!(
                     "`{}` changed its stack since its last up",
                     p.changed_by.as_deref().unwrap_or_default()
                 )),
@@ -109,7 +109,7 @@ impl RunState {
                             })
                             .collect();
                         let now = d.inputs(&plan.project(i).path, &upstream);
-                        if now == inputs {
+                        if now == *inputs {
                             outputs.insert(name, out);
                             Pending {
                                 runs: false,

@@ -71,7 +71,7 @@ fn logs_keeps_one_log_per_operation_and_follows_a_running_project() {
         .stderr_has("runner refresh -p aws -s dev --target ecr");
     ws.exec(&["logs", "ekss", "-s", "dev"], &[])
         .expect(2)
-        .stderr_has("provider aws has no project `ekss`")
+        .stderr_has("unknown project `ekss` (given to `runner logs`): provider aws has no such project")
         .stderr_has("did you mean `eks`?");
 }
 

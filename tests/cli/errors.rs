@@ -186,7 +186,7 @@ fn unknown_target_is_a_usage_error_with_the_closest_project() {
         .run(&["show-plan", "-p", "aws", "--target", "ekss"])
         .expect(2)
         .stderr_has("unknown project `ekss` (given to --target): provider aws has no such project")
-        .stderr_has("did you mean `eks`?");
+        .stderr_has("did you mean `eks`? see the projects with `runner show-plan -p aws`");
 }
 
 #[test]

@@ -299,7 +299,7 @@ fn a_stale_lock_on_a_stack_not_created_yet_is_named_and_removed_only_when_asked(
     // The set-up creates the store's stack, for the salt of the shared stack file.
     ws.exec(&up, &[])
         .expect(3)
-        .stderr_has("`pulumi stack select --create` failed (exit 1): error: could not create stack: the stack is currently locked by 1 lock(s)")
+        .stderr_has("pulumi stack select --create exited with code 1: error: could not create stack: the stack is currently locked by 1 lock(s)")
         .stderr_has("which no longer runs: a stale lock (file://")
         .stderr_has("/locks/organization/secrets/dev/store.json?no_tmp_dir=true); `--remove-stale-locks` removes it")
         .stderr_has("fix: wait for the process that holds the lock to end");

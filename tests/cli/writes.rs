@@ -160,7 +160,7 @@ fn a_state_of_another_stack_or_schema_is_refused_and_stale_temporaries_are_remov
     let text = std::fs::read_to_string(ws.path().join(".runner/dev/state.json")).unwrap();
     ws.write(
         ".runner/dev/state.json",
-        &text.replace("\"schema_version\": 1", "\"schema_version\": 9"),
+        &text.replace("\"schema_version\": 2", "\"schema_version\": 9"),
     );
     ws.up("aws", &["--target", "vpc"], &[])
         .expect(3)

@@ -95,7 +95,7 @@ struct Config {
 fn read(s: &Settings, t: &StackContext) -> Result<Config, RunnerError> {
     let path = stackfile::path(&s.ws.root, &t.stack);
     let shown = s.ws.show(&path);
-    let file = StackFile::load(&path, &shown).map_err(|d| RunnerError::Validation(vec![*d]))?;
+    let file = StackFile::load(&path, &shown).map_err(|d| RunnerError::in_configuration(vec![*d]))?;
     // What every exported job would refuse, refused here.
     if let Some(p) = prepare::provider_lock(&t.provider, &file) {
         return Err(RunnerError::Problems(vec![p]));

@@ -8,19 +8,11 @@ use crate::report;
 
 /// The plan the options ask for; what `--exclude` leaves out is said in one line.
 pub(super) fn plan<'p>(provider: &'p Provider, o: &RunOptions) -> Result<Plan<'p>, RunnerError> {
-    let unknown = |e: crate::plan::UnknownTarget| {
-        let help = match &e.suggestion {
-            Some(x) => format!("did you mean `{x}`?"),
-            None => format!("see the projects with `runner show-plan -p {}`", e.provider),
-        };
-        RunnerError::usage(e.to_string(), help)
-    };
     let plan = match &o.only {
         Some(x) => Plan::only(provider, o.operation, x),
         None => Plan::new(provider, o.operation, &o.targets),
-    }
-    .map_err(unknown)?;
-    let (plan, left_out) = plan.excluding(&o.excludes).map_err(unknown)?;
+    }?;
+    let (plan, left_out) = plan.excluding(&o.excludes)?;
     if !left_out.is_empty() {
         report::info(&excluded_line(&plan, &o.excludes, &left_out));
     }

@@ -10,7 +10,7 @@ use toml::Spanned;
 use super::Loader;
 use super::file::{RawFile, RawPrompt};
 use super::merge::Draft;
-use super::problem::Problem;
+use super::problem::Fault;
 use super::read::origin;
 use crate::duration::DurationError;
 use crate::graph::{GraphError, Layer, NodeSpec, Origin, ProjectGraph};
@@ -32,7 +32,7 @@ impl Loader<'_> {
         self.one_line(file, &raw.description);
         match &raw.name {
             Some(n) if n.get_ref() != stem => {
-                let problem = Problem::NameDiffers {
+                let problem = Fault::NameDiffers {
                     name: n.get_ref().clone(),
                     stem: stem.to_string(),
                 };
@@ -48,7 +48,7 @@ impl Loader<'_> {
     /// escape a terminal obeys).
     fn one_line(&mut self, file: usize, text: &Spanned<String>) {
         if text.get_ref().chars().any(char::is_control) {
-            self.problem(file, text, Problem::NotOneLine(text.get_ref().clone()));
+            self.problem(file, text, Fault::NotOneLine(text.get_ref().clone()));
         }
     }
 
@@ -61,7 +61,7 @@ impl Loader<'_> {
             .collect();
         if let Some(extra) = stores.get(1) {
             let flag = extra.secrets_store.as_ref().expect("a store");
-            let problem = Problem::TwoStores {
+            let problem = Fault::TwoStores {
                 first: stores[0].name.get_ref().clone(),
                 second: extra.name.get_ref().clone(),
             };
@@ -70,7 +70,7 @@ impl Loader<'_> {
         if stores.is_empty()
             && let Some((d, s)) = drafts.iter().find_map(|d| d.secrets.first().map(|s| (d, s)))
         {
-            let problem = Problem::NoStore {
+            let problem = Fault::NoStore {
                 project: d.name.get_ref().clone(),
                 key: s.key.get_ref().clone(),
             };
@@ -125,13 +125,13 @@ impl Loader<'_> {
     fn project(&mut self, d: &Draft, program_stat: Option<std::fs::Metadata>) -> Project {
         let name = d.name.get_ref();
         if !valid_project_name(name) {
-            self.problem(d.file, &d.name, Problem::ProjectName(name.clone()));
+            self.problem(d.file, &d.name, Fault::ProjectName(name.clone()));
         } else if name.starts_with('-') {
-            self.problem(d.file, &d.name, Problem::ProjectNameIsAFlag(name.clone()));
+            self.problem(d.file, &d.name, Fault::ProjectNameIsAFlag(name.clone()));
         }
         let layer = d.layer.get_ref().parse::<Layer>();
         if layer.is_err() {
-            self.problem(d.file, &d.layer, Problem::UnknownLayer(d.layer.get_ref().clone()));
+            self.problem(d.file, &d.layer, Fault::UnknownLayer(d.layer.get_ref().clone()));
         }
         self.check_path(d, program_stat.is_some());
         let on_success = self.hooks(d);
@@ -145,7 +145,7 @@ impl Loader<'_> {
                     hidden: s.hidden,
                 });
             } else {
-                self.problem(d.file, &s.key, Problem::SecretKey(s.key.get_ref().clone()));
+                self.problem(d.file, &s.key, Fault::SecretKey(s.key.get_ref().clone()));
             }
         }
         if let Some(text) = &d.description {
@@ -154,7 +154,7 @@ impl Loader<'_> {
         if let Some(e) = &d.estimate
             && *e.get_ref() == 0
         {
-            self.problem(d.file, e, Problem::ZeroEstimate);
+            self.problem(d.file, e, Fault::ZeroEstimate);
         }
         let timeout = d
             .timeout
@@ -164,8 +164,8 @@ impl Loader<'_> {
                 Err(e) => {
                     let value = t.get_ref().clone();
                     let problem = match e {
-                        DurationError::TooLong => Problem::TimeoutTooLong(value),
-                        _ => Problem::NotATimeout(value),
+                        DurationError::TooLong => Fault::TimeoutTooLong(value),
+                        _ => Fault::NotATimeout(value),
                     };
                     self.problem(d.file, t, problem);
                     None
@@ -190,9 +190,9 @@ impl Loader<'_> {
     fn check_path(&mut self, d: &Draft, has_program: bool) {
         let path = d.path.get_ref();
         if !inside_workspace(path) {
-            self.problem(d.path_file, &d.path, Problem::PathLeaves(path.clone()));
+            self.problem(d.path_file, &d.path, Fault::PathLeaves(path.clone()));
         } else if !has_program {
-            let problem = Problem::NoProgram {
+            let problem = Fault::NoProgram {
                 project: d.name.get_ref().clone(),
                 path: path.clone(),
                 dir_exists: self.ws.root.join(path).is_dir(),
@@ -212,10 +212,10 @@ impl Loader<'_> {
                 if value.starts_with("scripts/") && script_inside(&self.ws.root, value) {
                     hooks.push(Hook::Script(value.clone()));
                 } else {
-                    self.problem(d.file, h, Problem::NoScript(value.clone()));
+                    self.problem(d.file, h, Fault::NoScript(value.clone()));
                 }
             } else {
-                self.problem(d.file, h, Problem::UnknownHook(value.clone()));
+                self.problem(d.file, h, Fault::UnknownHook(value.clone()));
             }
         }
         hooks
@@ -230,23 +230,23 @@ impl Loader<'_> {
             let p = p.into_inner();
             let key = p.key.get_ref().clone();
             if !config_key_ok(&key) {
-                self.problem(file, &p.key, Problem::PromptKey(key));
+                self.problem(file, &p.key, Fault::PromptKey(key));
                 continue;
             }
             if let Some(first) = seen.get(&key) {
                 let first = *first;
-                self.problem(file, &p.key, Problem::PromptTwice { key, first });
+                self.problem(file, &p.key, Fault::PromptTwice { key, first });
                 continue;
             }
             seen.insert(key.clone(), origin(file, &p.key));
             if let Some(def) = &p.default
                 && !default_fits(p.kind, def.get_ref())
             {
-                self.problem(file, def, Problem::DefaultType { key, kind: p.kind });
+                self.problem(file, def, Fault::DefaultType { key, kind: p.kind });
                 continue;
             }
             if p.kind == PromptType::Context && p.kubeconfig.is_none() {
-                self.problem(file, &p.key, Problem::ContextWithoutKubeconfig(key));
+                self.problem(file, &p.key, Fault::ContextWithoutKubeconfig(key));
                 continue;
             }
             out.push(Prompt {

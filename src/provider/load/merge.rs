@@ -7,7 +7,7 @@ use toml::Spanned;
 
 use super::Loader;
 use super::file::{RawFile, RawProject, RawPrompt, RawRewire, RawSecret};
-use super::problem::Problem;
+use super::problem::Fault;
 use super::read::{is_file_of_providers, origin};
 use crate::graph::{self, EdgeKind, NeedSpec, Origin};
 use crate::provider::{Check, FileKind};
@@ -63,7 +63,7 @@ impl Loader<'_> {
                     return false;
                 }
             } else {
-                self.problem(file, &inc, Problem::IncludedTwice(inc.get_ref().clone()));
+                self.problem(file, &inc, Fault::IncludedTwice(inc.get_ref().clone()));
             }
         }
         true
@@ -76,25 +76,25 @@ impl Loader<'_> {
             let known: Vec<String> = super::file_names(&self.ws.root).unwrap_or_default();
             let closest = graph::closest(layer_name, known.iter().map(String::as_str));
             let layer = layer_name.clone();
-            self.problem(file, inc, Problem::NoSuchLayer { layer, closest });
+            self.problem(file, inc, Fault::NoSuchLayer { layer, closest });
             return;
         }
         let Some((lfile, lraw)) = self.read(layer_name) else {
             return;
         };
         if lraw.kind != FileKind::Layer {
-            self.problem(file, inc, Problem::NotALayer(layer_name.clone()));
+            self.problem(file, inc, Fault::NotALayer(layer_name.clone()));
             return;
         }
         self.check_name(layer_name, &lraw);
         if let Some(first) = lraw.include.first() {
-            self.problem(lfile, first, Problem::LayerIncludes);
+            self.problem(lfile, first, Fault::LayerIncludes);
         }
         if let Some(first) = lraw.exclude.first() {
-            self.problem(lfile, first, Problem::LayerExcludes);
+            self.problem(lfile, first, Fault::LayerExcludes);
         }
         if let Some((_, first)) = lraw.rewire.iter().next() {
-            self.problem(lfile, first, Problem::LayerRewires);
+            self.problem(lfile, first, Fault::LayerRewires);
         }
         merged.add(lfile, lraw);
     }
@@ -112,7 +112,7 @@ impl Loader<'_> {
             let n = ex.get_ref();
             match drafts.iter().position(|d| d.name.get_ref() == n) {
                 Some(i) if drafts[i].file == file => {
-                    self.problem(file, &ex, Problem::ExcludesOwn(n.clone()));
+                    self.problem(file, &ex, Fault::ExcludesOwn(n.clone()));
                 }
                 Some(i) => {
                     drafts.remove(i);
@@ -123,7 +123,7 @@ impl Loader<'_> {
                     self.problem(
                         file,
                         &ex,
-                        Problem::ExcludesUnknown {
+                        Fault::ExcludesUnknown {
                             name: n.clone(),
                             closest,
                         },
@@ -140,7 +140,7 @@ impl Loader<'_> {
         for (target, rw) in rewire {
             let Some(i) = drafts.iter().position(|d| d.name.get_ref() == &target) else {
                 let closest = closest_project(&target, drafts);
-                self.problem(file, &rw, Problem::RewiresUnknown { name: target, closest });
+                self.problem(file, &rw, Fault::RewiresUnknown { name: target, closest });
                 continue;
             };
             let rw = rw.into_inner();
@@ -173,7 +173,7 @@ impl Loader<'_> {
             let before = d.needs.len();
             d.needs.retain(|n| !(n.kind == kind && &n.name == r.get_ref()));
             if d.needs.len() == before {
-                let problem = Problem::NothingToRemove {
+                let problem = Fault::NothingToRemove {
                     project: d.name.get_ref().clone(),
                     need: r.get_ref().clone(),
                     field: if kind == EdgeKind::Data { "needs" } else { "after" },

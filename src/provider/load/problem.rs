@@ -1,4 +1,4 @@
-//! Wording: what the stages find wrong, as data ([`Problem`]), and how each is told: the message,
+//! Wording: what the stages find wrong, as data ([`Fault`]), and how each is told: the message,
 //! a short label under the code, and the fix. Every word a user reads about a provider file
 //! comes from here.
 
@@ -13,10 +13,11 @@ use crate::graph::{self, GraphError, Layer, Origin};
 use crate::provider::{Builtin, PromptType};
 use crate::workspace::PROVIDERS_DIR;
 
-/// One thing wrong in a provider or layer file. Its message is its `Display`; the stage that
-/// finds it gives what the fix needs (a close name, whether a directory exists).
+/// One thing wrong in a provider or layer file, as data, until it is worded into a
+/// [`FileDiagnostic`] here. Its message is its `Display`; the stage that finds it gives what the
+/// fix needs (a close name, whether a directory exists).
 #[derive(Debug, thiserror::Error)]
-pub(super) enum Problem {
+pub(super) enum Fault {
     // Reading.
     #[error("cannot read the file: {0}")]
     Unreadable(std::io::Error),
@@ -103,39 +104,39 @@ pub(super) enum Problem {
     },
 }
 
-impl Problem {
+impl Fault {
     /// The few words under the code.
     fn label(&self) -> &'static str {
         match self {
             // Shown without code, so never under it.
-            Problem::Unreadable(_) => "file",
-            Problem::Syntax(_) => "here",
-            Problem::NameDiffers { .. } => "name",
-            Problem::IncludedTwice(_) => "repeated",
-            Problem::NoSuchLayer { .. } => "no such layer",
-            Problem::NotALayer(_) => "not a layer",
-            Problem::LayerIncludes => "include",
-            Problem::LayerExcludes => "exclude",
-            Problem::LayerRewires => "rewire",
-            Problem::ExcludesOwn(_) => "own project",
-            Problem::ExcludesUnknown { .. } | Problem::RewiresUnknown { .. } => "unknown project",
-            Problem::NothingToRemove { .. } => "nothing to remove",
-            Problem::ProjectName(_) | Problem::ProjectNameIsAFlag(_) => "project name",
-            Problem::UnknownLayer(_) => "unknown layer",
-            Problem::NotOneLine(_) => "description",
-            Problem::PathLeaves(_) => "path",
-            Problem::NoProgram { .. } => "no Pulumi.yaml here",
-            Problem::NoScript(_) => "no such script",
-            Problem::UnknownHook(_) => "unknown hook",
-            Problem::SecretKey(_) | Problem::PromptKey(_) => "key",
-            Problem::ZeroEstimate => "estimate",
-            Problem::TimeoutTooLong(_) | Problem::NotATimeout(_) => "timeout",
-            Problem::TwoStores { .. } => "second store",
-            Problem::NoStore { .. } => "secret without a store",
-            Problem::PromptTwice { .. } => "again here",
-            Problem::DefaultType { .. } => "default",
-            Problem::ContextWithoutKubeconfig(_) => "context",
-            Problem::Graph { error, .. } => match error {
+            Fault::Unreadable(_) => "file",
+            Fault::Syntax(_) => "here",
+            Fault::NameDiffers { .. } => "name",
+            Fault::IncludedTwice(_) => "repeated",
+            Fault::NoSuchLayer { .. } => "no such layer",
+            Fault::NotALayer(_) => "not a layer",
+            Fault::LayerIncludes => "include",
+            Fault::LayerExcludes => "exclude",
+            Fault::LayerRewires => "rewire",
+            Fault::ExcludesOwn(_) => "own project",
+            Fault::ExcludesUnknown { .. } | Fault::RewiresUnknown { .. } => "unknown project",
+            Fault::NothingToRemove { .. } => "nothing to remove",
+            Fault::ProjectName(_) | Fault::ProjectNameIsAFlag(_) => "project name",
+            Fault::UnknownLayer(_) => "unknown layer",
+            Fault::NotOneLine(_) => "description",
+            Fault::PathLeaves(_) => "path",
+            Fault::NoProgram { .. } => "no Pulumi.yaml here",
+            Fault::NoScript(_) => "no such script",
+            Fault::UnknownHook(_) => "unknown hook",
+            Fault::SecretKey(_) | Fault::PromptKey(_) => "key",
+            Fault::ZeroEstimate => "estimate",
+            Fault::TimeoutTooLong(_) | Fault::NotATimeout(_) => "timeout",
+            Fault::TwoStores { .. } => "second store",
+            Fault::NoStore { .. } => "secret without a store",
+            Fault::PromptTwice { .. } => "again here",
+            Fault::DefaultType { .. } => "default",
+            Fault::ContextWithoutKubeconfig(_) => "context",
+            Fault::Graph { error, .. } => match error {
                 GraphError::Duplicate { .. } => "declared again here",
                 GraphError::UnknownNeed { .. } => "unknown project",
                 GraphError::SelfNeed { .. } => "itself",
@@ -161,48 +162,46 @@ impl Problem {
     fn fix(&self, files: &[SourceFile]) -> String {
         let at = |o: &Origin| files[o.file].location(o.start);
         match self {
-            Problem::Unreadable(_) => "check that it exists and is readable UTF-8 text".into(),
-            Problem::Syntax(_) => {
-                "see the provider file format in docs/providers.md (section \"Provider files\")".into()
-            }
-            Problem::NameDiffers { name, stem } => {
+            Fault::Unreadable(_) => "check that it exists and is readable UTF-8 text".into(),
+            Fault::Syntax(_) => "see the provider file format in docs/providers.md (section \"Provider files\")".into(),
+            Fault::NameDiffers { name, stem } => {
                 format!("set `name = \"{stem}\"` or rename the file to `{name}.toml`")
             }
-            Problem::IncludedTwice(_) => "include each layer once".into(),
-            Problem::NoSuchLayer { layer, closest } => match closest {
+            Fault::IncludedTwice(_) => "include each layer once".into(),
+            Fault::NoSuchLayer { layer, closest } => match closest {
                 Some(c) => format!("did you mean `{c}`? Layers are files in {PROVIDERS_DIR}/ with `kind = \"layer\"`"),
                 None => {
                     format!("create {PROVIDERS_DIR}/{layer}.toml with `kind = \"layer\"`, or remove it from `include`")
                 }
             },
-            Problem::NotALayer(name) => format!(
+            Fault::NotALayer(name) => format!(
                 "only files with `kind = \"layer\"` can be included; move the shared projects of \
                  {PROVIDERS_DIR}/{name}.toml into a layer"
             ),
-            Problem::LayerIncludes => "include every layer from the provider file instead".into(),
-            Problem::LayerExcludes | Problem::LayerRewires => "move it to the provider file that needs it".into(),
-            Problem::ExcludesOwn(_) => "delete its [[project]] table instead".into(),
-            Problem::ExcludesUnknown { closest, .. } | Problem::RewiresUnknown { closest, .. } => match closest {
+            Fault::LayerIncludes => "include every layer from the provider file instead".into(),
+            Fault::LayerExcludes | Fault::LayerRewires => "move it to the provider file that needs it".into(),
+            Fault::ExcludesOwn(_) => "delete its [[project]] table instead".into(),
+            Fault::ExcludesUnknown { closest, .. } | Fault::RewiresUnknown { closest, .. } => match closest {
                 Some(c) => format!("did you mean `{c}`?"),
                 None => "name a project declared in this provider or one of its layers".into(),
             },
-            Problem::NothingToRemove { field, .. } => format!("remove it from `remove_{field}`"),
-            Problem::ProjectName(_) => "use 1 to 100 characters from A-Z, a-z, 0-9, `_`, `.` and `-`".into(),
-            Problem::ProjectNameIsAFlag(name) => {
+            Fault::NothingToRemove { field, .. } => format!("remove it from `remove_{field}`"),
+            Fault::ProjectName(_) => "use 1 to 100 characters from A-Z, a-z, 0-9, `_`, `.` and `-`".into(),
+            Fault::ProjectNameIsAFlag(name) => {
                 format!("start it with a letter or a digit (`{}`)", name.trim_start_matches('-'))
             }
-            Problem::UnknownLayer(layer) => {
+            Fault::UnknownLayer(layer) => {
                 let names: Vec<&str> = Layer::ALL.iter().map(|l| l.as_str()).collect();
                 match graph::closest(layer, names.iter().copied()) {
                     Some(c) => format!("did you mean `{c}`? Layers are {}", names.join(", ")),
                     None => format!("use one of {}", names.join(", ")),
                 }
             }
-            Problem::PathLeaves(_) => "give a path relative to the workspace root, such as projects/services/x".into(),
-            Problem::NotOneLine(_) => {
+            Fault::PathLeaves(_) => "give a path relative to the workspace root, such as projects/services/x".into(),
+            Fault::NotOneLine(_) => {
                 "write it on one line, as plain text (a longer account belongs in a comment)".into()
             }
-            Problem::NoProgram {
+            Fault::NoProgram {
                 project,
                 path,
                 dir_exists,
@@ -213,10 +212,8 @@ impl Problem {
                     format!("create the directory {path} with a Pulumi.yaml, or fix the path")
                 }
             }
-            Problem::NoScript(_) => {
-                "put hook scripts in scripts/ and give their path, such as scripts/notify.sh".into()
-            }
-            Problem::UnknownHook(value) => {
+            Fault::NoScript(_) => "put hook scripts in scripts/ and give their path, such as scripts/notify.sh".into(),
+            Fault::UnknownHook(value) => {
                 let names = Builtin::ALL.map(Builtin::name);
                 let known = format!(
                     "built-in hooks: {}; a script is given by its path under scripts/",
@@ -227,24 +224,24 @@ impl Problem {
                     None => known,
                 }
             }
-            Problem::SecretKey(_) => "write it as namespace:key (one `:`), such as prometheus:adminpass".into(),
-            Problem::ZeroEstimate => "give the expected duration in whole seconds (at least 1), or leave it out".into(),
-            Problem::TimeoutTooLong(_) | Problem::NotATimeout(_) => {
+            Fault::SecretKey(_) => "write it as namespace:key (one `:`), such as prometheus:adminpass".into(),
+            Fault::ZeroEstimate => "give the expected duration in whole seconds (at least 1), or leave it out".into(),
+            Fault::TimeoutTooLong(_) | Fault::NotATimeout(_) => {
                 "give a duration such as \"45m\", \"2h\" or \"1h 30m\"".into()
             }
-            Problem::TwoStores { .. } => "keep `secrets_store = true` on one project".into(),
-            Problem::NoStore { .. } => {
+            Fault::TwoStores { .. } => "keep `secrets_store = true` on one project".into(),
+            Fault::NoStore { .. } => {
                 "mark the project that stores them with `secrets_store = true` (e.g. `secrets`)".into()
             }
-            Problem::PromptKey(_) => "write it as namespace:key (one `:`), such as aws:region".into(),
-            Problem::PromptTwice { first, .. } => format!("it is first declared at {}; keep one", at(first)),
-            Problem::DefaultType { .. } => {
+            Fault::PromptKey(_) => "write it as namespace:key (one `:`), such as aws:region".into(),
+            Fault::PromptTwice { first, .. } => format!("it is first declared at {}; keep one", at(first)),
+            Fault::DefaultType { .. } => {
                 "give a default of the prompt's type (a `${ns:key}` string may refer to an earlier answer)".into()
             }
-            Problem::ContextWithoutKubeconfig(_) => {
+            Fault::ContextWithoutKubeconfig(_) => {
                 "add `kubeconfig = \"ns:key\"`, the key of the prompt that names the kubeconfig file".into()
             }
-            Problem::Graph { error, excluded } => graph_fix(error, *excluded, at),
+            Fault::Graph { error, excluded } => graph_fix(error, *excluded, at),
         }
     }
 }
@@ -294,18 +291,18 @@ fn type_name(kind: PromptType) -> &'static str {
 
 impl Loader<'_> {
     /// Records `problem` where `value` was written in file `file`.
-    pub(super) fn problem<T>(&mut self, file: usize, value: &Spanned<T>, problem: Problem) {
+    pub(super) fn problem<T>(&mut self, file: usize, value: &Spanned<T>, problem: Fault) {
         self.problem_in(file, value.span(), problem);
     }
 
     /// Records `problem` at the bytes `span` of file `file`.
-    pub(super) fn problem_in(&mut self, file: usize, span: Range<usize>, problem: Problem) {
+    pub(super) fn problem_in(&mut self, file: usize, span: Range<usize>, problem: Fault) {
         let d = problem.diagnostic(&self.files, file, span);
         self.problems.push(d);
     }
 
     /// Records a problem of the file shown as `display` as a whole: it has no text to point into.
-    pub(super) fn file_problem(&mut self, display: &str, problem: Problem) {
+    pub(super) fn file_problem(&mut self, display: &str, problem: Fault) {
         let d = problem.whole_file(&self.files, display);
         self.problems.push(d);
     }
@@ -321,10 +318,6 @@ impl Loader<'_> {
             | GraphError::EstimateOverflow { origin, .. }
             | GraphError::Cycle { origin, .. } => *origin,
         };
-        self.problem_in(
-            origin.file,
-            origin.start..origin.end,
-            Problem::Graph { error, excluded },
-        );
+        self.problem_in(origin.file, origin.start..origin.end, Fault::Graph { error, excluded });
     }
 }

@@ -7,7 +7,7 @@ use toml::Spanned;
 
 use super::Loader;
 use super::file::RawFile;
-use super::problem::Problem;
+use super::problem::Fault;
 use crate::diagnostic::SourceFile;
 use crate::graph::Origin;
 use crate::workspace::PROVIDERS_DIR;
@@ -60,7 +60,7 @@ impl Loader<'_> {
         let text = match crate::fs::read_text(&path) {
             Ok(t) => t,
             Err(e) => {
-                self.file_problem(&display, Problem::Unreadable(e));
+                self.file_problem(&display, Fault::Unreadable(e));
                 return None;
             }
         };
@@ -70,7 +70,7 @@ impl Loader<'_> {
             Ok(raw) => Some((file, raw)),
             Err(e) => {
                 let span = e.span().unwrap_or(0..0);
-                self.problem_in(file, span, Problem::Syntax(e.message().trim().to_string()));
+                self.problem_in(file, span, Fault::Syntax(e.message().trim().to_string()));
                 None
             }
         }

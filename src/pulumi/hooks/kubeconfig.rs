@@ -18,11 +18,38 @@ const SECTIONS: [&str; 3] = ["clusters", "users", "contexts"];
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub(crate) enum MergeError {
     #[error("the `kubeconfig` output is not a kubeconfig (YAML, JSON or base64 of either): {0}")]
-    BadInput(String),
+    BadInput(NotKubeconfig),
     #[error("{path} is not a valid kubeconfig: {reason}; it was left untouched")]
     BadTarget { path: String, reason: String },
     #[error("cannot write {path}: {reason}")]
     Write { path: String, reason: String },
+}
+
+/// Why a text is no kubeconfig a merge may read or write.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub(crate) enum NotKubeconfig {
+    /// Not YAML (nor JSON), in the parser's words.
+    #[error("{0}")]
+    Syntax(String),
+    #[error("the top level is not a mapping")]
+    NotAMapping,
+    #[error("no clusters, users or contexts found")]
+    NothingFound,
+    #[error("`{section}[{index}]` has no name")]
+    Unnamed { section: &'static str, index: usize },
+    /// kubectl refuses such a file, and a merge could keep only one of them.
+    #[error("`{section}` has two entries named `{name}`")]
+    NamedTwice { section: &'static str, name: String },
+    #[error("`{0}` is not a list")]
+    NotAList(&'static str),
+    #[error("`current-context` is not a string")]
+    CurrentContextNotText,
+    #[error("`preferences` is not a mapping")]
+    PreferencesNotAMapping,
+    #[error("it has no context")]
+    NoContext,
+    #[error("no kubeconfig path")]
+    NoPath,
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -72,39 +99,41 @@ pub(crate) fn parse_input(text: &str) -> Result<Map<String, Value>, MergeError> 
         .and_then(|b| String::from_utf8(b).ok());
     match decoded.as_deref().and_then(as_config) {
         Some(m) => check_sections(&m).map(|()| m).map_err(MergeError::BadInput),
-        None => Err(MergeError::BadInput("no clusters, users or contexts found".into())),
+        None => Err(MergeError::BadInput(NotKubeconfig::NothingFound)),
     }
 }
 
 /// `clusters`, `users`, `contexts`: lists of mappings with a string `name`, when present.
-fn check_sections(m: &Map<String, Value>) -> Result<(), String> {
-    for s in SECTIONS {
-        match m.get(s) {
+fn check_sections(m: &Map<String, Value>) -> Result<(), NotKubeconfig> {
+    for section in SECTIONS {
+        match m.get(section) {
             None | Some(Value::Null) => {}
             Some(Value::Array(entries)) => {
                 let mut seen = std::collections::BTreeSet::new();
-                for (k, e) in entries.iter().enumerate() {
+                for (index, e) in entries.iter().enumerate() {
                     let Some(name) = e.get("name").and_then(Value::as_str) else {
-                        return Err(format!("`{s}[{k}]` has no name"));
+                        return Err(NotKubeconfig::Unnamed { section, index });
                     };
-                    // kubectl refuses such a file, and a merge could keep only one of them.
                     if !seen.insert(name) {
-                        return Err(format!("`{s}` has two entries named `{name}`"));
+                        return Err(NotKubeconfig::NamedTwice {
+                            section,
+                            name: name.to_string(),
+                        });
                     }
                 }
             }
-            Some(_) => return Err(format!("`{s}` is not a list")),
+            Some(_) => return Err(NotKubeconfig::NotAList(section)),
         }
     }
     if let Some(c) = m.get("current-context")
         && !(c.is_string() || c.is_null())
     {
-        return Err("`current-context` is not a string".into());
+        return Err(NotKubeconfig::CurrentContextNotText);
     }
     if let Some(p) = m.get("preferences")
         && !(p.is_object() || p.is_null())
     {
-        return Err("`preferences` is not a mapping".into());
+        return Err(NotKubeconfig::PreferencesNotAMapping);
     }
     Ok(())
 }
@@ -112,20 +141,11 @@ fn check_sections(m: &Map<String, Value>) -> Result<(), String> {
 /// The paths `KUBECONFIG` names (split on `:`, empty parts dropped, `~` expanded), or
 /// `~/.kube/config`.
 pub(super) fn candidate_paths(kubeconfig_env: Option<&str>, home: &Path) -> Vec<PathBuf> {
-    let expand = |p: &str| -> PathBuf {
-        if p == "~" {
-            home.to_path_buf()
-        } else if let Some(rest) = p.strip_prefix("~/") {
-            home.join(rest)
-        } else {
-            PathBuf::from(p)
-        }
-    };
     let paths: Vec<PathBuf> = kubeconfig_env
         .unwrap_or_default()
         .split(':')
         .filter(|p| !p.trim().is_empty())
-        .map(|p| expand(p.trim()))
+        .map(|p| crate::fs::expand_home(p.trim(), Some(home)))
         .collect();
     if paths.is_empty() {
         vec![home.join(".kube/config")]
@@ -147,20 +167,20 @@ fn read_config(path: &Path) -> Result<Option<Map<String, Value>>, MergeError> {
     };
     parse_config(&text).map_err(|reason| MergeError::BadTarget {
         path: path.display().to_string(),
-        reason,
+        reason: reason.to_string(),
     })
 }
 
 /// A kubeconfig file's text as a mapping; `None` when it holds nothing yet.
-pub(crate) fn parse_config(text: &str) -> Result<Option<Map<String, Value>>, String> {
+pub(crate) fn parse_config(text: &str) -> Result<Option<Map<String, Value>>, NotKubeconfig> {
     if text.trim().is_empty() {
         return Ok(None);
     }
-    let v: Value = serde_saphyr::from_str(text).map_err(|e| e.to_string())?;
+    let v: Value = serde_saphyr::from_str(text).map_err(|e| NotKubeconfig::Syntax(e.to_string()))?;
     let m = match v {
         Value::Object(m) => m,
         Value::Null => return Ok(None),
-        _ => return Err("the top level is not a mapping".into()),
+        _ => return Err(NotKubeconfig::NotAMapping),
     };
     check_sections(&m)?;
     Ok(Some(m))
@@ -194,7 +214,7 @@ pub(super) fn merge(incoming: &Map<String, Value>, paths: &[PathBuf]) -> Result<
     let target = holder
         .or_else(|| paths.iter().find(|p| p.exists()))
         .or_else(|| paths.last())
-        .ok_or_else(|| MergeError::BadInput("no kubeconfig path".into()))?
+        .ok_or(MergeError::BadInput(NotKubeconfig::NoPath))?
         .clone();
     // kubectl's lock, held from the read to the write, so no concurrent writer's entry is lost.
     let lock = Lock::take(&target)?;
@@ -226,7 +246,7 @@ pub(crate) fn context_of(incoming: &Map<String, Value>) -> Result<String, MergeE
         .filter(|c| !c.is_empty())
         .map(str::to_string)
         .or_else(|| names(incoming, "contexts").into_iter().next())
-        .ok_or_else(|| MergeError::BadInput("it has no context".into()))
+        .ok_or(MergeError::BadInput(NotKubeconfig::NoContext))
 }
 
 /// The pure merge: `incoming`'s entries into `existing` (a new kubeconfig when `None`), same
@@ -459,12 +479,13 @@ mod tests {
         let twice = EKS.replace("contexts:\n", "contexts:\n- name: eks-dev\n  context: {}\n");
         assert_eq!(
             parse_input(&twice),
-            Err(MergeError::BadInput(
-                "`contexts` has two entries named `eks-dev`".into()
-            ))
+            Err(MergeError::BadInput(NotKubeconfig::NamedTwice {
+                section: "contexts",
+                name: "eks-dev".into()
+            }))
         );
         assert_eq!(
-            parse_config(&twice),
+            parse_config(&twice).map_err(|e| e.to_string()),
             Err("`contexts` has two entries named `eks-dev`".to_string())
         );
     }
