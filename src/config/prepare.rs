@@ -293,6 +293,8 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
         problems.extend(check.take().and_then(|c| c.problem(&env, &show)));
     }
     if problems.is_empty() && r.mode != Mode::Check {
+        let typed = !(answers.secrets.is_empty() && answers.shared_secrets.is_empty());
+        let mut retry = ask_again(r.interactive && typed, ask);
         save(
             r,
             &file,
@@ -300,6 +302,7 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
             (store, &env),
             store_dir.as_deref(),
             passphrase::in_use(&env, &file),
+            &mut retry,
         )?;
     }
     let mut config = file.config.clone();
@@ -501,6 +504,7 @@ fn save(
     (store, env): (&dyn SecretStore, &Env),
     store_dir: Option<&Path>,
     passphrase: bool,
+    retry: &mut dyn FnMut(&StoreError) -> bool,
 ) -> Result<(), RunnerError> {
     let ws = r.ws;
     let write_err = |source| RunnerError::Io {
@@ -540,26 +544,28 @@ fn save(
     if answers.secrets.is_empty() && answers.shared_secrets.is_empty() && !needs_salt {
         return Ok(());
     }
-    let failed = |e: StoreError| {
-        let fix = if matches!(e, StoreError::Locked(_)) {
-            "wait for the process that holds the lock to end; if it no longer runs, run again with `--remove-stale-locks`; nothing else was changed"
-        } else {
-            "check the passphrase and the backend (PULUMI_BACKEND_URL), then run again; nothing else was changed"
-        };
-        RunnerError::Problems(vec![Problem::new(e.to_string(), fix)])
+    let failed = |e: StoreError| RunnerError::Problems(vec![Problem::new(e.to_string(), store_fix(&e))]);
+    // Each step of storing, tried again while `retry` says so.
+    let mut stored = |step: &mut dyn FnMut() -> Result<(), StoreError>| loop {
+        match step() {
+            Ok(()) => return Ok(()),
+            Err(e) if retry(&e) => {}
+            Err(e) => return Err(failed(e)),
+        }
     };
     // Any project serves to run `pulumi config` against the shared file: the store if there is one.
     let dir = store_dir
         .map(Path::to_path_buf)
         .or_else(|| r.provider.projects.first().map(|p| ws.root.join(&p.path)));
     let Some(dir) = dir else { return Ok(()) };
-    for note in store.create_stack(&dir, env).map_err(failed)? {
-        report::warning(&note);
-    }
+    stored(&mut || {
+        for note in store.create_stack(&dir, env)? {
+            report::warning(&note);
+        }
+        Ok(())
+    })?;
     for (key, value) in &answers.shared_secrets {
-        store
-            .set_secret(&dir, env, key, value, Some(&file.path))
-            .map_err(failed)?;
+        stored(&mut || store.set_secret(&dir, env, key, value, Some(&file.path)))?;
         report::info(&format!("stored {key} (encrypted) in {}", file.shown));
     }
     if let Some(store_dir) = store_dir
@@ -573,7 +579,7 @@ fn save(
             ));
         }
         for (key, value) in &answers.secrets {
-            store.set_secret(store_dir, env, key, value, None).map_err(failed)?;
+            stored(&mut || store.set_secret(store_dir, env, key, value, None))?;
         }
         let keys: Vec<&str> = answers.secrets.iter().map(|(k, _)| k.as_str()).collect();
         let own = ws.show(&stackfile::own(store_dir, r.stack));
@@ -593,6 +599,27 @@ fn save(
         })?;
     }
     Ok(())
+}
+
+/// At a terminal a failure to store is said, and storing is tried again when the person says
+/// so: the answers typed (the secrets too) are still here, so nothing is asked twice.
+fn ask_again(at_terminal: bool, ask: &mut dyn Ask) -> impl FnMut(&StoreError) -> bool + '_ {
+    move |e: &StoreError| {
+        at_terminal && {
+            report::warning(&format!("{e}\n  fix: {}", store_fix(e)));
+            ask.confirm("The answers are kept: fix it, then store them again?")
+                .unwrap_or(false)
+        }
+    }
+}
+
+/// How to go on when storing failed.
+fn store_fix(e: &StoreError) -> &'static str {
+    if matches!(e, StoreError::Locked(_)) {
+        "wait for the process that holds the lock to end; if it no longer runs, run again with `--remove-stale-locks`; nothing else was changed"
+    } else {
+        "check the passphrase and the backend (PULUMI_BACKEND_URL), then run again; nothing else was changed"
+    }
 }
 
 /// Why the salt could not be copied.

@@ -956,3 +956,67 @@ fn a_program_pulumi_yaml_would_refuse_is_said_before_any_question() {
         "nothing written"
     );
 }
+
+#[test]
+fn a_failure_to_store_keeps_the_typed_secrets_and_stores_them_again_when_asked() {
+    let ws = Ws::reference();
+    // A `pulumi` whose `config set` fails while the marker is there (a backend that refuses).
+    let bin = ws.path().join("flaky-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let marker = ws.path().join("refuse-store");
+    std::fs::write(&marker, "").unwrap();
+    let wrapper = bin.join("pulumi");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\ncase \" $* \" in *\" config set \"*) if [ -e '{}' ]; then echo 'error: could not write the stack: injected' >&2; exit 1; fi;; esac\nexec '{}' \"$@\"\n",
+            marker.display(),
+            crate::support::standin_dir().join("pulumi").display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}:{}",
+        bin.display(),
+        crate::support::fake_clis().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut c = ws.command(
+        &["up", "-p", "do", "-s", "dev", "--target", "container-registry", "--yes"],
+        &[("TERM", "dumb"), ("PATH", &path)],
+    );
+    for (k, _) in SECRETS {
+        c.env_remove(k);
+    }
+    c.env_remove("CI").env_remove("DIGITALOCEAN_TOKEN");
+    let mut s = expectrl::Session::spawn(c).expect("a pseudo-terminal");
+    s.set_expect_timeout(Some(Duration::from_secs(60)));
+    answer(&mut s, "DigitalOcean API token: ", "dop_v1_Kept-token");
+    answer(&mut s, "DigitalOcean API token (again): ", "dop_v1_Kept-token");
+    answer(
+        &mut s,
+        "Fully qualified domain name (FQDN) for the application: ",
+        "mara.example.com",
+    );
+    answer(&mut s, "Kubernetes version [1.31.1-do.5]: ", "");
+    answer(&mut s, "Region [sfo3]: ", "");
+    answer(&mut s, "Instance size [s-4vcpu-8gb]: ", "");
+    answer(&mut s, "Node count for the Kubernetes cluster [3]: ", "");
+    // Storing fails: said with its cause, the answers kept; fixed, stored on "y".
+    s.expect("could not write the stack: injected").unwrap();
+    s.expect("The answers are kept: fix it, then store them again? [y/N]")
+        .unwrap();
+    std::fs::remove_file(&marker).unwrap();
+    s.send_line("y").unwrap();
+    let screen = rest(&mut s);
+    assert!(screen.contains("stored digitalocean:token (encrypted)"), "{screen}");
+    assert!(screen.contains("1 succeeded"), "{screen}");
+    assert!(!screen.contains("DigitalOcean API token:"), "asked again:\n{screen}");
+    assert!(secure(
+        &ws,
+        Path::new("config/pulumi/Pulumi.dev.yaml"),
+        "digitalocean:token"
+    ));
+    nowhere_in_plain_text(&ws, "dop_v1_Kept-token");
+}
