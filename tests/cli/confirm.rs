@@ -79,6 +79,14 @@ fn up_at_a_terminal_says_what_it_will_run_and_asks_once() {
         .unwrap();
     assert_eq!(exit_code(&mut s), 0);
     assert!(ws.invocations().iter().any(|i| i.command() == "up"));
+    // Nothing to do: nothing asked, and no run to look at next.
+    let mut s = at_terminal(&ws, &["up", "-p", "aws", "-s", "dev", "--target", "iam"]);
+    let seen = s.expect(expectrl::Eof).unwrap();
+    let screen = String::from_utf8_lossy(seen.as_bytes()).into_owned();
+    assert!(
+        screen.contains("unchanged") && !screen.contains("Next:") && !screen.contains("Go ahead?"),
+        "{screen}"
+    );
 }
 
 #[test]

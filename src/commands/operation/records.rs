@@ -205,7 +205,17 @@ pub(super) fn after(
         report::info(&format!("\n{v}"));
     }
     // A person at a terminal after an up that went well: where to look next.
-    if o.operation == Operation::Up && s.interactive && !result.failed() && !result.interrupted && o.report.is_none() {
+    let ran = result
+        .results
+        .iter()
+        .any(|(_, f)| !matches!(f.status, crate::exec::Status::Unchanged { .. }));
+    if o.operation == Operation::Up
+        && s.interactive
+        && ran
+        && !result.failed()
+        && !result.interrupted
+        && o.report.is_none()
+    {
         report::info(&format!(
             "Next: `runner status -s {0}` says what is deployed and why; `runner report -s {0}` draws this run as one HTML file.",
             t.stack
