@@ -8,7 +8,7 @@ use super::questions::Ask;
 use crate::exec::signals::{self, OnInterrupt};
 
 /// Asks at the terminal. While it lives, Ctrl-C restores the terminal (a hidden prompt turns
-/// echo off) and ends the runner with exit 130, saying `nothing was written`.
+/// echo off) and ends the runner with exit 130, saying `no answer was written`.
 pub(crate) struct Terminal {
     guard: Option<OnInterrupt>,
     #[cfg(unix)]
@@ -120,12 +120,12 @@ fn leave(saved: Option<&nix::sys::termios::Termios>) {
     if let Some(saved) = saved {
         let _ = nix::sys::termios::tcsetattr(std::io::stdin(), nix::sys::termios::SetArg::TCSANOW, saved);
     }
-    crate::report::info("\ninterrupted: nothing was written");
+    crate::report::info("\ninterrupted: no answer was written");
 }
 
 #[cfg(not(unix))]
 fn leave(_: Option<&()>) {
-    crate::report::info("\ninterrupted: nothing was written");
+    crate::report::info("\ninterrupted: no answer was written");
 }
 
 impl Default for Terminal {

@@ -502,7 +502,7 @@ fn ctrl_c_at_a_question_writes_nothing_and_exits_130() {
     std::thread::sleep(Duration::from_millis(150));
     s.send(expectrl::ControlCode::EndOfText).unwrap();
     let screen = rest(&mut s);
-    assert!(screen.contains("interrupted: nothing was written"), "{screen}");
+    assert!(screen.contains("interrupted: no answer was written"), "{screen}");
     let status = format!("{:?}", s.get_process().wait().unwrap());
     assert!(status.starts_with("Exited(") && status.ends_with(", 130)"), "{status}");
     assert!(!ws.path().join("config/pulumi/Pulumi.dev.yaml").exists());
@@ -547,7 +547,7 @@ fn a_backend_that_cannot_be_reached_is_said_before_any_question() {
     s.set_expect_timeout(Some(Duration::from_secs(60)));
     s.expect("AWS region to use").unwrap();
     s.send(expectrl::ControlCode::EndOfText).unwrap();
-    assert!(rest(&mut s).contains("interrupted: nothing was written"));
+    assert!(rest(&mut s).contains("interrupted: no answer was written"));
 }
 
 #[test]
@@ -667,7 +667,7 @@ fn ctrl_c_at_a_visible_question_exits_130_every_time() {
         s.expect("AWS region to use [us-east-1]: ").unwrap();
         s.send(expectrl::ControlCode::EndOfText).unwrap();
         let screen = rest(&mut s);
-        assert!(screen.contains("interrupted: nothing was written"), "{screen}");
+        assert!(screen.contains("interrupted: no answer was written"), "{screen}");
         let status = format!("{:?}", s.get_process().wait().unwrap());
         assert!(
             status.starts_with("Exited(") && status.ends_with(", 130)"),
