@@ -200,6 +200,7 @@ impl ProjectState {
     pub(crate) fn last_up(&self) -> Option<(&Inputs, &str)> {
         if !self.deployed
             || (matches!(self.status, Recorded::Running | Recorded::CutShort) && self.operation != Operation::Preview)
+            || self.checked.as_ref().is_some_and(Checked::drifted)
         {
             return None;
         }
@@ -307,9 +308,8 @@ impl RunState {
             .iter()
             .filter(|(_, p)| {
                 p.deployed
-                    && p.inputs.is_none()
                     && (p.checked.as_ref().is_some_and(Checked::drifted)
-                        || (p.operation == Operation::Preview && p.status == Recorded::Succeeded))
+                        || (p.inputs.is_none() && p.operation == Operation::Preview && p.status == Recorded::Succeeded))
             })
             .map(|(n, _)| n.clone())
             .collect()
@@ -384,7 +384,11 @@ impl RunState {
                 // While it runs (or if the runner dies meanwhile) `last_up` trusts nothing, and
                 // a check before it no longer tells what is deployed.
                 p.status = Recorded::Running;
-                p.checked = None;
+                // A difference a check found is settled by an up alone: what else runs first
+                // (a refresh) leaves the next up to run.
+                if p.checked.take().is_some_and(|c| c.drifted()) && operation != Operation::Up {
+                    p.inputs = None;
+                }
                 p.operation = operation;
                 p.started = Some(at.clone());
                 p.ended = None;
@@ -424,8 +428,10 @@ impl RunState {
                     .entry(end.project.clone())
                     .or_insert_with(|| ProjectState::new(operation));
                 p.changed_by = None;
-                // What ran since says more than the check before it.
-                p.checked = None;
+                // What ran since says more than the check before it (as for a start, above).
+                if p.checked.take().is_some_and(|c| c.drifted()) && operation != Operation::Up {
+                    p.inputs = None;
+                }
                 match (status, operation) {
                     (Recorded::Succeeded, Operation::Up) => {
                         p.deployed = true;
@@ -503,9 +509,8 @@ impl RunState {
                     ended: Some(end.ended.clone()),
                     changed: end.changed,
                 });
-                if status == Recorded::Succeeded && end.changed {
-                    p.inputs = None;
-                }
+                // A check that found a difference keeps the inputs of the last up (what changed
+                // since is still told), and `last_up` no longer offers them: the next up runs.
             }
         }
         true

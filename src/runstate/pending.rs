@@ -88,13 +88,11 @@ impl RunState {
                     Pending::runs(format!("its last {} {how}", p.operation.as_str()))
                 }
                 Some(p) if !p.deployed => Pending::runs("not deployed"),
-                Some(p) => match (p.last_up(), digests, first_running) {
-                    (_, _, Some(u)) => Pending::runs(format!("after {u}, which runs (its outputs may change)")),
-                    (Some((inputs, out)), Some(d), None) => {
-                        // Every need counts, as in the run: those outside the plan (`--only`,
-                        // `--exclude`) with the outputs their last up recorded.
-                        let upstream = plan
-                            .provider
+                Some(p) => {
+                    // Every need counts, as in the run: those outside the plan (`--only`,
+                    // `--exclude`) with the outputs their last up recorded.
+                    let upstream = || -> BTreeMap<String, String> {
+                        plan.provider
                             .graph
                             .needs(i)
                             .iter()
@@ -107,34 +105,49 @@ impl RunState {
                                 };
                                 (u.to_string(), digest.unwrap_or_default().to_string())
                             })
-                            .collect();
-                        let now = d.inputs(&plan.project(i).path, &upstream);
-                        if now == *inputs {
-                            outputs.insert(name, out);
-                            Pending {
-                                runs: false,
-                                why: "unchanged since its last up".into(),
-                            }
-                        } else {
-                            Pending::runs(changed_input(inputs, &now).map_or_else(
+                            .collect()
+                    };
+                    match (p.last_up(), digests, first_running) {
+                        (_, _, Some(u)) => Pending::runs(format!("after {u}, which runs (its outputs may change)")),
+                        (Some((inputs, out)), Some(d), None) => {
+                            let now = d.inputs(&plan.project(i).path, &upstream());
+                            if now == *inputs {
+                                outputs.insert(name, out);
+                                Pending {
+                                    runs: false,
+                                    why: "unchanged since its last up".into(),
+                                }
+                            } else {
+                                Pending::runs(changed_input(inputs, &now).map_or_else(
                                 || "its inputs changed since its last up (program, stack configuration, environment file or a file it reads)".to_string(),
                                 |what| format!("{what} since its last up"),
                             ))
+                            }
                         }
+                        _ if p.operation == Operation::Refresh => {
+                            Pending::runs("its last refresh took changes made outside Pulumi into the state")
+                        }
+                        _ if p.operation == Operation::Preview
+                            || p.checked.as_ref().is_some_and(super::Checked::drifted) =>
+                        {
+                            // What changed here since the last up, when that is why it differs.
+                            let changed = p.inputs.as_ref().zip(digests).and_then(|(inputs, d)| {
+                                changed_input(inputs, &d.inputs(&plan.project(i).path, &upstream()))
+                            });
+                            Pending::runs(changed.map_or_else(
+                                || {
+                                    "a drift check found its stack differs from its program and configuration (its up \
+                                 refreshes first)"
+                                        .to_string()
+                                },
+                                |what| {
+                                    format!("{what} since its last up, as a drift check found (its up refreshes first)")
+                                },
+                            ))
+                        }
+                        _ => Pending::runs("no record of its inputs"),
                     }
-                    _ if p.operation == Operation::Refresh => {
-                        Pending::runs("its last refresh took changes made outside Pulumi into the state")
-                    }
-                    _ if p.operation == Operation::Preview
-                        || p.checked.as_ref().is_some_and(super::Checked::drifted) =>
-                    {
-                        Pending::runs(
-                            "a drift check found its stack differs from its program and configuration (its up \
-                             refreshes first)",
-                        )
-                    }
-                    _ => Pending::runs("no record of its inputs"),
-                },
+                }
             };
             running.insert(name, pending.runs);
             out.push((name.to_string(), pending));
