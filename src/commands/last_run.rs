@@ -7,7 +7,7 @@ use std::path::Path;
 
 use crate::error::RunnerError;
 use crate::fs::{NewFile, Output, write_atomic};
-use crate::plan::{Operation, Plan};
+use crate::plan::Plan;
 use crate::render;
 use crate::report::{self, html, timeline};
 use crate::settings::{Settings, StackContext};
@@ -43,13 +43,7 @@ pub(crate) fn last_run(s: &Settings, t: &StackContext) -> Result<timeline::LastR
 
 /// The plan of the run's operation over the whole graph (the edges the timeline follows).
 fn plan_of<'p>(t: &'p StackContext, run: &timeline::LastRun) -> Plan<'p> {
-    let operation = match run.operation.as_str() {
-        "destroy" => Operation::Destroy,
-        "refresh" => Operation::Refresh,
-        "preview" | "drift" => Operation::Preview,
-        _ => Operation::Up,
-    };
-    Plan::new(&t.provider, operation, &[]).expect("the whole graph has no unknown target")
+    Plan::new(&t.provider, run.operation.operation(), &[]).expect("the whole graph has no unknown target")
 }
 
 /// The HTML report of the run summarized in `summary`, to `out`; a warning when it cannot be.
@@ -68,7 +62,7 @@ pub(crate) fn write_html(s: &Settings, t: &StackContext, plan: &Plan<'_>, summar
 }
 
 fn html_of(t: &StackContext, plan: &Plan<'_>, run: &timeline::LastRun) -> String {
-    let svg = render::svg_of(plan, &render::EdgeLabels::default(), &run.operation);
+    let svg = render::svg_of(plan, &render::EdgeLabels::default(), run.operation.word());
     let waits = timeline::waits_of(plan);
     // The log of each failure, as the run wrote it (scrubbed of secrets when written).
     let logs: BTreeMap<String, String> = run
@@ -77,11 +71,7 @@ fn html_of(t: &StackContext, plan: &Plan<'_>, run: &timeline::LastRun) -> String
         .filter(|p| p.error.is_some())
         .filter_map(|p| {
             // A drift check's logs are its previews'.
-            let operation = if run.operation == "drift" {
-                "preview"
-            } else {
-                &run.operation
-            };
+            let operation = run.operation.operation().as_str();
             let text = crate::fs::read_text(t.run_dir.log(&p.name, operation)).ok()?;
             Some((p.name.clone(), text))
         })
@@ -109,7 +99,7 @@ pub(crate) fn run(s: &Settings, t: &StackContext, output: Option<&Path>) -> Resu
         })?;
         report::info(&format!(
             "Report of the last run ({} of stack {}): {} — open it in a browser",
-            run.operation,
+            run.operation.word(),
             run.stack,
             s.ws.show(&path)
         ));
@@ -125,7 +115,7 @@ pub(crate) fn run(s: &Settings, t: &StackContext, output: Option<&Path>) -> Resu
     if out != Output::Stdout {
         report::info(&format!(
             "Report of the last run ({} of stack {}): {} — open it in a browser",
-            run.operation,
+            run.operation.word(),
             run.stack,
             out.shown(|p| s.ws.show(p))
         ));

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::SystemTime;
 
+use crate::exec::outcome::Outcome;
 use crate::exec::outputs::Outputs;
 use crate::plan::Operation;
 
@@ -50,16 +51,17 @@ pub enum Status {
 }
 
 impl Status {
-    pub fn name(&self) -> &'static str {
+    /// How it ended, without the reason.
+    pub fn outcome(&self) -> Outcome {
         match self {
-            Status::Succeeded => "succeeded",
-            Status::Failed => "failed",
-            Status::TimedOut => "timed out",
-            Status::Interrupted => "interrupted",
-            Status::Skipped { .. } => "skipped",
-            Status::Unchanged { .. } => "unchanged",
-            Status::NotStarted { .. } => "not started",
-            Status::Waits { .. } => "waits",
+            Status::Succeeded => Outcome::Succeeded,
+            Status::Failed => Outcome::Failed,
+            Status::TimedOut => Outcome::TimedOut,
+            Status::Interrupted => Outcome::Interrupted,
+            Status::Skipped { .. } => Outcome::Skipped,
+            Status::Unchanged { .. } => Outcome::Unchanged,
+            Status::NotStarted { .. } => Outcome::NotStarted,
+            Status::Waits { .. } => Outcome::Waits,
         }
     }
 
@@ -75,7 +77,7 @@ impl Status {
 
     /// It ran and did not succeed.
     pub fn is_failure(&self) -> bool {
-        matches!(self, Status::Failed | Status::TimedOut)
+        self.outcome().is_failure()
     }
 
     /// Lets what waits for it go ahead.

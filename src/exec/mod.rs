@@ -5,6 +5,7 @@
 
 pub mod event;
 mod failure;
+mod outcome;
 pub mod outputs;
 mod scheduler;
 pub mod signals;
@@ -18,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use event::{Event, Finished, Level, PropertyDiff, ResourceDiff, Status, Stream, is_change, would_change};
 pub use failure::{Failure, How, SourceLine};
+pub use outcome::Outcome;
 pub use outputs::Outputs;
 pub use scheduler::{InputsDigest, Options, Resume, RunResult, execute};
 

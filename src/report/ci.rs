@@ -16,6 +16,7 @@ use crate::exec::{RunResult, Status, would_change};
 use crate::plan::Plan;
 
 use super::markdown_cell as cell;
+use super::status::Told;
 
 /// The CI a run is a step of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -165,7 +166,7 @@ pub(crate) fn step_summary(
         "### runner {} · provider {} · stack {stack}\n\n{} in {}{}\n",
         if drift { "drift" } else { plan.operation.as_str() },
         plan.provider.name,
-        super::status_counts(result, drift),
+        super::status::counts(result, drift),
         super::duration(total),
         if result.interrupted { " (interrupted)" } else { "" }
     );
@@ -204,7 +205,7 @@ pub(crate) fn step_summary(
             out,
             "| {} | {mark} {} | {took} | {} | {} |",
             cell(name),
-            super::status_word(f, drift),
+            super::status::word(Told::of(f, drift)),
             changes.join(", "),
             cell(&detail)
         );

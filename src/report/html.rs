@@ -7,7 +7,10 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use super::status::{Found, Told, outcome_word, word};
+use super::summary::Kind;
 use super::timeline::{LastRun, Timeline, seconds, status_fill};
+use crate::exec::Outcome;
 
 /// What a report shows beside the run's summary.
 pub(crate) struct Parts<'a> {
@@ -25,15 +28,17 @@ const LOG_LINES: usize = 400;
 pub(crate) fn render(run: &LastRun, parts: &Parts<'_>) -> String {
     let timeline = Timeline::of(run, parts.waits);
     // A drift check that found a difference succeeded as a check, but is no good news.
-    let drifted = run.operation == "drift" && run.projects.iter().any(|p| p.status == "drifted");
-    let result = if drifted && run.result == "succeeded" {
+    let drifted = run.operation == Kind::Drift && run.projects.iter().any(|p| p.status == Told::Found(Found::Drifted));
+    let result = if drifted && run.result == Outcome::Succeeded {
         "drift found"
     } else {
-        run.result.as_str()
+        outcome_word(run.result)
     };
     let title = format!(
         "runner {} · provider {} · stack {}: {result}",
-        run.operation, run.provider, run.stack
+        run.operation.word(),
+        run.provider,
+        run.stack
     );
     let mut out = String::new();
     let _ = write!(
@@ -44,7 +49,7 @@ pub(crate) fn render(run: &LastRun, parts: &Parts<'_>) -> String {
     let _ = writeln!(
         out,
         "<header><h1>{} · provider {} · stack {}</h1>\n<p class=\"result {}\" id=\"result\">{} (exit {}) · {} · started {} UTC</p></header>",
-        e(&run.operation),
+        e(run.operation.word()),
         e(&run.provider),
         e(&run.stack),
         e(&class(result)),
@@ -54,17 +59,18 @@ pub(crate) fn render(run: &LastRun, parts: &Parts<'_>) -> String {
         e(run.started.replace('T', " ").trim_end_matches('Z')),
     );
     // Counts by result.
-    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    // By word: the counts are listed in its order.
+    let mut counts: BTreeMap<&str, (Told, usize)> = BTreeMap::new();
     for p in &run.projects {
-        *counts.entry(p.status.as_str()).or_default() += 1;
+        counts.entry(word(p.status)).or_insert((p.status, 0)).1 += 1;
     }
     out.push_str("<ul class=\"counts\" id=\"counts\">");
-    for (status, n) in &counts {
+    for (said, (status, n)) in &counts {
         let _ = write!(
             out,
             "<li><span class=\"dot\" style=\"background:{}\"></span>{n} {}</li>",
-            status_fill(status),
-            e(status)
+            status_fill(*status),
+            e(said)
         );
     }
     out.push_str("</ul>\n");
@@ -121,9 +127,9 @@ fn projects_table(out: &mut String, run: &LastRun) {
             out,
             "<tr id=\"project-{name}\" class=\"{cls}\"><td>{name}</td><td class=\"result\"><span class=\"dot\" style=\"background:{fill}\"></span>{status}</td><td>{took}</td><td>{changes}</td><td class=\"outputs\">{outputs}</td><td>{cause}</td></tr>",
             name = e(&p.name),
-            cls = e(&class(&p.status)),
-            fill = status_fill(&p.status),
-            status = e(&p.status),
+            cls = e(&class(word(p.status))),
+            fill = status_fill(p.status),
+            status = e(word(p.status)),
             changes = e(&super::plain::changes(&p.changes)),
         );
     }
@@ -154,7 +160,7 @@ fn failures_section(out: &mut String, run: &LastRun, logs: &BTreeMap<String, Str
                 out,
                 "<article class=\"failure\" id=\"failure-{0}\"><h3>{0} ({1})</h3>\n<pre class=\"cause\">{2}</pre>",
                 e(&p.name),
-                e(&p.status),
+                e(word(p.status)),
                 e(p.error.as_deref().unwrap_or_default())
             );
             if let Some(log) = logs.get(&p.name) {
@@ -210,9 +216,9 @@ mod tests {
 
     #[test]
     fn a_failure_is_shown_with_its_cause_and_log_and_text_is_escaped() {
-        let project = |name: &str, status: &str, error: Option<&str>| ProjectRun {
+        let project = |name: &str, status: Outcome, error: Option<&str>| ProjectRun {
             name: name.into(),
-            status: status.into(),
+            status: Told::Ended(status),
             reason: None,
             started: Some("2026-11-26T10:00:01.000Z".into()),
             ended: Some("2026-11-26T10:00:02.000Z".into()),
@@ -223,19 +229,19 @@ mod tests {
             error: error.map(str::to_string),
         };
         let run = LastRun {
-            operation: "up".into(),
+            operation: Kind::Up,
             provider: "local".into(),
             stack: "dev".into(),
             started: "2026-11-26T10:00:00.000Z".into(),
             ended: "2026-11-26T10:00:03.000Z".into(),
             duration_seconds: 3.0,
-            result: "failed".into(),
+            result: Outcome::Failed,
             exit_code: 1,
             projects: vec![
-                project("net", "succeeded", None),
+                project("net", Outcome::Succeeded, None),
                 project(
                     "logs",
-                    "failed",
+                    Outcome::Failed,
                     Some("pulumi up exited with code 1: Error: <bad>\n  on Pulumi.yaml line 3:"),
                 ),
             ],

@@ -8,6 +8,7 @@
 use std::fmt::Write as _;
 use std::time::SystemTime;
 
+use super::status::outcome_word;
 use crate::exec::{RunResult, Status, would_change};
 use crate::plan::Plan;
 use crate::runstate::timestamp;
@@ -68,13 +69,13 @@ pub(crate) fn render(plan: &Plan<'_>, result: &RunResult, suite: &Suite<'_>) -> 
                     cases,
                     ">\n    <failure message=\"{}\" type=\"{op} {}\">{}</failure>\n  </testcase>\n",
                     xml(&cause),
-                    f.status.name(),
+                    outcome_word(f.status.outcome()),
                     xml(&error)
                 );
                 let _ = writeln!(
                     out_lines,
                     "{name}: {op} {}; its log: {}",
-                    f.status.name(),
+                    outcome_word(f.status.outcome()),
                     (suite.log)(name)
                 );
             }
@@ -102,7 +103,7 @@ pub(crate) fn render(plan: &Plan<'_>, result: &RunResult, suite: &Suite<'_>) -> 
                 let _ = write!(
                     cases,
                     ">\n    <skipped message=\"{}: {}\"/>\n  </testcase>\n",
-                    f.status.name(),
+                    outcome_word(f.status.outcome()),
                     xml(reason)
                 );
             }

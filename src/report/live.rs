@@ -236,7 +236,7 @@ impl<'p> Live<'p> {
                     other => style(format!(
                         "• {project:<w$} {:>7}  {}: {}",
                         "",
-                        other.name(),
+                        super::status::outcome_word(other.outcome()),
                         other.reason().unwrap_or_default()
                     ))
                     .dim(),

@@ -13,6 +13,7 @@ use console::style;
 use super::Banner;
 use super::ci::{self, CiSystem};
 pub(crate) use super::duration;
+use super::status::{Told, outcome_word};
 use crate::exec::{Event, Level, RunResult, Status, Stream, is_change, would_change};
 use crate::plan::{Operation, Plan};
 
@@ -155,60 +156,67 @@ impl Plain {
                 project,
                 operation,
                 result,
-            } => {
-                let operation = self.word(*operation);
-                let took = self
-                    .started
-                    .get(project)
-                    .and_then(|s| result.ended.duration_since(*s).ok())
-                    .map(|d| format!(" in {}", duration(d.as_secs_f64())))
-                    .unwrap_or_default();
-                if let Some(ci) = self.ci {
-                    let lines = self.kept.remove(project).unwrap_or_default();
-                    let title = format!("{project}: {operation} {}{took}", result.status.name());
-                    if !lines.is_empty() {
-                        ci::print(&ci.group(project, &title, &lines));
-                    }
-                    if result.status.is_failure()
-                        && let Some(a) = ci.annotation(
-                            "error",
-                            &format!("{project}: {operation} {}", result.status.name()),
-                            &super::failure::text_or(result.error.as_ref(), "failed"),
-                            self.at(project, result.error.as_ref())
-                                .as_ref()
-                                .map(|(f, l)| (f.as_str(), *l)),
-                        )
-                    {
-                        ci::print(&a);
-                    }
-                }
-                // Projects that had nothing to do are counted in the closing table instead.
-                if matches!(result.status, Status::Unchanged { .. }) && !self.debug {
-                    return;
-                }
-                let line = match &result.status {
-                    Status::Succeeded if self.drift && would_change(&result.changes) => {
-                        format!("≠ [{project}] drifted: {}{took}", spelled(&result.changes))
-                    }
-                    Status::Succeeded if self.drift => format!("✔ [{project}] no drift{took}"),
-                    Status::Succeeded => format!("✔ [{project}] {operation} succeeded{took}"),
-                    Status::Failed => format!("✘ [{project}] {operation} failed{took}"),
-                    Status::TimedOut => format!("✘ [{project}] {operation} timed out{took}"),
-                    Status::Interrupted => format!("⏹ [{project}] {operation} interrupted{took}"),
-                    other => format!("• [{project}] {}: {}", other.name(), other.reason().unwrap_or_default()),
-                };
-                let styled = match &result.status {
-                    Status::Succeeded if self.drift && would_change(&result.changes) => {
-                        style(line).for_stderr().yellow().bold()
-                    }
-                    Status::Succeeded => style(line).for_stderr().green(),
-                    Status::Failed | Status::TimedOut => style(line).for_stderr().red().bold(),
-                    Status::Interrupted => style(line).for_stderr().yellow(),
-                    _ => style(line).for_stderr().dim(),
-                };
-                say!("{styled}");
+            } => self.finished(project, *operation, result),
+        }
+    }
+
+    /// A project's end: its group and annotation in a CI that folds output, and its line.
+    fn finished(&mut self, project: &str, operation: Operation, result: &crate::exec::Finished) {
+        let operation = self.word(operation);
+        let took = self
+            .started
+            .get(project)
+            .and_then(|s| result.ended.duration_since(*s).ok())
+            .map(|d| format!(" in {}", duration(d.as_secs_f64())))
+            .unwrap_or_default();
+        if let Some(ci) = self.ci {
+            let lines = self.kept.remove(project).unwrap_or_default();
+            let title = format!("{project}: {operation} {}{took}", outcome_word(result.status.outcome()));
+            if !lines.is_empty() {
+                ci::print(&ci.group(project, &title, &lines));
+            }
+            if result.status.is_failure()
+                && let Some(a) = ci.annotation(
+                    "error",
+                    &format!("{project}: {operation} {}", outcome_word(result.status.outcome())),
+                    &super::failure::text_or(result.error.as_ref(), "failed"),
+                    self.at(project, result.error.as_ref())
+                        .as_ref()
+                        .map(|(f, l)| (f.as_str(), *l)),
+                )
+            {
+                ci::print(&a);
             }
         }
+        // Projects that had nothing to do are counted in the closing table instead.
+        if matches!(result.status, Status::Unchanged { .. }) && !self.debug {
+            return;
+        }
+        let line = match &result.status {
+            Status::Succeeded if self.drift && would_change(&result.changes) => {
+                format!("≠ [{project}] drifted: {}{took}", spelled(&result.changes))
+            }
+            Status::Succeeded if self.drift => format!("✔ [{project}] no drift{took}"),
+            Status::Succeeded => format!("✔ [{project}] {operation} succeeded{took}"),
+            Status::Failed => format!("✘ [{project}] {operation} failed{took}"),
+            Status::TimedOut => format!("✘ [{project}] {operation} timed out{took}"),
+            Status::Interrupted => format!("⏹ [{project}] {operation} interrupted{took}"),
+            other => format!(
+                "• [{project}] {}: {}",
+                outcome_word(other.outcome()),
+                other.reason().unwrap_or_default()
+            ),
+        };
+        let styled = match &result.status {
+            Status::Succeeded if self.drift && would_change(&result.changes) => {
+                style(line).for_stderr().yellow().bold()
+            }
+            Status::Succeeded => style(line).for_stderr().green(),
+            Status::Failed | Status::TimedOut => style(line).for_stderr().red().bold(),
+            Status::Interrupted => style(line).for_stderr().yellow(),
+            _ => style(line).for_stderr().dim(),
+        };
+        say!("{styled}");
     }
 
     /// The closing table: every project's state, then what failed with its last lines.
@@ -251,7 +259,7 @@ impl Plain {
             style("Summary:").for_stderr().bold(),
             if self.drift { "drift" } else { plan.operation.as_str() },
             plan.provider.name,
-            super::status_counts(result, self.drift),
+            super::status::counts(result, self.drift),
             duration(total)
         );
         // Unchanged projects are one line per reason, unless `-d` asks for every row.
@@ -275,7 +283,7 @@ impl Plain {
             };
             let line = format!(
                 "  {name:<w$}  {:<11}  {took:>8}  {:<16}  {detail}",
-                super::status_word(f, self.drift),
+                super::status::word(Told::of(f, self.drift)),
                 changes(&f.changes),
                 w = self.width
             );

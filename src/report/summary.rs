@@ -4,19 +4,61 @@
 use std::collections::BTreeMap;
 use std::time::SystemTime;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::exec::RunResult;
-use crate::plan::Plan;
+use super::status::Told;
+use crate::exec::{Outcome, RunResult};
+use crate::plan::{Operation, Plan};
 use crate::runstate::timestamp;
 
 pub(crate) const SCHEMA_VERSION: u32 = 1;
 
+/// What a run was: an operation, or a drift check (which runs previews).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Kind {
+    Up,
+    Destroy,
+    Refresh,
+    Preview,
+    Drift,
+}
+
+impl Kind {
+    pub(crate) fn of(operation: Operation, drift: bool) -> Self {
+        match operation {
+            _ if drift => Kind::Drift,
+            Operation::Up => Kind::Up,
+            Operation::Destroy => Kind::Destroy,
+            Operation::Refresh => Kind::Refresh,
+            Operation::Preview => Kind::Preview,
+        }
+    }
+
+    /// The operation its projects ran.
+    pub(crate) fn operation(self) -> Operation {
+        match self {
+            Kind::Up => Operation::Up,
+            Kind::Destroy => Operation::Destroy,
+            Kind::Refresh => Operation::Refresh,
+            Kind::Preview | Kind::Drift => Operation::Preview,
+        }
+    }
+
+    /// As a person names it: `drift`, or the operation.
+    pub(crate) fn word(self) -> &'static str {
+        match self {
+            Kind::Drift => "drift",
+            other => other.operation().as_str(),
+        }
+    }
+}
+
 #[derive(Serialize)]
 struct Summary<'a> {
     schema_version: u32,
-    operation: &'a str,
+    operation: Kind,
     provider: &'a str,
     stack: &'a str,
     targets: Vec<&'a str>,
@@ -24,7 +66,7 @@ struct Summary<'a> {
     ended: String,
     duration_seconds: f64,
     /// `succeeded`, `failed` or `interrupted`.
-    result: &'a str,
+    result: Outcome,
     exit_code: i32,
     /// The makespan predicted before the run (seconds), when every project that ran had an
     /// estimate.
@@ -35,9 +77,9 @@ struct Summary<'a> {
 #[derive(Serialize)]
 struct ProjectSummary<'a> {
     name: &'a str,
-    status: &'a str,
+    status: Told,
     reason: Option<&'a str>,
-    operation: &'a str,
+    operation: Operation,
     started: Option<String>,
     ended: Option<String>,
     duration_seconds: Option<f64>,
@@ -70,15 +112,15 @@ pub(crate) fn render(
 ) -> String {
     let ended = SystemTime::now();
     let outcome = if result.interrupted {
-        "interrupted"
+        Outcome::Interrupted
     } else if result.failed() {
-        "failed"
+        Outcome::Failed
     } else {
-        "succeeded"
+        Outcome::Succeeded
     };
     let doc = Summary {
         schema_version: SCHEMA_VERSION,
-        operation: if drift { "drift" } else { plan.operation.as_str() },
+        operation: Kind::of(plan.operation, drift),
         provider: &plan.provider.name,
         stack,
         targets: plan.targets.iter().map(|&i| plan.name(i)).collect(),
@@ -93,9 +135,9 @@ pub(crate) fn render(
             .iter()
             .map(|(name, f)| ProjectSummary {
                 name,
-                status: super::status_word(f, drift),
+                status: Told::of(f, drift),
                 reason: f.status.reason(),
-                operation: plan.operation.as_str(),
+                operation: plan.operation,
                 started: f.started.map(timestamp),
                 ended: f.started.map(|_| timestamp(f.ended)),
                 duration_seconds: f.started.and_then(|s| f.ended.duration_since(s).ok()).map(secs),

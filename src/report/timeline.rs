@@ -10,16 +10,20 @@ use std::fmt::Write as _;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use super::status::{Found, Told, word};
+use super::summary::Kind;
+use crate::exec::Outcome;
+
 /// The run summary as read back (`report::summary` writes it; schemas/summary.schema.json).
 #[derive(Debug, Clone, Deserialize)]
 pub(crate) struct LastRun {
-    pub(crate) operation: String,
+    pub(crate) operation: Kind,
     pub(crate) provider: String,
     pub(crate) stack: String,
     pub(crate) started: String,
     pub(crate) ended: String,
     pub(crate) duration_seconds: f64,
-    pub(crate) result: String,
+    pub(crate) result: Outcome,
     pub(crate) exit_code: i32,
     pub(crate) projects: Vec<ProjectRun>,
 }
@@ -27,7 +31,7 @@ pub(crate) struct LastRun {
 #[derive(Debug, Clone, Deserialize)]
 pub(crate) struct ProjectRun {
     pub(crate) name: String,
-    pub(crate) status: String,
+    pub(crate) status: Told,
     pub(crate) reason: Option<String>,
     pub(crate) started: Option<String>,
     pub(crate) ended: Option<String>,
@@ -44,7 +48,7 @@ pub(crate) struct ProjectRun {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Bar {
     pub(crate) name: String,
-    pub(crate) status: String,
+    pub(crate) status: Told,
     pub(crate) start_ms: i64,
     pub(crate) end_ms: i64,
     pub(crate) critical: bool,
@@ -75,7 +79,7 @@ impl Timeline {
                 let end = millis(p.ended.as_deref()?)? - origin;
                 Some(Bar {
                     name: p.name.clone(),
-                    status: p.status.clone(),
+                    status: p.status,
                     start_ms: start.max(0),
                     end_ms: end.max(start).max(0),
                     critical: false,
@@ -92,7 +96,7 @@ impl Timeline {
         let idle = idle_stretches(&bars, length_ms);
         let title = format!(
             "{} · provider {} · stack {} · {} of {} projects ran in {}",
-            run.operation,
+            run.operation.word(),
             run.provider,
             run.stack,
             bars.len(),
@@ -116,16 +120,20 @@ impl Timeline {
         out.push_str("    dateFormat x\n    axisFormat %M:%S\n");
         for (k, b) in self.bars.iter().enumerate() {
             let mut tags = Vec::new();
-            let fine = matches!(b.status.as_str(), "succeeded" | "no drift");
-            if b.critical || !(fine || matches!(b.status.as_str(), "unchanged" | "not checked")) {
+            let fine = b.status.fine();
+            let unchanged = matches!(
+                b.status,
+                Told::Ended(Outcome::Unchanged) | Told::Found(Found::NotChecked)
+            );
+            if b.critical || !(fine || unchanged) {
                 tags.push("crit");
             }
             if fine {
                 tags.push("done");
             }
-            let label = match b.status.as_str() {
-                "succeeded" => mermaid_text(&b.name),
-                other => format!("{} ({other})", mermaid_text(&b.name)),
+            let label = match b.status {
+                Told::Ended(Outcome::Succeeded) => mermaid_text(&b.name),
+                other => format!("{} ({})", mermaid_text(&b.name), word(other)),
             };
             let tags = if tags.is_empty() {
                 String::new()
@@ -196,7 +204,7 @@ impl Timeline {
                 out,
                 r#"  <g class="bar" data-name="{name}" data-status="{status}"><title>{name}: {status}, {from} to {to} ({took})</title><text x="{lx}" y="{ty}" text-anchor="end">{name}</text><rect x="{bx}" y="{y}" width="{bw}" height="{bh}" rx="3" fill="{fill}" stroke="{stroke}" stroke-width="{width}"/></g>"#,
                 name = xml(&b.name),
-                status = xml(&b.status),
+                status = xml(word(b.status)),
                 from = seconds(b.start_ms),
                 to = seconds(b.end_ms),
                 took = seconds(b.end_ms - b.start_ms),
@@ -205,7 +213,7 @@ impl Timeline {
                 bx = x(b.start_ms),
                 bw = (x(b.end_ms) - x(b.start_ms)).max(2),
                 bh = ROW - 6,
-                fill = status_fill(&b.status),
+                fill = status_fill(b.status),
             );
         }
         let ly = bottom + 40;
@@ -233,12 +241,12 @@ pub(crate) fn waits_of(plan: &crate::plan::Plan<'_>) -> BTreeMap<String, Vec<Str
 }
 
 /// The colour of a bar by the project's result.
-pub(crate) fn status_fill(status: &str) -> &'static str {
+pub(crate) fn status_fill(status: Told) -> &'static str {
     match status {
-        "succeeded" | "no drift" => "#7cb87e",
-        "failed" | "timed out" => "#e06666",
-        "interrupted" => "#f1a340",
-        "drifted" => "#e0b000",
+        Told::Ended(Outcome::Succeeded) | Told::Found(Found::NoDrift) => "#7cb87e",
+        Told::Ended(Outcome::Failed | Outcome::TimedOut) => "#e06666",
+        Told::Ended(Outcome::Interrupted) => "#f1a340",
+        Told::Found(Found::Drifted) => "#e0b000",
         _ => "#b0b0b0",
     }
 }
@@ -371,9 +379,9 @@ mod tests {
     use super::*;
 
     fn run() -> LastRun {
-        let p = |name: &str, status: &str, from: &str, to: &str| ProjectRun {
+        let p = |name: &str, status: Outcome, from: &str, to: &str| ProjectRun {
             name: name.into(),
-            status: status.into(),
+            status: Told::Ended(status),
             reason: None,
             started: Some(format!("2026-11-26T10:00:{from}Z")),
             ended: Some(format!("2026-11-26T10:00:{to}Z")),
@@ -384,23 +392,23 @@ mod tests {
             error: None,
         };
         LastRun {
-            operation: "up".into(),
+            operation: Kind::Up,
             provider: "local".into(),
             stack: "dev".into(),
             started: "2026-11-26T10:00:00.000Z".into(),
             ended: "2026-11-26T10:00:09.000Z".into(),
             duration_seconds: 9.0,
-            result: "failed".into(),
+            result: Outcome::Failed,
             exit_code: 1,
             projects: vec![
-                p("a", "succeeded", "00.000", "02.000"),
-                p("b", "succeeded", "00.000", "01.000"),
-                p("c", "succeeded", "02.000", "05.000"),
-                p("d", "failed", "06.000", "07.500"),
+                p("a", Outcome::Succeeded, "00.000", "02.000"),
+                p("b", Outcome::Succeeded, "00.000", "01.000"),
+                p("c", Outcome::Succeeded, "02.000", "05.000"),
+                p("d", Outcome::Failed, "06.000", "07.500"),
                 ProjectRun {
                     started: None,
                     ended: None,
-                    ..p("e", "skipped", "00", "00")
+                    ..p("e", Outcome::Skipped, "00", "00")
                 },
             ],
         }
@@ -428,7 +436,7 @@ mod tests {
     fn a_wait_that_did_not_happen_is_no_part_of_the_critical_path() {
         // Drift checks wait for nothing: c and d overlap what the plan says they wait for.
         let mut run = run();
-        run.operation = "drift".into();
+        run.operation = Kind::Drift;
         run.projects[2].started = Some("2026-11-26T10:00:01.000Z".into());
         run.projects[3].started = Some("2026-11-26T10:00:00.500Z".into());
         let t = Timeline::of(&run, &waits());

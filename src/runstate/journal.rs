@@ -12,8 +12,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
-use serde::{Deserialize, Serialize};
+use serde::de::{DeserializeOwned, IntoDeserializer as _};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
+
+use crate::exec::Outcome;
+use crate::plan::Operation;
 
 /// What one event changes in the run state.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -21,7 +25,7 @@ use serde_json::{Map, Value};
 pub(crate) enum Record {
     Started {
         project: String,
-        operation: String,
+        operation: Word<Operation>,
         at: String,
     },
     Finished(Box<Finish>),
@@ -31,8 +35,8 @@ pub(crate) enum Record {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Finish {
     pub(crate) project: String,
-    pub(crate) operation: String,
-    pub(crate) status: String,
+    pub(crate) operation: Word<Operation>,
+    pub(crate) status: Word<Outcome>,
     /// `None`: settled without running (skipped, unchanged, not started, waits).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) started: Option<String>,
@@ -51,6 +55,30 @@ pub(crate) struct Finish {
     /// changed the stack behind the run state's back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) by: Option<String>,
+}
+
+/// A word of a journal line: one the runner writes, or another a line names (kept, so that the
+/// line is refused with a warning that quotes it rather than unreadable).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub(crate) enum Word<T> {
+    Known(T),
+    Unknown(String),
+}
+
+impl<T> From<T> for Word<T> {
+    fn from(known: T) -> Self {
+        Word::Known(known)
+    }
+}
+
+impl<'de, T: DeserializeOwned> Deserialize<'de> for Word<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        // A string first: anything else is a line that cannot be read, as before.
+        let word = String::deserialize(d)?;
+        let known: Result<T, serde::de::value::Error> = T::deserialize(word.as_str().into_deserializer());
+        Ok(known.map_or(Word::Unknown(word), Word::Known))
+    }
 }
 
 /// The records of a journal, and a warning for each line that could not be read or is not one
@@ -90,31 +118,17 @@ pub(crate) fn parse(bytes: &[u8], shown: &str, known: &dyn Fn(&str) -> bool) -> 
     (records, warnings)
 }
 
-/// The operations a record may name.
-pub(crate) const OPERATIONS: [&str; 4] = ["up", "destroy", "refresh", "preview"];
-
-/// The statuses an end may record (`Status::name` of every status).
-pub(crate) const STATUSES: [&str; 8] = [
-    "succeeded",
-    "failed",
-    "timed out",
-    "interrupted",
-    "skipped",
-    "unchanged",
-    "not started",
-    "waits",
-];
-
 /// Whether `record` is one the runner could have written for this graph; why not otherwise.
 fn check(record: &Record, known: &dyn Fn(&str) -> bool) -> Result<(), String> {
     let (project, operation, times, digests) = match record {
         Record::Started { project, operation, at } => (project, operation, vec![Some(at)], vec![]),
         Record::Finished(end) => {
-            if !STATUSES.contains(&end.status.as_str()) {
+            if let Word::Unknown(status) = &end.status {
+                let known: Vec<String> = Outcome::ALL.iter().map(Outcome::to_string).collect();
                 return Err(format!(
                     "its status `{}` is none the runner records ({})",
-                    quoted(&end.status),
-                    STATUSES.join(", ")
+                    quoted(status),
+                    known.join(", ")
                 ));
             }
             (
@@ -134,11 +148,12 @@ fn check(record: &Record, known: &dyn Fn(&str) -> bool) -> Result<(), String> {
             quoted(project)
         ));
     }
-    if !OPERATIONS.contains(&operation.as_str()) {
+    if let Word::Unknown(operation) = operation {
+        let known: Vec<&str> = Operation::ALL.iter().map(|o| o.as_str()).collect();
         return Err(format!(
             "its operation `{}` is none of {}",
             quoted(operation),
-            OPERATIONS.join(", ")
+            known.join(", ")
         ));
     }
     if let Some(t) = times.into_iter().flatten().find(|t| !is_timestamp(t)) {
@@ -334,7 +349,7 @@ mod tests {
     fn started(p: &str) -> Record {
         Record::Started {
             project: p.into(),
-            operation: "up".into(),
+            operation: Operation::Up.into(),
             at: "2026-01-01T00:00:00.000Z".into(),
         }
     }

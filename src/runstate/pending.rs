@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::digests::changed_input;
-use super::{Digests, Recorded, RunState, journal};
+use super::{Digests, ProjectState, Recorded, RunState, journal};
+use crate::exec::Outcome;
 use crate::plan::{Operation, Plan};
 use crate::provider::Provider;
 use crate::workspace::RunDir;
@@ -76,16 +77,17 @@ impl RunState {
                         p.operation.as_str()
                     ))
                 }
-                Some(p)
-                    if p.operation != Operation::Preview
-                        && matches!(p.status, Recorded::Failed | Recorded::TimedOut | Recorded::Interrupted) =>
-                {
-                    let how = if p.status == Recorded::Interrupted {
-                        "was interrupted"
+                Some(ProjectState {
+                    status: Recorded::Ended(outcome @ (Outcome::Failed | Outcome::TimedOut | Outcome::Interrupted)),
+                    operation,
+                    ..
+                }) if *operation != Operation::Preview => {
+                    let how = if *outcome == Outcome::Interrupted {
+                        "was interrupted".to_string()
                     } else {
-                        p.status.as_str()
+                        outcome.to_string()
                     };
-                    Pending::runs(format!("its last {} {how}", p.operation.as_str()))
+                    Pending::runs(format!("its last {} {how}", operation.as_str()))
                 }
                 Some(p) if !p.deployed => Pending::runs("not deployed"),
                 Some(p) => match (p.last_up(), digests, first_running) {
