@@ -172,7 +172,7 @@ fn row<'a>(plan: &Plan<'a>, i: usize, state: &'a RunState, history: &History, pe
         estimate_s: history.estimate(name, Operation::Up).or(declared),
         up: Up {
             runs: pending.runs,
-            why: pending.why.clone(),
+            why: report::reason::pending(&pending.why),
         },
     }
 }

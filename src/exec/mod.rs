@@ -3,6 +3,7 @@
 //! plan and the engine trait, nothing about terminals or files; signals reach it as messages
 //! ([`signals`]).
 
+mod because;
 pub mod event;
 mod failure;
 mod outcome;
@@ -17,6 +18,7 @@ use std::future::Future;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
+pub use because::{Because, Runs};
 pub use event::{Event, Finished, Level, PropertyDiff, ResourceDiff, Status, Stream, is_change, would_change};
 pub use failure::{Failure, How, SourceLine};
 pub use outcome::Outcome;

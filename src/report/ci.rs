@@ -199,7 +199,7 @@ pub(crate) fn step_summary(
         let detail = match &f.status {
             Status::Failed | Status::TimedOut => super::failure::headline_or(f.error.as_ref(), ""),
             Status::Interrupted => "cut short by the interrupt: runs again on the next up".to_string(),
-            other => other.reason().unwrap_or("").to_string(),
+            other => super::reason::of(other).unwrap_or_default(),
         };
         let _ = writeln!(
             out,

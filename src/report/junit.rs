@@ -98,16 +98,16 @@ pub(crate) fn render(plan: &Plan<'_>, result: &RunResult, suite: &Suite<'_>) -> 
                     xml(&super::failure::text_or(f.error.as_ref(), "interrupted"))
                 );
             }
-            Status::Skipped { reason } | Status::NotStarted { reason } | Status::Waits { reason } => {
+            Status::Skipped(because) | Status::NotStarted(because) | Status::Waits(because) => {
                 skipped += 1;
                 let _ = write!(
                     cases,
                     ">\n    <skipped message=\"{}: {}\"/>\n  </testcase>\n",
                     outcome_word(f.status.outcome()),
-                    xml(reason)
+                    xml(&super::reason::because(because))
                 );
             }
-            Status::Succeeded | Status::Unchanged { .. } => cases.push_str("/>\n"),
+            Status::Succeeded | Status::Unchanged(_) => cases.push_str("/>\n"),
         }
     }
     // The Ant schema's timestamp has no time zone: UTC, said in a property.

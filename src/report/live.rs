@@ -186,6 +186,11 @@ impl<'p> Live<'p> {
                         .println(super::note_line(project.as_deref(), *level, message));
                 }
             }
+            Event::Runs { project, why } => {
+                if self.debug {
+                    let _ = self.multi.println(super::runs_line(project, why));
+                }
+            }
             Event::Stopping { .. } | Event::StillRunning { .. } | Event::TimedOut { .. } => {
                 let _ = self.multi.println(super::stopping_line(ev).unwrap_or_default());
             }
@@ -229,7 +234,7 @@ impl<'p> Live<'p> {
                     Status::TimedOut => style(format!("✘ {project:<w$} {took:>7}  {} timed out", operation.as_str()))
                         .red()
                         .bold(),
-                    Status::Unchanged { .. } if !self.debug => {
+                    Status::Unchanged(_) if !self.debug => {
                         self.overall.inc(1);
                         return;
                     }
@@ -237,7 +242,7 @@ impl<'p> Live<'p> {
                         "• {project:<w$} {:>7}  {}: {}",
                         "",
                         super::status::outcome_word(other.outcome()),
-                        other.reason().unwrap_or_default()
+                        super::reason::of(other).unwrap_or_default()
                     ))
                     .dim(),
                 };

@@ -52,7 +52,11 @@ impl Logs {
                     );
                 }
             }
-            Event::Note { .. } | Event::Stopping { .. } | Event::StillRunning { .. } | Event::TimedOut { .. } => {}
+            Event::Note { .. }
+            | Event::Runs { .. }
+            | Event::Stopping { .. }
+            | Event::StillRunning { .. }
+            | Event::TimedOut { .. } => {}
         }
     }
 }

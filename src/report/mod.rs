@@ -28,6 +28,7 @@ pub(crate) mod junit;
 pub(crate) mod live;
 pub(crate) mod logs;
 pub(crate) mod plain;
+pub(crate) mod reason;
 pub(crate) mod sinks;
 pub(crate) mod status;
 pub(crate) mod summary;
@@ -136,6 +137,15 @@ pub(crate) fn note_line(project: Option<&str>, level: crate::exec::Level, messag
             format!("{prefix} {who}{message}")
         }
     }
+}
+
+/// Why the scheduler runs a project an `up` could skip, as a debug note's line (`-d`).
+pub(crate) fn runs_line(project: &str, why: &crate::exec::Runs) -> String {
+    note_line(
+        Some(project),
+        crate::exec::Level::Debug,
+        &format!("runs: {}", reason::runs(why)),
+    )
 }
 
 /// How the executor's stopping events are said (the live view and plain lines alike): the

@@ -14,7 +14,7 @@ use super::Banner;
 use super::ci::{self, CiSystem};
 pub(crate) use super::duration;
 use super::status::{Told, outcome_word};
-use crate::exec::{Event, Level, RunResult, Status, Stream, is_change, would_change};
+use crate::exec::{Because, Event, Level, RunResult, Status, Stream, is_change, would_change};
 use crate::plan::{Operation, Plan};
 
 pub(crate) struct Plain {
@@ -149,6 +149,11 @@ impl Plain {
                     }
                 }
             }
+            Event::Runs { project, why } => {
+                if self.debug {
+                    say!("{}", super::runs_line(project, why));
+                }
+            }
             Event::Stopping { .. } | Event::StillRunning { .. } | Event::TimedOut { .. } => {
                 say!("{}", super::stopping_line(ev).unwrap_or_default());
             }
@@ -189,7 +194,7 @@ impl Plain {
             }
         }
         // Projects that had nothing to do are counted in the closing table instead.
-        if matches!(result.status, Status::Unchanged { .. }) && !self.debug {
+        if matches!(result.status, Status::Unchanged(_)) && !self.debug {
             return;
         }
         let line = match &result.status {
@@ -204,7 +209,7 @@ impl Plain {
             other => format!(
                 "• [{project}] {}: {}",
                 outcome_word(other.outcome()),
-                other.reason().unwrap_or_default()
+                super::reason::of(other).unwrap_or_default()
             ),
         };
         let styled = match &result.status {
@@ -263,12 +268,17 @@ impl Plain {
             duration(total)
         );
         // Unchanged projects are one line per reason, unless `-d` asks for every row.
-        let mut unchanged: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        // By their words, in the order of the words.
+        let mut unchanged: BTreeMap<String, (&Because, Vec<&str>)> = BTreeMap::new();
         for (name, f) in &result.results {
-            if let Status::Unchanged { reason } = &f.status
+            if let Status::Unchanged(because) = &f.status
                 && !self.debug
             {
-                unchanged.entry(reason.as_str()).or_default().push(name);
+                unchanged
+                    .entry(super::reason::because(because))
+                    .or_insert((because, Vec::new()))
+                    .1
+                    .push(name);
                 continue;
             }
             let took = f
@@ -279,7 +289,7 @@ impl Plain {
             let detail = match &f.status {
                 Status::Failed | Status::TimedOut => super::failure::headline_or(f.error.as_ref(), ""),
                 Status::Interrupted => "cut short".to_string(),
-                other => other.reason().unwrap_or("").to_string(),
+                other => super::reason::of(other).unwrap_or_default(),
             };
             let line = format!(
                 "  {name:<w$}  {:<11}  {took:>8}  {:<16}  {detail}",
@@ -289,7 +299,7 @@ impl Plain {
             );
             let _ = writeln!(err, "{}", line.trim_end());
         }
-        for (reason, names) in &unchanged {
+        for (reason, (because, names)) in &unchanged {
             let again = if plan.operation == Operation::Up {
                 "; `--fresh` to run them anyway"
             } else {
@@ -297,9 +307,9 @@ impl Plain {
             };
             // The reason is worded for one project; for several, of each.
             let reason = if names.len() > 1 {
-                reason.replacen("nothing it depends on", "nothing each depends on", 1)
+                super::reason::because_of_each(because)
             } else {
-                (*reason).to_string()
+                reason.clone()
             };
             let _ = writeln!(err, "  {} unchanged: {reason}{again}", names.len());
         }
@@ -361,9 +371,7 @@ fn left_by_the_stop(err: &mut impl std::io::Write, result: &RunResult) {
     let left: Vec<&str> = result
         .results
         .iter()
-        .filter(
-            |(_, f)| matches!(&f.status, Status::NotStarted { reason } if reason.starts_with("the run stopped after")),
-        )
+        .filter(|(_, f)| matches!(&f.status, Status::NotStarted(Because::StoppedAfter { .. })))
         .map(|(name, _)| name.as_str())
         .collect();
     if !left.is_empty() {
@@ -423,7 +431,7 @@ pub(crate) fn drift_verdict(result: &RunResult) -> String {
     let absent = result
         .results
         .iter()
-        .filter(|(_, f)| matches!(f.status, Status::Unchanged { .. }))
+        .filter(|(_, f)| matches!(f.status, Status::Unchanged(_)))
         .count();
     let absent = if absent == 0 {
         String::new()

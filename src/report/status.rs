@@ -51,7 +51,7 @@ impl Told {
         match &f.status {
             Status::Succeeded if drift && would_change(&f.changes) => Told::Found(Found::Drifted),
             Status::Succeeded if drift => Told::Found(Found::NoDrift),
-            Status::Unchanged { .. } if drift => Told::Found(Found::NotChecked),
+            Status::Unchanged(_) if drift => Told::Found(Found::NotChecked),
             other => Told::Ended(other.outcome()),
         }
     }

@@ -78,7 +78,7 @@ struct Summary<'a> {
 struct ProjectSummary<'a> {
     name: &'a str,
     status: Told,
-    reason: Option<&'a str>,
+    reason: Option<String>,
     operation: Operation,
     started: Option<String>,
     ended: Option<String>,
@@ -136,7 +136,7 @@ pub(crate) fn render(
             .map(|(name, f)| ProjectSummary {
                 name,
                 status: Told::of(f, drift),
-                reason: f.status.reason(),
+                reason: super::reason::of(&f.status),
                 operation: plan.operation,
                 started: f.started.map(timestamp),
                 ended: f.started.map(|_| timestamp(f.ended)),

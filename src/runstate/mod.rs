@@ -28,7 +28,7 @@ pub(crate) use digests::{Digests, Outside};
 pub(crate) use error::StateError;
 pub(crate) use history::History;
 use journal::{Finish, Journal, Record, Word};
-pub(crate) use pending::Pending;
+pub(crate) use pending::{Pending, Why};
 
 /// The shape of `state.json` this runner reads and writes.
 const SCHEMA_VERSION: u32 = 1;
@@ -511,6 +511,7 @@ fn record_of(ev: &Event) -> Option<Record> {
         }
         Event::Line { .. }
         | Event::Note { .. }
+        | Event::Runs { .. }
         | Event::Stopping { .. }
         | Event::StillRunning { .. }
         | Event::TimedOut { .. } => None,
