@@ -33,11 +33,6 @@ impl Operation {
         }
     }
 
-    /// The operation `name` names (as [`Operation::as_str`] writes it).
-    pub fn named(name: &str) -> Option<Self> {
-        Operation::ALL.into_iter().find(|o| o.as_str() == name)
-    }
-
     /// Destroy runs dependents first; everything else runs needs first.
     pub fn direction(self) -> Direction {
         match self {
