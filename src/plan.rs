@@ -17,6 +17,14 @@ pub enum Operation {
 }
 
 impl Operation {
+    /// Every operation, in the order they are listed to a person.
+    pub const ALL: [Operation; 4] = [
+        Operation::Up,
+        Operation::Destroy,
+        Operation::Refresh,
+        Operation::Preview,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Operation::Up => "up",
@@ -24,18 +32,6 @@ impl Operation {
             Operation::Refresh => "refresh",
             Operation::Preview => "preview",
         }
-    }
-
-    /// The operation `name` names (as [`Operation::as_str`] writes it).
-    pub fn named(name: &str) -> Option<Self> {
-        [
-            Operation::Up,
-            Operation::Destroy,
-            Operation::Refresh,
-            Operation::Preview,
-        ]
-        .into_iter()
-        .find(|o| o.as_str() == name)
     }
 
     /// Destroy runs dependents first; everything else runs needs first.

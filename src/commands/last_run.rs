@@ -1,20 +1,22 @@
 //! The last run as a picture: the HTML report (`--report FILE` on a run, `runner report` for the
 //! last one) and the timeline of `runner status --format gantt|gantt-svg`, all made from the
-//! run's summary, the plan, and the logs the run left.
+//! run's record (`report::summary`), the plan, and the logs the run left.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::error::RunnerError;
 use crate::fs::{NewFile, Output, write_atomic};
-use crate::plan::{Operation, Plan};
+use crate::plan::Plan;
 use crate::render;
-use crate::report::{self, html, timeline};
+use crate::report::summary::Summary;
+use crate::report::timeline::Timeline;
+use crate::report::{self, html};
 use crate::settings::{Settings, StackContext};
 
-/// The last run's summary, refused (with what to do) when there is none or it is of another
+/// The last run's record, refused (with what to do) when there is none or it is of another
 /// stack than the one asked about.
-pub(crate) fn last_run(s: &Settings, t: &StackContext) -> Result<timeline::LastRun, RunnerError> {
+pub(crate) fn last_run(s: &Settings, t: &StackContext) -> Result<Summary, RunnerError> {
     let path = t.run_dir.last_run();
     let shown = s.ws.show(&path);
     let text = crate::fs::read_text(&path).map_err(|e| {
@@ -26,7 +28,7 @@ pub(crate) fn last_run(s: &Settings, t: &StackContext) -> Result<timeline::LastR
             ),
         )
     })?;
-    let run: timeline::LastRun = serde_json::from_str(&text).map_err(|e| {
+    let run = Summary::read(&text).map_err(|e| {
         RunnerError::usage(
             format!("{shown} is not a run summary the runner can read: {e}"),
             "run again to write a new one",
@@ -42,24 +44,13 @@ pub(crate) fn last_run(s: &Settings, t: &StackContext) -> Result<timeline::LastR
 }
 
 /// The plan of the run's operation over the whole graph (the edges the timeline follows).
-fn plan_of<'p>(t: &'p StackContext, run: &timeline::LastRun) -> Plan<'p> {
-    let operation = match run.operation.as_str() {
-        "destroy" => Operation::Destroy,
-        "refresh" => Operation::Refresh,
-        "preview" | "drift" => Operation::Preview,
-        _ => Operation::Up,
-    };
-    Plan::new(&t.provider, operation, &[]).expect("the whole graph has no unknown target")
+fn plan_of<'p>(t: &'p StackContext, run: &Summary) -> Plan<'p> {
+    Plan::new(&t.provider, run.operation.operation(), &[]).expect("the whole graph has no unknown target")
 }
 
-/// The HTML report of the run summarized in `summary`, to `out`; a warning when it cannot be.
-pub(crate) fn write_html(s: &Settings, t: &StackContext, plan: &Plan<'_>, summary: &str, out: &Output) {
-    let written = serde_json::from_str::<timeline::LastRun>(summary)
-        .map_err(|e| e.to_string())
-        .and_then(|run| {
-            let text = html_of(t, plan, &run);
-            out.write(text.as_bytes()).map_err(|e| e.to_string())
-        });
+/// The HTML report of the run recorded in `summary`, to `out`; a warning when it cannot be.
+pub(crate) fn write_html(s: &Settings, t: &StackContext, plan: &Plan<'_>, summary: &Summary, out: &Output) {
+    let written = out.write(html_of(t, plan, summary).as_bytes());
     let to = out.shown(|p| s.ws.show(p));
     match written {
         Ok(()) => report::info(&format!("Report: {to}")),
@@ -67,9 +58,8 @@ pub(crate) fn write_html(s: &Settings, t: &StackContext, plan: &Plan<'_>, summar
     }
 }
 
-fn html_of(t: &StackContext, plan: &Plan<'_>, run: &timeline::LastRun) -> String {
-    let svg = render::svg_of(plan, &render::EdgeLabels::default(), &run.operation);
-    let waits = timeline::waits_of(plan);
+fn html_of(t: &StackContext, plan: &Plan<'_>, run: &Summary) -> String {
+    let svg = render::svg_of(plan, &render::EdgeLabels::default(), run.operation.word());
     // The log of each failure, as the run wrote it (scrubbed of secrets when written).
     let logs: BTreeMap<String, String> = run
         .projects
@@ -77,11 +67,7 @@ fn html_of(t: &StackContext, plan: &Plan<'_>, run: &timeline::LastRun) -> String
         .filter(|p| p.error.is_some())
         .filter_map(|p| {
             // A drift check's logs are its previews'.
-            let operation = if run.operation == "drift" {
-                "preview"
-            } else {
-                &run.operation
-            };
+            let operation = run.operation.operation().as_str();
             let text = crate::fs::read_text(t.run_dir.log(&p.name, operation)).ok()?;
             Some((p.name.clone(), text))
         })
@@ -90,7 +76,7 @@ fn html_of(t: &StackContext, plan: &Plan<'_>, run: &timeline::LastRun) -> String
         run,
         &html::Parts {
             plan_svg: Some(&svg),
-            waits: &waits,
+            plan,
             logs: &logs,
         },
     )
@@ -109,7 +95,7 @@ pub(crate) fn run(s: &Settings, t: &StackContext, output: Option<&Path>) -> Resu
         })?;
         report::info(&format!(
             "Report of the last run ({} of stack {}): {} — open it in a browser",
-            run.operation,
+            run.operation.word(),
             run.stack,
             s.ws.show(&path)
         ));
@@ -125,7 +111,7 @@ pub(crate) fn run(s: &Settings, t: &StackContext, output: Option<&Path>) -> Resu
     if out != Output::Stdout {
         report::info(&format!(
             "Report of the last run ({} of stack {}): {} — open it in a browser",
-            run.operation,
+            run.operation.word(),
             run.stack,
             out.shown(|p| s.ws.show(p))
         ));
@@ -137,6 +123,6 @@ pub(crate) fn run(s: &Settings, t: &StackContext, output: Option<&Path>) -> Resu
 pub(crate) fn timeline(s: &Settings, t: &StackContext, svg: bool) -> Result<String, RunnerError> {
     let run = last_run(s, t)?;
     let plan = plan_of(t, &run);
-    let t = timeline::Timeline::of(&run, &timeline::waits_of(&plan));
+    let t = Timeline::of(&run, &plan);
     Ok(if svg { t.svg() } else { t.mermaid() })
 }

@@ -10,6 +10,7 @@ use std::time::Duration;
 use super::write_result;
 use crate::error::{RunnerError, exit};
 use crate::plan::Operation;
+use crate::report::summary::Summary;
 use crate::report::{self, logs};
 use crate::settings::{Settings, StackContext};
 
@@ -229,16 +230,13 @@ fn why_not(t: &StackContext, project: &str) -> String {
     let Ok(text) = crate::fs::read_text(t.run_dir.last_run()) else {
         return String::new();
     };
-    let Ok(summary) = serde_json::from_str::<serde_json::Value>(&text) else {
+    let Ok(summary) = Summary::read(&text) else {
         return String::new();
     };
-    let p = summary["projects"]
-        .as_array()
-        .and_then(|ps| ps.iter().find(|p| p["name"] == project));
-    match p {
+    match summary.project(project) {
         Some(p) => {
-            let status = p["status"].as_str().unwrap_or("not run");
-            match p["reason"].as_str() {
+            let status = report::status::word(p.status);
+            match &p.reason {
                 Some(reason) => format!(" ({status}: {reason})"),
                 None => format!(" ({status})"),
             }

@@ -9,8 +9,10 @@ use serde::Serialize;
 
 use super::write_result;
 use crate::error::{RunnerError, exit};
+use crate::exec::Outcome;
 use crate::plan::{Operation, Plan};
 use crate::report;
+use crate::report::status::{self, Found, Told, recorded_word};
 use crate::runstate::{History, Pending, Recorded, RunState};
 use crate::settings::{Settings, StackContext};
 
@@ -60,10 +62,10 @@ struct Row<'a> {
 
 #[derive(Serialize)]
 struct Last<'a> {
-    operation: &'a str,
+    operation: Operation,
     /// `running`, `cut short`, `succeeded`, `failed`, `timed out`, `skipped`, `unchanged`,
     /// `not started`, `waits`.
-    status: &'a str,
+    status: Recorded,
     started: Option<&'a str>,
     ended: Option<&'a str>,
     duration_seconds: Option<f64>,
@@ -72,8 +74,16 @@ struct Last<'a> {
 #[derive(Serialize)]
 struct Drift<'a> {
     /// `drifted`, `no drift`, or how the check ended otherwise (`failed`, `running`…).
-    status: &'a str,
+    status: Checked,
     ended: Option<&'a str>,
+}
+
+/// How a drift check of a project is told: what it found, or how it ended otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+enum Checked {
+    Found(Found),
+    Ended(Recorded),
 }
 
 #[derive(Serialize)]
@@ -112,8 +122,10 @@ pub(crate) fn run(s: &Settings, t: &StackContext, format: StatusFormat) -> Resul
         provider: &t.provider.name,
         stack: &t.stack,
         running: projects.iter().any(|r| {
-            r.last.as_ref().is_some_and(|l| l.status == "running")
-                || r.drift.as_ref().is_some_and(|d| d.status == "running")
+            r.last.as_ref().is_some_and(|l| l.status == Recorded::Running)
+                || r.drift
+                    .as_ref()
+                    .is_some_and(|d| d.status == Checked::Ended(Recorded::Running))
         }),
         up_would_run: projects.iter().filter(|r| r.up.runs).map(|r| r.name).collect(),
         projects,
@@ -137,8 +149,8 @@ fn row<'a>(plan: &Plan<'a>, i: usize, state: &'a RunState, history: &History, pe
         layer: plan.project(i).layer.as_str(),
         deployed: p.is_some_and(|p| p.deployed),
         last: p.map(|p| Last {
-            operation: p.operation.as_str(),
-            status: p.status.as_str(),
+            operation: p.operation,
+            status: p.status,
             started: p.started.as_deref(),
             ended: p.ended.as_deref(),
             duration_seconds: p
@@ -150,9 +162,9 @@ fn row<'a>(plan: &Plan<'a>, i: usize, state: &'a RunState, history: &History, pe
         }),
         drift: p.and_then(|p| p.checked.as_ref()).map(|c| Drift {
             status: match c.status {
-                Recorded::Succeeded if c.changed => "drifted",
-                Recorded::Succeeded => "no drift",
-                other => other.as_str(),
+                Recorded::Ended(Outcome::Succeeded) if c.changed => Checked::Found(Found::Drifted),
+                Recorded::Ended(Outcome::Succeeded) => Checked::Found(Found::NoDrift),
+                other => Checked::Ended(other),
             },
             ended: c.ended.as_deref(),
         }),
@@ -160,7 +172,7 @@ fn row<'a>(plan: &Plan<'a>, i: usize, state: &'a RunState, history: &History, pe
         estimate_s: history.estimate(name, Operation::Up).or(declared),
         up: Up {
             runs: pending.runs,
-            why: pending.why.clone(),
+            why: report::reason::pending(&pending.why),
         },
     }
 }
@@ -199,8 +211,8 @@ fn table(doc: &Status<'_>, state_file: &str) -> String {
     for r in &doc.projects {
         let (op, status, ended, took) = match &r.last {
             Some(l) => (
-                l.operation,
-                l.status,
+                l.operation.as_str(),
+                recorded_word(l.status),
                 l.ended.map(shown_time).unwrap_or_default(),
                 l.duration_seconds
                     .map(crate::report::plain::duration)
@@ -223,7 +235,7 @@ fn table(doc: &Status<'_>, state_file: &str) -> String {
                 let at = d.ended.map(shown_time).and_then(|t| t.get(11..16).map(str::to_string));
                 format!(
                     "  {:<20}",
-                    [Some(d.status.to_string()), at]
+                    [Some(checked_word(d.status).to_string()), at]
                         .into_iter()
                         .flatten()
                         .collect::<Vec<_>>()
@@ -252,6 +264,14 @@ fn table(doc: &Status<'_>, state_file: &str) -> String {
         );
     }
     out
+}
+
+/// A drift check's status in words.
+fn checked_word(checked: Checked) -> &'static str {
+    match checked {
+        Checked::Found(found) => status::word(Told::Found(found)),
+        Checked::Ended(recorded) => recorded_word(recorded),
+    }
 }
 
 /// `2026-11-22 14:06:03` from `2026-11-22T14:06:03.881Z`.

@@ -4,6 +4,8 @@
 use std::collections::BTreeMap;
 use std::time::SystemTime;
 
+use crate::exec::because::{Because, Runs};
+use crate::exec::outcome::Outcome;
 use crate::exec::outputs::Outputs;
 use crate::plan::Operation;
 
@@ -31,56 +33,50 @@ pub enum Status {
     /// Cut short by Ctrl-C (or SIGTERM, SIGHUP) while it ran: not failed, to be run again.
     Interrupted,
     /// Not run because something it waits for failed or was skipped.
-    Skipped {
-        reason: String,
-    },
+    Skipped(Because),
     /// Not run because nothing it depends on changed since it last succeeded, or nothing was
     /// there to act on (refresh or destroy of a stack never deployed).
-    Unchanged {
-        reason: String,
-    },
+    Unchanged(Because),
     /// Not started: the run stopped (a failure without `--keep-going`, or an interrupt).
-    NotStarted {
-        reason: String,
-    },
+    NotStarted(Because),
     /// Preview only: something it reads from is not deployed yet, so there is nothing to preview.
-    Waits {
-        reason: String,
-    },
+    Waits(Because),
 }
 
 impl Status {
-    pub fn name(&self) -> &'static str {
+    /// How it ended, without the reason.
+    pub fn outcome(&self) -> Outcome {
         match self {
-            Status::Succeeded => "succeeded",
-            Status::Failed => "failed",
-            Status::TimedOut => "timed out",
-            Status::Interrupted => "interrupted",
-            Status::Skipped { .. } => "skipped",
-            Status::Unchanged { .. } => "unchanged",
-            Status::NotStarted { .. } => "not started",
-            Status::Waits { .. } => "waits",
+            Status::Succeeded => Outcome::Succeeded,
+            Status::Failed => Outcome::Failed,
+            Status::TimedOut => Outcome::TimedOut,
+            Status::Interrupted => Outcome::Interrupted,
+            Status::Skipped(_) => Outcome::Skipped,
+            Status::Unchanged(_) => Outcome::Unchanged,
+            Status::NotStarted(_) => Outcome::NotStarted,
+            Status::Waits(_) => Outcome::Waits,
         }
     }
 
-    pub fn reason(&self) -> Option<&str> {
+    /// Why it ended without running.
+    pub fn because(&self) -> Option<&Because> {
         match self {
-            Status::Skipped { reason }
-            | Status::Unchanged { reason }
-            | Status::NotStarted { reason }
-            | Status::Waits { reason } => Some(reason),
+            Status::Skipped(because)
+            | Status::Unchanged(because)
+            | Status::NotStarted(because)
+            | Status::Waits(because) => Some(because),
             Status::Succeeded | Status::Failed | Status::TimedOut | Status::Interrupted => None,
         }
     }
 
     /// It ran and did not succeed.
     pub fn is_failure(&self) -> bool {
-        matches!(self, Status::Failed | Status::TimedOut)
+        self.outcome().is_failure()
     }
 
     /// Lets what waits for it go ahead.
     pub fn unblocks(&self) -> bool {
-        matches!(self, Status::Succeeded | Status::Unchanged { .. })
+        matches!(self, Status::Succeeded | Status::Unchanged(_))
     }
 }
 
@@ -169,6 +165,8 @@ pub enum Event {
         level: Level,
         message: String,
     },
+    /// The scheduler runs a project an `up` skips when unchanged, and says why (a debug note).
+    Runs { project: String, why: Runs },
     /// The run was interrupted (Ctrl-C, SIGTERM, SIGHUP): every running project gets SIGINT,
     /// and after `grace` SIGTERM, then SIGKILL, or sooner at each further signal.
     Stopping { grace: std::time::Duration },

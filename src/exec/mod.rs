@@ -3,9 +3,11 @@
 //! plan and the engine trait, nothing about terminals or files; signals reach it as messages
 //! ([`signals`]).
 
+mod because;
 pub mod event;
 mod failure;
 pub mod inputs;
+mod outcome;
 pub mod outputs;
 mod scheduler;
 pub mod signals;
@@ -17,9 +19,11 @@ use std::future::Future;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
+pub use because::{Because, Runs};
 pub use event::{Event, Finished, Level, PropertyDiff, ResourceDiff, Status, Stream, is_change, would_change};
 pub use failure::{Failure, How, SourceLine};
 pub use inputs::{InputDigest, InputKind, Inputs};
+pub use outcome::Outcome;
 pub use outputs::Outputs;
 pub use scheduler::{InputsDigest, Options, Resume, RunResult, execute};
 

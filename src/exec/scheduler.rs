@@ -10,7 +10,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::stopping::{Escalation, Step};
-use super::{Control, Engine, Event, Finished, Inputs, Job, JobEnd, Level, Outputs, Status};
+use super::{Because, Control, Engine, Event, Finished, Inputs, Job, JobEnd, Outputs, Runs, Status};
 use crate::graph::Direction;
 use crate::plan::{Operation, Plan};
 
@@ -66,8 +66,6 @@ impl RunResult {
     }
 }
 
-const INTERRUPTED: &str = "interrupted";
-
 struct Run<'p> {
     plan: &'p Plan<'p>,
     events: UnboundedSender<Event>,
@@ -82,7 +80,8 @@ struct Run<'p> {
     /// gave, else what their last recorded up produced. A project's inputs digest counts every
     /// need, so a selection does not make it differ from a full run's.
     outside_digests: HashMap<String, String>,
-    stop: Option<String>,
+    /// Why nothing more starts, once the run stops.
+    stop: Option<Because>,
 }
 
 impl Run<'_> {
@@ -102,17 +101,10 @@ impl Run<'_> {
     /// Records `i`'s end and returns what became ready; what can no longer run is skipped.
     fn settle(&mut self, i: usize, result: Finished) -> Vec<usize> {
         let unblocks = result.status.unblocks();
-        let why = format!(
-            "needs {}, which {}",
-            self.name(i),
-            match &result.status {
-                Status::Failed => "failed",
-                Status::TimedOut => "timed out",
-                Status::Interrupted => "was interrupted",
-                Status::Skipped { .. } => "was skipped",
-                _ => "did not run",
-            }
-        );
+        let why = Because::Upstream {
+            name: self.name(i).to_string(),
+            outcome: result.status.outcome(),
+        };
         self.finish(i, result);
         let mut ready = Vec::new();
         for d in self.blocks.get(&i).cloned().unwrap_or_default() {
@@ -127,12 +119,10 @@ impl Run<'_> {
                 }
             } else {
                 // Once interrupted, nothing more was going to start anyway.
-                let status = if self.stop.as_deref() == Some(INTERRUPTED) {
-                    Status::NotStarted {
-                        reason: INTERRUPTED.into(),
-                    }
+                let status = if self.stop == Some(Because::Interrupted) {
+                    Status::NotStarted(Because::Interrupted)
                 } else {
-                    Status::Skipped { reason: why.clone() }
+                    Status::Skipped(why.clone())
                 };
                 let skipped = Finished::settled(status, None);
                 ready.extend(self.settle(d, skipped));
@@ -239,7 +229,7 @@ pub async fn execute<E: Engine>(
                     continue;
                 }
                 if stopping.signal() {
-                    run.stop = Some(INTERRUPTED.into());
+                    run.stop = Some(Because::Interrupted);
                     let _ = events.send(Event::Stopping { grace: options.grace });
                 }
             }
@@ -407,10 +397,10 @@ async fn sleep_until_some(at: Option<tokio::time::Instant>) {
 /// Everything that has not finished did not start; the results in plan order.
 fn finish_rest(mut run: Run<'_>, interrupted: bool) -> RunResult {
     let plan = run.plan;
-    let reason = run.stop.clone().unwrap_or_else(|| "the run stopped".into());
+    let reason = run.stop.clone().unwrap_or(Because::Stopped);
     for &i in &plan.order {
         if !run.done.contains_key(&i) {
-            let result = Finished::settled(Status::NotStarted { reason: reason.clone() }, None);
+            let result = Finished::settled(Status::NotStarted(reason.clone()), None);
             run.finish(i, result);
         }
     }
@@ -459,7 +449,9 @@ fn record_end(
     };
     let ready = run.settle(i, result);
     if failed && !options.keep_going && run.stop.is_none() && !interrupted {
-        run.stop = Some(format!("the run stopped after {} failed", run.name(i)));
+        run.stop = Some(Because::StoppedAfter {
+            failed: run.name(i).to_string(),
+        });
     }
     ready
 }
@@ -490,58 +482,48 @@ fn decide_without_running(run: &mut Run<'_>, i: usize, options: &Options, resume
     let plan = run.plan;
     let settled = Finished::settled;
     if let Some(deployed) = &options.deployed {
-        let missing: Vec<&str> = plan
+        let missing: Vec<String> = plan
             .provider
             .graph
             .needs(i)
             .iter()
             .map(|n| plan.name(n.node))
             .filter(|n| !deployed.contains(*n))
+            .map(str::to_string)
             .collect();
         if !missing.is_empty() {
-            let reason = format!("waits for {}, not deployed yet", missing.join(", "));
-            return Some(settled(Status::Waits { reason }, None));
+            return Some(settled(
+                Status::Waits(Because::NotDeployed { waits_for: missing }),
+                None,
+            ));
         }
     }
     let resume = resume?;
     if plan.operation != Operation::Up || plan.operation.direction() != Direction::Forward {
         return None;
     }
-    let why_it_runs = |why: &str| {
-        let _ = run.events.send(Event::Note {
-            project: Some(plan.name(i).to_string()),
-            level: Level::Debug,
-            message: format!("runs: {why}"),
+    let why_it_runs = |why: Runs| {
+        let _ = run.events.send(Event::Runs {
+            project: plan.name(i).to_string(),
+            why,
         });
     };
     let Some((previous_inputs, previous_outputs)) = resume.previous.get(plan.name(i)) else {
-        why_it_runs("no successful up of it is recorded (or --fresh)");
+        why_it_runs(Runs::NoRecord);
         return None;
     };
     let now = (resume.inputs)(plan.name(i), &upstream_digests(run, i));
     if &now != previous_inputs {
-        let changed: Vec<&str> = run.waits[&i]
+        let ran_before: Vec<String> = run.waits[&i]
             .iter()
-            .filter(|w| !matches!(run.done.get(w).map(|f| &f.status), Some(Status::Unchanged { .. })))
-            .map(|w| plan.name(*w))
+            .filter(|w| !matches!(run.done.get(w).map(|f| &f.status), Some(Status::Unchanged(_))))
+            .map(|w| plan.name(*w).to_string())
             .collect();
-        let upstream = if changed.is_empty() {
-            String::new()
-        } else {
-            format!(", or the outputs of {}, which ran before it", changed.join(", "))
-        };
-        why_it_runs(&format!(
-            "its inputs changed since its last successful up: its files, the stack configuration, the environment{upstream}"
-        ));
+        why_it_runs(Runs::InputsChanged { ran_before });
         return None;
     }
     run.output_digests.insert(i, previous_outputs.clone());
-    Some(settled(
-        Status::Unchanged {
-            reason: "nothing it depends on changed since its last successful up".into(),
-        },
-        Some(now),
-    ))
+    Some(settled(Status::Unchanged(Because::NothingChanged), Some(now)))
 }
 
 #[cfg(test)]
@@ -550,6 +532,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+    use crate::exec::Outcome;
     use crate::provider::Provider;
 
     /// A fake engine: records start/end order, fails the projects it is told to.
@@ -706,23 +689,17 @@ mod tests {
         let p = provider(CHAIN);
         let (r, log) = go(&p, Operation::Up, fake(vec!["net"]), opts(1, false)).await;
         assert_eq!(status(&r, "net"), &Status::Failed);
-        assert_eq!(
-            status(&r, "db"),
-            &Status::Skipped {
-                reason: "needs net, which failed".into()
-            }
-        );
-        assert_eq!(
-            status(&r, "app"),
-            &Status::Skipped {
-                reason: "needs db, which was skipped".into()
-            }
-        );
+        let upstream = |name: &str, outcome| {
+            Status::Skipped(Because::Upstream {
+                name: name.into(),
+                outcome,
+            })
+        };
+        assert_eq!(status(&r, "db"), &upstream("net", Outcome::Failed));
+        assert_eq!(status(&r, "app"), &upstream("db", Outcome::Skipped));
         assert_eq!(
             status(&r, "other"),
-            &Status::NotStarted {
-                reason: "the run stopped after net failed".into()
-            }
+            &Status::NotStarted(Because::StoppedAfter { failed: "net".into() })
         );
         assert!(!log.contains(&"start other".to_string()));
         assert!(r.failed());
@@ -735,9 +712,10 @@ mod tests {
         assert_eq!(status(&r, "other"), &Status::Succeeded);
         assert_eq!(
             status(&r, "app"),
-            &Status::Skipped {
-                reason: "needs db, which was skipped".into()
-            }
+            &Status::Skipped(Because::Upstream {
+                name: "db".into(),
+                outcome: Outcome::Skipped
+            })
         );
     }
 
@@ -757,9 +735,9 @@ mod tests {
         assert_eq!(status(&r, "db"), &Status::Succeeded);
         assert_eq!(
             status(&r, "app"),
-            &Status::Waits {
-                reason: "waits for db, not deployed yet".into()
-            }
+            &Status::Waits(Because::NotDeployed {
+                waits_for: vec!["db".into()]
+            })
         );
     }
 
@@ -785,12 +763,7 @@ mod tests {
         assert!(r.interrupted);
         let log = engine.log.lock().unwrap().clone();
         assert!(log.contains(&"interrupted net".to_string()) && log.contains(&"interrupted other".to_string()));
-        assert_eq!(
-            status(&r, "db"),
-            &Status::NotStarted {
-                reason: "interrupted".into()
-            }
-        );
+        assert_eq!(status(&r, "db"), &Status::NotStarted(Because::Interrupted));
     }
 
     #[tokio::test]
@@ -820,8 +793,8 @@ mod tests {
         let (_s, sig_rx) = tokio::sync::mpsc::unbounded_channel();
         let r = execute(&plan, engine.clone(), &opts(2, false), Some(&resume), tx, sig_rx).await;
         let log = engine.log.lock().unwrap().clone();
-        assert!(matches!(status(&r, "net"), Status::Unchanged { .. }));
-        assert!(matches!(status(&r, "db"), Status::Unchanged { .. }));
+        assert!(matches!(status(&r, "net"), Status::Unchanged(_)));
+        assert!(matches!(status(&r, "db"), Status::Unchanged(_)));
         assert_eq!(status(&r, "app"), &Status::Succeeded);
         assert!(!log.iter().any(|l| l.contains("net") || l.contains(" db")), "{log:?}");
     }

@@ -11,10 +11,12 @@ use petgraph::algo::tarjan_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
 
 mod layer;
+mod measured;
 mod simulate;
 mod suggest;
 
 pub use layer::Layer;
+pub use measured::{Measured, Span};
 pub use simulate::Prediction;
 pub use suggest::{NameIndex, closest, edit_distance};
 

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::Pulumi;
 use super::messages::{self, Message};
 use super::process::Ended;
-use crate::exec::{Control, Job, JobEnd, Status};
+use crate::exec::{Because, Control, Job, JobEnd, Status};
 
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Drift {
@@ -56,10 +56,8 @@ pub(super) fn conflicts_found(
 }
 
 /// A project with nothing deployed to compare: settled without a preview.
-fn not_deployed(why: &str) -> JobEnd {
-    JobEnd::ended(Status::Unchanged {
-        reason: format!("not deployed: {why}"),
-    })
+fn not_deployed(why: Because) -> JobEnd {
+    JobEnd::ended(Status::Unchanged(why))
 }
 
 impl Pulumi {
@@ -70,7 +68,9 @@ impl Pulumi {
         self.drift?;
         match self.select(job, control, false).await {
             Ok(true) => self.undeployed(job, control).await,
-            Ok(false) => Some(not_deployed(&format!("the backend has no stack {}", self.stack))),
+            Ok(false) => Some(not_deployed(Because::NoStack {
+                stack: self.stack.clone(),
+            })),
             Err(e) => Some(e),
         }
     }
@@ -91,6 +91,10 @@ impl Pulumi {
             })
             .and_then(|s| s["resourceCount"].as_u64())
             .unwrap_or(0);
-        (count == 0).then(|| not_deployed(&format!("its stack {} holds no resources", self.stack)))
+        (count == 0).then(|| {
+            not_deployed(Because::NoResources {
+                stack: self.stack.clone(),
+            })
+        })
     }
 }

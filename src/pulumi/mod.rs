@@ -25,7 +25,7 @@ use serde_json::{Map, Value};
 
 use crate::config::backend::Backend;
 use crate::config::env::Env;
-use crate::exec::{Control, Engine, Event, Failure, How, Job, JobEnd, Level, Outputs, Status};
+use crate::exec::{Because, Control, Engine, Event, Failure, How, Job, JobEnd, Level, Outputs, Status};
 use crate::plan::Operation;
 use crate::provider::Hook;
 use crate::workspace::RunDir;
@@ -236,9 +236,7 @@ impl Pulumi {
         // Stopped while the stack was being selected (which is let finish): the operation
         // does not start.
         if control.interrupt.is_cancelled() {
-            return JobEnd::ended(Status::NotStarted {
-                reason: "interrupted".into(),
-            });
+            return JobEnd::ended(Status::NotStarted(Because::Interrupted));
         }
         let (mut end, mut log) = match self.run_operation(job, control).await {
             Ok(ran) => ran,
@@ -589,7 +587,5 @@ fn no_deployment(name: &str, op: Operation, control: &Control) -> JobEnd {
             message: format!("{name} has no previous deployment: nothing to refresh"),
         });
     }
-    JobEnd::ended(Status::Unchanged {
-        reason: "no previous deployment".into(),
-    })
+    JobEnd::ended(Status::Unchanged(Because::NoDeployment))
 }

@@ -16,6 +16,7 @@ use crate::exec::{RunResult, Status, would_change};
 use crate::plan::Plan;
 
 use super::markdown_cell as cell;
+use super::status::Told;
 
 /// The CI a run is a step of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -160,7 +161,7 @@ pub(crate) fn step_summary(
         "### runner {} · provider {} · stack {stack}\n\n{} in {}{}\n",
         if drift { "drift" } else { plan.operation.as_str() },
         plan.provider.name,
-        super::status_counts(result, drift),
+        super::status::counts(result, drift),
         super::duration(total),
         if result.interrupted { " (interrupted)" } else { "" }
     );
@@ -193,13 +194,13 @@ pub(crate) fn step_summary(
         let detail = match &f.status {
             Status::Failed | Status::TimedOut => super::failure::headline_or(f.error.as_ref(), ""),
             Status::Interrupted => "cut short by the interrupt: runs again on the next up".to_string(),
-            other => other.reason().unwrap_or("").to_string(),
+            other => super::reason::of(other).unwrap_or_default(),
         };
         let _ = writeln!(
             out,
             "| {} | {mark} {} | {took} | {} | {} |",
             cell(name),
-            super::status_word(f, drift),
+            super::status::word(Told::of(f, drift)),
             changes.join(", "),
             cell(&detail)
         );

@@ -1,6 +1,8 @@
 //! A failure in words, the one place it is worded: the headline (the closing table, CI
-//! annotations, `JUnit`'s message) and the whole text (the `Failed:` block, the summary's `error`,
-//! `JUnit`'s body, the HTML report).
+//! annotations, `JUnit`'s message, the HTML report's cause) and the whole text (the `Failed:`
+//! block, the summary's `error`, `JUnit`'s body, the HTML report).
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::exec::{Failure, How};
 
@@ -57,7 +59,45 @@ pub(crate) fn headline_or(f: Option<&Failure>, none: &str) -> String {
 
 /// The first line of [`text`].
 pub(crate) fn headline(f: &Failure) -> String {
-    text(f).lines().next().unwrap_or_default().to_string()
+    headline_of(&text(f))
+}
+
+/// The headline of a failure's whole text: its first line.
+fn headline_of(text: &str) -> String {
+    text.lines().next().unwrap_or_default().to_string()
+}
+
+/// A failure as a run's record keeps it: the whole text (the summary's `error`, all the file
+/// holds) and its headline, which a record read back takes from the text as [`headline`] does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Told {
+    pub(crate) headline: String,
+    pub(crate) text: String,
+}
+
+impl Told {
+    pub(crate) fn of(f: &Failure) -> Self {
+        Told {
+            headline: headline(f),
+            text: text(f),
+        }
+    }
+}
+
+impl Serialize for Told {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.text)
+    }
+}
+
+impl<'de> Deserialize<'de> for Told {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        Ok(Told {
+            headline: headline_of(&text),
+            text,
+        })
+    }
 }
 
 fn with_notes(mut text: String, f: &Failure) -> String {
@@ -95,6 +135,8 @@ mod tests {
             "pulumi up exited with code 1: error: quota\n    at line 3\n  locked by pid 7 of this host"
         );
         assert_eq!(headline(&exited), "pulumi up exited with code 1: error: quota");
+        let read: Told = serde_json::from_value(serde_json::to_value(Told::of(&exited)).unwrap()).unwrap();
+        assert_eq!(read, Told::of(&exited), "a record read back has the same headline");
         assert_eq!(
             text(&Failure::ended("pulumi up", How::Killed("SIGKILL".into()), vec![])),
             "pulumi up was killed by SIGKILL"

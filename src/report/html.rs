@@ -1,20 +1,24 @@
 //! A run as one self-contained HTML file (`--report FILE`, `runner report`): the plan's graph
 //! and the run's timeline as inline SVG, each project's result, changes and duration, the cause
-//! of each failure with its log folded underneath. No script, no style sheet or font from the
-//! network: it opens anywhere, offline. Nothing secret is in it: outputs are the summary's
-//! (secrets `[secret]`) and logs are written scrubbed.
+//! of each failure with its log folded underneath, all from the run's record (`report::summary`).
+//! No script, no style sheet or font from the network: it opens anywhere, offline. Nothing
+//! secret is in it: outputs are the record's (secrets `[secret]`) and logs are written scrubbed.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::timeline::{LastRun, Timeline, seconds, status_fill};
+use super::status::{Found, Told, outcome_word, word};
+use super::summary::{Kind, Summary};
+use super::timeline::{Timeline, seconds, status_fill};
+use crate::exec::Outcome;
+use crate::plan::Plan;
 
-/// What a report shows beside the run's summary.
+/// What a report shows beside the run's record.
 pub(crate) struct Parts<'a> {
     /// The plan as SVG (`render::svg`), when the plan could be made.
     pub(crate) plan_svg: Option<&'a str>,
-    /// What each project waited for in the plan, for the critical path of the run.
-    pub(crate) waits: &'a BTreeMap<String, Vec<String>>,
+    /// The run's plan, whose edges the run's critical path follows.
+    pub(crate) plan: &'a Plan<'a>,
     /// A project's log of this run (its file), by name: shown under its failure.
     pub(crate) logs: &'a BTreeMap<String, String>,
 }
@@ -22,18 +26,20 @@ pub(crate) struct Parts<'a> {
 /// Lines of a log shown under a failure (the end of it: the cause is near the end).
 const LOG_LINES: usize = 400;
 
-pub(crate) fn render(run: &LastRun, parts: &Parts<'_>) -> String {
-    let timeline = Timeline::of(run, parts.waits);
+pub(crate) fn render(run: &Summary, parts: &Parts<'_>) -> String {
+    let timeline = Timeline::of(run, parts.plan);
     // A drift check that found a difference succeeded as a check, but is no good news.
-    let drifted = run.operation == "drift" && run.projects.iter().any(|p| p.status == "drifted");
-    let result = if drifted && run.result == "succeeded" {
+    let drifted = run.operation == Kind::Drift && run.projects.iter().any(|p| p.status == Told::Found(Found::Drifted));
+    let result = if drifted && run.result == Outcome::Succeeded {
         "drift found"
     } else {
-        run.result.as_str()
+        outcome_word(run.result)
     };
     let title = format!(
         "runner {} · provider {} · stack {}: {result}",
-        run.operation, run.provider, run.stack
+        run.operation.word(),
+        run.provider,
+        run.stack
     );
     let mut out = String::new();
     let _ = write!(
@@ -44,7 +50,7 @@ pub(crate) fn render(run: &LastRun, parts: &Parts<'_>) -> String {
     let _ = writeln!(
         out,
         "<header><h1>{} · provider {} · stack {}</h1>\n<p class=\"result {}\" id=\"result\">{} (exit {}) · {} · started {} UTC</p></header>",
-        e(&run.operation),
+        e(run.operation.word()),
         e(&run.provider),
         e(&run.stack),
         e(&class(result)),
@@ -54,17 +60,18 @@ pub(crate) fn render(run: &LastRun, parts: &Parts<'_>) -> String {
         e(run.started.replace('T', " ").trim_end_matches('Z')),
     );
     // Counts by result.
-    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    // By word: the counts are listed in its order.
+    let mut counts: BTreeMap<&str, (Told, usize)> = BTreeMap::new();
     for p in &run.projects {
-        *counts.entry(p.status.as_str()).or_default() += 1;
+        counts.entry(word(p.status)).or_insert((p.status, 0)).1 += 1;
     }
     out.push_str("<ul class=\"counts\" id=\"counts\">");
-    for (status, n) in &counts {
+    for (said, (status, n)) in &counts {
         let _ = write!(
             out,
             "<li><span class=\"dot\" style=\"background:{}\"></span>{n} {}</li>",
-            status_fill(status),
-            e(status)
+            status_fill(*status),
+            e(said)
         );
     }
     out.push_str("</ul>\n");
@@ -93,14 +100,14 @@ pub(crate) fn render(run: &LastRun, parts: &Parts<'_>) -> String {
 }
 
 /// A row per project: result, time, resource changes, outputs (secrets `[secret]`), cause.
-fn projects_table(out: &mut String, run: &LastRun) {
+fn projects_table(out: &mut String, run: &Summary) {
     out.push_str("<section id=\"projects\"><h2>Projects</h2>\n<table>\n<thead><tr><th>project</th><th>result</th><th>took</th><th>resources</th><th>outputs</th><th>cause</th></tr></thead>\n<tbody>\n");
     for p in &run.projects {
         let took = p.duration_seconds.map(|s| seconds(ms(s))).unwrap_or_default();
         let why = p
             .error
-            .as_deref()
-            .map(|err| err.lines().next().unwrap_or_default().to_string())
+            .as_ref()
+            .map(|err| err.headline.clone())
             .or_else(|| p.reason.clone())
             .unwrap_or_default();
         let cause = if p.error.is_some() {
@@ -121,9 +128,9 @@ fn projects_table(out: &mut String, run: &LastRun) {
             out,
             "<tr id=\"project-{name}\" class=\"{cls}\"><td>{name}</td><td class=\"result\"><span class=\"dot\" style=\"background:{fill}\"></span>{status}</td><td>{took}</td><td>{changes}</td><td class=\"outputs\">{outputs}</td><td>{cause}</td></tr>",
             name = e(&p.name),
-            cls = e(&class(&p.status)),
-            fill = status_fill(&p.status),
-            status = e(&p.status),
+            cls = e(&class(word(p.status))),
+            fill = status_fill(p.status),
+            status = e(word(p.status)),
             changes = e(&super::plain::changes(&p.changes)),
         );
     }
@@ -132,7 +139,7 @@ fn projects_table(out: &mut String, run: &LastRun) {
 
 /// What each drifted project's check found, input by input: deployed, and declared (what an
 /// `up` would apply).
-fn drift_section(out: &mut String, run: &LastRun) {
+fn drift_section(out: &mut String, run: &Summary) {
     let drifted: Vec<_> = run.projects.iter().filter(|p| !p.drift.is_empty()).collect();
     if drifted.is_empty() {
         return;
@@ -145,7 +152,7 @@ fn drift_section(out: &mut String, run: &LastRun) {
 }
 
 /// Each failure's cause in full, with the end of its log folded underneath.
-fn failures_section(out: &mut String, run: &LastRun, logs: &BTreeMap<String, String>) {
+fn failures_section(out: &mut String, run: &Summary, logs: &BTreeMap<String, String>) {
     let failed: Vec<_> = run.projects.iter().filter(|p| p.error.is_some()).collect();
     if !failed.is_empty() {
         out.push_str("<section id=\"failures\"><h2>Failures</h2>\n");
@@ -154,8 +161,8 @@ fn failures_section(out: &mut String, run: &LastRun, logs: &BTreeMap<String, Str
                 out,
                 "<article class=\"failure\" id=\"failure-{0}\"><h3>{0} ({1})</h3>\n<pre class=\"cause\">{2}</pre>",
                 e(&p.name),
-                e(&p.status),
-                e(p.error.as_deref().unwrap_or_default())
+                e(word(p.status)),
+                e(p.error.as_ref().map_or("", |err| err.text.as_str()))
             );
             if let Some(log) = logs.get(&p.name) {
                 let lines: Vec<&str> = log.lines().collect();
@@ -206,46 +213,54 @@ pre{background:#f7f7f7;padding:10px;overflow-x:auto;font-size:12px}pre.cause{bac
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::timeline::ProjectRun;
+    use crate::plan::Operation;
+    use crate::report::summary::ProjectSummary;
 
     #[test]
     fn a_failure_is_shown_with_its_cause_and_log_and_text_is_escaped() {
-        let project = |name: &str, status: &str, error: Option<&str>| ProjectRun {
+        let project = |name: &str, status: Outcome, error: Option<&str>| ProjectSummary {
             name: name.into(),
-            status: status.into(),
+            status: Told::Ended(status),
             reason: None,
+            operation: Operation::Up,
             started: Some("2026-11-26T10:00:01.000Z".into()),
             ended: Some("2026-11-26T10:00:02.000Z".into()),
             duration_seconds: Some(1.0),
+            estimate_s: None,
             outputs: Some(serde_json::from_str(r#"{"url":"http://x/<a>","pw":"[secret]"}"#).unwrap()),
             changes: BTreeMap::from([("create".to_string(), 2)]),
             drift: Vec::new(),
-            error: error.map(str::to_string),
+            error: error.map(|e| serde_json::from_value(e.into()).unwrap()),
         };
-        let run = LastRun {
-            operation: "up".into(),
+        let run = Summary {
+            schema_version: 1,
+            operation: Kind::Up,
             provider: "local".into(),
             stack: "dev".into(),
+            targets: Vec::new(),
             started: "2026-11-26T10:00:00.000Z".into(),
             ended: "2026-11-26T10:00:03.000Z".into(),
             duration_seconds: 3.0,
-            result: "failed".into(),
+            result: Outcome::Failed,
             exit_code: 1,
+            predicted_makespan_s: None,
             projects: vec![
-                project("net", "succeeded", None),
+                project("net", Outcome::Succeeded, None),
                 project(
                     "logs",
-                    "failed",
+                    Outcome::Failed,
                     Some("pulumi up exited with code 1: Error: <bad>\n  on Pulumi.yaml line 3:"),
                 ),
             ],
         };
         let logs = BTreeMap::from([("logs".to_string(), "Updating (dev):\nError: <bad>\n".to_string())]);
+        let provider = crate::provider::for_tests([("net".to_string(), vec![]), ("logs".to_string(), vec![])]);
+        let plan = Plan::new(&provider, Operation::Up, &[]).unwrap();
         let html = render(
             &run,
             &Parts {
                 plan_svg: Some("<svg id=\"plan-svg\"></svg>"),
-                waits: &BTreeMap::new(),
+                plan: &plan,
                 logs: &logs,
             },
         );

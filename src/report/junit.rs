@@ -8,6 +8,7 @@
 use std::fmt::Write as _;
 use std::time::SystemTime;
 
+use super::status::outcome_word;
 use crate::exec::{RunResult, Status, would_change};
 use crate::plan::Plan;
 use crate::render::xml_text;
@@ -69,13 +70,13 @@ pub(crate) fn render(plan: &Plan<'_>, result: &RunResult, suite: &Suite<'_>) -> 
                     cases,
                     ">\n    <failure message=\"{}\" type=\"{op} {}\">{}</failure>\n  </testcase>\n",
                     xml_text(&cause),
-                    f.status.name(),
+                    outcome_word(f.status.outcome()),
                     xml_text(&error)
                 );
                 let _ = writeln!(
                     out_lines,
                     "{name}: {op} {}; its log: {}",
-                    f.status.name(),
+                    outcome_word(f.status.outcome()),
                     (suite.log)(name)
                 );
             }
@@ -98,16 +99,16 @@ pub(crate) fn render(plan: &Plan<'_>, result: &RunResult, suite: &Suite<'_>) -> 
                     xml_text(&super::failure::text_or(f.error.as_ref(), "interrupted"))
                 );
             }
-            Status::Skipped { reason } | Status::NotStarted { reason } | Status::Waits { reason } => {
+            Status::Skipped(because) | Status::NotStarted(because) | Status::Waits(because) => {
                 skipped += 1;
                 let _ = write!(
                     cases,
                     ">\n    <skipped message=\"{}: {}\"/>\n  </testcase>\n",
-                    f.status.name(),
-                    xml_text(reason)
+                    outcome_word(f.status.outcome()),
+                    xml_text(&super::reason::because(because))
                 );
             }
-            Status::Succeeded | Status::Unchanged { .. } => cases.push_str("/>\n"),
+            Status::Succeeded | Status::Unchanged(_) => cases.push_str("/>\n"),
         }
     }
     // The Ant schema's timestamp has no time zone: UTC, said in a property.

@@ -171,10 +171,7 @@ impl<'p> Live<'p> {
             Event::Line { project, text, .. } => {
                 if let Some(bar) = self.running.get(project) {
                     let t = text.trim();
-                    // Pulumi's closing lines (`Duration: 1s`, `Resources:`) say how it ended,
-                    // not what it does: beside the spinner's own time they read as a second clock.
-                    let closing = ["Duration:", "Resources:", "Outputs:"].iter().any(|p| t.starts_with(p));
-                    if !t.is_empty() && !closing {
+                    if !t.is_empty() && !closing(t) {
                         bar.set_message(t.to_string());
                     }
                 }
@@ -188,6 +185,11 @@ impl<'p> Live<'p> {
                     let _ = self
                         .multi
                         .println(super::note_line(project.as_deref(), *level, message));
+                }
+            }
+            Event::Runs { project, why } => {
+                if self.debug {
+                    let _ = self.multi.println(super::runs_line(project, why));
                 }
             }
             Event::Stopping { .. } | Event::StillRunning { .. } | Event::TimedOut { .. } => {
@@ -233,15 +235,15 @@ impl<'p> Live<'p> {
                     Status::TimedOut => style(format!("✘ {project:<w$} {took:>7}  {} timed out", operation.as_str()))
                         .red()
                         .bold(),
-                    Status::Unchanged { .. } if !self.debug => {
+                    Status::Unchanged(_) if !self.debug => {
                         self.overall.inc(1);
                         return;
                     }
                     other => style(format!(
                         "• {project:<w$} {:>7}  {}: {}",
                         "",
-                        other.name(),
-                        other.reason().unwrap_or_default()
+                        super::status::outcome_word(other.outcome()),
+                        super::reason::of(other).unwrap_or_default()
                     ))
                     .dim(),
                 };
@@ -280,4 +282,12 @@ fn left(d: Duration) -> String {
         s if s < 3600 => format!("{}m {:02}s", s / 60, s % 60),
         s => format!("{}h {:02}m", s / 3600, s % 3600 / 60),
     }
+}
+
+/// Pulumi's closing lines (`Duration: 1s`, `Resources:`) say how it ended, not what it does:
+/// beside the spinner's own time they read as a second clock.
+fn closing(line: &str) -> bool {
+    ["Duration:", "Resources:", "Outputs:"]
+        .iter()
+        .any(|p| line.starts_with(p))
 }

@@ -44,10 +44,19 @@ impl Logs {
             }
             Event::Finished { project, result, .. } => {
                 if let Some(mut f) = self.files.remove(project) {
-                    let _ = writeln!(f, "== {} {}", result.status.name(), timestamp(result.ended));
+                    let _ = writeln!(
+                        f,
+                        "== {} {}",
+                        super::status::outcome_word(result.status.outcome()),
+                        timestamp(result.ended)
+                    );
                 }
             }
-            Event::Note { .. } | Event::Stopping { .. } | Event::StillRunning { .. } | Event::TimedOut { .. } => {}
+            Event::Note { .. }
+            | Event::Runs { .. }
+            | Event::Stopping { .. }
+            | Event::StillRunning { .. }
+            | Event::TimedOut { .. } => {}
         }
     }
 }

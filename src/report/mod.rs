@@ -28,7 +28,9 @@ pub(crate) mod junit;
 pub(crate) mod live;
 pub(crate) mod logs;
 pub(crate) mod plain;
+pub(crate) mod reason;
 pub(crate) mod sinks;
+pub(crate) mod status;
 pub(crate) mod summary;
 pub(crate) mod text;
 pub(crate) mod timeline;
@@ -103,47 +105,6 @@ pub(crate) fn result(text: &str) -> io::Result<()> {
     }
 }
 
-/// `3 succeeded, 1 failed`: how many projects ended each way, in a fixed order, the ways none
-/// ended left out.
-pub(crate) fn status_counts(result: &crate::exec::RunResult, drift: bool) -> String {
-    let mut counts = Vec::new();
-    for name in [
-        "drifted",
-        "no drift",
-        "not checked",
-        "succeeded",
-        "unchanged",
-        "failed",
-        "timed out",
-        "interrupted",
-        "skipped",
-        "waits",
-        "not started",
-    ] {
-        let n = result
-            .results
-            .iter()
-            .filter(|(_, f)| status_word(f, drift) == name)
-            .count();
-        if n > 0 {
-            counts.push(format!("{n} {name}"));
-        }
-    }
-    counts.join(", ")
-}
-
-/// How a project's end is called: its status, but in a drift check a preview that found
-/// changes is `drifted` and one that found none `no drift` (both ran fine: neither "succeeded").
-pub(crate) fn status_word(f: &crate::exec::Finished, drift: bool) -> &'static str {
-    match &f.status {
-        crate::exec::Status::Succeeded if drift && crate::exec::would_change(&f.changes) => "drifted",
-        crate::exec::Status::Succeeded if drift => "no drift",
-        // Not deployed: there is nothing to check.
-        crate::exec::Status::Unchanged { .. } if drift => "not checked",
-        other => other.name(),
-    }
-}
-
 /// `0.4s`, `12.3s`, `2m 05s`
 pub(crate) fn duration(seconds: f64) -> String {
     if seconds < 60.0 {
@@ -176,6 +137,15 @@ pub(crate) fn note_line(project: Option<&str>, level: crate::exec::Level, messag
             format!("{prefix} {who}{message}")
         }
     }
+}
+
+/// Why the scheduler runs a project an `up` could skip, as a debug note's line (`-d`).
+pub(crate) fn runs_line(project: &str, why: &crate::exec::Runs) -> String {
+    note_line(
+        Some(project),
+        crate::exec::Level::Debug,
+        &format!("runs: {}", reason::runs(why)),
+    )
 }
 
 /// How the executor's stopping events are said (the live view and plain lines alike): the

@@ -13,7 +13,8 @@ use console::style;
 use super::Banner;
 use super::ci::{self, CiSystem};
 pub(crate) use super::duration;
-use crate::exec::{Event, Level, RunResult, Status, Stream, is_change, would_change};
+use super::status::{Told, outcome_word};
+use crate::exec::{Because, Event, Level, RunResult, Status, Stream, is_change, would_change};
 use crate::plan::{Operation, Plan};
 
 pub(crate) struct Plain {
@@ -148,6 +149,11 @@ impl Plain {
                     }
                 }
             }
+            Event::Runs { project, why } => {
+                if self.debug {
+                    say!("{}", super::runs_line(project, why));
+                }
+            }
             Event::Stopping { .. } | Event::StillRunning { .. } | Event::TimedOut { .. } => {
                 say!("{}", super::stopping_line(ev).unwrap_or_default());
             }
@@ -155,60 +161,67 @@ impl Plain {
                 project,
                 operation,
                 result,
-            } => {
-                let operation = self.word(*operation);
-                let took = self
-                    .started
-                    .get(project)
-                    .and_then(|s| result.ended.duration_since(*s).ok())
-                    .map(|d| format!(" in {}", duration(d.as_secs_f64())))
-                    .unwrap_or_default();
-                if let Some(ci) = self.ci {
-                    let lines = self.kept.remove(project).unwrap_or_default();
-                    let title = format!("{project}: {operation} {}{took}", result.status.name());
-                    if !lines.is_empty() {
-                        ci::print(&ci.group(project, &title, &lines));
-                    }
-                    if result.status.is_failure()
-                        && let Some(a) = ci.annotation(
-                            "error",
-                            &format!("{project}: {operation} {}", result.status.name()),
-                            &super::failure::text_or(result.error.as_ref(), "failed"),
-                            self.at(project, result.error.as_ref())
-                                .as_ref()
-                                .map(|(f, l)| (f.as_str(), *l)),
-                        )
-                    {
-                        ci::print(&a);
-                    }
-                }
-                // Projects that had nothing to do are counted in the closing table instead.
-                if matches!(result.status, Status::Unchanged { .. }) && !self.debug {
-                    return;
-                }
-                let line = match &result.status {
-                    Status::Succeeded if self.drift && would_change(&result.changes) => {
-                        format!("≠ [{project}] drifted: {}{took}", spelled(&result.changes))
-                    }
-                    Status::Succeeded if self.drift => format!("✔ [{project}] no drift{took}"),
-                    Status::Succeeded => format!("✔ [{project}] {operation} succeeded{took}"),
-                    Status::Failed => format!("✘ [{project}] {operation} failed{took}"),
-                    Status::TimedOut => format!("✘ [{project}] {operation} timed out{took}"),
-                    Status::Interrupted => format!("⏹ [{project}] {operation} interrupted{took}"),
-                    other => format!("• [{project}] {}: {}", other.name(), other.reason().unwrap_or_default()),
-                };
-                let styled = match &result.status {
-                    Status::Succeeded if self.drift && would_change(&result.changes) => {
-                        style(line).for_stderr().yellow().bold()
-                    }
-                    Status::Succeeded => style(line).for_stderr().green(),
-                    Status::Failed | Status::TimedOut => style(line).for_stderr().red().bold(),
-                    Status::Interrupted => style(line).for_stderr().yellow(),
-                    _ => style(line).for_stderr().dim(),
-                };
-                say!("{styled}");
+            } => self.finished(project, *operation, result),
+        }
+    }
+
+    /// A project's end: its group and annotation in a CI that folds output, and its line.
+    fn finished(&mut self, project: &str, operation: Operation, result: &crate::exec::Finished) {
+        let operation = self.word(operation);
+        let took = self
+            .started
+            .get(project)
+            .and_then(|s| result.ended.duration_since(*s).ok())
+            .map(|d| format!(" in {}", duration(d.as_secs_f64())))
+            .unwrap_or_default();
+        if let Some(ci) = self.ci {
+            let lines = self.kept.remove(project).unwrap_or_default();
+            let title = format!("{project}: {operation} {}{took}", outcome_word(result.status.outcome()));
+            if !lines.is_empty() {
+                ci::print(&ci.group(project, &title, &lines));
+            }
+            if result.status.is_failure()
+                && let Some(a) = ci.annotation(
+                    "error",
+                    &format!("{project}: {operation} {}", outcome_word(result.status.outcome())),
+                    &super::failure::text_or(result.error.as_ref(), "failed"),
+                    self.at(project, result.error.as_ref())
+                        .as_ref()
+                        .map(|(f, l)| (f.as_str(), *l)),
+                )
+            {
+                ci::print(&a);
             }
         }
+        // Projects that had nothing to do are counted in the closing table instead.
+        if matches!(result.status, Status::Unchanged(_)) && !self.debug {
+            return;
+        }
+        let line = match &result.status {
+            Status::Succeeded if self.drift && would_change(&result.changes) => {
+                format!("≠ [{project}] drifted: {}{took}", spelled(&result.changes))
+            }
+            Status::Succeeded if self.drift => format!("✔ [{project}] no drift{took}"),
+            Status::Succeeded => format!("✔ [{project}] {operation} succeeded{took}"),
+            Status::Failed => format!("✘ [{project}] {operation} failed{took}"),
+            Status::TimedOut => format!("✘ [{project}] {operation} timed out{took}"),
+            Status::Interrupted => format!("⏹ [{project}] {operation} interrupted{took}"),
+            other => format!(
+                "• [{project}] {}: {}",
+                outcome_word(other.outcome()),
+                super::reason::of(other).unwrap_or_default()
+            ),
+        };
+        let styled = match &result.status {
+            Status::Succeeded if self.drift && would_change(&result.changes) => {
+                style(line).for_stderr().yellow().bold()
+            }
+            Status::Succeeded => style(line).for_stderr().green(),
+            Status::Failed | Status::TimedOut => style(line).for_stderr().red().bold(),
+            Status::Interrupted => style(line).for_stderr().yellow(),
+            _ => style(line).for_stderr().dim(),
+        };
+        say!("{styled}");
     }
 
     /// The closing table: every project's state, then what failed with its last lines.
@@ -251,16 +264,21 @@ impl Plain {
             style("Summary:").for_stderr().bold(),
             if self.drift { "drift" } else { plan.operation.as_str() },
             plan.provider.name,
-            super::status_counts(result, self.drift),
+            super::status::counts(result, self.drift),
             duration(total)
         );
         // Unchanged projects are one line per reason, unless `-d` asks for every row.
-        let mut unchanged: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        // By their words, in the order of the words.
+        let mut unchanged: BTreeMap<String, (&Because, Vec<&str>)> = BTreeMap::new();
         for (name, f) in &result.results {
-            if let Status::Unchanged { reason } = &f.status
+            if let Status::Unchanged(because) = &f.status
                 && !self.debug
             {
-                unchanged.entry(reason.as_str()).or_default().push(name);
+                unchanged
+                    .entry(super::reason::because(because))
+                    .or_insert((because, Vec::new()))
+                    .1
+                    .push(name);
                 continue;
             }
             let took = f
@@ -271,17 +289,17 @@ impl Plain {
             let detail = match &f.status {
                 Status::Failed | Status::TimedOut => super::failure::headline_or(f.error.as_ref(), ""),
                 Status::Interrupted => "cut short".to_string(),
-                other => other.reason().unwrap_or("").to_string(),
+                other => super::reason::of(other).unwrap_or_default(),
             };
             let line = format!(
                 "  {name:<w$}  {:<11}  {took:>8}  {:<16}  {detail}",
-                super::status_word(f, self.drift),
+                super::status::word(Told::of(f, self.drift)),
                 changes(&f.changes),
                 w = self.width
             );
             let _ = writeln!(err, "{}", line.trim_end());
         }
-        for (reason, names) in &unchanged {
+        for (reason, (because, names)) in &unchanged {
             let again = if plan.operation == Operation::Up {
                 "; `--fresh` to run them anyway"
             } else {
@@ -289,9 +307,9 @@ impl Plain {
             };
             // The reason is worded for one project; for several, of each.
             let reason = if names.len() > 1 {
-                reason.replacen("nothing it depends on", "nothing each depends on", 1)
+                super::reason::because_of_each(because)
             } else {
-                (*reason).to_string()
+                reason.clone()
             };
             let _ = writeln!(err, "  {} unchanged: {reason}{again}", names.len());
         }
@@ -353,9 +371,7 @@ fn left_by_the_stop(err: &mut impl std::io::Write, result: &RunResult) {
     let left: Vec<&str> = result
         .results
         .iter()
-        .filter(
-            |(_, f)| matches!(&f.status, Status::NotStarted { reason } if reason.starts_with("the run stopped after")),
-        )
+        .filter(|(_, f)| matches!(&f.status, Status::NotStarted(Because::StoppedAfter { .. })))
         .map(|(name, _)| name.as_str())
         .collect();
     if !left.is_empty() {
@@ -415,7 +431,7 @@ pub(crate) fn drift_verdict(result: &RunResult) -> String {
     let absent = result
         .results
         .iter()
-        .filter(|(_, f)| matches!(f.status, Status::Unchanged { .. }))
+        .filter(|(_, f)| matches!(f.status, Status::Unchanged(_)))
         .count();
     let absent = if absent == 0 {
         String::new()

@@ -1,55 +1,68 @@
-//! The machine-readable summary of a run (`.runner/last-run.json`, `--summary FILE`); its
-//! schema is `schemas/summary.schema.json`. Secret outputs are redacted.
+//! The record of a run, written once after it (`.runner/last-run.json`, `--summary FILE`;
+//! its schema is `schemas/summary.schema.json`) and read by every view of a run that is over:
+//! `runner report` and `--report` (the HTML report), `status --format gantt|gantt-svg` and
+//! GitHub's job summary (the timeline), `runner logs`. A run builds it from its result in
+//! memory; a later command reads the file back into the same type. Secret outputs are redacted.
 
 use std::collections::BTreeMap;
 use std::time::SystemTime;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::exec::RunResult;
-use crate::plan::Plan;
+use super::failure;
+use super::status::Told;
+use crate::exec::{Outcome, ResourceDiff, RunResult};
+use crate::plan::{Operation, Plan};
 use crate::runstate::timestamp;
 
 pub(crate) const SCHEMA_VERSION: u32 = 1;
 
-#[derive(Serialize)]
-struct Summary<'a> {
-    schema_version: u32,
-    operation: &'a str,
-    provider: &'a str,
-    stack: &'a str,
-    targets: Vec<&'a str>,
-    started: String,
-    ended: String,
-    duration_seconds: f64,
+/// A run, as its record holds it. Times are as the run state writes them
+/// (`2026-11-22T14:06:03.881Z`), seconds rounded to milliseconds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Summary {
+    pub(crate) schema_version: u32,
+    pub(crate) operation: Kind,
+    pub(crate) provider: String,
+    pub(crate) stack: String,
+    pub(crate) targets: Vec<String>,
+    pub(crate) started: String,
+    pub(crate) ended: String,
+    pub(crate) duration_seconds: f64,
     /// `succeeded`, `failed` or `interrupted`.
-    result: &'a str,
-    exit_code: i32,
+    pub(crate) result: Outcome,
+    pub(crate) exit_code: i32,
     /// The makespan predicted before the run (seconds), when every project that ran had an
     /// estimate.
-    predicted_makespan_s: Option<f64>,
-    projects: Vec<ProjectSummary<'a>>,
+    pub(crate) predicted_makespan_s: Option<f64>,
+    /// Every project of the plan, in run order.
+    pub(crate) projects: Vec<ProjectSummary>,
 }
 
-#[derive(Serialize)]
-struct ProjectSummary<'a> {
-    name: &'a str,
-    status: &'a str,
-    reason: Option<&'a str>,
-    operation: &'a str,
-    started: Option<String>,
-    ended: Option<String>,
-    duration_seconds: Option<f64>,
+/// One project of a run's record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct ProjectSummary {
+    pub(crate) name: String,
+    pub(crate) status: Told,
+    /// Why it did not run, in words (`report::reason`).
+    pub(crate) reason: Option<String>,
+    pub(crate) operation: Operation,
+    /// `None` when it did not run.
+    pub(crate) started: Option<String>,
+    pub(crate) ended: Option<String>,
+    pub(crate) duration_seconds: Option<f64>,
     /// The estimate it ran with (learned from past runs, else declared; 0 when the run was to
     /// settle it without running), beside `duration_seconds`.
-    estimate_s: Option<f64>,
-    outputs: Option<Map<String, Value>>,
-    changes: &'a BTreeMap<String, u64>,
+    pub(crate) estimate_s: Option<f64>,
+    pub(crate) outputs: Option<Map<String, Value>>,
+    #[serde(default)]
+    pub(crate) changes: BTreeMap<String, u64>,
     /// What a drift check found resource by resource (left out when nothing).
-    #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    drift: &'a [crate::exec::ResourceDiff],
-    error: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) drift: Vec<ResourceDiff>,
+    /// For a failure: its text (all the file holds) and headline.
+    pub(crate) error: Option<failure::Told>,
 }
 
 /// What was predicted before the run: each project's estimate (seconds, by name), the makespan.
@@ -59,55 +72,77 @@ pub(crate) struct Predicted<'a> {
     pub(crate) makespan: Option<f64>,
 }
 
-pub(crate) fn render(
-    plan: &Plan<'_>,
-    stack: &str,
-    result: &RunResult,
-    started: SystemTime,
-    exit_code: i32,
-    predicted: Predicted<'_>,
-    drift: bool,
-) -> String {
-    let ended = SystemTime::now();
-    let outcome = if result.interrupted {
-        "interrupted"
-    } else if result.failed() {
-        "failed"
-    } else {
-        "succeeded"
-    };
-    let doc = Summary {
-        schema_version: SCHEMA_VERSION,
-        operation: if drift { "drift" } else { plan.operation.as_str() },
-        provider: &plan.provider.name,
-        stack,
-        targets: plan.targets.iter().map(|&i| plan.name(i)).collect(),
-        started: timestamp(started),
-        ended: timestamp(ended),
-        duration_seconds: secs(ended.duration_since(started).unwrap_or_default()),
-        result: outcome,
-        exit_code,
-        predicted_makespan_s: predicted.makespan.map(round),
-        projects: result
-            .results
-            .iter()
-            .map(|(name, f)| ProjectSummary {
-                name,
-                status: super::status_word(f, drift),
-                reason: f.status.reason(),
-                operation: plan.operation.as_str(),
-                started: f.started.map(timestamp),
-                ended: f.started.map(|_| timestamp(f.ended)),
-                duration_seconds: f.started.and_then(|s| f.ended.duration_since(s).ok()).map(secs),
-                estimate_s: predicted.estimates.get(name.as_str()).copied().map(round),
-                outputs: f.outputs.as_ref().map(crate::exec::Outputs::kept),
-                changes: &f.changes,
-                drift: if drift { &f.diffs } else { &[] },
-                error: f.error.as_ref().map(super::failure::text),
-            })
-            .collect(),
-    };
-    serde_json::to_string_pretty(&doc).expect("summary serializes") + "\n"
+/// What a run was, beside its result: its plan, its stack, when it started and ended, its exit
+/// code, what was predicted, and whether it was a drift check.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Run<'a> {
+    pub(crate) plan: &'a Plan<'a>,
+    pub(crate) stack: &'a str,
+    pub(crate) started: SystemTime,
+    pub(crate) ended: SystemTime,
+    pub(crate) exit_code: i32,
+    pub(crate) predicted: Predicted<'a>,
+    pub(crate) drift: bool,
+}
+
+impl Summary {
+    /// The record of a run that just ended, from its result in memory.
+    pub(crate) fn of(run: &Run<'_>, result: &RunResult) -> Self {
+        let plan = run.plan;
+        let outcome = if result.interrupted {
+            Outcome::Interrupted
+        } else if result.failed() {
+            Outcome::Failed
+        } else {
+            Outcome::Succeeded
+        };
+        Summary {
+            schema_version: SCHEMA_VERSION,
+            operation: Kind::of(plan.operation, run.drift),
+            provider: plan.provider.name.clone(),
+            stack: run.stack.to_string(),
+            targets: plan.targets.iter().map(|&i| plan.name(i).to_string()).collect(),
+            started: timestamp(run.started),
+            ended: timestamp(run.ended),
+            duration_seconds: secs(run.ended.duration_since(run.started).unwrap_or_default()),
+            result: outcome,
+            exit_code: run.exit_code,
+            predicted_makespan_s: run.predicted.makespan.map(round),
+            projects: result
+                .results
+                .iter()
+                .map(|(name, f)| ProjectSummary {
+                    name: name.clone(),
+                    status: Told::of(f, run.drift),
+                    reason: super::reason::of(&f.status),
+                    operation: plan.operation,
+                    started: f.started.map(timestamp),
+                    ended: f.started.map(|_| timestamp(f.ended)),
+                    duration_seconds: f.started.and_then(|s| f.ended.duration_since(s).ok()).map(secs),
+                    estimate_s: run.predicted.estimates.get(name.as_str()).copied().map(round),
+                    outputs: f.outputs.as_ref().map(crate::exec::Outputs::kept),
+                    changes: f.changes.clone(),
+                    drift: if run.drift { f.diffs.clone() } else { Vec::new() },
+                    error: f.error.as_ref().map(failure::Told::of),
+                })
+                .collect(),
+        }
+    }
+
+    /// A record written before, from its text.
+    pub(crate) fn read(text: &str) -> serde_json::Result<Self> {
+        serde_json::from_str(text)
+    }
+
+    /// The record as its file holds it.
+    pub(crate) fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a summary serializes") + "\n"
+    }
+
+    /// The project named `name`, when the run's plan had it.
+    pub(crate) fn project(&self, name: &str) -> Option<&ProjectSummary> {
+        self.projects.iter().find(|p| p.name == name)
+    }
 }
 
 fn secs(d: std::time::Duration) -> f64 {
@@ -117,4 +152,342 @@ fn secs(d: std::time::Duration) -> f64 {
 /// Milliseconds are enough.
 fn round(seconds: f64) -> f64 {
     (seconds * 1000.0).round() / 1000.0
+}
+
+/// What a run was: an operation, or a drift check (which runs previews).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Kind {
+    Up,
+    Destroy,
+    Refresh,
+    Preview,
+    Drift,
+}
+
+impl Kind {
+    pub(crate) fn of(operation: Operation, drift: bool) -> Self {
+        match operation {
+            _ if drift => Kind::Drift,
+            Operation::Up => Kind::Up,
+            Operation::Destroy => Kind::Destroy,
+            Operation::Refresh => Kind::Refresh,
+            Operation::Preview => Kind::Preview,
+        }
+    }
+
+    /// The operation its projects ran.
+    pub(crate) fn operation(self) -> Operation {
+        match self {
+            Kind::Up => Operation::Up,
+            Kind::Destroy => Operation::Destroy,
+            Kind::Refresh => Operation::Refresh,
+            Kind::Preview | Kind::Drift => Operation::Preview,
+        }
+    }
+
+    /// As a person names it: `drift`, or the operation.
+    pub(crate) fn word(self) -> &'static str {
+        match self {
+            Kind::Drift => "drift",
+            other => other.operation().as_str(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+    use crate::exec::{
+        Because, Failure, Finished, How, Outcome, Outputs, PropertyDiff, ResourceDiff, RunResult, Status,
+    };
+    use crate::plan::{Operation, Plan};
+
+    /// `ms` after a fixed instant.
+    fn at(ms: u64) -> SystemTime {
+        UNIX_EPOCH + Duration::from_millis(1_787_339_880_000 + ms)
+    }
+
+    /// A run with every kind of end, at fixed times: its graph and its result.
+    fn fixture() -> (crate::provider::Provider, RunResult) {
+        let p = crate::provider::for_tests(
+            [
+                ("net", vec![]),
+                ("db", vec!["net"]),
+                ("app", vec!["db"]),
+                ("cache", vec![]),
+                ("web", vec!["cache"]),
+                ("old", vec![]),
+                ("slow", vec![]),
+                ("late", vec![]),
+            ]
+            .into_iter()
+            .map(|(n, ns): (&str, Vec<&str>)| (n.to_string(), ns.into_iter().map(str::to_string).collect())),
+        );
+        let ran = |status: Status, from: u64, to: u64| Finished {
+            started: Some(at(from)),
+            ended: at(to),
+            ..Finished::settled(status, None)
+        };
+        let mut outputs = Outputs::default();
+        outputs.values.insert("url".into(), "http://x/".into());
+        outputs.values.insert("pw".into(), "hunter2".into());
+        outputs.secret.insert("pw".into());
+        let net = Finished {
+            outputs: Some(outputs),
+            changes: BTreeMap::from([("create".to_string(), 2), ("same".to_string(), 1)]),
+            diffs: vec![ResourceDiff {
+                resource: "pulumi:index:Stash::net".into(),
+                op: "update".into(),
+                properties: vec![PropertyDiff {
+                    path: "input".into(),
+                    deployed: Some("1".into()),
+                    declared: None,
+                }],
+            }],
+            ..ran(Status::Succeeded, 10, 1_234)
+        };
+        let db = Finished {
+            error: Some(
+                Failure::ended(
+                    "pulumi up",
+                    How::Exited(1),
+                    vec!["error: boom".into(), "  at line 3".into()],
+                )
+                .noted(["a note".to_string()]),
+            ),
+            ..ran(Status::Failed, 1_300, 2_000)
+        };
+        let results = vec![
+            ("net".to_string(), net),
+            ("db".to_string(), db),
+            (
+                "app".to_string(),
+                Finished::settled(
+                    Status::Skipped(Because::Upstream {
+                        name: "db".into(),
+                        outcome: Outcome::Failed,
+                    }),
+                    None,
+                ),
+            ),
+            (
+                "cache".to_string(),
+                Finished::settled(Status::Unchanged(Because::NothingChanged), None),
+            ),
+            (
+                "web".to_string(),
+                Finished::settled(
+                    Status::Waits(Because::NotDeployed {
+                        waits_for: vec!["cache".into()],
+                    }),
+                    None,
+                ),
+            ),
+            (
+                "old".to_string(),
+                Finished::settled(Status::NotStarted(Because::StoppedAfter { failed: "db".into() }), None),
+            ),
+            (
+                "slow".to_string(),
+                Finished {
+                    error: Some(Failure::timed_out(
+                        Duration::from_secs(2),
+                        Some(Failure::said("pulumi up was interrupted")),
+                    )),
+                    ..ran(Status::TimedOut, 5, 2_005)
+                },
+            ),
+            ("late".to_string(), ran(Status::Interrupted, 100, 900)),
+        ];
+        (
+            p,
+            RunResult {
+                results,
+                interrupted: false,
+            },
+        )
+    }
+
+    /// The fixture's record, as an up or as a drift check.
+    fn record(drift: bool) -> super::Summary {
+        let (p, result) = fixture();
+        let estimates = BTreeMap::from([("net".to_string(), 1.2345), ("db".to_string(), 3.0)]);
+        let plan = Plan::new(&p, if drift { Operation::Preview } else { Operation::Up }, &[]).unwrap();
+        let run = super::Run {
+            plan: &plan,
+            stack: "dev",
+            started: at(0),
+            ended: at(2_345),
+            exit_code: 1,
+            predicted: super::Predicted {
+                estimates: &estimates,
+                makespan: Some(4.567_89),
+            },
+            drift,
+        };
+        super::Summary::of(&run, &result)
+    }
+
+    /// The record of a drift check as the summary before the one record type wrote it (the
+    /// schema's every kind of end), byte for byte.
+    const DRIFT: &str = r#"{
+  "schema_version": 1,
+  "operation": "drift",
+  "provider": "t",
+  "stack": "dev",
+  "targets": [],
+  "started": "2026-08-21T19:18:00.000Z",
+  "ended": "2026-08-21T19:18:02.345Z",
+  "duration_seconds": 2.345,
+  "result": "failed",
+  "exit_code": 1,
+  "predicted_makespan_s": 4.568,
+  "projects": [
+    {
+      "name": "net",
+      "status": "drifted",
+      "reason": null,
+      "operation": "preview",
+      "started": "2026-08-21T19:18:00.010Z",
+      "ended": "2026-08-21T19:18:01.234Z",
+      "duration_seconds": 1.224,
+      "estimate_s": 1.235,
+      "outputs": {
+        "url": "http://x/",
+        "pw": "[secret]"
+      },
+      "changes": {
+        "create": 2,
+        "same": 1
+      },
+      "drift": [
+        {
+          "resource": "pulumi:index:Stash::net",
+          "op": "update",
+          "properties": [
+            {
+              "path": "input",
+              "deployed": "1",
+              "declared": null
+            }
+          ]
+        }
+      ],
+      "error": null
+    },
+    {
+      "name": "db",
+      "status": "failed",
+      "reason": null,
+      "operation": "preview",
+      "started": "2026-08-21T19:18:01.300Z",
+      "ended": "2026-08-21T19:18:02.000Z",
+      "duration_seconds": 0.7,
+      "estimate_s": 3.0,
+      "outputs": null,
+      "changes": {},
+      "error": "pulumi up exited with code 1: error: boom\n    at line 3\n  a note"
+    },
+    {
+      "name": "app",
+      "status": "skipped",
+      "reason": "needs db, which failed",
+      "operation": "preview",
+      "started": null,
+      "ended": null,
+      "duration_seconds": null,
+      "estimate_s": null,
+      "outputs": null,
+      "changes": {},
+      "error": null
+    },
+    {
+      "name": "cache",
+      "status": "not checked",
+      "reason": "nothing it depends on changed since its last successful up",
+      "operation": "preview",
+      "started": null,
+      "ended": null,
+      "duration_seconds": null,
+      "estimate_s": null,
+      "outputs": null,
+      "changes": {},
+      "error": null
+    },
+    {
+      "name": "web",
+      "status": "waits",
+      "reason": "waits for cache, not deployed yet",
+      "operation": "preview",
+      "started": null,
+      "ended": null,
+      "duration_seconds": null,
+      "estimate_s": null,
+      "outputs": null,
+      "changes": {},
+      "error": null
+    },
+    {
+      "name": "old",
+      "status": "not started",
+      "reason": "the run stopped after db failed",
+      "operation": "preview",
+      "started": null,
+      "ended": null,
+      "duration_seconds": null,
+      "estimate_s": null,
+      "outputs": null,
+      "changes": {},
+      "error": null
+    },
+    {
+      "name": "slow",
+      "status": "timed out",
+      "reason": null,
+      "operation": "preview",
+      "started": "2026-08-21T19:18:00.005Z",
+      "ended": "2026-08-21T19:18:02.005Z",
+      "duration_seconds": 2.0,
+      "estimate_s": null,
+      "outputs": null,
+      "changes": {},
+      "error": "timed out after 2s: stopped (pulumi up was interrupted)"
+    },
+    {
+      "name": "late",
+      "status": "interrupted",
+      "reason": null,
+      "operation": "preview",
+      "started": "2026-08-21T19:18:00.100Z",
+      "ended": "2026-08-21T19:18:00.900Z",
+      "duration_seconds": 0.8,
+      "estimate_s": null,
+      "outputs": null,
+      "changes": {},
+      "error": null
+    }
+  ]
+}
+"#;
+
+    #[test]
+    fn a_run_is_recorded_as_it_always_was_and_reads_back_the_same() {
+        assert_eq!(record(true).to_json(), DRIFT);
+        for summary in [record(true), record(false)] {
+            let text = summary.to_json();
+            let read = super::Summary::read(&text).unwrap();
+            assert_eq!(read, summary);
+            assert_eq!(read.to_json(), text);
+        }
+        let up = record(false);
+        assert!(
+            !up.to_json().contains("\"drift\""),
+            "no drift key outside a drift check"
+        );
+        let db = up.project("db").and_then(|p| p.error.as_ref()).unwrap();
+        assert_eq!(db.headline, "pulumi up exited with code 1: error: boom");
+    }
 }

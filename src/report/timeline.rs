@@ -1,51 +1,24 @@
-//! A run as a picture over time, from its summary (`.runner/last-run.json`): each project's
-//! start and end, the chain that set the run's length (the critical path of what really ran,
-//! longest by measured time along the plan's edges), the moments nothing ran. Drawn as a
-//! Mermaid `gantt` (GitHub renders it in a job summary; `runner status --format gantt`) and as
-//! SVG (`runner status --format gantt-svg`, the HTML report).
+//! A run as a picture over time, from its record (`report::summary`): each project's start and
+//! end, the chain that set the run's length (the critical path of what really ran, longest by
+//! measured time along the plan's edges, as the graph finds it), the moments nothing ran. Drawn
+//! as a Mermaid `gantt` (GitHub renders it in a job summary; `runner status --format gantt`) and
+//! as SVG (`runner status --format gantt-svg`, the HTML report).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
+use super::status::{Found, Told, word};
+use super::summary::Summary;
+use crate::exec::Outcome;
+use crate::graph::Span;
+use crate::plan::Plan;
 use crate::render::xml_text;
-use serde::Deserialize;
-use serde_json::{Map, Value};
-
-/// The run summary as read back (`report::summary` writes it; schemas/summary.schema.json).
-#[derive(Debug, Clone, Deserialize)]
-pub(crate) struct LastRun {
-    pub(crate) operation: String,
-    pub(crate) provider: String,
-    pub(crate) stack: String,
-    pub(crate) started: String,
-    pub(crate) ended: String,
-    pub(crate) duration_seconds: f64,
-    pub(crate) result: String,
-    pub(crate) exit_code: i32,
-    pub(crate) projects: Vec<ProjectRun>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-pub(crate) struct ProjectRun {
-    pub(crate) name: String,
-    pub(crate) status: String,
-    pub(crate) reason: Option<String>,
-    pub(crate) started: Option<String>,
-    pub(crate) ended: Option<String>,
-    pub(crate) duration_seconds: Option<f64>,
-    pub(crate) outputs: Option<Map<String, Value>>,
-    #[serde(default)]
-    pub(crate) changes: BTreeMap<String, u64>,
-    #[serde(default)]
-    pub(crate) drift: Vec<crate::exec::ResourceDiff>,
-    pub(crate) error: Option<String>,
-}
 
 /// One bar: a project that ran, in milliseconds from the run's start.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Bar {
     pub(crate) name: String,
-    pub(crate) status: String,
+    pub(crate) status: Told,
     pub(crate) start_ms: i64,
     pub(crate) end_ms: i64,
     pub(crate) critical: bool,
@@ -65,8 +38,8 @@ pub(crate) struct Timeline {
 }
 
 impl Timeline {
-    /// `waits` tells, by project, what it waited for in the plan (needs and ordering-only).
-    pub(crate) fn of(run: &LastRun, waits: &BTreeMap<String, Vec<String>>) -> Self {
+    /// `plan`: the run's, whose edges (needs and ordering-only) the critical path follows.
+    pub(crate) fn of(run: &Summary, plan: &Plan<'_>) -> Self {
         let origin = millis(&run.started).unwrap_or(0);
         let mut bars: Vec<Bar> = run
             .projects
@@ -76,7 +49,7 @@ impl Timeline {
                 let end = millis(p.ended.as_deref()?)? - origin;
                 Some(Bar {
                     name: p.name.clone(),
-                    status: p.status.clone(),
+                    status: p.status,
                     start_ms: start.max(0),
                     end_ms: end.max(start).max(0),
                     critical: false,
@@ -86,14 +59,28 @@ impl Timeline {
         bars.sort_by(|a, b| (a.start_ms, &a.name).cmp(&(b.start_ms, &b.name)));
         let length_ms =
             (millis(&run.ended).unwrap_or(origin) - origin).max(bars.iter().map(|b| b.end_ms).max().unwrap_or(0));
-        let (critical, critical_ms) = critical_path(&bars, waits);
+        let ran: Vec<Span<'_>> = bars
+            .iter()
+            .map(|b| Span {
+                name: &b.name,
+                start: b.start_ms,
+                end: b.end_ms,
+            })
+            .collect();
+        let path = plan
+            .provider
+            .graph
+            .measured_critical_path(&ran, &plan.subset, plan.operation.direction());
+        let critical_ms = path.length;
+        // Owned: the bars it marks are borrowed to find it.
+        let critical: BTreeSet<String> = path.names.iter().map(|n| (*n).to_string()).collect();
         for b in &mut bars {
             b.critical = critical.contains(&b.name);
         }
         let idle = idle_stretches(&bars, length_ms);
         let title = format!(
             "{} · provider {} · stack {} · {} of {} projects ran in {}",
-            run.operation,
+            run.operation.word(),
             run.provider,
             run.stack,
             bars.len(),
@@ -117,16 +104,20 @@ impl Timeline {
         out.push_str("    dateFormat x\n    axisFormat %M:%S\n");
         for (k, b) in self.bars.iter().enumerate() {
             let mut tags = Vec::new();
-            let fine = matches!(b.status.as_str(), "succeeded" | "no drift");
-            if b.critical || !(fine || matches!(b.status.as_str(), "unchanged" | "not checked")) {
+            let fine = b.status.fine();
+            let unchanged = matches!(
+                b.status,
+                Told::Ended(Outcome::Unchanged) | Told::Found(Found::NotChecked)
+            );
+            if b.critical || !(fine || unchanged) {
                 tags.push("crit");
             }
             if fine {
                 tags.push("done");
             }
-            let label = match b.status.as_str() {
-                "succeeded" => mermaid_text(&b.name),
-                other => format!("{} ({other})", mermaid_text(&b.name)),
+            let label = match b.status {
+                Told::Ended(Outcome::Succeeded) => mermaid_text(&b.name),
+                other => format!("{} ({})", mermaid_text(&b.name), word(other)),
             };
             let tags = if tags.is_empty() {
                 String::new()
@@ -197,7 +188,7 @@ impl Timeline {
                 out,
                 r#"  <g class="bar" data-name="{name}" data-status="{status}"><title>{name}: {status}, {from} to {to} ({took})</title><text x="{lx}" y="{ty}" text-anchor="end">{name}</text><rect x="{bx}" y="{y}" width="{bw}" height="{bh}" rx="3" fill="{fill}" stroke="{stroke}" stroke-width="{width}"/></g>"#,
                 name = xml_text(&b.name),
-                status = xml_text(&b.status),
+                status = xml_text(word(b.status)),
                 from = seconds(b.start_ms),
                 to = seconds(b.end_ms),
                 took = seconds(b.end_ms - b.start_ms),
@@ -206,7 +197,7 @@ impl Timeline {
                 bx = x(b.start_ms),
                 bw = (x(b.end_ms) - x(b.start_ms)).max(2),
                 bh = ROW - 6,
-                fill = status_fill(&b.status),
+                fill = status_fill(b.status),
             );
         }
         let ly = bottom + 40;
@@ -222,63 +213,15 @@ impl Timeline {
     }
 }
 
-/// What each project of `plan` waits for in it, by name (the edges the critical path follows).
-pub(crate) fn waits_of(plan: &crate::plan::Plan<'_>) -> BTreeMap<String, Vec<String>> {
-    plan.order
-        .iter()
-        .map(|&i| {
-            let waits = plan.waits_for(i).into_iter().map(|n| plan.name(n.node).to_string());
-            (plan.name(i).to_string(), waits.collect())
-        })
-        .collect()
-}
-
 /// The colour of a bar by the project's result.
-pub(crate) fn status_fill(status: &str) -> &'static str {
+pub(crate) fn status_fill(status: Told) -> &'static str {
     match status {
-        "succeeded" | "no drift" => "#7cb87e",
-        "failed" | "timed out" => "#e06666",
-        "interrupted" => "#f1a340",
-        "drifted" => "#e0b000",
+        Told::Ended(Outcome::Succeeded) | Told::Found(Found::NoDrift) => "#7cb87e",
+        Told::Ended(Outcome::Failed | Outcome::TimedOut) => "#e06666",
+        Told::Ended(Outcome::Interrupted) => "#f1a340",
+        Told::Found(Found::Drifted) => "#e0b000",
         _ => "#b0b0b0",
     }
-}
-
-/// The longest chain of projects that ran, by measured time, along the waits that happened: a
-/// plan's edge counts only where the project started after what it waits for ended (a drift
-/// check waits for nothing, so its path is one check long). The projects on it and its length.
-fn critical_path(bars: &[Bar], waits: &BTreeMap<String, Vec<String>>) -> (BTreeSet<String>, i64) {
-    let took: BTreeMap<&str, i64> = bars.iter().map(|b| (b.name.as_str(), b.end_ms - b.start_ms)).collect();
-    let ended: BTreeMap<&str, i64> = bars.iter().map(|b| (b.name.as_str(), b.end_ms)).collect();
-    let mut best: BTreeMap<&str, (i64, Option<&str>)> = BTreeMap::new();
-    // In order of start, what a project waited for has its best chain already.
-    for b in bars {
-        let before = waits
-            .get(&b.name)
-            .into_iter()
-            .flatten()
-            .filter(|w| ended.get(w.as_str()).is_some_and(|&end| end <= b.start_ms))
-            .filter_map(|w| best.get(w.as_str()).map(|(len, _)| (*len, w.as_str())))
-            .max();
-        let own = took[b.name.as_str()];
-        best.insert(
-            b.name.as_str(),
-            match before {
-                Some((len, w)) => (len + own, Some(w)),
-                None => (own, None),
-            },
-        );
-    }
-    let Some((&last, &(length, _))) = best.iter().max_by_key(|(n, (len, _))| (*len, std::cmp::Reverse(**n))) else {
-        return (BTreeSet::new(), 0);
-    };
-    let mut path = BTreeSet::new();
-    let mut at = Some(last);
-    while let Some(n) = at {
-        path.insert(n.to_string());
-        at = best.get(n).and_then(|(_, prev)| *prev);
-    }
-    (path, length)
 }
 
 /// Stretches of `[0, length)` covered by no bar.
@@ -346,54 +289,77 @@ fn millis(ts: &str) -> Option<i64> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use std::collections::BTreeMap;
 
-    fn run() -> LastRun {
-        let p = |name: &str, status: &str, from: &str, to: &str| ProjectRun {
+    use super::*;
+    use crate::plan::Operation;
+    use crate::provider::Provider;
+    use crate::report::summary::{Kind, ProjectSummary};
+
+    fn run() -> Summary {
+        let p = |name: &str, status: Outcome, from: &str, to: &str| ProjectSummary {
             name: name.into(),
-            status: status.into(),
+            status: Told::Ended(status),
             reason: None,
+            operation: Operation::Up,
             started: Some(format!("2026-11-26T10:00:{from}Z")),
             ended: Some(format!("2026-11-26T10:00:{to}Z")),
             duration_seconds: None,
+            estimate_s: None,
             outputs: None,
             changes: BTreeMap::new(),
             drift: Vec::new(),
             error: None,
         };
-        LastRun {
-            operation: "up".into(),
+        Summary {
+            schema_version: 1,
+            operation: Kind::Up,
             provider: "local".into(),
             stack: "dev".into(),
+            targets: Vec::new(),
             started: "2026-11-26T10:00:00.000Z".into(),
             ended: "2026-11-26T10:00:09.000Z".into(),
             duration_seconds: 9.0,
-            result: "failed".into(),
+            result: Outcome::Failed,
             exit_code: 1,
+            predicted_makespan_s: None,
             projects: vec![
-                p("a", "succeeded", "00.000", "02.000"),
-                p("b", "succeeded", "00.000", "01.000"),
-                p("c", "succeeded", "02.000", "05.000"),
-                p("d", "failed", "06.000", "07.500"),
-                ProjectRun {
+                p("a", Outcome::Succeeded, "00.000", "02.000"),
+                p("b", Outcome::Succeeded, "00.000", "01.000"),
+                p("c", Outcome::Succeeded, "02.000", "05.000"),
+                p("d", Outcome::Failed, "06.000", "07.500"),
+                ProjectSummary {
                     started: None,
                     ended: None,
-                    ..p("e", "skipped", "00", "00")
+                    ..p("e", Outcome::Skipped, "00", "00")
                 },
             ],
         }
     }
 
-    fn waits() -> BTreeMap<String, Vec<String>> {
-        [("c", vec!["a", "b"]), ("d", vec!["b"]), ("e", vec!["d"])]
+    /// The plan's edges: c needs a and b, d needs b, e needs d.
+    fn provider() -> Provider {
+        crate::provider::for_tests(
+            [
+                ("a", vec![]),
+                ("b", vec![]),
+                ("c", vec!["a", "b"]),
+                ("d", vec!["b"]),
+                ("e", vec!["d"]),
+            ]
             .into_iter()
-            .map(|(k, v)| (k.to_string(), v.into_iter().map(str::to_string).collect()))
-            .collect()
+            .map(|(k, v): (&str, Vec<&str>)| (k.to_string(), v.into_iter().map(str::to_string).collect())),
+        )
+    }
+
+    fn timeline(run: &Summary) -> Timeline {
+        let provider = provider();
+        Timeline::of(run, &Plan::new(&provider, Operation::Up, &[]).unwrap())
     }
 
     #[test]
     fn the_critical_path_is_the_longest_chain_by_measured_time_and_idle_time_is_found() {
-        let t = Timeline::of(&run(), &waits());
+        let t = timeline(&run());
         let critical: Vec<&str> = t.bars.iter().filter(|b| b.critical).map(|b| b.name.as_str()).collect();
         assert_eq!(critical, ["a", "c"], "a (2 s) then c (3 s) beats b then d (2.5 s)");
         assert_eq!(t.critical_ms, 5_000);
@@ -406,10 +372,10 @@ mod tests {
     fn a_wait_that_did_not_happen_is_no_part_of_the_critical_path() {
         // Drift checks wait for nothing: c and d overlap what the plan says they wait for.
         let mut run = run();
-        run.operation = "drift".into();
+        run.operation = Kind::Drift;
         run.projects[2].started = Some("2026-11-26T10:00:01.000Z".into());
         run.projects[3].started = Some("2026-11-26T10:00:00.500Z".into());
-        let t = Timeline::of(&run, &waits());
+        let t = timeline(&run);
         let critical: Vec<&str> = t.bars.iter().filter(|b| b.critical).map(|b| b.name.as_str()).collect();
         assert_eq!(critical, ["d"], "the longest single check: d (7 s)");
         assert!(t.critical_ms <= t.length_ms, "a path no longer than the run");
@@ -417,7 +383,7 @@ mod tests {
 
     #[test]
     fn mermaid_marks_the_critical_path_and_failures() {
-        let m = Timeline::of(&run(), &waits()).mermaid();
+        let m = timeline(&run()).mermaid();
         assert!(m.starts_with("gantt\n    title up · provider local · stack dev · 4 of 5 projects ran in 9.0s\n"));
         assert!(m.contains("    a :crit, done, p0, 0, 2000\n"), "{m}");
         assert!(m.contains("    b :done, p1, 0, 1000\n"), "{m}");
@@ -427,7 +393,7 @@ mod tests {
 
     #[test]
     fn the_svg_is_well_formed_and_names_each_bar() {
-        let s = Timeline::of(&run(), &waits()).svg();
+        let s = timeline(&run()).svg();
         assert!(s.starts_with("<svg ") && s.ends_with("</svg>\n"));
         for name in ["a", "b", "c", "d"] {
             assert!(s.contains(&format!("data-name=\"{name}\"")), "{name}");

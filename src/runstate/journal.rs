@@ -12,8 +12,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
-use serde::{Deserialize, Serialize};
+use serde::de::{DeserializeOwned, IntoDeserializer as _};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
+
+use crate::exec::Outcome;
+use crate::plan::Operation;
 
 /// What one event changes in the run state.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -21,7 +25,7 @@ use serde_json::{Map, Value};
 pub(crate) enum Record {
     Started {
         project: String,
-        operation: String,
+        operation: Word<Operation>,
         at: String,
     },
     Finished(Box<Finish>),
@@ -31,8 +35,8 @@ pub(crate) enum Record {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Finish {
     pub(crate) project: String,
-    pub(crate) operation: String,
-    pub(crate) status: String,
+    pub(crate) operation: Word<Operation>,
+    pub(crate) status: Word<Outcome>,
     /// `None`: settled without running (skipped, unchanged, not started, waits).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) started: Option<String>,
@@ -57,6 +61,30 @@ pub(crate) struct Finish {
     /// changed the stack behind the run state's back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) by: Option<String>,
+}
+
+/// A word of a journal line: one the runner writes, or another a line names (kept, so that the
+/// line is refused with a warning that quotes it rather than unreadable).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub(crate) enum Word<T> {
+    Known(T),
+    Unknown(String),
+}
+
+impl<T> From<T> for Word<T> {
+    fn from(known: T) -> Self {
+        Word::Known(known)
+    }
+}
+
+impl<'de, T: DeserializeOwned> Deserialize<'de> for Word<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        // A string first: anything else is a line that cannot be read, as before.
+        let word = String::deserialize(d)?;
+        let known: Result<T, serde::de::value::Error> = T::deserialize(word.as_str().into_deserializer());
+        Ok(known.map_or(Word::Unknown(word), Word::Known))
+    }
 }
 
 /// The records of a journal, and a warning for each line that could not be read or is not one
@@ -96,29 +124,14 @@ pub(crate) fn parse(bytes: &[u8], shown: &str, known: &dyn Fn(&str) -> bool) -> 
     (records, warnings)
 }
 
-/// The operations a record may name.
-pub(crate) const OPERATIONS: [&str; 4] = ["up", "destroy", "refresh", "preview"];
-
-/// The statuses an end may record (`Status::name` of every status).
-pub(crate) const STATUSES: [&str; 8] = [
-    "succeeded",
-    "failed",
-    "timed out",
-    "interrupted",
-    "skipped",
-    "unchanged",
-    "not started",
-    "waits",
-];
-
 /// Why a journal line is not trusted: what it holds that the runner never writes.
 #[derive(Debug, thiserror::Error)]
 enum Untrusted<'a> {
-    #[error("its status `{}` is none the runner records ({})", quoted(.0), STATUSES.join(", "))]
+    #[error("its status `{}` is none the runner records ({})", quoted(.0), known_words(&Outcome::ALL.map(|o| o.to_string())))]
     Status(&'a str),
     #[error("it names project `{}`, which the graph does not have", quoted(.0))]
     Project(&'a str),
-    #[error("its operation `{}` is none of {}", quoted(.0), OPERATIONS.join(", "))]
+    #[error("its operation `{}` is none of {}", quoted(.0), known_words(&Operation::ALL.map(|o| o.as_str().to_string())))]
     Operation(&'a str),
     #[error("its time `{}` is not one the runner writes", quoted(.0))]
     Time(&'a str),
@@ -126,13 +139,18 @@ enum Untrusted<'a> {
     Digest(&'a str),
 }
 
+/// The words the runner writes, as a list to read.
+fn known_words(words: &[String]) -> String {
+    words.join(", ")
+}
+
 /// Whether `record` is one the runner could have written for this graph; why not otherwise.
 fn check<'a>(record: &'a Record, known: &dyn Fn(&str) -> bool) -> Result<(), Untrusted<'a>> {
     let (project, operation, times, bad_digest) = match record {
         Record::Started { project, operation, at } => (project, operation, vec![Some(at)], None),
         Record::Finished(end) => {
-            if !STATUSES.contains(&end.status.as_str()) {
-                return Err(Untrusted::Status(&end.status));
+            if let Word::Unknown(status) = &end.status {
+                return Err(Untrusted::Status(status));
             }
             (
                 &end.project,
@@ -148,7 +166,7 @@ fn check<'a>(record: &'a Record, known: &dyn Fn(&str) -> bool) -> Result<(), Unt
     if !known(project) {
         return Err(Untrusted::Project(project));
     }
-    if !OPERATIONS.contains(&operation.as_str()) {
+    if let Word::Unknown(operation) = operation {
         return Err(Untrusted::Operation(operation));
     }
     if let Some(t) = times.into_iter().flatten().find(|t| !is_timestamp(t)) {
@@ -338,7 +356,7 @@ mod tests {
     fn started(p: &str) -> Record {
         Record::Started {
             project: p.into(),
-            operation: "up".into(),
+            operation: Operation::Up.into(),
             at: "2026-01-01T00:00:00.000Z".into(),
         }
     }

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::exec::{Event, Inputs, Outputs, Resume, Status};
+use crate::exec::{Event, Inputs, Outcome, Outputs, Resume, Status};
 use crate::fs::{NewFile, write_atomic};
 use crate::plan::{Operation, Plan};
 use crate::provider::Provider;
@@ -28,8 +28,8 @@ use crate::workspace::RunDir;
 pub(crate) use digests::{Digests, Outside};
 pub(crate) use error::StateError;
 pub(crate) use history::History;
-use journal::{Finish, Journal, Record};
-pub(crate) use pending::Pending;
+use journal::{Finish, Journal, Record, Word};
+pub(crate) use pending::{Pending, Why};
 
 /// The shape of `state.json` this runner writes. It reads version 1 too, whose inputs were
 /// text ([`legacy`]); a state it reads is written back as this version.
@@ -43,79 +43,58 @@ pub(crate) struct RunState {
     pub projects: BTreeMap<String, ProjectState>,
 }
 
-/// What the run state says of a project's last operation: how it ended (`Status::name`), or
-/// that it is running, or was cut short (its runner ended before it did).
+/// What the run state says of a project's last operation: how it ended, or that it is running,
+/// or was cut short (its runner ended before it did).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "Spelled", into = "Spelled")]
 pub(crate) enum Recorded {
     #[default]
+    Running,
+    CutShort,
+    Ended(Outcome),
+}
+
+/// [`Recorded`] as `state.json` spells it: an outcome's own word, or one of the two a run in
+/// progress leaves.
+#[derive(Clone, Copy, Serialize, Deserialize)]
+#[serde(untagged)]
+enum Spelled {
+    Ended(Outcome),
+    Going(Going),
+}
+
+#[derive(Clone, Copy, Serialize, Deserialize)]
+enum Going {
     #[serde(rename = "running")]
     Running,
     #[serde(rename = "cut short")]
     CutShort,
-    #[serde(rename = "succeeded")]
-    Succeeded,
-    #[serde(rename = "failed")]
-    Failed,
-    #[serde(rename = "timed out")]
-    TimedOut,
-    #[serde(rename = "interrupted")]
-    Interrupted,
-    #[serde(rename = "skipped")]
-    Skipped,
-    #[serde(rename = "unchanged")]
-    Unchanged,
-    #[serde(rename = "not started")]
-    NotStarted,
-    #[serde(rename = "waits")]
-    Waits,
+}
+
+impl From<Spelled> for Recorded {
+    fn from(s: Spelled) -> Self {
+        match s {
+            Spelled::Ended(o) => Recorded::Ended(o),
+            Spelled::Going(Going::Running) => Recorded::Running,
+            Spelled::Going(Going::CutShort) => Recorded::CutShort,
+        }
+    }
+}
+
+impl From<Recorded> for Spelled {
+    fn from(r: Recorded) -> Self {
+        match r {
+            Recorded::Ended(o) => Spelled::Ended(o),
+            Recorded::Running => Spelled::Going(Going::Running),
+            Recorded::CutShort => Spelled::Going(Going::CutShort),
+        }
+    }
 }
 
 impl Recorded {
-    const ALL: [Recorded; 10] = [
-        Recorded::Running,
-        Recorded::CutShort,
-        Recorded::Succeeded,
-        Recorded::Failed,
-        Recorded::TimedOut,
-        Recorded::Interrupted,
-        Recorded::Skipped,
-        Recorded::Unchanged,
-        Recorded::NotStarted,
-        Recorded::Waits,
-    ];
-
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Recorded::Running => "running",
-            Recorded::CutShort => CUT_SHORT,
-            Recorded::Succeeded => "succeeded",
-            Recorded::Failed => "failed",
-            Recorded::TimedOut => "timed out",
-            Recorded::Interrupted => "interrupted",
-            Recorded::Skipped => "skipped",
-            Recorded::Unchanged => "unchanged",
-            Recorded::NotStarted => "not started",
-            Recorded::Waits => "waits",
-        }
-    }
-
-    /// The status a (checked) journal record names.
-    pub(crate) fn named(name: &str) -> Option<Self> {
-        Recorded::ALL.into_iter().find(|r| r.as_str() == name)
-    }
-
     /// It did not run (settled without running: unchanged, skipped, not started, waits).
     fn settled(self) -> bool {
-        matches!(
-            self,
-            Recorded::Unchanged | Recorded::Skipped | Recorded::NotStarted | Recorded::Waits
-        )
-    }
-}
-
-impl std::fmt::Display for Recorded {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+        matches!(self, Recorded::Ended(o) if o.settled())
     }
 }
 
@@ -170,7 +149,7 @@ pub(crate) struct Checked {
 impl Checked {
     /// It found a difference.
     pub(crate) fn drifted(&self) -> bool {
-        self.status == Recorded::Succeeded && self.changed
+        self.status == Recorded::Ended(Outcome::Succeeded) && self.changed
     }
 }
 
@@ -207,9 +186,6 @@ impl ProjectState {
         Some((self.inputs.as_ref()?, self.outputs_digest.as_deref()?))
     }
 }
-
-/// The status of a project whose runner ended (was killed) before its operation did.
-pub(crate) const CUT_SHORT: &str = "cut short";
 
 impl RunState {
     /// Every project still `running` is `cut short`: no runner runs it any more (the caller
@@ -294,7 +270,9 @@ impl RunState {
         self.projects
             .iter()
             .filter(|(_, p)| {
-                p.deployed || (p.started.is_some() && matches!(p.status, Recorded::Succeeded | Recorded::Failed))
+                p.deployed
+                    || (p.started.is_some()
+                        && matches!(p.status, Recorded::Ended(Outcome::Succeeded | Outcome::Failed)))
             })
             .map(|(n, _)| n.clone())
             .collect()
@@ -309,7 +287,9 @@ impl RunState {
             .filter(|(_, p)| {
                 p.deployed
                     && (p.checked.as_ref().is_some_and(Checked::drifted)
-                        || (p.inputs.is_none() && p.operation == Operation::Preview && p.status == Recorded::Succeeded))
+                        || (p.inputs.is_none()
+                            && p.operation == Operation::Preview
+                            && p.status == Recorded::Ended(Outcome::Succeeded)))
             })
             .map(|(n, _)| n.clone())
             .collect()
@@ -374,7 +354,7 @@ impl RunState {
         }
         match record {
             Record::Started { project, operation, at } => {
-                let Some(operation) = Operation::named(operation) else {
+                let Word::Known(operation) = *operation else {
                     return;
                 };
                 let p = self
@@ -394,10 +374,10 @@ impl RunState {
                 p.ended = None;
             }
             Record::Finished(end) => {
-                let (Some(status), Some(operation)) = (Recorded::named(&end.status), Operation::named(&end.operation))
-                else {
+                let (Word::Known(outcome), Word::Known(operation)) = (end.status.clone(), end.operation.clone()) else {
                     return;
                 };
+                let status = Recorded::Ended(outcome);
                 if let Some(by) = &end.by {
                     // Changed outside a run: whatever it did, the last up no longer tells what is
                     // deployed; a destroy that succeeded left nothing.
@@ -405,7 +385,7 @@ impl RunState {
                         return;
                     };
                     p.inputs = None;
-                    if status == Recorded::Succeeded && operation == Operation::Destroy {
+                    if status == Recorded::Ended(Outcome::Succeeded) && operation == Operation::Destroy {
                         p.deployed = false;
                         p.outputs_digest = None;
                         p.outputs = None;
@@ -433,13 +413,13 @@ impl RunState {
                     p.inputs = None;
                 }
                 match (status, operation) {
-                    (Recorded::Succeeded, Operation::Up) => {
+                    (Recorded::Ended(Outcome::Succeeded), Operation::Up) => {
                         p.deployed = true;
                         p.inputs.clone_from(&end.inputs);
                         p.outputs_digest.clone_from(&end.outputs_digest);
                         p.outputs.clone_from(&end.outputs);
                     }
-                    (Recorded::Succeeded | Recorded::Unchanged, Operation::Destroy) => {
+                    (Recorded::Ended(Outcome::Succeeded | Outcome::Unchanged), Operation::Destroy) => {
                         p.deployed = false;
                         p.inputs = None;
                         p.outputs_digest = None;
@@ -448,10 +428,10 @@ impl RunState {
                     // A refresh that found changes made outside Pulumi took them into the
                     // state, and a preview (`drift`) that would change something found the stack
                     // other than its last up left it: `up` must run to set what the program says.
-                    (Recorded::Succeeded, Operation::Refresh | Operation::Preview) if end.changed => {
+                    (Recorded::Ended(Outcome::Succeeded), Operation::Refresh | Operation::Preview) if end.changed => {
                         p.inputs = None;
                     }
-                    (Recorded::Succeeded, _) | (_, Operation::Preview) => {}
+                    (Recorded::Ended(Outcome::Succeeded), _) | (_, Operation::Preview) => {}
                     // A failed or cut-short up, refresh or destroy may have changed some
                     // resources: `up` must run again.
                     _ => p.inputs = None,
@@ -475,7 +455,7 @@ impl RunState {
             Record::Finished(end) if end.by.is_none() => (&end.project, &end.operation),
             Record::Finished(_) => return false,
         };
-        if Operation::named(operation) != Some(Operation::Preview) {
+        if *operation != Word::Known(Operation::Preview) {
             return false;
         }
         let Some(p) = self.projects.get_mut(project) else {
@@ -494,9 +474,10 @@ impl RunState {
                 });
             }
             Record::Finished(end) => {
-                let Some(status) = Recorded::named(&end.status) else {
+                let Word::Known(outcome) = end.status.clone() else {
                     return true;
                 };
+                let status = Recorded::Ended(outcome);
                 if status.settled() && end.started.is_none() {
                     if let Some(c) = p.checked.as_mut().filter(|c| c.status == Recorded::Running) {
                         c.status = status;
@@ -522,7 +503,7 @@ fn record_of(ev: &Event) -> Option<Record> {
     match ev {
         Event::Started { project, operation, at } => Some(Record::Started {
             project: project.clone(),
-            operation: operation.as_str().into(),
+            operation: (*operation).into(),
             at: timestamp(*at),
         }),
         Event::Finished {
@@ -533,8 +514,8 @@ fn record_of(ev: &Event) -> Option<Record> {
             let up = result.status == Status::Succeeded && *operation == Operation::Up;
             Some(Record::Finished(Box::new(Finish {
                 project: project.clone(),
-                operation: operation.as_str().into(),
-                status: result.status.name().into(),
+                operation: (*operation).into(),
+                status: result.status.outcome().into(),
                 started: result.started.map(timestamp),
                 ended: timestamp(result.ended),
                 inputs: result.inputs.clone().filter(|_| up),
@@ -546,6 +527,7 @@ fn record_of(ev: &Event) -> Option<Record> {
         }
         Event::Line { .. }
         | Event::Note { .. }
+        | Event::Runs { .. }
         | Event::Stopping { .. }
         | Event::StillRunning { .. }
         | Event::TimedOut { .. } => None,
@@ -607,10 +589,8 @@ impl Recorder {
     pub(crate) fn changed_outside(&mut self, project: &str, by: &str, destroyed: bool) -> std::io::Result<()> {
         let record = Record::Finished(Box::new(Finish {
             project: project.to_string(),
-            operation: if destroyed { Operation::Destroy } else { Operation::Up }
-                .as_str()
-                .into(),
-            status: if destroyed { "succeeded" } else { "failed" }.into(),
+            operation: if destroyed { Operation::Destroy } else { Operation::Up }.into(),
+            status: if destroyed { Outcome::Succeeded } else { Outcome::Failed }.into(),
             started: None,
             ended: timestamp(std::time::SystemTime::now()),
             inputs: None,
@@ -659,11 +639,10 @@ pub(crate) fn fuzz_journal(bytes: &[u8]) {
     for (name, p) in &once.projects {
         assert!(known(name), "{name}");
         assert!(
-            p.status == Recorded::Running || journal::STATUSES.contains(&p.status.as_str()),
-            "{}",
+            matches!(p.status, Recorded::Running | Recorded::Ended(_)),
+            "{:?}",
             p.status
         );
-        assert!(journal::OPERATIONS.contains(&p.operation.as_str()), "{:?}", p.operation);
     }
     let mut twice = once.clone();
     for r in &records {
@@ -696,13 +675,13 @@ mod tests {
     /// What keeps a successful `up` standing for skipping, and what makes the next `up` run.
     #[test]
     fn only_what_may_have_changed_the_stack_forgets_its_last_up() {
-        let started = |operation: &str| Record::Started {
+        let started = |operation: Operation| Record::Started {
             project: "p".into(),
             operation: operation.into(),
             at: "t1".into(),
         };
-        let ended = |operation: &str, status: &str, changed: bool| {
-            let up = operation == "up" && status == "succeeded";
+        let ended = |operation: Operation, status: Outcome, changed: bool| {
+            let up = operation == Operation::Up && status == Outcome::Succeeded;
             Record::Finished(Box::new(Finish {
                 project: "p".into(),
                 operation: operation.into(),
@@ -718,48 +697,84 @@ mod tests {
         };
         let after = |then: &[Record]| {
             let mut state = RunState::default();
-            for r in [started("up"), ended("up", "succeeded", true)].iter().chain(then) {
+            for r in [started(Operation::Up), ended(Operation::Up, Outcome::Succeeded, true)]
+                .iter()
+                .chain(then)
+            {
                 state.apply(r);
             }
             state.projects["p"].last_up().is_some()
         };
         assert!(after(&[]));
-        assert!(after(&[started("preview"), ended("preview", "succeeded", false)]));
+        assert!(after(&[
+            started(Operation::Preview),
+            ended(Operation::Preview, Outcome::Succeeded, false)
+        ]));
         assert!(
-            !after(&[started("preview"), ended("preview", "succeeded", true)]),
+            !after(&[
+                started(Operation::Preview),
+                ended(Operation::Preview, Outcome::Succeeded, true)
+            ]),
             "a preview (drift) that would change the stack: up must run"
         );
-        assert!(after(&[started("preview"), ended("preview", "failed", false)]));
-        assert!(after(&[started("preview")]), "a preview cut short changed nothing");
-        assert!(after(&[started("refresh"), ended("refresh", "succeeded", false)]));
-        assert!(!after(&[started("refresh"), ended("refresh", "succeeded", true)]));
-        assert!(!after(&[started("refresh"), ended("refresh", "failed", false)]));
-        assert!(!after(&[started("up")]), "an up cut short by a crash");
-        assert!(!after(&[started("up"), ended("up", "failed", false)]));
-        assert!(!after(&[started("destroy"), ended("destroy", "failed", false)]));
-        assert!(!after(&[started("destroy"), ended("destroy", "succeeded", true)]));
+        assert!(after(&[
+            started(Operation::Preview),
+            ended(Operation::Preview, Outcome::Failed, false)
+        ]));
+        assert!(
+            after(&[started(Operation::Preview)]),
+            "a preview cut short changed nothing"
+        );
+        assert!(after(&[
+            started(Operation::Refresh),
+            ended(Operation::Refresh, Outcome::Succeeded, false)
+        ]));
+        assert!(!after(&[
+            started(Operation::Refresh),
+            ended(Operation::Refresh, Outcome::Succeeded, true)
+        ]));
+        assert!(!after(&[
+            started(Operation::Refresh),
+            ended(Operation::Refresh, Outcome::Failed, false)
+        ]));
+        assert!(!after(&[started(Operation::Up)]), "an up cut short by a crash");
+        assert!(!after(&[
+            started(Operation::Up),
+            ended(Operation::Up, Outcome::Failed, false)
+        ]));
+        assert!(!after(&[
+            started(Operation::Destroy),
+            ended(Operation::Destroy, Outcome::Failed, false)
+        ]));
+        assert!(!after(&[
+            started(Operation::Destroy),
+            ended(Operation::Destroy, Outcome::Succeeded, true)
+        ]));
 
         // A check is kept beside the up it looked at, until an operation runs again.
         let mut state = RunState::default();
         for r in [
-            started("up"),
-            ended("up", "succeeded", true),
-            started("preview"),
-            ended("preview", "succeeded", true),
+            started(Operation::Up),
+            ended(Operation::Up, Outcome::Succeeded, true),
+            started(Operation::Preview),
+            ended(Operation::Preview, Outcome::Succeeded, true),
         ] {
             state.apply(&r);
         }
         let p = &state.projects["p"];
-        assert_eq!((p.operation, p.status), (Operation::Up, Recorded::Succeeded));
+        assert_eq!(
+            (p.operation, p.status),
+            (Operation::Up, Recorded::Ended(Outcome::Succeeded))
+        );
         assert!(p.checked.as_ref().is_some_and(Checked::drifted));
         assert!(state.drifted().contains("p"));
-        state.apply(&started("up"));
-        state.apply(&ended("up", "succeeded", true));
+        state.apply(&started(Operation::Up));
+        state.apply(&ended(Operation::Up, Outcome::Succeeded, true));
         assert!(state.projects["p"].checked.is_none() && state.drifted().is_empty());
         // A look at a project never run leaves no entry.
         let mut state = RunState::default();
-        state.apply(&started("preview"));
-        state.apply(&ended("preview", "succeeded", true));
+        state.apply(&started(Operation::Preview));
+        state.apply(&ended(Operation::Preview, Outcome::Succeeded, true));
         assert!(state.projects.is_empty());
     }
 
@@ -767,10 +782,10 @@ mod tests {
     fn folding_a_journal_again_changes_nothing() {
         // A crash after state.json was written and before the journal was removed folds the
         // same lines twice.
-        let end = |project: &str, status: &str, started: Option<&str>| {
+        let end = |project: &str, status: Outcome, started: Option<&str>| {
             Record::Finished(Box::new(Finish {
                 project: project.into(),
-                operation: "up".into(),
+                operation: Operation::Up.into(),
                 status: status.into(),
                 started: started.map(str::to_string),
                 ended: "t2".into(),
@@ -783,22 +798,22 @@ mod tests {
         };
         let start = |project: &str| Record::Started {
             project: project.into(),
-            operation: "up".into(),
+            operation: Operation::Up.into(),
             at: "t1".into(),
         };
         let records = [
             start("a"),
-            end("a", "succeeded", Some("t1")),
+            end("a", Outcome::Succeeded, Some("t1")),
             start("b"),
-            end("b", "failed", Some("t1")),
-            end("c", "skipped", None),
+            end("b", Outcome::Failed, Some("t1")),
+            end("c", Outcome::Skipped, None),
             start("d"),
         ];
         let mut before = RunState::default();
         before.projects.insert(
             "b".into(),
             ProjectState {
-                status: Recorded::Succeeded,
+                status: Recorded::Ended(Outcome::Succeeded),
                 deployed: true,
                 inputs: Some(Inputs::Whole("old".into())),
                 ..ProjectState::new(Operation::Up)
@@ -915,6 +930,81 @@ mod tests {
             panic!("{records:?}")
         };
         assert_eq!(end.inputs.as_ref(), Some(&now));
+    }
+
+    /// A `state.json` and a journal as runners before the one status vocabulary wrote them read
+    /// the same, and are written back byte for byte.
+    #[test]
+    fn state_files_and_journals_written_before_read_the_same() {
+        let t = "2026-01-01T00:00:00.000Z";
+        let state = format!(
+            r#"{{
+  "schema_version": 1,
+  "stack": "dev",
+  "projects": {{
+    "a": {{
+      "status": "succeeded",
+      "operation": "up",
+      "started": "{t}",
+      "ended": "{t}",
+      "deployed": true,
+      "checked": {{
+        "status": "succeeded",
+        "ended": "{t}",
+        "changed": true
+      }}
+    }},
+    "b": {{
+      "status": "cut short",
+      "operation": "destroy",
+      "deployed": false
+    }},
+    "c": {{
+      "status": "running",
+      "operation": "refresh",
+      "deployed": false
+    }},
+    "d": {{
+      "status": "timed out",
+      "operation": "preview",
+      "deployed": false,
+      "checked": {{
+        "status": "not started",
+        "changed": false
+      }}
+    }}
+  }}
+}}"#
+        );
+        let read: RunState = serde_json::from_str(&state).unwrap();
+        let status = |p: &str| read.projects[p].status;
+        assert_eq!(status("a"), Recorded::Ended(Outcome::Succeeded));
+        assert_eq!(status("b"), Recorded::CutShort);
+        assert_eq!(status("c"), Recorded::Running);
+        assert_eq!(status("d"), Recorded::Ended(Outcome::TimedOut));
+        assert!(read.projects["a"].checked.as_ref().is_some_and(Checked::drifted));
+        assert_eq!(serde_json::to_string_pretty(&read).unwrap(), state);
+        assert!(serde_json::from_str::<RunState>(&state.replace("cut short", "cut")).is_err());
+
+        let journal = format!(
+            "{{\"started\":{{\"project\":\"a\",\"operation\":\"destroy\",\"at\":\"{t}\"}}}}\n\
+             {{\"finished\":{{\"project\":\"a\",\"operation\":\"destroy\",\"status\":\"not started\",\"ended\":\"{t}\"}}}}\n\
+             {{\"finished\":{{\"project\":\"b\",\"operation\":\"refresh\",\"status\":\"waits\",\"started\":\"{t}\",\"ended\":\"{t}\",\"changed\":true}}}}\n"
+        );
+        let (records, warnings) = journal::parse(journal.as_bytes(), "journal", &|_| true);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let Record::Finished(end) = &records[2] else {
+            panic!("{records:?}")
+        };
+        assert_eq!(
+            (&end.operation, &end.status),
+            (&Word::Known(Operation::Refresh), &Word::Known(Outcome::Waits))
+        );
+        let written: String = records
+            .iter()
+            .map(|r| serde_json::to_string(r).unwrap() + "\n")
+            .collect();
+        assert_eq!(written, journal);
     }
 
     #[test]

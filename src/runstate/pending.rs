@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::digests::changed_input;
-use super::{Digests, Recorded, RunState, journal};
+use super::{Digests, ProjectState, Recorded, RunState, journal};
+use crate::exec::Outcome;
 use crate::plan::{Operation, Plan};
 use crate::provider::Provider;
 use crate::workspace::RunDir;
@@ -15,15 +16,43 @@ use crate::workspace::RunDir;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Pending {
     pub(crate) runs: bool,
-    pub(crate) why: String,
+    pub(crate) why: Why,
+}
+
+/// Why an `up` would run a project, or skip it (worded by `report::reason`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Why {
+    /// The runner never ran it with this stack.
+    NeverRun,
+    /// A run is doing this operation on it now.
+    Running(Operation),
+    /// This command (`runner pulumi P -- destroy`) changed its stack outside a run since.
+    ChangedBy(String),
+    /// Its last operation was cut short (its runner ended before it did).
+    CutShort(Operation),
+    /// Its last operation failed, timed out or was interrupted.
+    Ended(Operation, Outcome),
+    /// The runner deployed nothing there (or destroyed it since).
+    NotDeployed,
+    /// It waits for this project, which runs (its outputs may change).
+    After(String),
+    /// Skipped: unchanged since its last up.
+    Unchanged,
+    /// Its inputs changed since its last up: which one, when the digests tell
+    /// (`runstate::digests`' words).
+    InputsChanged(Option<String>),
+    /// Its last refresh took changes made outside Pulumi into the state.
+    Refreshed,
+    /// A drift check found its stack differs from its program and configuration: because this
+    /// input changed since its last up, when the digests tell (`runstate::digests`' words).
+    Drifted(Option<String>),
+    /// Its last up left no digest of its inputs.
+    NoRecord,
 }
 
 impl Pending {
-    fn runs(why: impl Into<String>) -> Self {
-        Pending {
-            runs: true,
-            why: why.into(),
-        }
+    fn runs(why: Why) -> Self {
+        Pending { runs: true, why }
     }
 }
 
@@ -62,32 +91,22 @@ impl RunState {
             let first_running = upstream.iter().find(|u| running.get(*u).copied().unwrap_or(false));
             let p = self.projects.get(name);
             let pending = match p {
-                None => Pending::runs("never run"),
-                Some(p) if p.status == Recorded::Running => {
-                    Pending::runs(format!("running now ({})", p.operation.as_str()))
-                }
-                Some(p) if p.inputs.is_none() && p.changed_by.is_some() => Pending::runs(format!(
-                    "`{}` changed its stack since its last up",
-                    p.changed_by.as_deref().unwrap_or_default()
-                )),
+                None => Pending::runs(Why::NeverRun),
+                Some(p) if p.status == Recorded::Running => Pending::runs(Why::Running(p.operation)),
+                Some(ProjectState {
+                    inputs: None,
+                    changed_by: Some(by),
+                    ..
+                }) => Pending::runs(Why::ChangedBy(by.clone())),
                 Some(p) if p.status == Recorded::CutShort && p.operation != Operation::Preview => {
-                    Pending::runs(format!(
-                        "its last {} was cut short (its runner ended before it did)",
-                        p.operation.as_str()
-                    ))
+                    Pending::runs(Why::CutShort(p.operation))
                 }
-                Some(p)
-                    if p.operation != Operation::Preview
-                        && matches!(p.status, Recorded::Failed | Recorded::TimedOut | Recorded::Interrupted) =>
-                {
-                    let how = if p.status == Recorded::Interrupted {
-                        "was interrupted"
-                    } else {
-                        p.status.as_str()
-                    };
-                    Pending::runs(format!("its last {} {how}", p.operation.as_str()))
-                }
-                Some(p) if !p.deployed => Pending::runs("not deployed"),
+                Some(ProjectState {
+                    status: Recorded::Ended(outcome @ (Outcome::Failed | Outcome::TimedOut | Outcome::Interrupted)),
+                    operation,
+                    ..
+                }) if *operation != Operation::Preview => Pending::runs(Why::Ended(*operation, *outcome)),
+                Some(p) if !p.deployed => Pending::runs(Why::NotDeployed),
                 Some(p) => {
                     // Every need counts, as in the run: those outside the plan (`--only`,
                     // `--exclude`) with the outputs their last up recorded.
@@ -108,25 +127,20 @@ impl RunState {
                             .collect()
                     };
                     match (p.last_up(), digests, first_running) {
-                        (_, _, Some(u)) => Pending::runs(format!("after {u}, which runs (its outputs may change)")),
+                        (_, _, Some(u)) => Pending::runs(Why::After((*u).to_string())),
                         (Some((inputs, out)), Some(d), None) => {
                             let now = d.inputs(&plan.project(i).path, &upstream());
                             if now == *inputs {
                                 outputs.insert(name, out);
                                 Pending {
                                     runs: false,
-                                    why: "unchanged since its last up".into(),
+                                    why: Why::Unchanged,
                                 }
                             } else {
-                                Pending::runs(changed_input(inputs, &now).map_or_else(
-                                || "its inputs changed since its last up (program, stack configuration, environment file or a file it reads)".to_string(),
-                                |what| format!("{what} since its last up"),
-                            ))
+                                Pending::runs(Why::InputsChanged(changed_input(inputs, &now)))
                             }
                         }
-                        _ if p.operation == Operation::Refresh => {
-                            Pending::runs("its last refresh took changes made outside Pulumi into the state")
-                        }
+                        _ if p.operation == Operation::Refresh => Pending::runs(Why::Refreshed),
                         _ if p.operation == Operation::Preview
                             || p.checked.as_ref().is_some_and(super::Checked::drifted) =>
                         {
@@ -134,18 +148,9 @@ impl RunState {
                             let changed = p.inputs.as_ref().zip(digests).and_then(|(inputs, d)| {
                                 changed_input(inputs, &d.inputs(&plan.project(i).path, &upstream()))
                             });
-                            Pending::runs(changed.map_or_else(
-                                || {
-                                    "a drift check found its stack differs from its program and configuration (its up \
-                                 refreshes first)"
-                                        .to_string()
-                                },
-                                |what| {
-                                    format!("{what} since its last up, as a drift check found (its up refreshes first)")
-                                },
-                            ))
+                            Pending::runs(Why::Drifted(changed))
                         }
-                        _ => Pending::runs("no record of its inputs"),
+                        _ => Pending::runs(Why::NoRecord),
                     }
                 }
             };

@@ -11,7 +11,8 @@ use crate::plan::Plan;
 use crate::report;
 use crate::report::ci::{self, CiSystem};
 use crate::report::junit::{self, Suite};
-use crate::report::timeline;
+use crate::report::summary::Summary;
+use crate::report::timeline::Timeline;
 use crate::settings::{Settings, StackContext};
 
 /// In CI, the file backend inside the workspace goes when the job's checkout does: said once,
@@ -47,7 +48,7 @@ pub(super) fn reports(
     asked: Asked<'_>,
     (plan, result): (&Plan<'_>, &RunResult),
     (started, total): (std::time::SystemTime, f64),
-    summary: &str,
+    summary: &Summary,
 ) {
     let log = |name: &str| s.ws.show(&t.run_dir.log(name, plan.operation.as_str()));
     if let Some(out) = asked.junit {
@@ -84,10 +85,8 @@ pub(super) fn reports(
     if let Some(file) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|f| !f.is_empty()) {
         let mut text = ci::step_summary(plan, &t.stack, result, total, asked.verdict, asked.drift);
         // The run's timeline, which GitHub draws from a Mermaid block.
-        if let Ok(run) = serde_json::from_str::<timeline::LastRun>(summary) {
-            let chart = timeline::Timeline::of(&run, &timeline::waits_of(plan)).mermaid();
-            let _ = write!(text, "\n```mermaid\n{chart}```\n");
-        }
+        let chart = Timeline::of(summary, plan).mermaid();
+        let _ = write!(text, "\n```mermaid\n{chart}```\n");
         if let Err(e) = append(Path::new(&file), &text) {
             report::warning(&format!("cannot append the run to GITHUB_STEP_SUMMARY: {e}"));
         }

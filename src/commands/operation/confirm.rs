@@ -15,7 +15,8 @@ use crate::exec::{RunResult, Status};
 use crate::plan::{Operation, Plan};
 use crate::pulumi;
 use crate::report;
-use crate::runstate::Pending;
+use crate::report::reason;
+use crate::runstate::{Pending, Why};
 use crate::settings::{Settings, StackContext};
 
 /// Without a terminal nobody can confirm a destroy: the command line must.
@@ -64,7 +65,7 @@ pub(super) fn what_runs(plan: &Plan<'_>, pending: &[(String, Pending)]) -> Optio
     let (after, own): (Vec<_>, Vec<_>) = pending
         .iter()
         .filter(|(_, p)| p.runs)
-        .partition(|(_, p)| p.why.starts_with("after "));
+        .partition(|(_, p)| matches!(p.why, Why::After(_)));
     let unchanged = pending.len() - own.len() - after.len();
     if own.is_empty() && after.is_empty() {
         return None; // the summary says it, in one line
@@ -72,14 +73,15 @@ pub(super) fn what_runs(plan: &Plan<'_>, pending: &[(String, Pending)]) -> Optio
     let mut line = format!("up: {} of {} projects will run", own.len(), plan.order.len());
     // A first run: every project for the same reason, said once.
     if own.len() == pending.len() && own.iter().all(|(_, p)| p.why == own[0].1.why) {
-        let _ = write!(line, " ({})", own[0].1.why);
+        let _ = write!(line, " ({})", reason::pending(&own[0].1.why));
     } else if !own.is_empty() {
         // Projects that run for the same reason are named together, the reason said once.
-        let mut reasons: Vec<(&str, Vec<&str>)> = Vec::new();
+        let mut reasons: Vec<(String, Vec<&str>)> = Vec::new();
         for (n, p) in &own {
-            match reasons.iter_mut().find(|(why, _)| *why == p.why) {
+            let why = reason::pending(&p.why);
+            match reasons.iter_mut().find(|(said, _)| *said == why) {
                 Some((_, names)) => names.push(n),
-                None => reasons.push((&p.why, vec![n])),
+                None => reasons.push((why, vec![n])),
             }
         }
         let listed: Vec<String> = reasons

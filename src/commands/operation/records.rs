@@ -22,7 +22,7 @@ use crate::plan::{Operation, Plan};
 use crate::provider::{PromptType, Provider};
 use crate::report;
 use crate::report::plain::{drift_verdict, refresh_verdict};
-use crate::report::summary::Predicted;
+use crate::report::summary::{self, Predicted, Summary};
 use crate::runstate::{Digests, History, Outside, Pending, Recorder, RunState};
 use crate::settings::{Settings, StackContext};
 
@@ -130,7 +130,7 @@ pub(crate) fn state_error(s: &Settings, t: &StackContext, message: impl std::fmt
     )])
 }
 
-/// The JSON summary of the run, with what was predicted.
+/// The record of the run that just ended, with what was predicted.
 pub(super) fn summary(
     plan: &Plan<'_>,
     t: &StackContext,
@@ -138,12 +138,20 @@ pub(super) fn summary(
     (started, code): (SystemTime, i32),
     prediction: &Prediction,
     drift: bool,
-) -> String {
-    let predicted = Predicted {
-        estimates: &prediction.estimates,
-        makespan: prediction.makespan,
+) -> Summary {
+    let run = summary::Run {
+        plan,
+        stack: &t.stack,
+        started,
+        ended: SystemTime::now(),
+        exit_code: code,
+        predicted: Predicted {
+            estimates: &prediction.estimates,
+            makespan: prediction.makespan,
+        },
+        drift,
     };
-    report::summary::render(plan, &t.stack, result, started, code, predicted, drift)
+    Summary::of(&run, result)
 }
 
 /// What a destroy that went well leaves, as `pulumi destroy` says it of its stack: the stacks
@@ -192,7 +200,7 @@ pub(super) fn after(
     (plan, result): (&Plan<'_>, &RunResult),
     (started, total): (SystemTime, f64),
     history: History,
-    summary: &str,
+    summary: &Summary,
 ) -> bool {
     if o.operation == Operation::Destroy && !o.prune_kubeconfig && s.interactive {
         offer_kubeconfig_prune(t, result);
@@ -274,20 +282,28 @@ pub(super) fn open_records(s: &Settings, t: &StackContext, ready: &Ready) -> Res
     Ok((state, digests))
 }
 
-/// The JSON summary to `.runner/last-run.json`, and to `--summary FILE` when given; the HTML
-/// report to `--report FILE` when given. `true` when every summary was written.
-pub(super) fn write_records(s: &Settings, t: &StackContext, o: &RunOptions, plan: &Plan<'_>, summary: &str) -> bool {
+/// The run's record to `.runner/last-run.json`, and to `--summary FILE` when given (made into
+/// text once); the HTML report to `--report FILE` when given. `true` when every summary was
+/// written.
+pub(super) fn write_records(
+    s: &Settings,
+    t: &StackContext,
+    o: &RunOptions,
+    plan: &Plan<'_>,
+    summary: &Summary,
+) -> bool {
     if let Some(out) = &o.report {
         crate::commands::last_run::write_html(s, t, plan, summary, out);
     }
+    let text = summary.to_json();
     let mut written = true;
     let last = t.run_dir.last_run();
-    if let Err(e) = write_atomic(&last, summary.as_bytes(), NewFile::Default) {
+    if let Err(e) = write_atomic(&last, text.as_bytes(), NewFile::Default) {
         written = false;
         report::warning(&format!("cannot write the summary to {}: {e}", s.ws.show(&last)));
     }
     if let Some(out) = &o.summary
-        && let Err(e) = out.write(summary.as_bytes())
+        && let Err(e) = out.write(text.as_bytes())
     {
         written = false;
         let to = out.shown(|p| s.ws.show(p));
