@@ -75,8 +75,11 @@ fn up_at_a_terminal_says_what_it_will_run_and_asks_once() {
     s.expect("Go ahead?").unwrap();
     s.send_line("y").unwrap();
     // It ends with where to look next.
-    s.expect("Next: `runner status -s dev` says what is deployed and why; `runner report -s dev` draws this run")
-        .unwrap();
+    s.expect(
+        "Next: `runner output iam -s dev` shows what it made; `runner status -s dev` says what is deployed and why; \
+         `runner report -s dev` draws this run",
+    )
+    .unwrap();
     assert_eq!(exit_code(&mut s), 0);
     assert!(ws.invocations().iter().any(|i| i.command() == "up"));
     // Nothing to do: nothing asked, and no run to look at next.

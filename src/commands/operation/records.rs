@@ -224,8 +224,11 @@ pub(super) fn after(
         && !result.interrupted
         && o.report.is_none()
     {
+        // The last project of the run is the one a person came for (the app): its outputs.
+        let last = plan.order.last().map(|&i| plan.name(i)).unwrap_or_default();
         report::info(&format!(
-            "Next: `runner status -s {0}` says what is deployed and why; `runner report -s {0}` draws this run as one HTML file.",
+            "Next: `runner output {last} -s {0}` shows what it made; `runner status -s {0}` says what is deployed \
+             and why; `runner report -s {0}` draws this run as one HTML file.",
             t.stack
         ));
     }
