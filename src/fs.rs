@@ -499,6 +499,14 @@ mod tests {
         std::fs::metadata(p).unwrap().permissions().mode() & 0o777
     }
 
+    /// A file at `p` holding `text`, with permissions `mode`.
+    #[cfg(unix)]
+    fn file_of_mode(p: &Path, text: &str, mode: u32) {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::write(p, text).unwrap();
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+
     #[test]
     fn replaces_the_content_and_leaves_no_temporary_file() {
         let dir = tempfile::tempdir().unwrap();
@@ -517,11 +525,9 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn an_existing_file_keeps_its_mode_and_a_new_private_one_is_0600() {
-        use std::os::unix::fs::PermissionsExt as _;
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("stack.yaml");
-        std::fs::write(&p, "old").unwrap();
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o640)).unwrap();
+        file_of_mode(&p, "old", 0o640);
         write_atomic(&p, b"new", NewFile::Private).unwrap();
         assert_eq!(mode(&p), 0o640);
         let q = dir.path().join("kubeconfig");
@@ -532,11 +538,9 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn replace_file_replaces_a_link_itself_and_never_chmods_its_target() {
-        use std::os::unix::fs::PermissionsExt as _;
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("profile");
-        std::fs::write(&target, "mine").unwrap();
-        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o644)).unwrap();
+        file_of_mode(&target, "mine", 0o644);
         let link = dir.path().join("teardown.sh");
         std::os::unix::fs::symlink(&target, &link).unwrap();
         // A link planted under the temporary file's name is not followed either.

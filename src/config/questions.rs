@@ -479,16 +479,8 @@ mod tests {
 
     fn prompt(key: &str, kind: PromptType, default: Option<PromptDefault>) -> Prompt {
         Prompt {
-            key: key.into(),
-            question: format!("{key}?"),
-            kind,
             default,
-            default_env: None,
-            secret: false,
-            skip_if_env: None,
-            none_value: None,
-            kubeconfig: None,
-            only_if_in_example: false,
+            ..Prompt::plain(key, kind)
         }
     }
 

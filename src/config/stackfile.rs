@@ -422,18 +422,7 @@ mod tests {
     #[test]
     fn wrong_types_name_the_key_and_its_line() {
         let f = file("config:\n  eks:min_size: three\n  linode:k8s_ha: yes\n");
-        let prompt = |key: &str, kind| Prompt {
-            key: key.into(),
-            question: String::new(),
-            kind,
-            default: None,
-            default_env: None,
-            secret: false,
-            skip_if_env: None,
-            none_value: None,
-            kubeconfig: None,
-            only_if_in_example: false,
-        };
+        let prompt = Prompt::plain;
         assert_eq!(
             f.type_problem(&prompt("eks:min_size", PromptType::Int)).unwrap(),
             "Pulumi.dev.yaml:2: `eks:min_size` is `three`, not a whole number"

@@ -64,6 +64,15 @@ impl RunResult {
     pub fn failed(&self) -> bool {
         self.results.iter().any(|(_, f)| f.status.is_failure())
     }
+
+    /// The projects whose status passes `keep`, in plan order.
+    pub fn named(&self, keep: impl Fn(&Status) -> bool) -> Vec<&str> {
+        self.results
+            .iter()
+            .filter(|(_, f)| keep(&f.status))
+            .map(|(name, _)| name.as_str())
+            .collect()
+    }
 }
 
 struct Run<'p> {

@@ -54,14 +54,12 @@ pub(crate) fn export(plan: &Plan<'_>, common: &Common, o: &ArgoOptions) -> Resul
         plan.order.iter().map(|&i| plan.name(i)),
         &[TEMPLATE, CONFIRM, Operation::Up.as_str(), Operation::Destroy.as_str()],
     );
-    let files = vec![
-        File::new("rbac.yaml", rbac(plan, common, &o.namespace)),
-        File::new("workflow-up.yaml", workflow(plan, common, o, &names, Operation::Up)),
-        File::new(
-            "workflow-destroy.yaml",
-            workflow(plan, common, o, &names, Operation::Destroy),
-        ),
-    ];
+    let mut files = vec![File::new("rbac.yaml", rbac(plan, common, &o.namespace))];
+    files.extend(super::up_and_destroy(
+        "workflow-up.yaml",
+        "workflow-destroy.yaml",
+        |op| workflow(plan, common, o, &names, op),
+    ));
     Ok(Export {
         files,
         names: vec![("Argo Workflows task", names)],
@@ -104,11 +102,7 @@ fn rbac(plan: &Plan<'_>, common: &Common, namespace: &str) -> String {
     let sa = super::pko::service_account(common);
     let role = format!("{sa}-executor");
     let objects = vec![
-        json!({
-            "apiVersion": "v1",
-            "kind": "ServiceAccount",
-            "metadata": {"name": sa, "namespace": namespace},
-        }),
+        super::pko::service_account_object(&sa, namespace),
         json!({
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "Role",

@@ -14,8 +14,7 @@ use serde_json::{Map, json};
 
 use super::names::{Names, Rule};
 use super::{
-    Common, Export, File, Format, ci_secrets, header, runner_command, shell, stack_file, stack_file_path, waits_in,
-    yaml,
+    Common, Export, Format, ci_secrets, header, runner_command, shell, stack_file, stack_file_path, waits_in, yaml,
 };
 use crate::plan::{Operation, Plan};
 
@@ -38,18 +37,11 @@ pub(crate) fn export(plan: &Plan<'_>, common: &Common, o: &GithubOptions) -> Exp
         plan.order.iter().map(|&i| plan.name(i)),
         &[BUILD_JOB, CONFIRM_JOB],
     );
-    let files = vec![
-        File::new(
-            "workflows/runner-up.yml",
-            workflow(plan, common, o, &names, Operation::Up),
-        ),
-        File::new(
-            "workflows/runner-destroy.yml",
-            workflow(plan, common, o, &names, Operation::Destroy),
-        ),
-    ];
+    let files = super::up_and_destroy("workflows/runner-up.yml", "workflows/runner-destroy.yml", |op| {
+        workflow(plan, common, o, &names, op)
+    });
     Export {
-        files,
+        files: files.into(),
         names: vec![("GitHub Actions job", names)],
     }
 }

@@ -18,9 +18,7 @@ use std::collections::BTreeSet;
 use serde_json::{Map, Value, json};
 
 use super::names::{Names, Rule};
-use super::{
-    Common, Export, File, Format, ci_secrets, header, runner_command, stack_file, stack_file_path, waits_in, yaml,
-};
+use super::{Common, Export, Format, ci_secrets, header, runner_command, stack_file, stack_file_path, waits_in, yaml};
 use crate::graph::Layer;
 use crate::plan::{Operation, Plan};
 
@@ -46,18 +44,11 @@ pub(crate) fn export(plan: &Plan<'_>, common: &Common, o: &GitlabOptions) -> Exp
         &[CONFIRM_JOB],
     );
     let name = |p: &str| names.get(p).to_string();
-    let files = vec![
-        File::new(
-            "runner-up.gitlab-ci.yml",
-            pipeline(plan, common, o, &name, Operation::Up),
-        ),
-        File::new(
-            "runner-destroy.gitlab-ci.yml",
-            pipeline(plan, common, o, &name, Operation::Destroy),
-        ),
-    ];
+    let files = super::up_and_destroy("runner-up.gitlab-ci.yml", "runner-destroy.gitlab-ci.yml", |op| {
+        pipeline(plan, common, o, &name, op)
+    });
     Export {
-        files,
+        files: files.into(),
         names: vec![("GitLab CI job", names)],
     }
 }

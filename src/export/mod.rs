@@ -134,6 +134,14 @@ pub(crate) struct Export {
     pub(crate) names: Vec<(&'static str, Names)>,
 }
 
+/// The up and the destroy file of an engine that runs the plan each way: `make` writes each.
+fn up_and_destroy(up: &str, destroy: &str, make: impl Fn(Operation) -> String) -> [File; 2] {
+    [
+        File::new(up, make(Operation::Up)),
+        File::new(destroy, make(Operation::Destroy)),
+    ]
+}
+
 /// Why an export cannot be made, and the fix.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ExportError {

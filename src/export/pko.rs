@@ -139,11 +139,7 @@ pub(super) fn stacks_header(plan: &Plan<'_>, common: &Common, o: &PkoOptions, fo
 pub(super) fn rbac(common: &Common, namespace: &str) -> Vec<Value> {
     let sa = service_account(common);
     vec![
-        json!({
-            "apiVersion": "v1",
-            "kind": "ServiceAccount",
-            "metadata": {"name": sa, "namespace": namespace},
-        }),
+        service_account_object(&sa, namespace),
         json!({
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "ClusterRoleBinding",
@@ -156,6 +152,15 @@ pub(super) fn rbac(common: &Common, namespace: &str) -> Vec<Value> {
             "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": namespace}],
         }),
     ]
+}
+
+/// The `ServiceAccount` object named `sa` (PKO's Stacks and Argo's tasks each run as one).
+pub(super) fn service_account_object(sa: &str, namespace: &str) -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": {"name": sa, "namespace": namespace},
+    })
 }
 
 fn secret_ref(name: &str, key: &str) -> Value {

@@ -547,7 +547,8 @@ impl ProjectGraph {
 mod tests {
     use super::*;
 
-    fn node(name: &str, needs: &[&str]) -> NodeSpec {
+    /// A services project that needs `needs` for data (the simulation's tests build graphs of them too).
+    pub(super) fn node(name: &str, needs: &[&str]) -> NodeSpec {
         NodeSpec {
             name: name.into(),
             origin: Origin::default(),

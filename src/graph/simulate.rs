@@ -83,25 +83,11 @@ impl ProjectGraph {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{EdgeKind, Layer, NeedSpec, NodeSpec, Origin};
+    use super::super::tests::node;
     use super::*;
 
     /// a → b → d, a → c.
     fn chain_and_fork() -> ProjectGraph {
-        let node = |name: &str, needs: &[&str]| NodeSpec {
-            name: name.into(),
-            origin: Origin::default(),
-            layer: Layer::Services,
-            needs: needs
-                .iter()
-                .map(|n| NeedSpec {
-                    name: (*n).into(),
-                    kind: EdgeKind::Data,
-                    origin: Origin::default(),
-                })
-                .collect(),
-            estimate: None,
-        };
         ProjectGraph::build(vec![
             node("a", &[]),
             node("b", &["a"]),

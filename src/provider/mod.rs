@@ -232,6 +232,25 @@ pub struct Prompt {
     pub only_if_in_example: bool,
 }
 
+#[cfg(test)]
+impl Prompt {
+    /// A prompt of `kind` for `key` ("`key`?") with nothing else set: the tests' starting point.
+    pub(crate) fn plain(key: &str, kind: PromptType) -> Prompt {
+        Prompt {
+            key: key.into(),
+            question: format!("{key}?"),
+            kind,
+            default: None,
+            default_env: None,
+            secret: false,
+            skip_if_env: None,
+            none_value: None,
+            kubeconfig: None,
+            only_if_in_example: false,
+        }
+    }
+}
+
 /// A provider of the given projects (each with the names it needs, every need a data edge),
 /// for the tests and the benchmark of what runs a graph.
 #[doc(hidden)]

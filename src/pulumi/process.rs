@@ -114,16 +114,22 @@ fn ignoring_hangup(cmd: &std::process::Command) -> std::process::Command {
         .arg("trap '' HUP; exec \"$0\" \"$@\"")
         .arg(cmd.get_program())
         .args(cmd.get_args());
-    if let Some(dir) = cmd.get_current_dir() {
-        sh.current_dir(dir);
+    same_place_and_env(&mut sh, cmd);
+    sh
+}
+
+/// Gives `to` the working directory and the environment changes of `from`: a command run in
+/// `from`'s stead runs where, and with what, `from` would have.
+fn same_place_and_env(to: &mut std::process::Command, from: &std::process::Command) {
+    if let Some(dir) = from.get_current_dir() {
+        to.current_dir(dir);
     }
-    for (k, v) in cmd.get_envs() {
+    for (k, v) in from.get_envs() {
         match v {
-            Some(v) => sh.env(k, v),
-            None => sh.env_remove(k),
+            Some(v) => to.env(k, v),
+            None => to.env_remove(k),
         };
     }
-    sh
 }
 
 #[cfg(not(unix))]
@@ -132,15 +138,7 @@ pub(crate) fn attached(cmd: &std::process::Command) -> std::io::Result<i32> {
     let _swallowed = crate::exec::signals::hub().relay_to(tx);
     let mut copy = std::process::Command::new(cmd.get_program());
     copy.args(cmd.get_args());
-    if let Some(dir) = cmd.get_current_dir() {
-        copy.current_dir(dir);
-    }
-    for (k, v) in cmd.get_envs() {
-        match v {
-            Some(v) => copy.env(k, v),
-            None => copy.env_remove(k),
-        };
-    }
+    same_place_and_env(&mut copy, cmd);
     Ok(copy.status()?.code().unwrap_or(1))
 }
 

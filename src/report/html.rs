@@ -219,32 +219,18 @@ mod tests {
     #[test]
     fn a_failure_is_shown_with_its_cause_and_log_and_text_is_escaped() {
         let project = |name: &str, status: Outcome, error: Option<&str>| ProjectSummary {
-            name: name.into(),
-            status: Told::Ended(status),
-            reason: None,
-            operation: Operation::Up,
             started: Some("2026-11-26T10:00:01.000Z".into()),
             ended: Some("2026-11-26T10:00:02.000Z".into()),
             duration_seconds: Some(1.0),
-            estimate_s: None,
             outputs: Some(serde_json::from_str(r#"{"url":"http://x/<a>","pw":"[secret]"}"#).unwrap()),
             changes: BTreeMap::from([("create".to_string(), 2)]),
-            drift: Vec::new(),
             error: error.map(|e| serde_json::from_value(e.into()).unwrap()),
+            ..ProjectSummary::up(name, status)
         };
-        let run = Summary {
-            schema_version: 1,
-            operation: Kind::Up,
-            provider: "local".into(),
-            stack: "dev".into(),
-            targets: Vec::new(),
-            started: "2026-11-26T10:00:00.000Z".into(),
-            ended: "2026-11-26T10:00:03.000Z".into(),
-            duration_seconds: 3.0,
-            result: Outcome::Failed,
-            exit_code: 1,
-            predicted_makespan_s: None,
-            projects: vec![
+        let run = Summary::failed_up(
+            "2026-11-26T10:00:03.000Z",
+            3.0,
+            vec![
                 project("net", Outcome::Succeeded, None),
                 project(
                     "logs",
@@ -252,7 +238,7 @@ mod tests {
                     Some("pulumi up exited with code 1: Error: <bad>\n  on Pulumi.yaml line 3:"),
                 ),
             ],
-        };
+        );
         let logs = BTreeMap::from([("logs".to_string(), "Updating (dev):\nError: <bad>\n".to_string())]);
         let provider = crate::provider::for_tests([("net".to_string(), vec![]), ("logs".to_string(), vec![])]);
         let plan = Plan::new(&provider, Operation::Up, &[]).unwrap();

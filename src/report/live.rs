@@ -13,7 +13,7 @@ use std::time::{Duration, Instant, SystemTime};
 use console::style;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
-use crate::exec::{Event, Level, Status};
+use crate::exec::{Event, Status};
 use crate::plan::{Operation, Plan};
 use crate::report::plain::duration;
 
@@ -176,15 +176,9 @@ impl<'p> Live<'p> {
                     }
                 }
             }
-            Event::Note {
-                project,
-                level,
-                message,
-            } => {
-                if *level != Level::Debug || self.debug {
-                    let _ = self
-                        .multi
-                        .println(super::note_line(project.as_deref(), *level, message));
+            Event::Note { .. } => {
+                if let Some(line) = super::note_shown(ev, self.debug) {
+                    let _ = self.multi.println(line);
                 }
             }
             Event::Runs { project, why } => {

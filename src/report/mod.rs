@@ -148,6 +148,20 @@ pub(crate) fn runs_line(project: &str, why: &crate::exec::Runs) -> String {
     )
 }
 
+/// How a note event is said (the live view and plain lines alike): its line, or `None` for a
+/// debug note without `-d`, or another event.
+pub(crate) fn note_shown(ev: &crate::exec::Event, debug: bool) -> Option<String> {
+    use crate::exec::{Event, Level};
+    match ev {
+        Event::Note {
+            project,
+            level,
+            message,
+        } if *level != Level::Debug || debug => Some(note_line(project.as_deref(), *level, message)),
+        _ => None,
+    }
+}
+
 /// How the executor's stopping events are said (the live view and plain lines alike): the
 /// note's line, or `None` for another event.
 pub(crate) fn stopping_line(ev: &crate::exec::Event) -> Option<String> {

@@ -14,7 +14,7 @@ use super::Banner;
 use super::ci::{self, CiSystem};
 pub(crate) use super::duration;
 use super::status::{Told, outcome_word};
-use crate::exec::{Because, Event, Level, RunResult, Status, Stream, is_change, would_change};
+use crate::exec::{Because, Event, RunResult, Status, Stream, is_change, would_change};
 use crate::plan::{Operation, Plan};
 
 pub(crate) struct Plain {
@@ -135,13 +135,8 @@ impl Plain {
                     Stream::Stdout | Stream::Stderr => writeln!(out, "{prefix} {text}"),
                 };
             }
-            Event::Note {
-                project,
-                level,
-                message,
-            } => {
-                if *level != Level::Debug || self.debug {
-                    let line = super::note_line(project.as_deref(), *level, message);
+            Event::Note { .. } => {
+                if let Some(line) = super::note_shown(ev, self.debug) {
                     if self.ci == Some(CiSystem::GitHub) {
                         say!("{}", super::text::inert_on_github(&line));
                     } else {
@@ -342,12 +337,7 @@ impl Plain {
             let _ = writeln!(err, "\n{}", self.fix_then);
             left_by_the_stop(err, result);
         }
-        let cut: Vec<&str> = result
-            .results
-            .iter()
-            .filter(|(_, f)| f.status == Status::Interrupted)
-            .map(|(name, _)| name.as_str())
-            .collect();
+        let cut = result.named(|s| *s == Status::Interrupted);
         if !cut.is_empty() {
             let _ = writeln!(
                 err,
@@ -368,12 +358,7 @@ impl Plain {
 
 /// What the stop after a failure left undone, and the flag that would have done it.
 fn left_by_the_stop(err: &mut impl std::io::Write, result: &RunResult) {
-    let left: Vec<&str> = result
-        .results
-        .iter()
-        .filter(|(_, f)| matches!(&f.status, Status::NotStarted(Because::StoppedAfter { .. })))
-        .map(|(name, _)| name.as_str())
-        .collect();
+    let left = result.named(|s| matches!(s, Status::NotStarted(Because::StoppedAfter { .. })));
     if !left.is_empty() {
         let _ = writeln!(
             err,

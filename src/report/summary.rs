@@ -145,6 +145,50 @@ impl Summary {
     }
 }
 
+/// The runs the views' tests draw.
+#[cfg(test)]
+impl Summary {
+    /// A failed `up` of `projects` in the stack dev of the provider local, from 10:00:00 to
+    /// `ended` on 2026-11-26.
+    pub(crate) fn failed_up(ended: &str, duration_seconds: f64, projects: Vec<ProjectSummary>) -> Summary {
+        Summary {
+            schema_version: 1,
+            operation: Kind::Up,
+            provider: "local".into(),
+            stack: "dev".into(),
+            targets: Vec::new(),
+            started: "2026-11-26T10:00:00.000Z".into(),
+            ended: ended.into(),
+            duration_seconds,
+            result: Outcome::Failed,
+            exit_code: 1,
+            predicted_makespan_s: None,
+            projects,
+        }
+    }
+}
+
+#[cfg(test)]
+impl ProjectSummary {
+    /// The `up` of `name`, ended as `status`, with nothing else told.
+    pub(crate) fn up(name: &str, status: Outcome) -> ProjectSummary {
+        ProjectSummary {
+            name: name.into(),
+            status: Told::Ended(status),
+            reason: None,
+            operation: Operation::Up,
+            started: None,
+            ended: None,
+            duration_seconds: None,
+            estimate_s: None,
+            outputs: None,
+            changes: BTreeMap::new(),
+            drift: Vec::new(),
+            error: None,
+        }
+    }
+}
+
 fn secs(d: std::time::Duration) -> f64 {
     round(d.as_secs_f64())
 }

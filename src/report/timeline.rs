@@ -289,8 +289,6 @@ fn millis(ts: &str) -> Option<i64> {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
     use super::*;
     use crate::plan::Operation;
     use crate::provider::Provider;
@@ -298,43 +296,21 @@ mod tests {
 
     fn run() -> Summary {
         let p = |name: &str, status: Outcome, from: &str, to: &str| ProjectSummary {
-            name: name.into(),
-            status: Told::Ended(status),
-            reason: None,
-            operation: Operation::Up,
             started: Some(format!("2026-11-26T10:00:{from}Z")),
             ended: Some(format!("2026-11-26T10:00:{to}Z")),
-            duration_seconds: None,
-            estimate_s: None,
-            outputs: None,
-            changes: BTreeMap::new(),
-            drift: Vec::new(),
-            error: None,
+            ..ProjectSummary::up(name, status)
         };
-        Summary {
-            schema_version: 1,
-            operation: Kind::Up,
-            provider: "local".into(),
-            stack: "dev".into(),
-            targets: Vec::new(),
-            started: "2026-11-26T10:00:00.000Z".into(),
-            ended: "2026-11-26T10:00:09.000Z".into(),
-            duration_seconds: 9.0,
-            result: Outcome::Failed,
-            exit_code: 1,
-            predicted_makespan_s: None,
-            projects: vec![
+        Summary::failed_up(
+            "2026-11-26T10:00:09.000Z",
+            9.0,
+            vec![
                 p("a", Outcome::Succeeded, "00.000", "02.000"),
                 p("b", Outcome::Succeeded, "00.000", "01.000"),
                 p("c", Outcome::Succeeded, "02.000", "05.000"),
                 p("d", Outcome::Failed, "06.000", "07.500"),
-                ProjectSummary {
-                    started: None,
-                    ended: None,
-                    ..p("e", Outcome::Skipped, "00", "00")
-                },
+                ProjectSummary::up("e", Outcome::Skipped),
             ],
-        }
+        )
     }
 
     /// The plan's edges: c needs a and b, d needs b, e needs d.

@@ -369,6 +369,17 @@ fn dir_id(dir: &Path) -> Option<DirId> {
     std::fs::canonicalize(dir).ok()
 }
 
+/// A workspace in `root` of one project, `p`, and a stack file `cfg.yaml` holding `config`:
+/// where the tests of the digests start. Returns the stack file.
+#[cfg(test)]
+pub(super) fn one_project(root: &Path, config: &str) -> PathBuf {
+    std::fs::create_dir_all(root.join("p")).expect("the project's directory");
+    std::fs::write(root.join("p/Pulumi.yaml"), "name: p\n").expect("the project's file");
+    let cfg = root.join("cfg.yaml");
+    std::fs::write(&cfg, config).expect("the stack file");
+    cfg
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -376,10 +387,7 @@ mod tests {
     #[test]
     fn digests_follow_files_config_and_upstream() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("p")).unwrap();
-        std::fs::write(dir.path().join("p/Pulumi.yaml"), "name: p\n").unwrap();
-        let cfg = dir.path().join("cfg.yaml");
-        std::fs::write(&cfg, "config: {}\n").unwrap();
+        let cfg = one_project(dir.path(), "config: {}\n");
         let run_dir = RunDir::new(dir.path(), "dev");
         let d = Digests::open(dir.path(), &run_dir, &cfg).unwrap();
         let none = BTreeMap::new();
@@ -455,6 +463,7 @@ mod tests {
             ["Pulumi.yaml", "lib/lib.yaml", "up/shared/lib.yaml"],
             "each directory once below the project, a parent's files through the link"
         );
+        // The stack file only now: the link to the parent would make it one of the files.
         let cfg = dir.path().join("cfg.yaml");
         std::fs::write(&cfg, "config: {}\n").unwrap();
         let d = Digests::open(dir.path(), &RunDir::new(dir.path(), "dev"), &cfg).unwrap();
@@ -468,11 +477,8 @@ mod tests {
     #[test]
     fn a_fifo_in_a_project_counts_without_being_read() {
         let dir = tempfile::tempdir().unwrap();
+        let cfg = one_project(dir.path(), "config: {}\n");
         let p = dir.path().join("p");
-        std::fs::create_dir_all(&p).unwrap();
-        std::fs::write(p.join("Pulumi.yaml"), "name: p\n").unwrap();
-        let cfg = dir.path().join("cfg.yaml");
-        std::fs::write(&cfg, "config: {}\n").unwrap();
         let d = Digests::open(dir.path(), &RunDir::new(dir.path(), "dev"), &cfg).unwrap();
         let none = BTreeMap::new();
         let before = d.inputs("p", &none);

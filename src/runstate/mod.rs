@@ -256,41 +256,37 @@ impl RunState {
 
     /// The projects whose stacks hold a deployment made by the runner.
     pub(crate) fn deployed(&self) -> BTreeSet<String> {
-        self.projects
-            .iter()
-            .filter(|(_, p)| p.deployed)
-            .map(|(n, _)| n.clone())
-            .collect()
+        self.names_where(|p| p.deployed)
     }
 
     /// The projects whose stack the backend holds, as far as the runner knows: one of its
     /// operations ran to an end there (a failure too: the stack was selected or created first).
     /// Only a hint: the engine falls back to `stack select` when the backend has none.
     pub(crate) fn known_stacks(&self) -> BTreeSet<String> {
-        self.projects
-            .iter()
-            .filter(|(_, p)| {
-                p.deployed
-                    || (p.started.is_some()
-                        && matches!(p.status, Recorded::Ended(Outcome::Succeeded | Outcome::Failed)))
-            })
-            .map(|(n, _)| n.clone())
-            .collect()
+        self.names_where(|p| {
+            p.deployed
+                || (p.started.is_some() && matches!(p.status, Recorded::Ended(Outcome::Succeeded | Outcome::Failed)))
+        })
     }
 
     /// The projects a drift check last found other than their last up left them (and no `up`
     /// since): their next `up` refreshes first, so what changed outside Pulumi is set back
     /// rather than left as the state already records it.
     pub(crate) fn drifted(&self) -> BTreeSet<String> {
+        self.names_where(|p| {
+            p.deployed
+                && (p.checked.as_ref().is_some_and(Checked::drifted)
+                    || (p.inputs.is_none()
+                        && p.operation == Operation::Preview
+                        && p.status == Recorded::Ended(Outcome::Succeeded)))
+        })
+    }
+
+    /// The names of the projects whose record passes `keep`.
+    fn names_where(&self, keep: impl Fn(&ProjectState) -> bool) -> BTreeSet<String> {
         self.projects
             .iter()
-            .filter(|(_, p)| {
-                p.deployed
-                    && (p.checked.as_ref().is_some_and(Checked::drifted)
-                        || (p.inputs.is_none()
-                            && p.operation == Operation::Preview
-                            && p.status == Recorded::Ended(Outcome::Succeeded)))
-            })
+            .filter(|(_, p)| keep(p))
             .map(|(n, _)| n.clone())
             .collect()
     }
@@ -706,50 +702,30 @@ mod tests {
             state.projects["p"].last_up().is_some()
         };
         assert!(after(&[]));
-        assert!(after(&[
-            started(Operation::Preview),
-            ended(Operation::Preview, Outcome::Succeeded, false)
-        ]));
-        assert!(
-            !after(&[
-                started(Operation::Preview),
-                ended(Operation::Preview, Outcome::Succeeded, true)
-            ]),
-            "a preview (drift) that would change the stack: up must run"
-        );
-        assert!(after(&[
-            started(Operation::Preview),
-            ended(Operation::Preview, Outcome::Failed, false)
-        ]));
+        // Whether the up still stands after an operation that ran to its end.
+        for (operation, status, changed, stands) in [
+            (Operation::Preview, Outcome::Succeeded, false, true),
+            // A preview (drift) that would change the stack: up must run.
+            (Operation::Preview, Outcome::Succeeded, true, false),
+            (Operation::Preview, Outcome::Failed, false, true),
+            (Operation::Refresh, Outcome::Succeeded, false, true),
+            (Operation::Refresh, Outcome::Succeeded, true, false),
+            (Operation::Refresh, Outcome::Failed, false, false),
+            (Operation::Up, Outcome::Failed, false, false),
+            (Operation::Destroy, Outcome::Failed, false, false),
+            (Operation::Destroy, Outcome::Succeeded, true, false),
+        ] {
+            assert_eq!(
+                after(&[started(operation), ended(operation, status, changed)]),
+                stands,
+                "{operation:?} {status:?}, changed: {changed}"
+            );
+        }
         assert!(
             after(&[started(Operation::Preview)]),
             "a preview cut short changed nothing"
         );
-        assert!(after(&[
-            started(Operation::Refresh),
-            ended(Operation::Refresh, Outcome::Succeeded, false)
-        ]));
-        assert!(!after(&[
-            started(Operation::Refresh),
-            ended(Operation::Refresh, Outcome::Succeeded, true)
-        ]));
-        assert!(!after(&[
-            started(Operation::Refresh),
-            ended(Operation::Refresh, Outcome::Failed, false)
-        ]));
         assert!(!after(&[started(Operation::Up)]), "an up cut short by a crash");
-        assert!(!after(&[
-            started(Operation::Up),
-            ended(Operation::Up, Outcome::Failed, false)
-        ]));
-        assert!(!after(&[
-            started(Operation::Destroy),
-            ended(Operation::Destroy, Outcome::Failed, false)
-        ]));
-        assert!(!after(&[
-            started(Operation::Destroy),
-            ended(Operation::Destroy, Outcome::Succeeded, true)
-        ]));
 
         // A check is kept beside the up it looked at, until an operation runs again.
         let mut state = RunState::default();
@@ -857,10 +833,7 @@ mod tests {
     #[test]
     fn a_state_and_journal_of_schema_version_1_read_as_this_runner_takes_inputs() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("p")).unwrap();
-        std::fs::write(dir.path().join("p/Pulumi.yaml"), "name: p\n").unwrap();
-        let cfg = dir.path().join("cfg.yaml");
-        std::fs::write(&cfg, "config:\n  p:size: 3\n").unwrap();
+        let cfg = digests::one_project(dir.path(), "config:\n  p:size: 3\n");
         let run_dir = RunDir::new(dir.path(), "dev");
         let digests = Digests::open(dir.path(), &run_dir, &cfg).unwrap();
         let upstream = BTreeMap::from([("net".to_string(), "d".repeat(64))]);
