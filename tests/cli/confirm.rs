@@ -10,8 +10,7 @@ use crate::support::Ws;
 
 /// The runner at a pseudo-terminal, with the usual test environment.
 fn at_terminal(ws: &Ws, args: &[&str]) -> expectrl::session::OsSession {
-    let mut c = ws.command(args, &[("TERM", "dumb")]);
-    c.env_remove("CI");
+    let c = ws.command(args, &[("TERM", "dumb")]);
     let mut s = expectrl::Session::spawn(c).expect("a pseudo-terminal");
     s.set_expect_timeout(Some(Duration::from_secs(60)));
     s
@@ -183,11 +182,10 @@ fn ctrl_c_after_the_questions_and_before_the_first_project_exits_130() {
 #[test]
 fn the_confirmation_reads_a_whole_line_at_any_terminal() {
     let ws = Ws::configured("aws");
-    let mut c = ws.command(
+    let c = ws.command(
         &["up", "-p", "aws", "-s", "dev", "--target", "iam"],
         &[("TERM", "xterm-256color")],
     );
-    c.env_remove("CI");
     let mut s = expectrl::Session::spawn(c).expect("a pseudo-terminal");
     s.set_expect_timeout(Some(Duration::from_secs(60)));
     s.expect("Go ahead? [y/N] ").unwrap();

@@ -16,17 +16,12 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::cluster::{self, Cluster};
-use crate::support::{REPO, Run, files_under, real_pulumi_dir, standin_dir};
+pub use crate::support::Engine;
+use crate::support::{REPO, RUNNER, Run, files_under, real_pulumi_dir, scrub, standin_dir};
 
 /// The secrets every scenario gives in `MARA_SECRET_*`, as a CI job would.
 pub const ADMIN_PASSWORD: &str = "adm-S3cret-e2e";
 pub const DB_PASSWORD: &str = "db-S3cret-e2e";
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Engine {
-    Standin,
-    Real,
-}
 
 /// A throw-away copy of an end-to-end workspace and the engine that runs it.
 pub struct E2e {
@@ -217,9 +212,11 @@ impl E2e {
         self.path().join("home/kubeconfig")
     }
 
-    /// The environment of a `pulumi` (or of the runner, which passes it on): the engine first on
-    /// PATH, a home of its own, the passphrase, nothing fetched from the network.
+    /// The environment of a `pulumi` (or of the runner, which passes it on): scrubbed for the
+    /// engine ([`scrub`]: the stand-in's switches for the stand-in only), the engine first on
+    /// PATH, the workspace's kubeconfig, the passphrase, nothing fetched from the network.
     fn engine_env(&self, c: &mut Command) {
+        scrub(c, self.path(), self.engine);
         // The cluster's kubectl (of its release) after the engine.
         let kubectl = self.cluster.map(|k| format!("{}:", k.tools.join("bin").display()));
         let path = format!(
@@ -228,30 +225,11 @@ impl E2e {
             kubectl.unwrap_or_default(),
             std::env::var("PATH").unwrap_or_default()
         );
-        c.current_dir(self.path())
-            .env("PATH", path)
-            .env("HOME", self.path().join("home"))
+        c.env("PATH", path)
             .env("KUBECONFIG", self.kubeconfig())
-            .env("PULUMI_HOME", self.path().join(".pulumi-home"))
             .env("PULUMI_CONFIG_PASSPHRASE", "e2e passphrase")
             .env("PULUMI_SKIP_UPDATE_CHECK", "true")
-            .env("PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION", "true")
-            .env_remove("PULUMI_BACKEND_URL")
-            .env_remove("PULUMI_STACK")
-            .env_remove("PULUMI_CONFIG_PASSPHRASE_FILE")
-            .env_remove("PULUMI_ACCESS_TOKEN")
-            .env_remove("NO_COLOR")
-            .env_remove("CI")
-            .env_remove("GITHUB_ACTIONS")
-            .env_remove("GITHUB_STEP_SUMMARY")
-            .env_remove("GITLAB_CI")
-            .env("TERM", "dumb");
-        // The stand-in's key derivation with fewer rounds (its only test switch used here; the
-        // runner's passphrase check reads it too, so never with the real CLI).
-        match self.engine {
-            Engine::Standin => c.env("PULUMI_STANDIN_KDF_ITERATIONS", "1000"),
-            Engine::Real => c.env_remove("PULUMI_STANDIN_KDF_ITERATIONS"),
-        };
+            .env("PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION", "true");
         // The real Kubernetes provider is the one registered in PULUMI_HOME, never a binary
         // that happens to be on PATH.
         if self.cluster.is_some() {
@@ -260,7 +238,7 @@ impl E2e {
     }
 
     pub fn command(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_runner"));
+        let mut c = Command::new(RUNNER);
         self.engine_env(&mut c);
         c.args(args).envs(self.secrets.iter().copied());
         c
@@ -277,11 +255,7 @@ impl E2e {
 
     /// Keeps what a process printed (to check no secret ever was), as a [`Run`].
     pub fn record(&self, out: std::process::Output) -> Run {
-        let run = Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8(out.stdout).unwrap(),
-            stderr: String::from_utf8(out.stderr).unwrap(),
-        };
+        let run = Run::from(out);
         let mut printed = self.printed.borrow_mut();
         printed.push_str(&run.stdout);
         printed.push_str(&run.stderr);
@@ -297,12 +271,7 @@ impl E2e {
         c.current_dir(self.path().join(project_dir))
             .env("PULUMI_BACKEND_URL", backend)
             .args(args);
-        let out = c.output().unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8(out.stdout).unwrap(),
-            stderr: String::from_utf8(out.stderr).unwrap(),
-        }
+        crate::support::run(&mut c)
     }
 
     pub fn summary(&self) -> Value {

@@ -1444,18 +1444,11 @@ fn a_kebap_bundle_outside_the_repository_is_refused_with_the_fix_and_inside_its_
     let kebap = |dir: &Path, args: &[&str]| {
         let mut all = vec!["export", "kebap", "-p", "aws", "-s", "dev", "--esc-org", "acme"];
         all.extend(args);
-        let out = Command::new(env!("CARGO_BIN_EXE_runner"))
-            .args(&all)
-            .current_dir(dir)
-            .env("PULUMI_BACKEND_URL", BACKEND.1)
-            .env_remove("PULUMI_STACK")
-            .output()
-            .unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8(out.stdout).unwrap(),
-            stderr: String::from_utf8(out.stderr).unwrap(),
-        }
+        crate::support::run(
+            crate::support::runner(repo.path(), &all)
+                .current_dir(dir)
+                .env(BACKEND.0, BACKEND.1),
+        )
     };
     let synced = |dir: &Path| {
         let app = &docs(&std::fs::read_to_string(dir.join("application.yaml")).unwrap())[0];

@@ -1,7 +1,7 @@
 //! Global flags before or after the command, workspace discovery, help, version, completions,
 //! colour.
 
-use crate::support::{Ws, run_in};
+use crate::support::{Ws, run, runner};
 
 #[test]
 fn global_flags_go_before_or_after_the_command_and_are_lower_cased() {
@@ -21,17 +21,21 @@ fn global_flags_go_before_or_after_the_command_and_are_lower_cased() {
 fn the_workspace_is_the_nearest_ancestor_with_providers_or_the_flag() {
     let ws = Ws::reference();
     let inside = ws.path().join("projects/services/logstore");
-    let run = run_in(&inside, &["show-plan", "-p", "aws"]).expect(0);
-    assert!(run.stdout.contains("16 projects"));
+    let plan = run(ws.command(&["show-plan", "-p", "aws"], &[]).current_dir(&inside)).expect(0);
+    assert!(plan.stdout.contains("16 projects"));
 
     let outside = tempfile::tempdir().unwrap();
-    run_in(outside.path(), &["show-plan", "-p", "aws"])
+    run(&mut runner(outside.path(), &["show-plan", "-p", "aws"]))
         .expect(2)
         .stderr_has("no runner workspace here")
         .stderr_has("--workspace DIR");
     let dir = ws.path().to_str().unwrap();
-    run_in(outside.path(), &["--workspace", dir, "show-plan", "-p", "aws"]).expect(0);
-    run_in(ws.path(), &["--workspace", "projects", "list-providers"])
+    run(&mut runner(
+        outside.path(),
+        &["--workspace", dir, "show-plan", "-p", "aws"],
+    ))
+    .expect(0);
+    ws.run(&["--workspace", "projects", "list-providers"])
         .expect(2)
         .stderr_has("is not a runner workspace: it has no providers/ directory");
 }
@@ -143,13 +147,14 @@ fn color_follows_the_flag_and_no_color() {
     assert!(!plain.stdout.contains('\u{1b}'));
     let always = ws.run(&["show-plan", "-p", "aws", "--color", "always"]).expect(0);
     assert!(always.stdout.contains("\u{1b}["));
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_runner"))
-        .args(["show-plan", "-p", "aws", "--color", "never"])
-        .env("CLICOLOR_FORCE", "1")
-        .current_dir(ws.path())
-        .output()
-        .unwrap();
-    assert!(!String::from_utf8_lossy(&out.stdout).contains('\u{1b}'));
+    // Forced colour in the environment (set after the scrub), and the flag says never.
+    let never = ws
+        .exec(
+            &["show-plan", "-p", "aws", "--color", "never"],
+            &[("CLICOLOR_FORCE", "1")],
+        )
+        .expect(0);
+    assert!(!never.stdout.contains('\u{1b}'));
 }
 
 #[test]

@@ -190,11 +190,10 @@ fn at_a_terminal_the_terminal_is_pulumis() {
     .unwrap();
     std::fs::set_permissions(bin.join("pulumi"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
-    let mut c = ws.command(
+    let c = ws.command(
         &["pulumi", "vpc", "-s", "dev", "--", "up"],
         &[("PATH", &path), ("TERM", "dumb")],
     );
-    c.env_remove("CI");
     let mut s = expectrl::Session::spawn(c).expect("a pseudo-terminal");
     s.set_expect_timeout(Some(Duration::from_secs(60)));
     s.expect("Proceed? ").unwrap();

@@ -235,7 +235,7 @@ impl Gitlab<'_> {
         );
         // The stand-in's fewer key rounds; never with the real CLI, whose salts the runner
         // checks with the real count.
-        let rounds = (self.e.engine() == Engine::Standin).then_some(("PULUMI_STANDIN_KDF_ITERATIONS", "1000"));
+        let rounds = (self.e.engine() == Engine::Standin).then_some(crate::support::STANDIN_ROUNDS);
         let out = Command::new(&self.exe)
             .args([
                 "--file",

@@ -22,7 +22,6 @@ fn session(ws: &Ws, args: &[&str], remove: &[&str]) -> Session {
     for k in remove {
         c.env_remove(k);
     }
-    c.env_remove("CI");
     let mut s = expectrl::Session::spawn(c).expect("a pseudo-terminal");
     s.set_expect_timeout(Some(Duration::from_secs(60)));
     s
@@ -520,7 +519,6 @@ fn a_backend_that_cannot_be_reached_is_said_before_any_question() {
     for (k, _) in SECRETS {
         c.env_remove(k);
     }
-    c.env_remove("CI");
     let mut s = expectrl::Session::spawn(c).expect("a pseudo-terminal");
     s.set_expect_timeout(Some(Duration::from_secs(60)));
     let screen = rest(&mut s);
@@ -538,11 +536,10 @@ fn a_backend_that_cannot_be_reached_is_said_before_any_question() {
     assert!(!ws.path().join("config/pulumi/Pulumi.dev.yaml").exists());
     // Once it exists, the questions come.
     std::fs::create_dir_all(&gone).unwrap();
-    let mut c = ws.command(
+    let c = ws.command(
         &["validate", "-p", "aws", "-s", "dev"],
         &[("TERM", "dumb"), ("PULUMI_BACKEND_URL", &url)],
     );
-    c.env_remove("CI");
     let mut s = expectrl::Session::spawn(c).expect("a pseudo-terminal");
     s.set_expect_timeout(Some(Duration::from_secs(60)));
     s.expect("AWS region to use").unwrap();
@@ -682,7 +679,7 @@ fn the_passphrase_is_not_asked_when_nothing_will_run() {
     let ws = Ws::configured("aws");
     ws.up("aws", &[], &[]).expect(0);
     let mut c = ws.command(&["up", "-p", "aws", "-s", "dev", "--yes"], &[("TERM", "dumb")]);
-    c.env_remove("PULUMI_CONFIG_PASSPHRASE").env_remove("CI");
+    c.env_remove("PULUMI_CONFIG_PASSPHRASE");
     let mut s = expectrl::Session::spawn(c).unwrap();
     s.set_expect_timeout(Some(Duration::from_secs(60)));
     let screen = rest(&mut s);
@@ -724,11 +721,10 @@ fn a_dumb_terminal_gets_plain_lines_and_the_time_answering_is_not_the_runs() {
 fn a_kubeconfig_list_offers_one_path() {
     let ws = Ws::reference();
     ws.write("home/.kube/config", crate::support::CLUSTER_KUBECONFIG);
-    let mut c = ws.command(
+    let c = ws.command(
         &["validate", "-p", "kubeconfig", "-s", "dev"],
         &[("TERM", "dumb"), ("KUBECONFIG", "/nowhere/config:~/.kube/config")],
     );
-    c.env_remove("CI");
     let mut s = expectrl::Session::spawn(c).unwrap();
     s.set_expect_timeout(Some(Duration::from_secs(60)));
     // The first file of the list that exists, not the list.
@@ -835,8 +831,7 @@ fn the_chart_mirror_is_asked_only_when_the_example_file_sets_it() {
     let path = ws.path().join("config/pulumi/Pulumi.dev.yaml");
     // At a terminal, the secrets given as a CI job gives them: only configuration is asked.
     let at_a_terminal = || {
-        let mut c = ws.command(&["validate", "-p", "kubeconfig", "-s", "dev"], &[("TERM", "dumb")]);
-        c.env_remove("CI");
+        let c = ws.command(&["validate", "-p", "kubeconfig", "-s", "dev"], &[("TERM", "dumb")]);
         let mut s = expectrl::Session::spawn(c).expect("a pseudo-terminal");
         s.set_expect_timeout(Some(Duration::from_secs(60)));
         s

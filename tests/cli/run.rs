@@ -529,30 +529,13 @@ fn a_terminal_gets_the_live_view_and_logs_keep_every_line() {
         return;
     }
     let ws = Ws::configured("aws");
-    let runner = env!("CARGO_BIN_EXE_runner");
     let typescript = ws.path().join("typescript");
     // The runner's usual test environment, with `script` giving it a pseudo-terminal.
-    let c = ws.command(&[], &[("PULUMI_STANDIN_DELAY_MS", "*=100"), ("TERM", "xterm-256color")]);
-    let envs: Vec<(std::ffi::OsString, Option<std::ffi::OsString>)> = c
-        .get_envs()
-        .map(|(k, v)| (k.to_owned(), v.map(std::ffi::OsStr::to_owned)))
-        .collect();
-    let mut script = std::process::Command::new("script");
-    script.current_dir(ws.path()).env_remove("CI");
-    for (k, v) in envs {
-        match v {
-            Some(v) => script.env(k, v),
-            None => script.env_remove(k),
-        };
-    }
-    let out = script
-        .args([
-            "-q",
-            "-e",
-            "-c",
-            &format!("{runner} up -p aws -s dev --target eks --yes"),
-            typescript.to_str().unwrap(),
-        ])
+    let c = ws.command(
+        &["up", "-p", "aws", "-s", "dev", "--target", "eks", "--yes"],
+        &[("PULUMI_STANDIN_DELAY_MS", "*=100"), ("TERM", "xterm-256color")],
+    );
+    let out = crate::support::at_terminal(&c, &typescript)
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();

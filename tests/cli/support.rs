@@ -5,6 +5,10 @@ use std::process::Command;
 
 pub const REPO: &str = env!("CARGO_MANIFEST_DIR");
 
+/// The runner binary under test. Launch it through [`runner`] (or [`Ws::command`]), never with a
+/// bare `Command::new`: only they take the developer's environment away.
+pub const RUNNER: &str = env!("CARGO_BIN_EXE_runner");
+
 pub struct Ws {
     pub dir: tempfile::TempDir,
 }
@@ -40,6 +44,117 @@ impl Run {
     pub fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("not JSON ({e}):\n{}", self.stdout))
     }
+}
+
+impl From<std::process::Output> for Run {
+    fn from(out: std::process::Output) -> Self {
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8(out.stdout).unwrap(),
+            stderr: String::from_utf8(out.stderr).unwrap(),
+        }
+    }
+}
+
+/// Runs `c` to its end: what it printed and its exit code.
+pub fn run(c: &mut Command) -> Run {
+    c.output().unwrap().into()
+}
+
+/// Which `pulumi` a launch runs beside: the stand-in of `tests/standin` or the real CLI.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    Standin,
+    Real,
+}
+
+/// Variables the runner or `pulumi` reads, by prefix: a backend, a stack, a passphrase or its
+/// file, an access token, the stand-in's test switches (`PULUMI_*`); the stack configuration and
+/// secrets given in the environment, under their names and their old ones (`MARA_*`,
+/// `RUNNER_CONFIG_*`, `RUNNER_SECRET_*`); the CI the tests run in (`GITHUB_*`, `GITLAB_*`).
+const SCRUBBED_PREFIXES: [&str; 6] = [
+    "PULUMI_",
+    "MARA_",
+    "RUNNER_CONFIG_",
+    "RUNNER_SECRET_",
+    "GITHUB_",
+    "GITLAB_",
+];
+
+/// Variables the runner reads, by name: whether it runs in CI, colours, the help's width, the
+/// user's kubeconfig (hooks write it: never the real one).
+const SCRUBBED: [&str; 6] = ["CI", "NO_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "COLUMNS", "KUBECONFIG"];
+
+/// The stand-in's key derivation in fewer rounds than Pulumi's million (the runner's passphrase
+/// check reads it too): given to the stand-in, never to the real CLI.
+pub const STANDIN_ROUNDS: (&str, &str) = ("PULUMI_STANDIN_KDF_ITERATIONS", "1000");
+
+/// Takes the environment the tests run in (a developer's shell, a CI job) away from a launch of
+/// the runner or of a `pulumi`, so that a test runs the same anywhere: every variable of
+/// [`SCRUBBED_PREFIXES`] and [`SCRUBBED`] is removed; the home and Pulumi's home are `root`'s own
+/// (`home/`, `.pulumi-home/`), the terminal dumb, the working directory `root`. What a test gives
+/// is set after this, so it wins. Every launcher calls it; the one difference between them is
+/// the `engine` (the stand-in's switches go to the stand-in only):
+///
+/// - `Engine::Standin`: [`STANDIN_ROUNDS`], the stand-in's key derivation in fewer rounds
+///   (which the runner's passphrase check reads too, to check its salts);
+/// - `Engine::Real`: none of the stand-in's variables, so the real CLI and the runner's check
+///   use Pulumi's own count.
+pub fn scrub(c: &mut Command, root: &Path, engine: Engine) {
+    for (name, _) in std::env::vars_os() {
+        let text = name.to_string_lossy();
+        if SCRUBBED_PREFIXES.iter().any(|p| text.starts_with(p)) {
+            c.env_remove(&name);
+        }
+    }
+    for name in SCRUBBED {
+        c.env_remove(name);
+    }
+    c.current_dir(root)
+        .env("HOME", root.join("home"))
+        .env("PULUMI_HOME", root.join(".pulumi-home"))
+        .env("TERM", "dumb");
+    if engine == Engine::Standin {
+        c.env(STANDIN_ROUNDS.0, STANDIN_ROUNDS.1);
+    }
+}
+
+/// The runner with `args`, scrubbed ([`scrub`]) for a workspace at `root`, beside the stand-in's
+/// settings but without the stand-in on `PATH` (for what runs no `pulumi`: help, plans, exports
+/// of a workspace elsewhere). A run in a [`Ws`] goes through [`Ws::command`].
+pub fn runner(root: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(RUNNER);
+    scrub(&mut c, root, Engine::Standin);
+    c.args(args);
+    c
+}
+
+/// Gives `to` the environment `from` runs with: the variables `from` sets and those it removes
+/// (the others both inherit), and its working directory.
+pub fn copy_env(from: &Command, to: &mut Command) {
+    for (k, v) in from.get_envs() {
+        match v {
+            Some(v) => to.env(k, v),
+            None => to.env_remove(k),
+        };
+    }
+    if let Some(dir) = from.get_current_dir() {
+        to.current_dir(dir);
+    }
+}
+
+/// `c` at a pseudo-terminal: run by `script` (util-linux), which keeps what the terminal showed
+/// in `typescript` and exits as `c` did; the same program, arguments, environment and directory.
+pub fn at_terminal(c: &Command, typescript: &Path) -> Command {
+    let quote = |w: &std::ffi::OsStr| format!("'{}'", w.to_str().unwrap().replace('\'', r"'\''"));
+    let line: Vec<String> = std::iter::once(c.get_program())
+        .chain(c.get_args())
+        .map(quote)
+        .collect();
+    let mut script = Command::new("script");
+    copy_env(c, &mut script);
+    script.args(["-q", "-e", "-c", &line.join(" ")]).arg(typescript);
+    script
 }
 
 impl Ws {
@@ -100,8 +215,9 @@ impl Ws {
         self
     }
 
+    /// `runner ARGS` in the workspace, as [`Ws::exec`] with no variables of its own.
     pub fn run(&self, args: &[&str]) -> Run {
-        run_in(self.path(), args)
+        self.exec(args, &[])
     }
 
     /// An executable `scripts/<name>` holding `script`, run after eks's `up` of the aws
@@ -188,7 +304,6 @@ pub fn fake_clis() -> &'static Path {
     })
 }
 
-/// Runs the runner binary in `cwd` with a clean, colourless environment.
 /// One `pulumi` the stand-in ran, as its log (`PULUMI_STANDIN_LOG`) records it.
 #[derive(Debug, Clone, serde::Deserialize)]
 pub struct Invocation {
@@ -276,22 +391,6 @@ pub fn files_under(dir: &Path) -> Vec<PathBuf> {
         }
     }
     out
-}
-
-pub fn run_in(cwd: &Path, args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_runner"))
-        .args(args)
-        .current_dir(cwd)
-        .env_remove("NO_COLOR")
-        .env_remove("CLICOLOR_FORCE")
-        .env("TERM", "dumb")
-        .output()
-        .unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8(out.stdout).unwrap(),
-        stderr: String::from_utf8(out.stderr).unwrap(),
-    }
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -396,14 +495,19 @@ pub fn require_sdk_schema() -> Result<PathBuf, ()> {
     }
 }
 
+/// The directory cargo builds this profile into (`target/debug`, under `CARGO_TARGET_DIR` when
+/// set): the test binary's own, one level up from `deps/`.
+pub fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.parent().unwrap().parent().unwrap().to_path_buf()
+}
+
 /// A directory holding the stand-in as `pulumi`, built on first use when `cargo test` did not
 /// build it already (it is another package of the workspace).
 pub fn standin_dir() -> &'static Path {
     static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     DIR.get_or_init(|| {
-        let exe = std::env::current_exe().unwrap();
-        let target = exe.parent().unwrap().parent().unwrap().to_path_buf();
-        let bin = target.join("pulumi");
+        let bin = target_dir().join("pulumi");
         assert!(
             !bin.is_file() || !older_than_its_sources(&bin),
             "{} is older than the stand-in's sources: run `cargo test --workspace` (or `cargo build -p pulumi-standin`) so the tests do not drive an old stand-in",
@@ -460,8 +564,9 @@ fn older_than_its_sources(bin: &Path) -> bool {
 }
 
 impl Ws {
-    /// The runner with the stand-in first on PATH (fake cloud CLIs last), a passphrase, the
-    /// secrets in `MARA_SECRET_*` variables, and the invocation log.
+    /// The runner with the stand-in first on PATH (fake cloud CLIs last), scrubbed ([`scrub`]),
+    /// a passphrase, the secrets in `MARA_SECRET_*` variables, the invocation log, and then
+    /// `env` (which wins).
     pub fn command(&self, args: &[&str], env: &[(&str, &str)]) -> Command {
         let path = format!(
             "{}:{}:{}",
@@ -469,35 +574,16 @@ impl Ws {
             fake_clis().display(),
             std::env::var("PATH").unwrap_or_default()
         );
-        let mut c = Command::new(env!("CARGO_BIN_EXE_runner"));
-        c.args(args)
-            .current_dir(self.path())
-            .env("PATH", path)
+        let mut c = runner(self.path(), args);
+        c.env("PATH", path)
             .env("PULUMI_CONFIG_PASSPHRASE", "test passphrase")
-            .env("PULUMI_HOME", self.path().join(".pulumi-home"))
-            // Hooks write the user's kubeconfig: never the real one.
-            .env("HOME", self.path().join("home"))
-            .env_remove("KUBECONFIG")
-            .env("PULUMI_STANDIN_KDF_ITERATIONS", "1000")
-            .env("PULUMI_STANDIN_LOG", self.path().join("invocations.jsonl"))
-            .env_remove("PULUMI_BACKEND_URL")
-            .env_remove("PULUMI_STACK")
-            .env_remove("NO_COLOR")
-            .env_remove("CI")
-            // The CI the tests run in must not change what the runner prints (tests set them).
-            .env_remove("GITHUB_ACTIONS")
-            .env_remove("GITHUB_STEP_SUMMARY")
-            .env_remove("GITLAB_CI")
-            .env("TERM", "dumb");
+            .env("PULUMI_STANDIN_LOG", self.path().join("invocations.jsonl"));
         c.envs(SECRETS.iter().copied());
         // The stand-in refuses what the engine refuses, from the SDKs' types (when installed).
-        match sdk_schema() {
-            Some(schema) => c.env("PULUMI_STANDIN_SCHEMA", schema),
-            None => c.env_remove("PULUMI_STANDIN_SCHEMA"),
-        };
-        for (k, v) in env {
-            c.env(k, v);
+        if let Some(schema) = sdk_schema() {
+            c.env("PULUMI_STANDIN_SCHEMA", schema);
         }
+        c.envs(env.iter().copied());
         c
     }
 
@@ -509,12 +595,7 @@ impl Ws {
     }
 
     pub fn exec(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
-        let out = self.command(args, env).output().unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8(out.stdout).unwrap(),
-            stderr: String::from_utf8(out.stderr).unwrap(),
-        }
+        run(&mut self.command(args, env))
     }
 
     /// Every stand-in invocation so far, in the order they ended.
