@@ -94,12 +94,11 @@ fn a_second_runner_in_the_workspace_exits_with_its_own_code() {
         .unwrap();
     // The first holds the lock once it created its lock file and started a project.
     let lock = ws.path().join(".runner/lock");
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
     // (A project started: its start is in the run's journal.)
-    while !(lock.exists() && ws.path().join(".runner/dev/journal.jsonl").exists()) {
-        assert!(std::time::Instant::now() < deadline, "the first runner never started");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let journal = ws.path().join(".runner/dev/journal.jsonl");
+    crate::support::wait_until(Duration::from_secs(30), "the first runner never started", || {
+        lock.exists() && journal.exists()
+    });
     ws.up("aws", &["--target", "iam"], &[])
         .expect(4)
         .stderr_has("another runner is already running in this workspace");

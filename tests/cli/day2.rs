@@ -97,14 +97,11 @@ fn follows_into_the_next_run(ws: &Ws) {
         "{said}"
     );
     ws.up("aws", &["--target", "eks", "--fresh"], &[]).expect(0);
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while next.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = next.kill();
-            panic!("logs --follow did not end with the next run's end");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    crate::support::ended(
+        &mut next,
+        Duration::from_secs(60),
+        "logs --follow did not end with the next run's end",
+    );
     let mut stdout = String::new();
     next.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
     assert_eq!(
@@ -144,14 +141,11 @@ fn logs_follow_ends_when_the_run_it_waits_for_ends_without_the_project() {
         &[("PULUMI_STANDIN_DELAY_MS", "*=400")],
     )
     .expect(0);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while next.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = next.kill();
-            panic!("logs --follow waited on after the run ended");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    crate::support::ended(
+        &mut next,
+        Duration::from_secs(30),
+        "logs --follow waited on after the run ended",
+    );
     let mut rest = String::new();
     err.read_to_string(&mut rest).unwrap();
     assert!(
@@ -280,15 +274,10 @@ fn status_and_logs_work_while_a_run_holds_the_workspace() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let start = Instant::now();
-    let status = loop {
+    let status = crate::support::eventually(Duration::from_secs(60), "eks never showed as running", || {
         let run = ws.exec(&["status", "-s", "dev", "--format", "json"], &[]);
-        if run.code == 0 && project(&run.json(), "eks")["last"]["status"] == "running" {
-            break run.json();
-        }
-        assert!(start.elapsed() < Duration::from_secs(60), "eks never showed as running");
-        std::thread::sleep(Duration::from_millis(100));
-    };
+        (run.code == 0 && project(&run.json(), "eks")["last"]["status"] == "running").then(|| run.json())
+    });
     assert_eq!(status["running"], true);
     assert_eq!(project(&status, "eks")["up"]["why"], "running now (up)");
     // The run holds the workspace: another run is refused, the readers are not.
@@ -895,13 +884,9 @@ fn after_a_runner_is_killed_status_says_its_run_was_cut_short() {
 
     nix_kill(&up);
     // Not reaped yet: a zombie runs no more.
-    let start = Instant::now();
-    while std::fs::read_to_string(format!("/proc/{}/stat", up.id()))
-        .is_ok_and(|s| !s.rsplit_once(')').unwrap().1.trim_start().starts_with('Z'))
-    {
-        assert!(start.elapsed() < Duration::from_secs(60), "the runner did not die");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    crate::support::wait_until(Duration::from_secs(60), "the runner did not die", || {
+        !crate::support::runs(up.id())
+    });
     let killed = status(&ws);
     assert_eq!(killed["running"], false, "{killed:#}");
     assert_eq!(project(&killed, "iam")["last"]["status"], "cut short");

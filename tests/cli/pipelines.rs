@@ -52,18 +52,13 @@ impl Moto {
             .spawn()
             .expect("moto_server starts");
         let moto = Moto { child, port };
-        let start = Instant::now();
         // Up once it answers: the bucket the backend lives in.
-        loop {
-            if let Ok((200, _)) = moto.request("PUT", &format!("/{BUCKET}")) {
-                return moto;
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(60),
-                "moto_server did not answer on port {port}"
-            );
-            std::thread::sleep(Duration::from_millis(200));
-        }
+        crate::support::wait_until(
+            Duration::from_secs(60),
+            format!("moto_server did not answer on port {port}"),
+            || matches!(moto.request("PUT", &format!("/{BUCKET}")), Ok((200, _))),
+        );
+        moto
     }
 
     /// One plain HTTP/1.1 request: its status and body. moto checks no signature, but refuses

@@ -9,7 +9,7 @@ use expectrl::session::OsSession as Session;
 use expectrl::{Eof, Expect as _};
 use serde_json::Value;
 
-use crate::support::{SECRETS, Ws};
+use crate::support::{SECRETS, Ws, reads_its_terminal, wait_until};
 
 /// The runner at a pseudo-terminal, with the usual test environment minus the variables that
 /// would answer the questions. Runs pass `--yes`: at a terminal `up` now asks before running
@@ -31,10 +31,18 @@ fn session(ws: &Ws, args: &[&str], remove: &[&str]) -> Session {
 fn answer(s: &mut Session, question: &str, answer: &str) {
     s.expect(question)
         .unwrap_or_else(|e| panic!("never asked {question:?}: {e}"));
-    // A hidden prompt turns echo off with TCSAFLUSH, which drops what was typed before: give
-    // it time to do so, as a person would.
-    std::thread::sleep(Duration::from_millis(150));
+    reading(s);
     s.send_line(answer).unwrap();
+}
+
+/// Waits until the runner reads its terminal. A person types once the question is asked; what
+/// is typed before would be lost: a hidden question turns echo off with `TCSAFLUSH`, which
+/// drops it.
+fn reading(s: &Session) {
+    let pid = u32::try_from(s.get_process().pid().as_raw()).unwrap();
+    wait_until(Duration::from_secs(60), "the runner never read its terminal", || {
+        reads_its_terminal(pid)
+    });
 }
 
 /// Everything printed from the last answer to the end, as text.
@@ -498,7 +506,7 @@ fn ctrl_c_at_a_question_writes_nothing_and_exits_130() {
     let ws = Ws::reference();
     let mut s = session(&ws, &["up", "-p", "do", "-s", "dev"], &["DIGITALOCEAN_TOKEN"]);
     s.expect("DigitalOcean API token: ").unwrap();
-    std::thread::sleep(Duration::from_millis(150));
+    reading(&s);
     s.send(expectrl::ControlCode::EndOfText).unwrap();
     let screen = rest(&mut s);
     assert!(screen.contains("interrupted: nothing was written"), "{screen}");
@@ -697,12 +705,13 @@ fn a_dumb_terminal_gets_plain_lines_and_the_time_answering_is_not_the_runs() {
     );
     let asked = s.expect("Passphrase to protect this stack's secrets").unwrap();
     let mut questions = String::from_utf8_lossy(asked.before()).into_owned();
-    // A person who takes their time: it is not the run's.
+    // A person who takes their time: it is not the run's. A fixed wait on purpose: the time
+    // spent answering is what the test measures the run without.
     std::thread::sleep(Duration::from_secs(3));
     s.send_line("a passphrase").unwrap();
     let again = s.expect("(again): ").unwrap();
     questions.push_str(&String::from_utf8_lossy(again.before()));
-    std::thread::sleep(Duration::from_millis(150));
+    reading(&s);
     s.send_line("a passphrase").unwrap();
     let screen = rest(&mut s);
     // TERM=dumb: no live view, lines as they come, no escape codes, around the hidden
@@ -747,7 +756,7 @@ fn ask(s: &mut Session, all: &mut String, question: &str, reply: &str) {
         .unwrap_or_else(|e| panic!("never asked {question:?}: {e}\n{all}"));
     all.push_str(&String::from_utf8_lossy(found.before()));
     all.push_str(question);
-    std::thread::sleep(Duration::from_millis(150));
+    reading(s);
     s.send_line(reply).unwrap();
 }
 

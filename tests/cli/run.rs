@@ -4,11 +4,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::support::{Ws, files_under};
+use crate::support::{Ws, files_under, runs, wait_until};
 
 /// The token inside every placeholder kubeconfig output: a secret.
 const SECRET_MARK: &str = "placeholder-token-dev";
@@ -596,7 +596,8 @@ fn a_second_ctrl_c_kills_what_does_not_stop() {
         .unwrap();
     let locks = ws.path().join(".pulumi-state/.pulumi/locks/organization/logstore/dev");
     let info = crate::support::up_lock(&locks);
-    let pulumi = format!("/proc/{}", info["pid"]);
+    let pid = &info["pid"];
+    let pulumi = format!("/proc/{pid}");
     let interrupt = || {
         std::process::Command::new("kill")
             .args(["-INT", &child.id().to_string()])
@@ -604,16 +605,22 @@ fn a_second_ctrl_c_kills_what_does_not_stop() {
             .unwrap();
     };
     interrupt();
+    // pulumi got it: it says so (and, slow to cancel, works on).
+    let log = ws.path().join(".runner/dev/logs/logstore.up.log");
+    wait_until(
+        Duration::from_secs(60),
+        "pulumi never acknowledged the first Ctrl-C",
+        || std::fs::read_to_string(&log).is_ok_and(|l| l.contains("^C received; cancelling")),
+    );
+    // A fixed wait on purpose: that pulumi is not killed is shown over a while, not by an event.
     std::thread::sleep(Duration::from_millis(500));
-    assert!(Path::new(&pulumi).exists(), "the first Ctrl-C only asks pulumi to stop");
+    assert!(runs(pid), "the first Ctrl-C only asks pulumi to stop");
     interrupt();
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
-    let gone = Instant::now();
-    while Path::new(&pulumi).exists() && gone.elapsed() < Duration::from_secs(5) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(!Path::new(&pulumi).exists(), "the second Ctrl-C did not kill pulumi");
+    wait_until(Duration::from_secs(5), "the second Ctrl-C did not kill pulumi", || {
+        !Path::new(&pulumi).exists()
+    });
     let st = statuses(&ws);
     assert_eq!(st["logstore"], "interrupted", "cut short is not failed");
     assert_eq!(summary(&ws)["result"], "interrupted");

@@ -1,7 +1,9 @@
 //! A small harness: a throw-away copy of a workspace, the runner run in it, what it printed.
 
+use std::fmt::Display;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, ExitStatus};
+use std::time::{Duration, Instant, SystemTime};
 
 pub const REPO: &str = env!("CARGO_MANIFEST_DIR");
 
@@ -220,6 +222,27 @@ impl Ws {
         self.exec(args, &[])
     }
 
+    /// Waits until every file of the workspace has settled as the runner's program cache counts
+    /// it: changed (modification and change time) more than 2 s before now. From then on a plan
+    /// or a run caches the programs it reads (a file changed since is read every time).
+    #[track_caller]
+    pub fn settle(&self) {
+        use std::os::unix::fs::MetadataExt as _;
+        // `SETTLE` of src/programs/cache.rs.
+        const SETTLE: Duration = Duration::from_secs(2);
+        let nanos = |t: SystemTime| t.duration_since(SystemTime::UNIX_EPOCH).unwrap().as_nanos();
+        wait_until(Duration::from_secs(30), "the workspace's files never settled", || {
+            let horizon = nanos(SystemTime::now() - SETTLE);
+            files_under(self.path()).iter().all(|f| {
+                // (What cannot be read, a link to nowhere, is no program.)
+                std::fs::metadata(f).map_or(true, |m| {
+                    let ns = |s: i64, n: i64| u128::try_from(s).unwrap() * 1_000_000_000 + u128::try_from(n).unwrap();
+                    ns(m.mtime(), m.mtime_nsec()) < horizon && ns(m.ctime(), m.ctime_nsec()) < horizon
+                })
+            })
+        });
+    }
+
     /// An executable `scripts/<name>` holding `script`, run after eks's `up` of the aws
     /// provider (after the kubeconfig merge).
     #[track_caller]
@@ -407,6 +430,101 @@ fn copy_dir(from: &Path, to: &Path) {
             std::fs::copy(entry.path(), target).unwrap();
         }
     }
+}
+
+/// How often [`eventually`] looks again.
+const POLL: Duration = Duration::from_millis(10);
+
+/// `probe` until it returns something, every 10 ms, for at most `within`.
+fn poll<T>(within: Duration, mut probe: impl FnMut() -> Option<T>) -> Option<T> {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(found) = probe() {
+            return Some(found);
+        }
+        if Instant::now() >= deadline {
+            return None;
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+/// The one way a test waits for something to happen: `probe` until it returns `Some`, which is
+/// returned; the test fails with `what` (what did not happen) when `within` passes first.
+#[track_caller]
+pub fn eventually<T>(within: Duration, what: impl Display, probe: impl FnMut() -> Option<T>) -> T {
+    poll(within, probe).unwrap_or_else(|| panic!("{what} (waited {within:?})"))
+}
+
+/// [`eventually`] for a condition: waits until `condition` holds.
+#[track_caller]
+pub fn wait_until(within: Duration, what: impl Display, mut condition: impl FnMut() -> bool) {
+    eventually(within, what, || condition().then_some(()));
+}
+
+/// A message made only when it is shown: what a wait found when it gave up.
+pub struct Later<F: Fn() -> String>(pub F);
+
+impl<F: Fn() -> String> Display for Later<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&(self.0)())
+    }
+}
+
+/// How `child` ended, within `within`; when it does not end, it is killed and the test fails
+/// with `what`.
+#[track_caller]
+pub fn ended(child: &mut Child, within: Duration, what: impl Display) -> ExitStatus {
+    poll(within, || child.try_wait().unwrap()).unwrap_or_else(|| {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("{what} (waited {within:?})")
+    })
+}
+
+/// Waits until `path` exists (the process under test got as far as writing it).
+#[track_caller]
+pub fn wait_for_file(path: &Path) {
+    wait_until(
+        Duration::from_secs(60),
+        format!("{} never appeared", path.display()),
+        || path.exists(),
+    );
+}
+
+/// Whether process `pid` runs: it exists and is no zombie.
+pub fn runs(pid: impl Display) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit_once(')')
+            .is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z'))
+    })
+}
+
+/// Whether process `pid` waits for what is typed at its terminal: one of its threads is blocked
+/// in `read(2)` of a file descriptor that is a terminal (Linux's `/proc/PID/task/TID/syscall`:
+/// the call's number, then its arguments). A question's answer typed before that may be lost:
+/// a hidden question turns echo off with `TCSAFLUSH`, which drops what was typed ahead.
+pub fn reads_its_terminal(pid: u32) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    const READ: &str = "0";
+    #[cfg(target_arch = "aarch64")]
+    const READ: &str = "63";
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    tasks.flatten().any(|task| {
+        let call = std::fs::read_to_string(task.path().join("syscall")).unwrap_or_default();
+        let mut words = call.split_whitespace();
+        let (Some(number), Some(fd)) = (words.next(), words.next()) else {
+            return false;
+        };
+        let fd = fd.strip_prefix("0x").and_then(|h| u64::from_str_radix(h, 16).ok());
+        number == READ
+            && fd.is_some_and(|fd| {
+                std::fs::read_link(format!("/proc/{pid}/fd/{fd}"))
+                    .is_ok_and(|t| t.starts_with("/dev/pts/") || t == Path::new("/dev/tty"))
+            })
+    })
 }
 
 /// Whether a test tool must be present (CI installs them through scripts/install-test-tools).
@@ -608,35 +726,33 @@ impl Ws {
     }
 }
 
-/// Waits for the lock a `pulumi up` takes on a stack and returns its content, which names that
-/// process (the temporary file the lock is written through, renamed at once, is skipped, and so
-/// is the lock a stack's creation holds for a moment).
+/// Waits for the lock a `pulumi up` takes on a stack (in the stack's lock directory `locks`)
+/// and returns its content, which names that process (the temporary file the lock is written
+/// through, renamed at once, is skipped, and so is the lock a stack's creation holds for a
+/// moment).
+#[track_caller]
 pub fn up_lock(locks: &Path) -> serde_json::Value {
     let held_by_up = |v: &serde_json::Value| {
         let cmdline = std::fs::read(format!("/proc/{}/cmdline", v["pid"])).unwrap_or_default();
         cmdline.split(|&b| b == 0).any(|arg| arg == b"up")
     };
-    let start = std::time::Instant::now();
-    loop {
-        let lock = std::fs::read_dir(locks).ok().and_then(|d| {
-            d.flatten()
-                .map(|e| e.path())
-                .filter(|p| {
-                    p.extension().is_some_and(|x| x == "json")
-                        && !p.file_name().unwrap().to_string_lossy().starts_with('.')
-                })
-                .filter_map(|p| serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(p).ok()?).ok())
-                .find(held_by_up)
-        });
-        if let Some(v) = lock {
-            return v;
-        }
-        assert!(
-            start.elapsed() < std::time::Duration::from_secs(30),
-            "the stack lock was never taken"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    eventually(
+        Duration::from_secs(60),
+        format!("the stack lock in {} was never taken", locks.display()),
+        || {
+            std::fs::read_dir(locks).ok().and_then(|d| {
+                d.flatten()
+                    .map(|e| e.path())
+                    // The file backend keeps each blob's attributes beside it (`.attrs`).
+                    .filter(|p| {
+                        p.extension().is_some_and(|x| x == "json")
+                            && !p.file_name().unwrap().to_string_lossy().starts_with('.')
+                    })
+                    .filter_map(|p| serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(p).ok()?).ok())
+                    .find(held_by_up)
+            })
+        },
+    )
 }
 
 /// The directory `scripts/install-pulumi` builds the real `pulumi` and its YAML language host
