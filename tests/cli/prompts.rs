@@ -480,9 +480,8 @@ fn the_example_file_documents_every_question_and_secret_of_every_provider() {
     .unwrap();
     let doc: Value = serde_saphyr::from_str(&example).expect("the example is valid YAML");
     assert!(doc["config"].is_object());
-    for provider in ["aws", "do", "linode", "kubeconfig", "kubernetes"] {
-        let text = std::fs::read_to_string(format!("{}/providers/{provider}.toml", crate::support::REPO)).unwrap();
-        let file: toml::Table = toml::from_str(&text).unwrap();
+    // Every file of providers/: the providers and the layer they include.
+    for (provider, file) in crate::support::provider_files() {
         let mut keys: Vec<String> = Vec::new();
         for p in file.get("prompt").and_then(|v| v.as_array()).into_iter().flatten() {
             keys.push(p["key"].as_str().unwrap().to_string());

@@ -93,10 +93,11 @@ pub const STANDIN_ROUNDS: (&str, &str) = ("PULUMI_STANDIN_KDF_ITERATIONS", "1000
 
 /// Takes the environment the tests run in (a developer's shell, a CI job) away from a launch of
 /// the runner or of a `pulumi`, so that a test runs the same anywhere: every variable of
-/// [`SCRUBBED_PREFIXES`] and [`SCRUBBED`] is removed; the home and Pulumi's home are `root`'s own
-/// (`home/`, `.pulumi-home/`), the terminal dumb, the working directory `root`. What a test gives
-/// is set after this, so it wins. Every launcher calls it; the one difference between them is
-/// the `engine` (the stand-in's switches go to the stand-in only):
+/// [`SCRUBBED_PREFIXES`] and [`SCRUBBED`] is removed, and so are the cloud credentials the
+/// providers name; the home and Pulumi's home are `root`'s own (`home/`, `.pulumi-home/`), the
+/// terminal dumb, the working directory `root`. What a test gives is set after this, so it
+/// wins. Every launcher calls it; the one difference between them is the `engine` (the
+/// stand-in's switches go to the stand-in only):
 ///
 /// - `Engine::Standin`: [`STANDIN_ROUNDS`], the stand-in's key derivation in fewer rounds
 ///   (which the runner's passphrase check reads too, to check its salts);
@@ -111,6 +112,18 @@ pub fn scrub(c: &mut Command, root: &Path, engine: Engine) {
     }
     for name in SCRUBBED {
         c.env_remove(name);
+    }
+    // The cloud credentials each provider's programs need (its `credentials`): a test that
+    // wants one gives it.
+    for (_, file) in provider_files() {
+        for name in file
+            .get("credentials")
+            .and_then(toml::Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            c.env_remove(name.as_str().unwrap());
+        }
     }
     c.current_dir(root)
         .env("HOME", root.join("home"))
@@ -265,31 +278,99 @@ impl Ws {
 /// An existing cluster's kubeconfig, for the kubeconfig provider.
 pub const CLUSTER_KUBECONFIG: &str = "apiVersion: v1\nkind: Config\nclusters:\n- name: k3s\n  cluster:\n    server: https://k3s.example.invalid:6443\nusers:\n- name: k3s-admin\n  user:\n    token: placeholder-token-dev\ncontexts:\n- name: k3s\n  context:\n    cluster: k3s\n    user: k3s-admin\ncurrent-context: k3s\n";
 
-/// A complete stack configuration for `provider` (the kubeconfig provider's file is
-/// `CLUSTER_KUBECONFIG`, replaced by the caller).
+/// Every file of this repository's `providers/`, providers and the layers they include: its
+/// name (the file's stem, as the runner names it) and its content, sorted by name.
+pub fn provider_files() -> &'static [(String, toml::Table)] {
+    static FILES: std::sync::OnceLock<Vec<(String, toml::Table)>> = std::sync::OnceLock::new();
+    FILES.get_or_init(|| {
+        let dir = Path::new(REPO).join("providers");
+        let mut files: Vec<(String, toml::Table)> = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .map(|p| {
+                let name = p.file_stem().unwrap().to_str().unwrap().to_string();
+                let text = std::fs::read_to_string(&p).unwrap();
+                let table = toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+                (name, table)
+            })
+            .collect();
+        files.sort_by(|a, b| a.0.cmp(&b.0));
+        files
+    })
+}
+
+/// The providers of this repository's workspace: the files of `providers/` that are not layers
+/// (a layer says `kind = "layer"`, as `src/provider` tells them apart), sorted. A test that
+/// covers every provider loops over these: a new provider file is covered without editing a
+/// list, or the test fails saying what it lacks for the new one.
+pub fn providers() -> Vec<&'static str> {
+    provider_files()
+        .iter()
+        .filter(|(_, file)| file.get("kind").and_then(toml::Value::as_str) != Some("layer"))
+        .map(|(name, _)| name.as_str())
+        .collect()
+}
+
+/// A complete stack configuration of each provider (stack `dev`), as a user who answered
+/// every question: the example file's values, and one for each question without a default.
+/// The kubeconfig provider's file is `CLUSTER_KUBECONFIG`, replaced by the caller.
+const STACK_CONFIGS: [(&str, &str); 4] = [
+    (
+        "aws",
+        "  kubernetes:infra_type: AWS\n  aws:region: us-east-1\n  vpc:azs: [us-east-1a, us-east-1b]\n  \
+         eks:k8s_version: '1.31'\n  eks:instance_type: t3.large\n  eks:min_size: 3\n  eks:max_size: 12\n  \
+         eks:desired_capacity: 3\n",
+    ),
+    (
+        "do",
+        "  kubernetes:infra_type: DO\n  kic-helm:fqdn: mara.example.com\n  docean:k8s_version: 1.31.1-do.5\n  \
+         docean:region: sfo3\n  docean:instance_size: s-4vcpu-8gb\n  docean:node_count: 3\n",
+    ),
+    (
+        "linode",
+        "  kubernetes:infra_type: LKE\n  kic-helm:fqdn: mara.example.com\n  linode:soa_email: a@example.com\n  \
+         linode:k8s_version: '1.31'\n  linode:region: us-central\n  linode:instance_type: g6-standard-8\n  \
+         linode:node_count: 3\n  linode:k8s_ha: true\n",
+    ),
+    (
+        "kubeconfig",
+        "  kubernetes:infra_type: kubeconfig\n  kubernetes:kubeconfig: CLUSTER_KUBECONFIG\n  \
+         kubernetes:context_name: k3s\n  kubernetes:cluster_name: k3s\n",
+    ),
+];
+
+/// A complete stack configuration for `provider` (see [`STACK_CONFIGS`]).
+#[track_caller]
 pub fn stack_config(provider: &str) -> String {
-    let body = match provider {
-        "aws" => {
-            "  kubernetes:infra_type: AWS\n  aws:region: us-east-1\n  vpc:azs: [us-east-1a, us-east-1b]\n  \
-             eks:k8s_version: '1.31'\n  eks:instance_type: t3.large\n  eks:min_size: 3\n  eks:max_size: 12\n  \
-             eks:desired_capacity: 3\n"
-        }
-        "do" => {
-            "  kubernetes:infra_type: DO\n  kic-helm:fqdn: mara.example.com\n  docean:k8s_version: 1.31.1-do.5\n  \
-             docean:region: sfo3\n  docean:instance_size: s-4vcpu-8gb\n  docean:node_count: 3\n"
-        }
-        "linode" => {
-            "  kubernetes:infra_type: LKE\n  kic-helm:fqdn: mara.example.com\n  linode:soa_email: a@example.com\n  \
-             linode:k8s_version: '1.31'\n  linode:region: us-central\n  linode:instance_type: g6-standard-8\n  \
-             linode:node_count: 3\n  linode:k8s_ha: true\n"
-        }
-        "kubeconfig" => {
-            "  kubernetes:infra_type: kubeconfig\n  kubernetes:kubeconfig: CLUSTER_KUBECONFIG\n  \
-             kubernetes:context_name: k3s\n  kubernetes:cluster_name: k3s\n"
-        }
-        other => panic!("no stack configuration for {other}"),
-    };
+    let (_, body) = STACK_CONFIGS.iter().find(|(p, _)| *p == provider).unwrap_or_else(|| {
+        panic!(
+            "the tests have no stack configuration for the provider `{provider}` (providers/{provider}.toml): \
+             add a complete one to STACK_CONFIGS in tests/cli/support.rs, with its \
+             `kubernetes:infra_type` and an answer to each of its questions"
+        )
+    });
     format!("config:\n{body}")
+}
+
+/// Every provider of `providers/` has a stack configuration for the tests, marked with its own
+/// `infra_type`, and no configuration is left for a provider that is gone.
+#[test]
+fn every_provider_has_a_stack_configuration_of_its_infra_type() {
+    for provider in providers() {
+        let file = &provider_files().iter().find(|(n, _)| n == provider).unwrap().1;
+        let infra_type = file["infra_type"].as_str().unwrap();
+        let config: serde_json::Value = serde_saphyr::from_str(&stack_config(provider)).unwrap();
+        assert_eq!(config["config"]["kubernetes:infra_type"], infra_type, "{provider}");
+    }
+    let configured: Vec<&str> = STACK_CONFIGS.iter().map(|(p, _)| *p).collect();
+    for p in configured {
+        assert!(
+            providers().contains(&p),
+            "STACK_CONFIGS names `{p}`, which providers/ does not have"
+        );
+    }
 }
 
 /// Secrets every test run finds in its environment, as a CI job gives them.
