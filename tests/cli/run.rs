@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::support::{Ws, files_under, runs, wait_until};
+use crate::support::{Ws, failed_block, files_under, redactions, runs, wait_until};
 
 /// The token inside every placeholder kubeconfig output: a secret.
 const SECRET_MARK: &str = "placeholder-token-dev";
@@ -636,12 +636,9 @@ fn a_failure_shows_its_cause_in_the_failed_block_the_table_and_the_summary() {
         )
         .expect(1);
     let cause = "injected failure for logstore (up) by PULUMI_STANDIN_FAIL";
-    assert!(
-        run.stderr
-            .contains(&format!("Failed: logstore (up): pulumi up exited with code 1: {cause}")),
-        "{}",
-        run.stderr
-    );
+    // `Failed: logstore (up): pulumi up exited with code 1: <cause>`, and where its log is.
+    let failed = failed_block(&run.stderr);
+    redactions(ws.path()).bind(|| insta::assert_snapshot!("failed_block_program", failed));
     let row = run
         .stderr
         .lines()
@@ -688,12 +685,10 @@ fn a_hook_that_fails_shows_what_it_printed_on_standard_output() {
     let run = ws
         .exec(&["up", "-p", "aws", "-s", "dev", "--target", "eks"], &[("CI", "true")])
         .expect(1);
-    assert!(
-        run.stderr
-            .contains("Failed: eks (up): hook scripts/check.sh exited with code 4: cluster eks-dev is not reachable"),
-        "{}",
-        run.stderr
-    );
+    // `Failed: eks (up): hook scripts/check.sh exited with code 4: cluster eks-dev is not
+    // reachable`.
+    let failed = failed_block(&run.stderr);
+    redactions(ws.path()).bind(|| insta::assert_snapshot!("failed_block_hook", failed));
 }
 
 #[test]
@@ -859,13 +854,16 @@ fn a_fresh_clone_against_an_existing_backend_gets_the_salt_before_projects_run_i
     ws.up("aws", &[], &[]).expect(0);
 }
 
-/// The closing table as a person reads it after a run that succeeded and after one that failed:
-/// a snapshot each (durations and the workspace's temporary path filtered), so a change to how
-/// a run ends is a reviewed diff.
+/// The closing table as a person reads it after a run that succeeded, after one where nothing
+/// had changed and after one that failed: a snapshot each (durations and the workspace's
+/// temporary path filtered), so a change to how a run ends is a reviewed diff.
 #[test]
 fn the_closing_table_after_a_success_and_after_a_failure() {
     let ws = Ws::configured("aws");
     let ok = ws
+        .exec(&["up", "-p", "aws", "-s", "dev", "--target", "eks"], &[])
+        .expect(0);
+    let unchanged = ws
         .exec(&["up", "-p", "aws", "-s", "dev", "--target", "eks"], &[])
         .expect(0);
     let failed = ws
@@ -876,6 +874,8 @@ fn the_closing_table_after_a_success_and_after_a_failure() {
         .expect(1);
     let (success, settings) = crate::support::closing_table(&ok.stderr, ws.path());
     settings.bind(|| insta::assert_snapshot!("closing_table_success", success));
+    let (unchanged, settings) = crate::support::closing_table(&unchanged.stderr, ws.path());
+    settings.bind(|| insta::assert_snapshot!("closing_table_unchanged", unchanged));
     let (failure, settings) = crate::support::closing_table(&failed.stderr, ws.path());
     settings.bind(|| insta::assert_snapshot!("closing_table_failure", failure));
 }
@@ -907,13 +907,10 @@ fn an_error_the_engine_reports_in_an_update_it_calls_succeeded_fails_the_project
         std::env::var("PATH").unwrap()
     );
     let run = ws.up("aws", &["--target", "vpc"], &[("PATH", &path)]).expect(1);
-    assert!(
-        run.stderr
-            .contains("Failed: vpc (up): pulumi up: exited 0, but reported an error:")
-            && run.stderr.contains("creating failed: the subnet quota is exhausted"),
-        "{}",
-        run.stderr
-    );
+    // `Failed: vpc (up): pulumi up: exited 0, but reported an error: creating failed: the
+    // subnet quota is exhausted`.
+    let failed = failed_block(&run.stderr);
+    redactions(ws.path()).bind(|| insta::assert_snapshot!("failed_block_engine_error", failed));
     let status = ws
         .exec(&["status", "-s", "dev", "--format", "json"], &[])
         .expect(0)
@@ -926,4 +923,25 @@ fn an_error_the_engine_reports_in_an_update_it_calls_succeeded_fails_the_project
         .unwrap()
         .clone();
     assert_eq!(vpc["up"]["runs"], true, "{vpc}");
+}
+
+/// What a person reads after a run where one project failed and stopped the one after it: the
+/// closing table (the failed row with its cause, the skipped row with why), and the HTML
+/// report's text (the summary, each project's row and outputs, the failure with its log).
+#[test]
+fn a_failure_and_what_it_stopped_in_the_closing_table_and_the_report() {
+    let ws = Ws::configured("aws");
+    let run = ws
+        .up(
+            "aws",
+            &["--target", "secrets"],
+            &[("PULUMI_STANDIN_FAIL", "kubeconfig:up")],
+        )
+        .expect(1);
+    let (table, settings) = crate::support::closing_table(&run.stderr, ws.path());
+    settings.bind(|| insta::assert_snapshot!("closing_table_failure_and_skipped", table));
+    ws.exec(&["report", "-s", "dev", "-o", "report.html"], &[]).expect(0);
+    let html = std::fs::read_to_string(ws.path().join("report.html")).unwrap();
+    let text = crate::support::visible_text(&html);
+    redactions(ws.path()).bind(|| insta::assert_snapshot!("report_text", text));
 }

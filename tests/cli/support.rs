@@ -455,18 +455,89 @@ pub fn read_invocations(log: &Path) -> Vec<Invocation> {
         .collect()
 }
 
+/// Snapshot settings that keep what a person reads the same from run to run, the parts that
+/// vary filtered: the workspace's temporary path as `[workspace]`, times (`2026-01-01
+/// 12:00:00`, RFC 3339's `2026-01-01T12:00:00.000Z`) as `[time]`, durations as `[duration]`
+/// (with the padding before them: their column is right-aligned, a duration's width varies),
+/// the runner's version as `[version]`. Snapshots live in `tests/cli/snapshots/`.
+pub fn redactions(workspace: &Path) -> insta::Settings {
+    let mut settings = insta::Settings::clone_current();
+    settings.add_filter(&regex_escape(&workspace.display().to_string()), "[workspace]");
+    settings.add_filter(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z| UTC)?", "[time]");
+    settings.add_filter(r" +\d+m \d+s\b", " [duration]");
+    settings.add_filter(r" +\d+(\.\d+)?(ms|s)\b", " [duration]");
+    settings.add_filter(r"(?m)^\d+(\.\d+)?(ms|s)$", "[duration]");
+    settings.add_filter(
+        &regex_escape(&format!("runner {}", env!("CARGO_PKG_VERSION"))),
+        "runner [version]",
+    );
+    settings
+}
+
 /// A run's closing table (its standard error from `Summary:` on), and the snapshot settings
-/// that keep it stable: durations filtered with their padding (the column is right-aligned, a
-/// duration's width varies), the workspace's temporary path as `[workspace]`.
+/// that keep it stable ([`redactions`]).
+#[track_caller]
 pub fn closing_table(stderr: &str, workspace: &Path) -> (String, insta::Settings) {
     let at = stderr
         .find("\nSummary:")
         .unwrap_or_else(|| panic!("no closing table:\n{stderr}"));
-    let mut settings = insta::Settings::clone_current();
-    settings.add_filter(r" +\d+m \d+s\b", " [duration]");
-    settings.add_filter(r" +\d+(\.\d+)?(ms|s)\b", " [duration]");
-    settings.add_filter(&regex_escape(&workspace.display().to_string()), "[workspace]");
-    (stderr[at + 1..].to_string(), settings)
+    (stderr[at + 1..].to_string(), redactions(workspace))
+}
+
+/// The `Failed:` block of a run's standard error: the paragraphs (blank-line separated) that
+/// begin with `Failed:`, one per failure, up to the advice that follows them.
+#[track_caller]
+pub fn failed_block(stderr: &str) -> String {
+    let at = stderr
+        .find("\nFailed: ")
+        .unwrap_or_else(|| panic!("no Failed: block:\n{stderr}"));
+    let paragraphs: Vec<&str> = stderr[at + 1..]
+        .split("\n\n")
+        .take_while(|p| p.starts_with("Failed: "))
+        .collect();
+    paragraphs.join("\n\n").trim_end().to_string()
+}
+
+/// The text a browser shows of an HTML page, a line per text node: no markup, styles or
+/// scripts, each picture (`<svg>`) as `[picture]`, entities decoded, blank lines left out.
+pub fn visible_text(html: &str) -> String {
+    let mut text = String::new();
+    let mut rest = html;
+    while let Some(open) = rest.find('<') {
+        text.push_str(&rest[..open]);
+        text.push('\n');
+        rest = &rest[open..];
+        // Elements whose content is not text a person reads.
+        let hidden = ["style", "script", "svg"].into_iter().find(|t| {
+            rest[1..].starts_with(t) && rest[1 + t.len()..].starts_with(|c: char| c == '>' || c.is_whitespace())
+        });
+        let end = match hidden {
+            Some(tag) => {
+                if tag == "svg" {
+                    text.push_str("[picture]\n");
+                }
+                let close = format!("</{tag}>");
+                rest.find(&close).map_or(rest.len(), |at| at + close.len())
+            }
+            None => rest.find('>').map_or(rest.len(), |at| at + 1),
+        };
+        rest = &rest[end..];
+    }
+    text.push_str(rest);
+    let decoded = text
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&#x27;", "'")
+        .replace("&nbsp;", " ")
+        .replace("&amp;", "&");
+    decoded
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// `text` matched literally by a filter's regular expression.
