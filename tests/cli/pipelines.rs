@@ -221,7 +221,7 @@ impl Gitlab<'_> {
     }
 
     fn run(&self, file: &str, extra: &[&str]) -> Pipeline {
-        let runner_dir = Path::new(env!("CARGO_BIN_EXE_runner")).parent().unwrap();
+        let runner_dir = Path::new(crate::support::RUNNER).parent().unwrap();
         let path = format!(
             "{}:{}:{}",
             self.e.engine_dir().display(),
