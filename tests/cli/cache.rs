@@ -27,7 +27,7 @@ fn a_repeat_plan_answers_from_the_cache_and_misses_no_edit() {
     let ws = Ws::reference();
     // Files changed less than two seconds before are not cached (timestamps tick coarsely):
     // let the copied workspace settle.
-    std::thread::sleep(std::time::Duration::from_millis(2200));
+    ws.settle();
     let args = ["show-plan", "-p", "aws", "--format", "json"];
     let first = ws.run(&args).expect(0);
     // Made by show-plan as by a run: private to its owner.

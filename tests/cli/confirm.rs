@@ -10,8 +10,7 @@ use crate::support::Ws;
 
 /// The runner at a pseudo-terminal, with the usual test environment.
 fn at_terminal(ws: &Ws, args: &[&str]) -> expectrl::session::OsSession {
-    let mut c = ws.command(args, &[("TERM", "dumb")]);
-    c.env_remove("CI");
+    let c = ws.command(args, &[("TERM", "dumb")]);
     let mut s = expectrl::Session::spawn(c).expect("a pseudo-terminal");
     s.set_expect_timeout(Some(Duration::from_secs(60)));
     s
@@ -106,12 +105,11 @@ fn a_second_runner_in_the_workspace_exits_with_its_own_code() {
         .unwrap();
     // The first holds the lock once it created its lock file and started a project.
     let lock = ws.path().join(".runner/lock");
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
     // (A project started: its start is in the run's journal.)
-    while !(lock.exists() && ws.path().join(".runner/dev/journal.jsonl").exists()) {
-        assert!(std::time::Instant::now() < deadline, "the first runner never started");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let journal = ws.path().join(".runner/dev/journal.jsonl");
+    crate::support::wait_until(Duration::from_secs(30), "the first runner never started", || {
+        lock.exists() && journal.exists()
+    });
     ws.up("aws", &["--target", "iam"], &[])
         .expect(4)
         .stderr_has("another runner is already running in this workspace");
@@ -194,11 +192,10 @@ fn ctrl_c_after_the_questions_and_before_the_first_project_exits_130() {
 #[test]
 fn the_confirmation_reads_a_whole_line_at_any_terminal() {
     let ws = Ws::configured("aws");
-    let mut c = ws.command(
+    let c = ws.command(
         &["up", "-p", "aws", "-s", "dev", "--target", "iam"],
         &[("TERM", "xterm-256color")],
     );
-    c.env_remove("CI");
     let mut s = expectrl::Session::spawn(c).expect("a pseudo-terminal");
     s.set_expect_timeout(Some(Duration::from_secs(60)));
     s.expect("Go ahead? [y/N] ").unwrap();

@@ -97,14 +97,11 @@ fn follows_into_the_next_run(ws: &Ws) {
         "{said}"
     );
     ws.up("aws", &["--target", "eks", "--fresh"], &[]).expect(0);
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while next.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = next.kill();
-            panic!("logs --follow did not end with the next run's end");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    crate::support::ended(
+        &mut next,
+        Duration::from_secs(60),
+        "logs --follow did not end with the next run's end",
+    );
     let mut stdout = String::new();
     next.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
     assert_eq!(
@@ -144,14 +141,11 @@ fn logs_follow_ends_when_the_run_it_waits_for_ends_without_the_project() {
         &[("PULUMI_STANDIN_DELAY_MS", "*=400")],
     )
     .expect(0);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while next.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = next.kill();
-            panic!("logs --follow waited on after the run ended");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    crate::support::ended(
+        &mut next,
+        Duration::from_secs(30),
+        "logs --follow waited on after the run ended",
+    );
     let mut rest = String::new();
     err.read_to_string(&mut rest).unwrap();
     assert!(
@@ -231,41 +225,11 @@ fn status_says_what_ran_how_it_ended_and_what_an_up_would_run_and_why() {
             .contains(&serde_json::json!("iam"))
     );
 
-    // The table for people, without -p (the stack file names its provider).
+    // The table for people, without -p (the stack file names its provider): where it comes
+    // from, a row per project (iam succeeded and skipped, eks failed and run, sirius never
+    // run), and what an up would run (15 of 16, from vpc).
     let table = ws.exec(&["status", "-s", "dev"], &[]).expect(0);
-    let line = |name: &str| {
-        table
-            .stdout
-            .lines()
-            .find(|l| l.trim_start().starts_with(&format!("{name} ")))
-            .unwrap_or_else(|| panic!("no {name} row:\n{}", table.stdout))
-            .to_string()
-    };
-    assert!(
-        table
-            .stdout
-            .starts_with("Status: provider aws · stack dev (from .runner/dev/state.json)"),
-        "{}",
-        table.stdout
-    );
-    assert!(
-        line("iam").contains("  up        succeeded  ") && line("iam").ends_with("skip: unchanged"),
-        "{}",
-        line("iam")
-    );
-    assert!(
-        line("eks").contains("failed") && line("eks").ends_with("run: its last up failed"),
-        "{}",
-        line("eks")
-    );
-    assert!(line("sirius").contains("never run"), "{}", line("sirius"));
-    assert!(
-        table
-            .stdout
-            .contains("\nAn up would run 15 of 16 projects: vpc, ecr, eks, "),
-        "{}",
-        table.stdout
-    );
+    crate::support::redactions(ws.path()).bind(|| insta::assert_snapshot!("status", table.stdout));
 }
 
 #[test]
@@ -280,15 +244,10 @@ fn status_and_logs_work_while_a_run_holds_the_workspace() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let start = Instant::now();
-    let status = loop {
+    let status = crate::support::eventually(Duration::from_secs(60), "eks never showed as running", || {
         let run = ws.exec(&["status", "-s", "dev", "--format", "json"], &[]);
-        if run.code == 0 && project(&run.json(), "eks")["last"]["status"] == "running" {
-            break run.json();
-        }
-        assert!(start.elapsed() < Duration::from_secs(60), "eks never showed as running");
-        std::thread::sleep(Duration::from_millis(100));
-    };
+        (run.code == 0 && project(&run.json(), "eks")["last"]["status"] == "running").then(|| run.json())
+    });
     assert_eq!(status["running"], true);
     assert_eq!(project(&status, "eks")["up"]["why"], "running now (up)");
     // The run holds the workspace: another run is refused, the readers are not.
@@ -895,13 +854,9 @@ fn after_a_runner_is_killed_status_says_its_run_was_cut_short() {
 
     nix_kill(&up);
     // Not reaped yet: a zombie runs no more.
-    let start = Instant::now();
-    while std::fs::read_to_string(format!("/proc/{}/stat", up.id()))
-        .is_ok_and(|s| !s.rsplit_once(')').unwrap().1.trim_start().starts_with('Z'))
-    {
-        assert!(start.elapsed() < Duration::from_secs(60), "the runner did not die");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    crate::support::wait_until(Duration::from_secs(60), "the runner did not die", || {
+        !crate::support::runs(up.id())
+    });
     let killed = status(&ws);
     assert_eq!(killed["running"], false, "{killed:#}");
     assert_eq!(project(&killed, "iam")["last"]["status"], "cut short");

@@ -11,22 +11,17 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::cluster::{self, Cluster};
-use crate::support::{REPO, Run, files_under, real_pulumi_dir, standin_dir};
+pub use crate::support::Engine;
+use crate::support::{REPO, RUNNER, Run, ended, files_under, real_pulumi_dir, runs, scrub, standin_dir, wait_until};
 
 /// The secrets every scenario gives in `MARA_SECRET_*`, as a CI job would.
 pub const ADMIN_PASSWORD: &str = "adm-S3cret-e2e";
 pub const DB_PASSWORD: &str = "db-S3cret-e2e";
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Engine {
-    Standin,
-    Real,
-}
 
 /// A throw-away copy of an end-to-end workspace and the engine that runs it.
 pub struct E2e {
@@ -217,9 +212,11 @@ impl E2e {
         self.path().join("home/kubeconfig")
     }
 
-    /// The environment of a `pulumi` (or of the runner, which passes it on): the engine first on
-    /// PATH, a home of its own, the passphrase, nothing fetched from the network.
+    /// The environment of a `pulumi` (or of the runner, which passes it on): scrubbed for the
+    /// engine ([`scrub`]: the stand-in's switches for the stand-in only), the engine first on
+    /// PATH, the workspace's kubeconfig, the passphrase, nothing fetched from the network.
     fn engine_env(&self, c: &mut Command) {
+        scrub(c, self.path(), self.engine);
         // The cluster's kubectl (of its release) after the engine.
         let kubectl = self.cluster.map(|k| format!("{}:", k.tools.join("bin").display()));
         let path = format!(
@@ -228,30 +225,11 @@ impl E2e {
             kubectl.unwrap_or_default(),
             std::env::var("PATH").unwrap_or_default()
         );
-        c.current_dir(self.path())
-            .env("PATH", path)
-            .env("HOME", self.path().join("home"))
+        c.env("PATH", path)
             .env("KUBECONFIG", self.kubeconfig())
-            .env("PULUMI_HOME", self.path().join(".pulumi-home"))
             .env("PULUMI_CONFIG_PASSPHRASE", "e2e passphrase")
             .env("PULUMI_SKIP_UPDATE_CHECK", "true")
-            .env("PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION", "true")
-            .env_remove("PULUMI_BACKEND_URL")
-            .env_remove("PULUMI_STACK")
-            .env_remove("PULUMI_CONFIG_PASSPHRASE_FILE")
-            .env_remove("PULUMI_ACCESS_TOKEN")
-            .env_remove("NO_COLOR")
-            .env_remove("CI")
-            .env_remove("GITHUB_ACTIONS")
-            .env_remove("GITHUB_STEP_SUMMARY")
-            .env_remove("GITLAB_CI")
-            .env("TERM", "dumb");
-        // The stand-in's key derivation with fewer rounds (its only test switch used here; the
-        // runner's passphrase check reads it too, so never with the real CLI).
-        match self.engine {
-            Engine::Standin => c.env("PULUMI_STANDIN_KDF_ITERATIONS", "1000"),
-            Engine::Real => c.env_remove("PULUMI_STANDIN_KDF_ITERATIONS"),
-        };
+            .env("PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION", "true");
         // The real Kubernetes provider is the one registered in PULUMI_HOME, never a binary
         // that happens to be on PATH.
         if self.cluster.is_some() {
@@ -260,7 +238,7 @@ impl E2e {
     }
 
     pub fn command(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_runner"));
+        let mut c = Command::new(RUNNER);
         self.engine_env(&mut c);
         c.args(args).envs(self.secrets.iter().copied());
         c
@@ -277,11 +255,7 @@ impl E2e {
 
     /// Keeps what a process printed (to check no secret ever was), as a [`Run`].
     pub fn record(&self, out: std::process::Output) -> Run {
-        let run = Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8(out.stdout).unwrap(),
-            stderr: String::from_utf8(out.stderr).unwrap(),
-        };
+        let run = Run::from(out);
         let mut printed = self.printed.borrow_mut();
         printed.push_str(&run.stdout);
         printed.push_str(&run.stderr);
@@ -297,12 +271,7 @@ impl E2e {
         c.current_dir(self.path().join(project_dir))
             .env("PULUMI_BACKEND_URL", backend)
             .args(args);
-        let out = c.output().unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8(out.stdout).unwrap(),
-            stderr: String::from_utf8(out.stderr).unwrap(),
-        }
+        crate::support::run(&mut c)
     }
 
     pub fn summary(&self) -> Value {
@@ -456,29 +425,7 @@ impl E2e {
             .join(".pulumi-state/.pulumi/locks/organization")
             .join(project)
             .join("dev");
-        let start = Instant::now();
-        loop {
-            let lock = std::fs::read_dir(&dir).ok().and_then(|d| {
-                d.flatten()
-                    .map(|e| e.path())
-                    // The file backend keeps each blob's attributes beside it (`.attrs`).
-                    .filter(|p| p.extension().is_some_and(|x| x == "json"))
-                    .filter_map(|p| serde_json::from_slice::<Value>(&std::fs::read(p).ok()?).ok())
-                    // Not the lock `stack select --create` holds while it creates the stack.
-                    .find(|v| {
-                        let cmdline = std::fs::read(format!("/proc/{}/cmdline", v["pid"])).unwrap_or_default();
-                        cmdline.split(|&b| b == 0).any(|arg| arg == b"up")
-                    })
-            });
-            if let Some(v) = lock {
-                return v;
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(60),
-                "{project}'s stack was never locked"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        crate::support::up_lock(&dir)
     }
 
     /// The files of the stack's lock directory of `project` (none once every lock is gone).
@@ -621,13 +568,9 @@ fn a_killed_runner_leaves_its_pulumi_to_finish(e: &E2e) {
     // The program goes on, and `pulumi` writes its output after the runner is gone.
     gate.open();
     let pid = lock["pid"].as_u64().unwrap();
-    let start = Instant::now();
-    while std::path::Path::new(&format!("/proc/{pid}")).exists()
-        && !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z"))
-    {
-        assert!(start.elapsed() < Duration::from_secs(120), "pulumi {pid} never ended");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_until(Duration::from_secs(120), format!("pulumi {pid} never ended"), || {
+        !runs(pid)
+    });
     assert!(e.lock_files("logstore").is_empty(), "{:?}", e.lock_files("logstore"));
     // It finished its update: the stack holds what the program declares.
     assert!(!e.resources("logstore").is_empty());
@@ -709,17 +652,16 @@ fn killed_at_random_moments(e: &E2e) {
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
+        // A fixed wait on purpose: the moment of the kill is what the test varies, not an
+        // event it waits for.
         std::thread::sleep(at);
         let _ = runner.kill(); // SIGKILL (it may have ended already)
         runner.wait().unwrap();
-        let start = Instant::now();
-        while working_under(e.path()) {
-            assert!(
-                start.elapsed() < Duration::from_secs(60),
-                "try {i} ({at:?}): a process runs on"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        wait_until(
+            Duration::from_secs(60),
+            format!("try {i} ({at:?}): a process runs on"),
+            || !working_under(e.path()),
+        );
         let locks = files_under(&e.path().join(".pulumi-state/.pulumi/locks"));
         assert!(locks.is_empty(), "try {i} ({at:?}): locks left: {locks:?}");
         let next = e.runner(&["up", "--yes"]);
@@ -755,15 +697,11 @@ fn a_killed_pulumi_leaves_no_process(e: &E2e) {
         .expect(1);
     assert!(run.stderr.contains("timed out"), "{}", run.stderr);
     let dir = e.path().join("projects/services/logstore");
-    let start = Instant::now();
-    while working_in(&dir) {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "a process still works in {}",
-            dir.display()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_until(
+        Duration::from_secs(10),
+        format!("a process still works in {}", dir.display()),
+        || !working_in(&dir),
+    );
     drop(gate);
 }
 
@@ -1252,26 +1190,15 @@ fn signal_to_runner_pulumi(e: &E2e, sent: &str) {
     // Once the program waits at the gate: before, the signal would reach the plugins `pulumi`
     // starts and asks about (the whole group gets it, as from a terminal).
     let dir = e.path().join("projects/services/logstore");
-    let start = Instant::now();
-    while !waits_at_a_fifo(&dir) {
-        assert!(
-            start.elapsed() < Duration::from_secs(120),
-            "the program never read the gate"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until(Duration::from_secs(120), "the program never read the gate", || {
+        waits_at_a_fifo(&dir)
+    });
     signal(child.id(), sent);
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if start.elapsed() > Duration::from_secs(120) {
-            let _ = child.kill();
-            panic!("the runner did not end after {sent}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = ended(
+        &mut child,
+        Duration::from_secs(120),
+        format!("the runner did not end after {sent}"),
+    );
     gate.open();
     let printed =
         std::fs::read_to_string(&out).unwrap() + &std::fs::read_to_string(e.path().join("passthrough.err")).unwrap();
@@ -1280,11 +1207,7 @@ fn signal_to_runner_pulumi(e: &E2e, sent: &str) {
     // The CLI's code for an update cancelled (its `pulumi`'s, as the runner's).
     assert_eq!(status.code(), Some(1), "{printed}");
     let pid = lock["pid"].as_u64().unwrap();
-    assert!(
-        !std::path::Path::new(&format!("/proc/{pid}")).exists()
-            || std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z")),
-        "pulumi runs on"
-    );
+    assert!(!runs(pid), "pulumi runs on");
     assert!(
         e.lock_files("logstore").is_empty(),
         "{:?}\n{printed}",

@@ -121,21 +121,11 @@ fn the_live_view_shows_the_eta_and_what_waits_on_what() {
     let delay = ("PULUMI_STANDIN_DELAY_MS", "*=1000");
     ws.up("aws", &["--target", "eks"], &[delay]).expect(0);
     let typescript = ws.path().join("typescript");
-    let c = ws.command(&[], &[delay, ("TERM", "xterm-256color")]);
-    let mut script = std::process::Command::new("script");
-    script.current_dir(ws.path()).env_remove("CI");
-    for (k, v) in c.get_envs() {
-        match v {
-            Some(v) => script.env(k, v),
-            None => script.env_remove(k),
-        };
-    }
-    let command = format!(
-        "{} up -p aws -s dev --target eks --fresh --yes",
-        env!("CARGO_BIN_EXE_runner")
+    let c = ws.command(
+        &["up", "-p", "aws", "-s", "dev", "--target", "eks", "--fresh", "--yes"],
+        &[delay, ("TERM", "xterm-256color")],
     );
-    let out = script
-        .args(["-q", "-e", "-c", &command, typescript.to_str().unwrap()])
+    let out = crate::support::at_terminal(&c, &typescript)
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();

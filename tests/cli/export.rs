@@ -12,9 +12,8 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::support::{Run, SECRETS, Ws, files_under};
+use crate::support::{Run, SECRETS, Ws, files_under, providers};
 
-const PROVIDERS: [&str; 4] = ["aws", "do", "kubeconfig", "linode"];
 const FORMATS: [&str; 6] = [
     "pko",
     "github-actions",
@@ -324,7 +323,7 @@ fn each_format_takes_only_its_own_flags_and_its_help_lists_only_them() {
 
 #[test]
 fn every_format_of_every_provider_matches_its_snapshot_and_reads_back_to_the_plan() {
-    for provider in PROVIDERS {
+    for provider in providers() {
         let ws = Ws::configured(provider);
         let edges = plan_edges(&ws, provider);
         assert!(!edges.is_empty());
@@ -969,7 +968,7 @@ fn github_and_gitlab_files_validate_with_check_jsonschema() {
     let Some(check) = tool(tools_dir().join("venv/bin/check-jsonschema"), "check-jsonschema") else {
         return;
     };
-    for provider in PROVIDERS {
+    for provider in providers() {
         let ws = Ws::configured(provider);
         for (format, schema) in [
             ("github-actions", "vendor.github-workflows"),
@@ -1003,7 +1002,7 @@ fn argo_argo_cd_external_secrets_and_backstage_objects_pass_their_published_vali
         return;
     };
     let _ = modules;
-    for provider in PROVIDERS {
+    for provider in providers() {
         let ws = Ws::configured(provider);
         let mut objects = Vec::new();
         for format in ["argo-workflows", "kebap", "backstage"] {
@@ -1111,7 +1110,7 @@ fn kubernetes_objects_validate_against_the_crds_in_runner_schemas_dir() {
         })
         .collect();
     let mut seen = BTreeSet::new();
-    for provider in PROVIDERS {
+    for provider in providers() {
         let ws = Ws::configured(provider);
         for (format, extra) in [
             ("pko", &[][..]),
@@ -1216,7 +1215,7 @@ fn every_exported_object_is_accepted_by_a_real_api_server() {
         "30m",
         "--destroy-on-finalize",
     ];
-    for provider in PROVIDERS {
+    for provider in providers() {
         let ws = Ws::configured(provider);
         for (format, extra) in [
             ("pko", &[][..]),
@@ -1444,18 +1443,11 @@ fn a_kebap_bundle_outside_the_repository_is_refused_with_the_fix_and_inside_its_
     let kebap = |dir: &Path, args: &[&str]| {
         let mut all = vec!["export", "kebap", "-p", "aws", "-s", "dev", "--esc-org", "acme"];
         all.extend(args);
-        let out = Command::new(env!("CARGO_BIN_EXE_runner"))
-            .args(&all)
-            .current_dir(dir)
-            .env("PULUMI_BACKEND_URL", BACKEND.1)
-            .env_remove("PULUMI_STACK")
-            .output()
-            .unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8(out.stdout).unwrap(),
-            stderr: String::from_utf8(out.stderr).unwrap(),
-        }
+        crate::support::run(
+            crate::support::runner(repo.path(), &all)
+                .current_dir(dir)
+                .env(BACKEND.0, BACKEND.1),
+        )
     };
     let synced = |dir: &Path| {
         let app = &docs(&std::fs::read_to_string(dir.join("application.yaml")).unwrap())[0];
@@ -1497,7 +1489,7 @@ fn every_github_workflow_of_every_provider_passes_actionlint() {
     let Some(actionlint) = tool(tools_dir().join("bin/actionlint"), "actionlint") else {
         return;
     };
-    for provider in PROVIDERS {
+    for provider in providers() {
         let ws = Ws::configured(provider);
         let (run, files) = export(&ws, "github-actions", provider, &[]);
         run.expect(0);
@@ -1565,7 +1557,7 @@ fn every_gitlab_pipeline_of_every_provider_passes_gitlab_ci_local_preview_and_li
     ) else {
         return;
     };
-    for provider in PROVIDERS {
+    for provider in providers() {
         let ws = Ws::configured(provider);
         let (run, files) = export(&ws, "gitlab-ci", provider, &[]);
         run.expect(0);

@@ -121,18 +121,11 @@ fn within_a_minute(ws: &Ws, args: &[&str]) -> crate::support::Run {
     };
     let stdout = drain(Box::new(child.stdout.take().unwrap()));
     let stderr = drain(Box::new(child.stderr.take().unwrap()));
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("`runner {}` did not end", args.join(" "));
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    };
+    let status = crate::support::ended(
+        &mut child,
+        std::time::Duration::from_secs(60),
+        format!("`runner {}` did not end", args.join(" ")),
+    );
     crate::support::Run {
         code: status.code().unwrap_or(-1),
         stdout: stdout.join().unwrap(),

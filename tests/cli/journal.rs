@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::{Ws, files_under};
+use crate::support::{Later, Ws, files_under, wait_until};
 
 fn journal(ws: &Ws) -> std::path::PathBuf {
     ws.path().join(".runner/dev/journal.jsonl")
@@ -60,18 +60,21 @@ fn project_name(dir: &str) -> String {
 /// workspace lock is free (a child started at the moment of the kill holds it until it execs).
 fn wait_for_unlocked(ws: &Ws) {
     let locks = ws.path().join(".pulumi-state/.pulumi/locks");
-    let start = Instant::now();
-    loop {
-        let held = files_under(&locks);
-        let workspace_free = std::fs::File::open(ws.path().join(".runner/lock")).map_or(true, |f| f.try_lock().is_ok());
-        // The killed runner's `pulumi`s are not taken down with it (their output goes to files,
-        // not to its pipes): they finish, and release their stacks.
-        if held.is_empty() && workspace_free && !working_in(ws.path()) {
-            return;
-        }
-        assert!(start.elapsed() < Duration::from_secs(60), "locks still held: {held:?}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let held = || files_under(&locks);
+    let workspace_free = || std::fs::File::open(ws.path().join(".runner/lock")).map_or(true, |f| f.try_lock().is_ok());
+    // The killed runner's `pulumi`s are not taken down with it (their output goes to files,
+    // not to its pipes): they finish, and release their stacks.
+    let what = Later(|| {
+        format!(
+            "still held: stack locks {:?}, the workspace lock {}, a process in the workspace {}",
+            held(),
+            !workspace_free(),
+            working_in(ws.path())
+        )
+    });
+    wait_until(Duration::from_secs(60), what, || {
+        held().is_empty() && workspace_free() && !working_in(ws.path())
+    });
 }
 
 /// Whether a process (a `pulumi` of the killed runner's) still works in a directory of `dir`.
@@ -97,13 +100,9 @@ fn kill_and_resume(kill_when: &dyn Fn(&Ws, Duration) -> bool) {
         .spawn()
         .unwrap();
     let start = Instant::now();
-    while !kill_when(&ws, start.elapsed()) {
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
-        assert!(start.elapsed() < Duration::from_secs(60), "the kill point never came");
-        std::thread::sleep(Duration::from_millis(2));
-    }
+    wait_until(Duration::from_secs(60), "the kill point never came", || {
+        kill_when(&ws, start.elapsed()) || child.try_wait().unwrap().is_some()
+    });
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     wait_for_unlocked(&ws);

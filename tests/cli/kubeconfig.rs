@@ -319,25 +319,13 @@ fn an_interactive_destroy_offers_to_prune_and_ci_never_asks() {
 
     // At a terminal: asked, and "y" removes the entries.
     up(&ws, None).expect(0);
-    let c = ws.command(&[], &[("TERM", "xterm")]);
-    let mut script = Command::new("script");
-    script.current_dir(ws.path());
-    for (k, v) in c.get_envs() {
-        match v {
-            Some(v) => script.env(k, v),
-            None => script.env_remove(k),
-        };
-    }
-    let runner = env!("CARGO_BIN_EXE_runner");
-    let mut child = script
-        .env_remove("CI")
-        .args([
-            "-q",
-            "-e",
-            "-c",
-            &format!("{runner} destroy -p aws -s dev --target eks --output plain"),
-            "/dev/null",
-        ])
+    let c = ws.command(
+        &[
+            "destroy", "-p", "aws", "-s", "dev", "--target", "eks", "--output", "plain",
+        ],
+        &[("TERM", "xterm")],
+    );
+    let mut child = crate::support::at_terminal(&c, Path::new("/dev/null"))
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()

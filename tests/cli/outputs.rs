@@ -109,17 +109,17 @@ fn dev_null_stays_a_device_as_root() {
     }
     let ws = Ws::configured("kubeconfig");
     ws.up("kubeconfig", &[], &[]).expect(0);
-    let runner = env!("CARGO_BIN_EXE_runner");
+    let runner = crate::support::RUNNER;
     let script = format!(
         "mount -t tmpfs tmpfs /dev && mknod -m 666 /dev/null c 1 3 && mknod -m 666 /dev/full c 1 7 && \
          {runner} report -s dev -o /dev/null; echo \"null: $?\"; \
          {runner} report -s dev -o /dev/full; echo \"full: $?\"; stat -c '%F' /dev/null /dev/full"
     );
-    let c = ws.command(&[], &[]);
-    let out = Command::new("unshare")
+    // The runner's test environment (what it removes too) for the runs of the script.
+    let mut unshare = Command::new("unshare");
+    crate::support::copy_env(&ws.command(&[], &[]), &mut unshare);
+    let out = unshare
         .args(["-m", "--propagation", "private", "sh", "-c", &script])
-        .current_dir(ws.path())
-        .envs(c.get_envs().filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned()))))
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);

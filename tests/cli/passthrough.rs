@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use expectrl::Expect as _;
 
-use crate::support::{Ws, files_under};
+use crate::support::{Ws, files_under, runs, wait_for_file, wait_until};
 
 fn signal(pid: u32, sig: &str) {
     let sent = std::process::Command::new("kill")
@@ -18,36 +18,10 @@ fn signal(pid: u32, sig: &str) {
     assert!(sent.success());
 }
 
-/// Waits until `path` exists.
-fn wait_for(path: &Path) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !path.exists() {
-        assert!(Instant::now() < deadline, "{} never appeared", path.display());
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// How `child` ended; killed and failed when it does not end (a signal it never got).
+/// How `child` (the runner) ended; killed and failed when it does not end (a signal it never
+/// got).
 fn ended(mut child: std::process::Child) -> std::process::ExitStatus {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("the runner did not end");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// Whether process `pid` runs (not gone, not a zombie).
-fn runs(pid: &str) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        stat.rsplit_once(')')
-            .is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z'))
-    })
+    crate::support::ended(&mut child, Duration::from_secs(60), "the runner did not end")
 }
 
 /// A directory holding `pulumi`, a shell script: it writes its pid and that of a child it
@@ -87,7 +61,7 @@ fn a_signal_sent_to_the_runner_ends_its_pulumi_and_the_runner_ends_as_pulumi_did
             .stderr(errors)
             .spawn()
             .unwrap();
-        wait_for(&marks.join("pulumi"));
+        wait_for_file(&marks.join("pulumi"));
         let pulumi = std::fs::read_to_string(marks.join("pulumi"))
             .unwrap()
             .trim()
@@ -110,14 +84,11 @@ fn a_signal_sent_to_the_runner_ends_its_pulumi_and_the_runner_ends_as_pulumi_did
             signal(grandchild.parse().unwrap(), "KILL");
         } else {
             // The whole group got it: what pulumi started (its plugins) ends too.
-            let deadline = Instant::now() + Duration::from_secs(30);
-            while runs(&grandchild) {
-                assert!(
-                    Instant::now() < deadline,
-                    "SIG{sig}: {grandchild} of pulumi's group runs on"
-                );
-                std::thread::sleep(Duration::from_millis(20));
-            }
+            wait_until(
+                Duration::from_secs(30),
+                format!("SIG{sig}: {grandchild} of pulumi's group runs on"),
+                || !runs(&grandchild),
+            );
         }
     }
 }
@@ -190,11 +161,10 @@ fn at_a_terminal_the_terminal_is_pulumis() {
     .unwrap();
     std::fs::set_permissions(bin.join("pulumi"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
-    let mut c = ws.command(
+    let c = ws.command(
         &["pulumi", "vpc", "-s", "dev", "--", "up"],
         &[("PATH", &path), ("TERM", "dumb")],
     );
-    c.env_remove("CI");
     let mut s = expectrl::Session::spawn(c).expect("a pseudo-terminal");
     s.set_expect_timeout(Some(Duration::from_secs(60)));
     s.expect("Proceed? ").unwrap();
@@ -205,18 +175,15 @@ fn at_a_terminal_the_terminal_is_pulumis() {
     // terminal again.
     s.send(expectrl::ControlCode::Substitute).unwrap();
     let runner = s.get_process().pid().to_string();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !std::fs::read_to_string(format!("/proc/{runner}/stat"))
-        .unwrap()
-        .rsplit_once(')')
-        .unwrap()
-        .1
-        .trim_start()
-        .starts_with('T')
-    {
-        assert!(Instant::now() < deadline, "the runner did not stop with pulumi");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until(Duration::from_secs(60), "the runner did not stop with pulumi", || {
+        std::fs::read_to_string(format!("/proc/{runner}/stat"))
+            .unwrap()
+            .rsplit_once(')')
+            .unwrap()
+            .1
+            .trim_start()
+            .starts_with('T')
+    });
     signal(runner.parse().unwrap(), "CONT");
     s.send_line("sure").unwrap();
     s.expect("answered sure").unwrap();

@@ -2,11 +2,10 @@
 //! screenshot), the timeline as a Mermaid gantt chart and as SVG, the plan as SVG, and the
 //! chart in GitHub's job summary. On the end-to-end workspace, with the stand-in.
 
-use std::path::Path;
 use std::process::Command;
 
 use crate::engines::{E2e, Engine};
-use crate::support::{REPO, chromium, headless};
+use crate::support::{chromium, headless};
 
 /// A workspace where `logstore`'s program is refused by the engine: an up fails there.
 fn failing_run() -> E2e {
@@ -78,8 +77,9 @@ fn the_html_report_shows_the_plan_the_timeline_and_each_failure_with_its_log_in_
             "{project} is in a picture"
         );
     }
-    // And a screenshot a person can look at (kept in the target directory).
-    let shot = Path::new(REPO).join("target/report-screenshot.png");
+    // And a screenshot a person can look at (kept in the target directory, wherever
+    // CARGO_TARGET_DIR puts it).
+    let shot = crate::support::target_dir().join("report-screenshot.png");
     let out = headless(&chromium, profile.path())
         .arg("--window-size=1400,2200")
         .arg(format!("--screenshot={}", shot.display()))

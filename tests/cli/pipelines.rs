@@ -52,18 +52,13 @@ impl Moto {
             .spawn()
             .expect("moto_server starts");
         let moto = Moto { child, port };
-        let start = Instant::now();
         // Up once it answers: the bucket the backend lives in.
-        loop {
-            if let Ok((200, _)) = moto.request("PUT", &format!("/{BUCKET}")) {
-                return moto;
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(60),
-                "moto_server did not answer on port {port}"
-            );
-            std::thread::sleep(Duration::from_millis(200));
-        }
+        crate::support::wait_until(
+            Duration::from_secs(60),
+            format!("moto_server did not answer on port {port}"),
+            || matches!(moto.request("PUT", &format!("/{BUCKET}")), Ok((200, _))),
+        );
+        moto
     }
 
     /// One plain HTTP/1.1 request: its status and body. moto checks no signature, but refuses
@@ -226,7 +221,7 @@ impl Gitlab<'_> {
     }
 
     fn run(&self, file: &str, extra: &[&str]) -> Pipeline {
-        let runner_dir = Path::new(env!("CARGO_BIN_EXE_runner")).parent().unwrap();
+        let runner_dir = Path::new(crate::support::RUNNER).parent().unwrap();
         let path = format!(
             "{}:{}:{}",
             self.e.engine_dir().display(),
@@ -235,7 +230,7 @@ impl Gitlab<'_> {
         );
         // The stand-in's fewer key rounds; never with the real CLI, whose salts the runner
         // checks with the real count.
-        let rounds = (self.e.engine() == Engine::Standin).then_some(("PULUMI_STANDIN_KDF_ITERATIONS", "1000"));
+        let rounds = (self.e.engine() == Engine::Standin).then_some(crate::support::STANDIN_ROUNDS);
         let out = Command::new(&self.exe)
             .args([
                 "--file",

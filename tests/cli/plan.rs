@@ -5,9 +5,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::support::{REPO, Ws};
-
-const PROVIDERS: [&str; 4] = ["aws", "do", "kubeconfig", "linode"];
+use crate::support::{REPO, Ws, providers};
 
 fn names(v: &Value) -> Vec<String> {
     v.as_array()
@@ -67,7 +65,7 @@ fn list_providers_names_each_provider_with_its_description() {
 #[test]
 fn tree_of_each_provider() {
     let ws = Ws::reference();
-    for p in PROVIDERS {
+    for p in providers() {
         let run = ws.run(&["show-plan", "-p", p]).expect(0);
         insta::assert_snapshot!(format!("tree_{p}"), run.stdout);
     }
@@ -129,6 +127,15 @@ fn reference_graphs_have_the_expected_waves_and_critical_paths() {
 
     // MARA ran these one after another: 15, 17 and 16 projects; the graph allows far fewer steps.
     let expected = [("aws", 16, 6), ("do", 16, 6), ("linode", 16, 8), ("kubeconfig", 10, 4)];
+    assert_eq!(
+        expected
+            .map(|e| e.0)
+            .iter()
+            .copied()
+            .collect::<std::collections::BTreeSet<_>>(),
+        providers().into_iter().collect(),
+        "each provider of providers/ (and only those) needs its number of projects and waves here"
+    );
     for (p, projects, waves) in expected {
         let plan = plan_json(&ws, &["-p", p]);
         assert_eq!(plan["projects"].as_array().unwrap().len(), projects, "{p}");
@@ -243,7 +250,7 @@ fn json_plans_validate_against_the_documented_schema() {
         serde_json::from_str(&std::fs::read_to_string(format!("{REPO}/schemas/plan.schema.json")).unwrap()).unwrap();
     let validator = jsonschema::validator_for(&schema).unwrap();
     let ws = Ws::reference();
-    for p in PROVIDERS {
+    for p in providers() {
         for op in ["up", "destroy", "refresh", "preview"] {
             let plan = plan_json(&ws, &["-p", p, "--operation", op]);
             let errors: Vec<String> = validator
@@ -267,7 +274,7 @@ fn dot_renders_with_graphviz_without_warnings() {
         return;
     }
     let ws = Ws::reference();
-    for p in PROVIDERS {
+    for p in providers() {
         for op in ["up", "destroy"] {
             let run = ws
                 .run(&["show-plan", "-p", p, "--operation", op, "--format", "dot"])
@@ -295,7 +302,7 @@ fn dot_renders_with_graphviz_without_warnings() {
 #[test]
 fn mermaid_is_a_flowchart_with_one_subgraph_per_layer() {
     let ws = Ws::reference();
-    for p in PROVIDERS {
+    for p in providers() {
         let run = ws.run(&["show-plan", "-p", p, "--format", "mermaid"]).expect(0);
         let plan = plan_json(&ws, &["-p", p]);
         assert!(run.stdout.starts_with("flowchart LR\n"));

@@ -8,9 +8,51 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::support::{REPO, Ws};
+use crate::support::{REPO, Ws, providers};
 
-const PROVIDERS: [&str; 4] = ["aws", "do", "linode", "kubeconfig"];
+/// How a provider's graph wires its cluster and its image registry.
+struct Wiring {
+    provider: &'static str,
+    /// The project whose `cluster_name` the kubeconfig project passes on (none: the existing
+    /// cluster's own, `k3s`).
+    cluster: Option<&'static str>,
+    /// The project and output the pushed ingress image's name starts with (none: no image is
+    /// pushed).
+    registry: Option<(&'static str, &'static str)>,
+}
+
+const WIRING: [Wiring; 4] = [
+    Wiring {
+        provider: "aws",
+        cluster: Some("eks"),
+        registry: Some(("ecr", "repository_url")),
+    },
+    Wiring {
+        provider: "do",
+        cluster: Some("domk8s"),
+        registry: Some(("container-registry", "container_registry")),
+    },
+    Wiring {
+        provider: "linode",
+        cluster: Some("lke"),
+        registry: Some(("harbor", "harbor_hostname")),
+    },
+    Wiring {
+        provider: "kubeconfig",
+        cluster: None,
+        registry: None,
+    },
+];
+
+/// [`WIRING`] of `provider`; a provider of `providers/` it lacks fails, saying what to add.
+#[track_caller]
+fn wiring(provider: &str) -> &'static Wiring {
+    WIRING.iter().find(|w| w.provider == provider).unwrap_or_else(|| {
+        panic!(
+            "providers/{provider}.toml: add its cluster project and image registry to WIRING in tests/cli/programs.rs"
+        )
+    })
+}
 
 /// Tokens the `DigitalOcean` and Linode graphs check for.
 const TOKENS: [(&str, &str); 2] = [("DIGITALOCEAN_TOKEN", "dop_v1_test"), ("LINODE_TOKEN", "linode-test")];
@@ -69,7 +111,7 @@ fn every_providers_graph_runs_end_to_end_and_outputs_flow_downstream() {
         ("sirius", &["application_url"]),
     ]
     .into();
-    for provider in PROVIDERS {
+    for provider in providers() {
         let ws = Ws::configured(provider);
         let run = ws.exec(&["up", "-p", provider, "-s", "dev"], &TOKENS).expect(0);
         assert!(run.stderr.contains("succeeded in"), "{provider}: {}", run.stderr);
@@ -83,13 +125,8 @@ fn every_providers_graph_runs_end_to_end_and_outputs_flow_downstream() {
             }
         }
         // Downstream programs received the upstream values.
-        let cluster = match provider {
-            "aws" => Some("eks"),
-            "do" => Some("domk8s"),
-            "linode" => Some("lke"),
-            _ => None,
-        };
-        if let Some(c) = cluster {
+        let Wiring { cluster, registry, .. } = wiring(provider);
+        if let Some(c) = *cluster {
             assert_eq!(
                 out["kubeconfig"]["cluster_name"], out[c]["cluster_name"],
                 "{provider}: kubeconfig follows {c}"
@@ -103,24 +140,17 @@ fn every_providers_graph_runs_end_to_end_and_outputs_flow_downstream() {
             format!("http://{host}/"),
             "{provider}"
         );
-        if provider == "kubeconfig" {
+        if let Some((project, output)) = *registry {
+            let pushed = out["kic-image-push"]["container_repo_push"]["image"].as_str().unwrap();
+            let registry = out[project][output].as_str().unwrap();
             assert!(
-                !out.contains_key("kic-image-push"),
-                "the kubeconfig graph pushes no image"
+                pushed.starts_with(registry),
+                "{provider}: pushed {pushed}, registry {registry}"
             );
         } else {
-            let pushed = out["kic-image-push"]["container_repo_push"]["image"].as_str().unwrap();
-            let registry = match provider {
-                "aws" => out["ecr"]["repository_url"].as_str().unwrap().to_string(),
-                "do" => out["container-registry"]["container_registry"]
-                    .as_str()
-                    .unwrap()
-                    .to_string(),
-                _ => out["harbor"]["harbor_hostname"].as_str().unwrap().to_string(),
-            };
             assert!(
-                pushed.starts_with(&registry),
-                "{provider}: pushed {pushed}, registry {registry}"
+                !out.contains_key("kic-image-push"),
+                "the {provider} graph pushes no image"
             );
         }
     }
@@ -128,7 +158,7 @@ fn every_providers_graph_runs_end_to_end_and_outputs_flow_downstream() {
 
 #[test]
 fn validate_passes_the_cross_check_on_every_providers_graph() {
-    for provider in PROVIDERS {
+    for provider in providers() {
         let ws = Ws::configured(provider);
         ws.exec(&["validate", "-p", provider, "-s", "dev"], &TOKENS)
             .expect(0)

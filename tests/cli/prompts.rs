@@ -9,7 +9,7 @@ use expectrl::session::OsSession as Session;
 use expectrl::{Eof, Expect as _};
 use serde_json::Value;
 
-use crate::support::{SECRETS, Ws};
+use crate::support::{SECRETS, Ws, reads_its_terminal, wait_until};
 
 /// The runner at a pseudo-terminal, with the usual test environment minus the variables that
 /// would answer the questions. Runs pass `--yes`: at a terminal `up` now asks before running
@@ -22,7 +22,6 @@ fn session(ws: &Ws, args: &[&str], remove: &[&str]) -> Session {
     for k in remove {
         c.env_remove(k);
     }
-    c.env_remove("CI");
     let mut s = expectrl::Session::spawn(c).expect("a pseudo-terminal");
     s.set_expect_timeout(Some(Duration::from_secs(60)));
     s
@@ -32,10 +31,18 @@ fn session(ws: &Ws, args: &[&str], remove: &[&str]) -> Session {
 fn answer(s: &mut Session, question: &str, answer: &str) {
     s.expect(question)
         .unwrap_or_else(|e| panic!("never asked {question:?}: {e}"));
-    // A hidden prompt turns echo off with TCSAFLUSH, which drops what was typed before: give
-    // it time to do so, as a person would.
-    std::thread::sleep(Duration::from_millis(150));
+    reading(s);
     s.send_line(answer).unwrap();
+}
+
+/// Waits until the runner reads its terminal. A person types once the question is asked; what
+/// is typed before would be lost: a hidden question turns echo off with `TCSAFLUSH`, which
+/// drops it.
+fn reading(s: &Session) {
+    let pid = u32::try_from(s.get_process().pid().as_raw()).unwrap();
+    wait_until(Duration::from_secs(60), "the runner never read its terminal", || {
+        reads_its_terminal(pid)
+    });
 }
 
 /// Everything printed from the last answer to the end, as text.
@@ -473,9 +480,8 @@ fn the_example_file_documents_every_question_and_secret_of_every_provider() {
     .unwrap();
     let doc: Value = serde_saphyr::from_str(&example).expect("the example is valid YAML");
     assert!(doc["config"].is_object());
-    for provider in ["aws", "do", "linode", "kubeconfig", "kubernetes"] {
-        let text = std::fs::read_to_string(format!("{}/providers/{provider}.toml", crate::support::REPO)).unwrap();
-        let file: toml::Table = toml::from_str(&text).unwrap();
+    // Every file of providers/: the providers and the layer they include.
+    for (provider, file) in crate::support::provider_files() {
         let mut keys: Vec<String> = Vec::new();
         for p in file.get("prompt").and_then(|v| v.as_array()).into_iter().flatten() {
             keys.push(p["key"].as_str().unwrap().to_string());
@@ -499,7 +505,7 @@ fn ctrl_c_at_a_question_writes_nothing_and_exits_130() {
     let ws = Ws::reference();
     let mut s = session(&ws, &["up", "-p", "do", "-s", "dev"], &["DIGITALOCEAN_TOKEN"]);
     s.expect("DigitalOcean API token: ").unwrap();
-    std::thread::sleep(Duration::from_millis(150));
+    reading(&s);
     s.send(expectrl::ControlCode::EndOfText).unwrap();
     let screen = rest(&mut s);
     assert!(screen.contains("interrupted: no answer was written"), "{screen}");
@@ -520,7 +526,6 @@ fn a_backend_that_cannot_be_reached_is_said_before_any_question() {
     for (k, _) in SECRETS {
         c.env_remove(k);
     }
-    c.env_remove("CI");
     let mut s = expectrl::Session::spawn(c).expect("a pseudo-terminal");
     s.set_expect_timeout(Some(Duration::from_secs(60)));
     let screen = rest(&mut s);
@@ -538,11 +543,10 @@ fn a_backend_that_cannot_be_reached_is_said_before_any_question() {
     assert!(!ws.path().join("config/pulumi/Pulumi.dev.yaml").exists());
     // Once it exists, the questions come.
     std::fs::create_dir_all(&gone).unwrap();
-    let mut c = ws.command(
+    let c = ws.command(
         &["validate", "-p", "aws", "-s", "dev"],
         &[("TERM", "dumb"), ("PULUMI_BACKEND_URL", &url)],
     );
-    c.env_remove("CI");
     let mut s = expectrl::Session::spawn(c).expect("a pseudo-terminal");
     s.set_expect_timeout(Some(Duration::from_secs(60)));
     s.expect("AWS region to use").unwrap();
@@ -682,7 +686,7 @@ fn the_passphrase_is_not_asked_when_nothing_will_run() {
     let ws = Ws::configured("aws");
     ws.up("aws", &[], &[]).expect(0);
     let mut c = ws.command(&["up", "-p", "aws", "-s", "dev", "--yes"], &[("TERM", "dumb")]);
-    c.env_remove("PULUMI_CONFIG_PASSPHRASE").env_remove("CI");
+    c.env_remove("PULUMI_CONFIG_PASSPHRASE");
     let mut s = expectrl::Session::spawn(c).unwrap();
     s.set_expect_timeout(Some(Duration::from_secs(60)));
     let screen = rest(&mut s);
@@ -700,12 +704,13 @@ fn a_dumb_terminal_gets_plain_lines_and_the_time_answering_is_not_the_runs() {
     );
     let asked = s.expect("Passphrase to protect this stack's secrets").unwrap();
     let mut questions = String::from_utf8_lossy(asked.before()).into_owned();
-    // A person who takes their time: it is not the run's.
+    // A person who takes their time: it is not the run's. A fixed wait on purpose: the time
+    // spent answering is what the test measures the run without.
     std::thread::sleep(Duration::from_secs(3));
     s.send_line("a passphrase").unwrap();
     let again = s.expect("(again): ").unwrap();
     questions.push_str(&String::from_utf8_lossy(again.before()));
-    std::thread::sleep(Duration::from_millis(150));
+    reading(&s);
     s.send_line("a passphrase").unwrap();
     let screen = rest(&mut s);
     // TERM=dumb: no live view, lines as they come, no escape codes, around the hidden
@@ -724,11 +729,10 @@ fn a_dumb_terminal_gets_plain_lines_and_the_time_answering_is_not_the_runs() {
 fn a_kubeconfig_list_offers_one_path() {
     let ws = Ws::reference();
     ws.write("home/.kube/config", crate::support::CLUSTER_KUBECONFIG);
-    let mut c = ws.command(
+    let c = ws.command(
         &["validate", "-p", "kubeconfig", "-s", "dev"],
         &[("TERM", "dumb"), ("KUBECONFIG", "/nowhere/config:~/.kube/config")],
     );
-    c.env_remove("CI");
     let mut s = expectrl::Session::spawn(c).unwrap();
     s.set_expect_timeout(Some(Duration::from_secs(60)));
     // The first file of the list that exists, not the list.
@@ -751,7 +755,7 @@ fn ask(s: &mut Session, all: &mut String, question: &str, reply: &str) {
         .unwrap_or_else(|e| panic!("never asked {question:?}: {e}\n{all}"));
     all.push_str(&String::from_utf8_lossy(found.before()));
     all.push_str(question);
-    std::thread::sleep(Duration::from_millis(150));
+    reading(s);
     s.send_line(reply).unwrap();
 }
 
@@ -835,8 +839,7 @@ fn the_chart_mirror_is_asked_only_when_the_example_file_sets_it() {
     let path = ws.path().join("config/pulumi/Pulumi.dev.yaml");
     // At a terminal, the secrets given as a CI job gives them: only configuration is asked.
     let at_a_terminal = || {
-        let mut c = ws.command(&["validate", "-p", "kubeconfig", "-s", "dev"], &[("TERM", "dumb")]);
-        c.env_remove("CI");
+        let c = ws.command(&["validate", "-p", "kubeconfig", "-s", "dev"], &[("TERM", "dumb")]);
         let mut s = expectrl::Session::spawn(c).expect("a pseudo-terminal");
         s.set_expect_timeout(Some(Duration::from_secs(60)));
         s

@@ -5,9 +5,8 @@
 //! `RUNNER_WRITE_REFERENCE=1 cargo test --test cli reference` writes the file.
 
 use std::path::Path;
-use std::process::Command;
 
-use crate::support::REPO;
+use crate::support::{REPO, runner};
 
 const FILE: &str = "docs/reference/cli.md";
 const WRITE: &str = "RUNNER_WRITE_REFERENCE=1 cargo test --test cli reference";
@@ -71,16 +70,14 @@ fn each_section_of_the_reference_is_what_the_runner_prints() {
     ] {
         assert!(names.contains(&command), "{command} has no section: {names:?}");
     }
+    let home = tempfile::tempdir().unwrap();
     for (command, help) in &sections {
         let mut args: Vec<&str> = command.split_whitespace().skip(1).collect();
         args.push("--help");
         // Without a terminal clap wraps at COLUMNS: the width the reference is made at.
-        let out = Command::new(env!("CARGO_BIN_EXE_runner"))
-            .args(&args)
+        let out = runner(home.path(), &args)
             .current_dir(REPO)
             .env("COLUMNS", "100")
-            .env("TERM", "dumb")
-            .env_remove("CLICOLOR_FORCE")
             .output()
             .unwrap();
         assert!(out.status.success(), "{command} --help failed");

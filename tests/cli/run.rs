@@ -4,11 +4,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::support::{Ws, files_under};
+use crate::support::{Ws, failed_block, files_under, redactions, runs, wait_until};
 
 /// The token inside every placeholder kubeconfig output: a secret.
 const SECRET_MARK: &str = "placeholder-token-dev";
@@ -529,30 +529,13 @@ fn a_terminal_gets_the_live_view_and_logs_keep_every_line() {
         return;
     }
     let ws = Ws::configured("aws");
-    let runner = env!("CARGO_BIN_EXE_runner");
     let typescript = ws.path().join("typescript");
     // The runner's usual test environment, with `script` giving it a pseudo-terminal.
-    let c = ws.command(&[], &[("PULUMI_STANDIN_DELAY_MS", "*=100"), ("TERM", "xterm-256color")]);
-    let envs: Vec<(std::ffi::OsString, Option<std::ffi::OsString>)> = c
-        .get_envs()
-        .map(|(k, v)| (k.to_owned(), v.map(std::ffi::OsStr::to_owned)))
-        .collect();
-    let mut script = std::process::Command::new("script");
-    script.current_dir(ws.path()).env_remove("CI");
-    for (k, v) in envs {
-        match v {
-            Some(v) => script.env(k, v),
-            None => script.env_remove(k),
-        };
-    }
-    let out = script
-        .args([
-            "-q",
-            "-e",
-            "-c",
-            &format!("{runner} up -p aws -s dev --target eks --yes"),
-            typescript.to_str().unwrap(),
-        ])
+    let c = ws.command(
+        &["up", "-p", "aws", "-s", "dev", "--target", "eks", "--yes"],
+        &[("PULUMI_STANDIN_DELAY_MS", "*=100"), ("TERM", "xterm-256color")],
+    );
+    let out = crate::support::at_terminal(&c, &typescript)
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
@@ -613,7 +596,8 @@ fn a_second_ctrl_c_kills_what_does_not_stop() {
         .unwrap();
     let locks = ws.path().join(".pulumi-state/.pulumi/locks/organization/logstore/dev");
     let info = crate::support::up_lock(&locks);
-    let pulumi = format!("/proc/{}", info["pid"]);
+    let pid = &info["pid"];
+    let pulumi = format!("/proc/{pid}");
     let interrupt = || {
         std::process::Command::new("kill")
             .args(["-INT", &child.id().to_string()])
@@ -621,16 +605,22 @@ fn a_second_ctrl_c_kills_what_does_not_stop() {
             .unwrap();
     };
     interrupt();
+    // pulumi got it: it says so (and, slow to cancel, works on).
+    let log = ws.path().join(".runner/dev/logs/logstore.up.log");
+    wait_until(
+        Duration::from_secs(60),
+        "pulumi never acknowledged the first Ctrl-C",
+        || std::fs::read_to_string(&log).is_ok_and(|l| l.contains("^C received; cancelling")),
+    );
+    // A fixed wait on purpose: that pulumi is not killed is shown over a while, not by an event.
     std::thread::sleep(Duration::from_millis(500));
-    assert!(Path::new(&pulumi).exists(), "the first Ctrl-C only asks pulumi to stop");
+    assert!(runs(pid), "the first Ctrl-C only asks pulumi to stop");
     interrupt();
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
-    let gone = Instant::now();
-    while Path::new(&pulumi).exists() && gone.elapsed() < Duration::from_secs(5) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(!Path::new(&pulumi).exists(), "the second Ctrl-C did not kill pulumi");
+    wait_until(Duration::from_secs(5), "the second Ctrl-C did not kill pulumi", || {
+        !Path::new(&pulumi).exists()
+    });
     let st = statuses(&ws);
     assert_eq!(st["logstore"], "interrupted", "cut short is not failed");
     assert_eq!(summary(&ws)["result"], "interrupted");
@@ -646,12 +636,9 @@ fn a_failure_shows_its_cause_in_the_failed_block_the_table_and_the_summary() {
         )
         .expect(1);
     let cause = "injected failure for logstore (up) by PULUMI_STANDIN_FAIL";
-    assert!(
-        run.stderr
-            .contains(&format!("Failed: logstore (up): pulumi up exited with code 1: {cause}")),
-        "{}",
-        run.stderr
-    );
+    // `Failed: logstore (up): pulumi up exited with code 1: <cause>`, and where its log is.
+    let failed = failed_block(&run.stderr);
+    redactions(ws.path()).bind(|| insta::assert_snapshot!("failed_block_program", failed));
     let row = run
         .stderr
         .lines()
@@ -698,12 +685,10 @@ fn a_hook_that_fails_shows_what_it_printed_on_standard_output() {
     let run = ws
         .exec(&["up", "-p", "aws", "-s", "dev", "--target", "eks"], &[("CI", "true")])
         .expect(1);
-    assert!(
-        run.stderr
-            .contains("Failed: eks (up): hook scripts/check.sh exited with code 4: cluster eks-dev is not reachable"),
-        "{}",
-        run.stderr
-    );
+    // `Failed: eks (up): hook scripts/check.sh exited with code 4: cluster eks-dev is not
+    // reachable`.
+    let failed = failed_block(&run.stderr);
+    redactions(ws.path()).bind(|| insta::assert_snapshot!("failed_block_hook", failed));
 }
 
 #[test]
@@ -869,13 +854,16 @@ fn a_fresh_clone_against_an_existing_backend_gets_the_salt_before_projects_run_i
     ws.up("aws", &[], &[]).expect(0);
 }
 
-/// The closing table as a person reads it after a run that succeeded and after one that failed:
-/// a snapshot each (durations and the workspace's temporary path filtered), so a change to how
-/// a run ends is a reviewed diff.
+/// The closing table as a person reads it after a run that succeeded, after one where nothing
+/// had changed and after one that failed: a snapshot each (durations and the workspace's
+/// temporary path filtered), so a change to how a run ends is a reviewed diff.
 #[test]
 fn the_closing_table_after_a_success_and_after_a_failure() {
     let ws = Ws::configured("aws");
     let ok = ws
+        .exec(&["up", "-p", "aws", "-s", "dev", "--target", "eks"], &[])
+        .expect(0);
+    let unchanged = ws
         .exec(&["up", "-p", "aws", "-s", "dev", "--target", "eks"], &[])
         .expect(0);
     let failed = ws
@@ -886,6 +874,8 @@ fn the_closing_table_after_a_success_and_after_a_failure() {
         .expect(1);
     let (success, settings) = crate::support::closing_table(&ok.stderr, ws.path());
     settings.bind(|| insta::assert_snapshot!("closing_table_success", success));
+    let (unchanged, settings) = crate::support::closing_table(&unchanged.stderr, ws.path());
+    settings.bind(|| insta::assert_snapshot!("closing_table_unchanged", unchanged));
     let (failure, settings) = crate::support::closing_table(&failed.stderr, ws.path());
     settings.bind(|| insta::assert_snapshot!("closing_table_failure", failure));
 }
@@ -917,13 +907,10 @@ fn an_error_the_engine_reports_in_an_update_it_calls_succeeded_fails_the_project
         std::env::var("PATH").unwrap()
     );
     let run = ws.up("aws", &["--target", "vpc"], &[("PATH", &path)]).expect(1);
-    assert!(
-        run.stderr
-            .contains("Failed: vpc (up): pulumi up: exited 0, but reported an error:")
-            && run.stderr.contains("creating failed: the subnet quota is exhausted"),
-        "{}",
-        run.stderr
-    );
+    // `Failed: vpc (up): pulumi up: exited 0, but reported an error: creating failed: the
+    // subnet quota is exhausted`.
+    let failed = failed_block(&run.stderr);
+    redactions(ws.path()).bind(|| insta::assert_snapshot!("failed_block_engine_error", failed));
     let status = ws
         .exec(&["status", "-s", "dev", "--format", "json"], &[])
         .expect(0)
@@ -936,4 +923,25 @@ fn an_error_the_engine_reports_in_an_update_it_calls_succeeded_fails_the_project
         .unwrap()
         .clone();
     assert_eq!(vpc["up"]["runs"], true, "{vpc}");
+}
+
+/// What a person reads after a run where one project failed and stopped the one after it: the
+/// closing table (the failed row with its cause, the skipped row with why), and the HTML
+/// report's text (the summary, each project's row and outputs, the failure with its log).
+#[test]
+fn a_failure_and_what_it_stopped_in_the_closing_table_and_the_report() {
+    let ws = Ws::configured("aws");
+    let run = ws
+        .up(
+            "aws",
+            &["--target", "secrets"],
+            &[("PULUMI_STANDIN_FAIL", "kubeconfig:up")],
+        )
+        .expect(1);
+    let (table, settings) = crate::support::closing_table(&run.stderr, ws.path());
+    settings.bind(|| insta::assert_snapshot!("closing_table_failure_and_skipped", table));
+    ws.exec(&["report", "-s", "dev", "-o", "report.html"], &[]).expect(0);
+    let html = std::fs::read_to_string(ws.path().join("report.html")).unwrap();
+    let text = crate::support::visible_text(&html);
+    redactions(ws.path()).bind(|| insta::assert_snapshot!("report_text", text));
 }

@@ -24,15 +24,6 @@ fn signal(pid: u32, sig: &str) {
         .unwrap();
 }
 
-/// Waits until `path` exists (the run got as far as that).
-fn wait_for(path: &std::path::Path) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !path.exists() {
-        assert!(Instant::now() < deadline, "{} never appeared", path.display());
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 #[test]
 fn a_hang_up_stops_the_run_as_ctrl_c_does() {
     let ws = Ws::configured("aws");
@@ -130,7 +121,8 @@ fn what_ignores_ctrl_c_gets_sigterm_then_sigkill_after_the_grace_period() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    wait_for(&ws.path().join("stubborn-started"));
+    // (The run got as far as that.)
+    crate::support::wait_for_file(&ws.path().join("stubborn-started"));
     let asked = Instant::now();
     signal(child.id(), "INT");
     let out = child.wait_with_output().unwrap();

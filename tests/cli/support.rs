@@ -1,9 +1,15 @@
 //! A small harness: a throw-away copy of a workspace, the runner run in it, what it printed.
 
+use std::fmt::Display;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, ExitStatus};
+use std::time::{Duration, Instant, SystemTime};
 
 pub const REPO: &str = env!("CARGO_MANIFEST_DIR");
+
+/// The runner binary under test. Launch it through [`runner`] (or [`Ws::command`]), never with a
+/// bare `Command::new`: only they take the developer's environment away.
+pub const RUNNER: &str = env!("CARGO_BIN_EXE_runner");
 
 pub struct Ws {
     pub dir: tempfile::TempDir,
@@ -40,6 +46,130 @@ impl Run {
     pub fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("not JSON ({e}):\n{}", self.stdout))
     }
+}
+
+impl From<std::process::Output> for Run {
+    fn from(out: std::process::Output) -> Self {
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8(out.stdout).unwrap(),
+            stderr: String::from_utf8(out.stderr).unwrap(),
+        }
+    }
+}
+
+/// Runs `c` to its end: what it printed and its exit code.
+pub fn run(c: &mut Command) -> Run {
+    c.output().unwrap().into()
+}
+
+/// Which `pulumi` a launch runs beside: the stand-in of `tests/standin` or the real CLI.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    Standin,
+    Real,
+}
+
+/// Variables the runner or `pulumi` reads, by prefix: a backend, a stack, a passphrase or its
+/// file, an access token, the stand-in's test switches (`PULUMI_*`); the stack configuration and
+/// secrets given in the environment, under their names and their old ones (`MARA_*`,
+/// `RUNNER_CONFIG_*`, `RUNNER_SECRET_*`); the CI the tests run in (`GITHUB_*`, `GITLAB_*`).
+const SCRUBBED_PREFIXES: [&str; 6] = [
+    "PULUMI_",
+    "MARA_",
+    "RUNNER_CONFIG_",
+    "RUNNER_SECRET_",
+    "GITHUB_",
+    "GITLAB_",
+];
+
+/// Variables the runner reads, by name: whether it runs in CI, colours, the help's width, the
+/// user's kubeconfig (hooks write it: never the real one).
+const SCRUBBED: [&str; 6] = ["CI", "NO_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "COLUMNS", "KUBECONFIG"];
+
+/// The stand-in's key derivation in fewer rounds than Pulumi's million (the runner's passphrase
+/// check reads it too): given to the stand-in, never to the real CLI.
+pub const STANDIN_ROUNDS: (&str, &str) = ("PULUMI_STANDIN_KDF_ITERATIONS", "1000");
+
+/// Takes the environment the tests run in (a developer's shell, a CI job) away from a launch of
+/// the runner or of a `pulumi`, so that a test runs the same anywhere: every variable of
+/// [`SCRUBBED_PREFIXES`] and [`SCRUBBED`] is removed, and so are the cloud credentials the
+/// providers name; the home and Pulumi's home are `root`'s own (`home/`, `.pulumi-home/`), the
+/// terminal dumb, the working directory `root`. What a test gives is set after this, so it
+/// wins. Every launcher calls it; the one difference between them is the `engine` (the
+/// stand-in's switches go to the stand-in only):
+///
+/// - `Engine::Standin`: [`STANDIN_ROUNDS`], the stand-in's key derivation in fewer rounds
+///   (which the runner's passphrase check reads too, to check its salts);
+/// - `Engine::Real`: none of the stand-in's variables, so the real CLI and the runner's check
+///   use Pulumi's own count.
+pub fn scrub(c: &mut Command, root: &Path, engine: Engine) {
+    for (name, _) in std::env::vars_os() {
+        let text = name.to_string_lossy();
+        if SCRUBBED_PREFIXES.iter().any(|p| text.starts_with(p)) {
+            c.env_remove(&name);
+        }
+    }
+    for name in SCRUBBED {
+        c.env_remove(name);
+    }
+    // The cloud credentials each provider's programs need (its `credentials`): a test that
+    // wants one gives it.
+    for (_, file) in provider_files() {
+        for name in file
+            .get("credentials")
+            .and_then(toml::Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            c.env_remove(name.as_str().unwrap());
+        }
+    }
+    c.current_dir(root)
+        .env("HOME", root.join("home"))
+        .env("PULUMI_HOME", root.join(".pulumi-home"))
+        .env("TERM", "dumb");
+    if engine == Engine::Standin {
+        c.env(STANDIN_ROUNDS.0, STANDIN_ROUNDS.1);
+    }
+}
+
+/// The runner with `args`, scrubbed ([`scrub`]) for a workspace at `root`, beside the stand-in's
+/// settings but without the stand-in on `PATH` (for what runs no `pulumi`: help, plans, exports
+/// of a workspace elsewhere). A run in a [`Ws`] goes through [`Ws::command`].
+pub fn runner(root: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(RUNNER);
+    scrub(&mut c, root, Engine::Standin);
+    c.args(args);
+    c
+}
+
+/// Gives `to` the environment `from` runs with: the variables `from` sets and those it removes
+/// (the others both inherit), and its working directory.
+pub fn copy_env(from: &Command, to: &mut Command) {
+    for (k, v) in from.get_envs() {
+        match v {
+            Some(v) => to.env(k, v),
+            None => to.env_remove(k),
+        };
+    }
+    if let Some(dir) = from.get_current_dir() {
+        to.current_dir(dir);
+    }
+}
+
+/// `c` at a pseudo-terminal: run by `script` (util-linux), which keeps what the terminal showed
+/// in `typescript` and exits as `c` did; the same program, arguments, environment and directory.
+pub fn at_terminal(c: &Command, typescript: &Path) -> Command {
+    let quote = |w: &std::ffi::OsStr| format!("'{}'", w.to_str().unwrap().replace('\'', r"'\''"));
+    let line: Vec<String> = std::iter::once(c.get_program())
+        .chain(c.get_args())
+        .map(quote)
+        .collect();
+    let mut script = Command::new("script");
+    copy_env(c, &mut script);
+    script.args(["-q", "-e", "-c", &line.join(" ")]).arg(typescript);
+    script
 }
 
 impl Ws {
@@ -100,8 +230,30 @@ impl Ws {
         self
     }
 
+    /// `runner ARGS` in the workspace, as [`Ws::exec`] with no variables of its own.
     pub fn run(&self, args: &[&str]) -> Run {
-        run_in(self.path(), args)
+        self.exec(args, &[])
+    }
+
+    /// Waits until every file of the workspace has settled as the runner's program cache counts
+    /// it: changed (modification and change time) more than 2 s before now. From then on a plan
+    /// or a run caches the programs it reads (a file changed since is read every time).
+    #[track_caller]
+    pub fn settle(&self) {
+        use std::os::unix::fs::MetadataExt as _;
+        // `SETTLE` of src/programs/cache.rs.
+        const SETTLE: Duration = Duration::from_secs(2);
+        let nanos = |t: SystemTime| t.duration_since(SystemTime::UNIX_EPOCH).unwrap().as_nanos();
+        wait_until(Duration::from_secs(30), "the workspace's files never settled", || {
+            let horizon = nanos(SystemTime::now() - SETTLE);
+            files_under(self.path()).iter().all(|f| {
+                // (What cannot be read, a link to nowhere, is no program.)
+                std::fs::metadata(f).map_or(true, |m| {
+                    let ns = |s: i64, n: i64| u128::try_from(s).unwrap() * 1_000_000_000 + u128::try_from(n).unwrap();
+                    ns(m.mtime(), m.mtime_nsec()) < horizon && ns(m.ctime(), m.ctime_nsec()) < horizon
+                })
+            })
+        });
     }
 
     /// An executable `scripts/<name>` holding `script`, run after eks's `up` of the aws
@@ -126,31 +278,99 @@ impl Ws {
 /// An existing cluster's kubeconfig, for the kubeconfig provider.
 pub const CLUSTER_KUBECONFIG: &str = "apiVersion: v1\nkind: Config\nclusters:\n- name: k3s\n  cluster:\n    server: https://k3s.example.invalid:6443\nusers:\n- name: k3s-admin\n  user:\n    token: placeholder-token-dev\ncontexts:\n- name: k3s\n  context:\n    cluster: k3s\n    user: k3s-admin\ncurrent-context: k3s\n";
 
-/// A complete stack configuration for `provider` (the kubeconfig provider's file is
-/// `CLUSTER_KUBECONFIG`, replaced by the caller).
+/// Every file of this repository's `providers/`, providers and the layers they include: its
+/// name (the file's stem, as the runner names it) and its content, sorted by name.
+pub fn provider_files() -> &'static [(String, toml::Table)] {
+    static FILES: std::sync::OnceLock<Vec<(String, toml::Table)>> = std::sync::OnceLock::new();
+    FILES.get_or_init(|| {
+        let dir = Path::new(REPO).join("providers");
+        let mut files: Vec<(String, toml::Table)> = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .map(|p| {
+                let name = p.file_stem().unwrap().to_str().unwrap().to_string();
+                let text = std::fs::read_to_string(&p).unwrap();
+                let table = toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+                (name, table)
+            })
+            .collect();
+        files.sort_by(|a, b| a.0.cmp(&b.0));
+        files
+    })
+}
+
+/// The providers of this repository's workspace: the files of `providers/` that are not layers
+/// (a layer says `kind = "layer"`, as `src/provider` tells them apart), sorted. A test that
+/// covers every provider loops over these: a new provider file is covered without editing a
+/// list, or the test fails saying what it lacks for the new one.
+pub fn providers() -> Vec<&'static str> {
+    provider_files()
+        .iter()
+        .filter(|(_, file)| file.get("kind").and_then(toml::Value::as_str) != Some("layer"))
+        .map(|(name, _)| name.as_str())
+        .collect()
+}
+
+/// A complete stack configuration of each provider (stack `dev`), as a user who answered
+/// every question: the example file's values, and one for each question without a default.
+/// The kubeconfig provider's file is `CLUSTER_KUBECONFIG`, replaced by the caller.
+const STACK_CONFIGS: [(&str, &str); 4] = [
+    (
+        "aws",
+        "  kubernetes:infra_type: AWS\n  aws:region: us-east-1\n  vpc:azs: [us-east-1a, us-east-1b]\n  \
+         eks:k8s_version: '1.31'\n  eks:instance_type: t3.large\n  eks:min_size: 3\n  eks:max_size: 12\n  \
+         eks:desired_capacity: 3\n",
+    ),
+    (
+        "do",
+        "  kubernetes:infra_type: DO\n  kic-helm:fqdn: mara.example.com\n  docean:k8s_version: 1.31.1-do.5\n  \
+         docean:region: sfo3\n  docean:instance_size: s-4vcpu-8gb\n  docean:node_count: 3\n",
+    ),
+    (
+        "linode",
+        "  kubernetes:infra_type: LKE\n  kic-helm:fqdn: mara.example.com\n  linode:soa_email: a@example.com\n  \
+         linode:k8s_version: '1.31'\n  linode:region: us-central\n  linode:instance_type: g6-standard-8\n  \
+         linode:node_count: 3\n  linode:k8s_ha: true\n",
+    ),
+    (
+        "kubeconfig",
+        "  kubernetes:infra_type: kubeconfig\n  kubernetes:kubeconfig: CLUSTER_KUBECONFIG\n  \
+         kubernetes:context_name: k3s\n  kubernetes:cluster_name: k3s\n",
+    ),
+];
+
+/// A complete stack configuration for `provider` (see [`STACK_CONFIGS`]).
+#[track_caller]
 pub fn stack_config(provider: &str) -> String {
-    let body = match provider {
-        "aws" => {
-            "  kubernetes:infra_type: AWS\n  aws:region: us-east-1\n  vpc:azs: [us-east-1a, us-east-1b]\n  \
-             eks:k8s_version: '1.31'\n  eks:instance_type: t3.large\n  eks:min_size: 3\n  eks:max_size: 12\n  \
-             eks:desired_capacity: 3\n"
-        }
-        "do" => {
-            "  kubernetes:infra_type: DO\n  kic-helm:fqdn: mara.example.com\n  docean:k8s_version: 1.31.1-do.5\n  \
-             docean:region: sfo3\n  docean:instance_size: s-4vcpu-8gb\n  docean:node_count: 3\n"
-        }
-        "linode" => {
-            "  kubernetes:infra_type: LKE\n  kic-helm:fqdn: mara.example.com\n  linode:soa_email: a@example.com\n  \
-             linode:k8s_version: '1.31'\n  linode:region: us-central\n  linode:instance_type: g6-standard-8\n  \
-             linode:node_count: 3\n  linode:k8s_ha: true\n"
-        }
-        "kubeconfig" => {
-            "  kubernetes:infra_type: kubeconfig\n  kubernetes:kubeconfig: CLUSTER_KUBECONFIG\n  \
-             kubernetes:context_name: k3s\n  kubernetes:cluster_name: k3s\n"
-        }
-        other => panic!("no stack configuration for {other}"),
-    };
+    let (_, body) = STACK_CONFIGS.iter().find(|(p, _)| *p == provider).unwrap_or_else(|| {
+        panic!(
+            "the tests have no stack configuration for the provider `{provider}` (providers/{provider}.toml): \
+             add a complete one to STACK_CONFIGS in tests/cli/support.rs, with its \
+             `kubernetes:infra_type` and an answer to each of its questions"
+        )
+    });
     format!("config:\n{body}")
+}
+
+/// Every provider of `providers/` has a stack configuration for the tests, marked with its own
+/// `infra_type`, and no configuration is left for a provider that is gone.
+#[test]
+fn every_provider_has_a_stack_configuration_of_its_infra_type() {
+    for provider in providers() {
+        let file = &provider_files().iter().find(|(n, _)| n == provider).unwrap().1;
+        let infra_type = file["infra_type"].as_str().unwrap();
+        let config: serde_json::Value = serde_saphyr::from_str(&stack_config(provider)).unwrap();
+        assert_eq!(config["config"]["kubernetes:infra_type"], infra_type, "{provider}");
+    }
+    let configured: Vec<&str> = STACK_CONFIGS.iter().map(|(p, _)| *p).collect();
+    for p in configured {
+        assert!(
+            providers().contains(&p),
+            "STACK_CONFIGS names `{p}`, which providers/ does not have"
+        );
+    }
 }
 
 /// Secrets every test run finds in its environment, as a CI job gives them.
@@ -188,7 +408,6 @@ pub fn fake_clis() -> &'static Path {
     })
 }
 
-/// Runs the runner binary in `cwd` with a clean, colourless environment.
 /// One `pulumi` the stand-in ran, as its log (`PULUMI_STANDIN_LOG`) records it.
 #[derive(Debug, Clone, serde::Deserialize)]
 pub struct Invocation {
@@ -236,18 +455,89 @@ pub fn read_invocations(log: &Path) -> Vec<Invocation> {
         .collect()
 }
 
+/// Snapshot settings that keep what a person reads the same from run to run, the parts that
+/// vary filtered: the workspace's temporary path as `[workspace]`, times (`2026-01-01
+/// 12:00:00`, RFC 3339's `2026-01-01T12:00:00.000Z`) as `[time]`, durations as `[duration]`
+/// (with the padding before them: their column is right-aligned, a duration's width varies),
+/// the runner's version as `[version]`. Snapshots live in `tests/cli/snapshots/`.
+pub fn redactions(workspace: &Path) -> insta::Settings {
+    let mut settings = insta::Settings::clone_current();
+    settings.add_filter(&regex_escape(&workspace.display().to_string()), "[workspace]");
+    settings.add_filter(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z| UTC)?", "[time]");
+    settings.add_filter(r" +\d+m \d+s\b", " [duration]");
+    settings.add_filter(r" +\d+(\.\d+)?(ms|s)\b", " [duration]");
+    settings.add_filter(r"(?m)^\d+(\.\d+)?(ms|s)$", "[duration]");
+    settings.add_filter(
+        &regex_escape(&format!("runner {}", env!("CARGO_PKG_VERSION"))),
+        "runner [version]",
+    );
+    settings
+}
+
 /// A run's closing table (its standard error from `Summary:` on), and the snapshot settings
-/// that keep it stable: durations filtered with their padding (the column is right-aligned, a
-/// duration's width varies), the workspace's temporary path as `[workspace]`.
+/// that keep it stable ([`redactions`]).
+#[track_caller]
 pub fn closing_table(stderr: &str, workspace: &Path) -> (String, insta::Settings) {
     let at = stderr
         .find("\nSummary:")
         .unwrap_or_else(|| panic!("no closing table:\n{stderr}"));
-    let mut settings = insta::Settings::clone_current();
-    settings.add_filter(r" +\d+m \d+s\b", " [duration]");
-    settings.add_filter(r" +\d+(\.\d+)?(ms|s)\b", " [duration]");
-    settings.add_filter(&regex_escape(&workspace.display().to_string()), "[workspace]");
-    (stderr[at + 1..].to_string(), settings)
+    (stderr[at + 1..].to_string(), redactions(workspace))
+}
+
+/// The `Failed:` block of a run's standard error: the paragraphs (blank-line separated) that
+/// begin with `Failed:`, one per failure, up to the advice that follows them.
+#[track_caller]
+pub fn failed_block(stderr: &str) -> String {
+    let at = stderr
+        .find("\nFailed: ")
+        .unwrap_or_else(|| panic!("no Failed: block:\n{stderr}"));
+    let paragraphs: Vec<&str> = stderr[at + 1..]
+        .split("\n\n")
+        .take_while(|p| p.starts_with("Failed: "))
+        .collect();
+    paragraphs.join("\n\n").trim_end().to_string()
+}
+
+/// The text a browser shows of an HTML page, a line per text node: no markup, styles or
+/// scripts, each picture (`<svg>`) as `[picture]`, entities decoded, blank lines left out.
+pub fn visible_text(html: &str) -> String {
+    let mut text = String::new();
+    let mut rest = html;
+    while let Some(open) = rest.find('<') {
+        text.push_str(&rest[..open]);
+        text.push('\n');
+        rest = &rest[open..];
+        // Elements whose content is not text a person reads.
+        let hidden = ["style", "script", "svg"].into_iter().find(|t| {
+            rest[1..].starts_with(t) && rest[1 + t.len()..].starts_with(|c: char| c == '>' || c.is_whitespace())
+        });
+        let end = match hidden {
+            Some(tag) => {
+                if tag == "svg" {
+                    text.push_str("[picture]\n");
+                }
+                let close = format!("</{tag}>");
+                rest.find(&close).map_or(rest.len(), |at| at + close.len())
+            }
+            None => rest.find('>').map_or(rest.len(), |at| at + 1),
+        };
+        rest = &rest[end..];
+    }
+    text.push_str(rest);
+    let decoded = text
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&#x27;", "'")
+        .replace("&nbsp;", " ")
+        .replace("&amp;", "&");
+    decoded
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// `text` matched literally by a filter's regular expression.
@@ -278,22 +568,6 @@ pub fn files_under(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-pub fn run_in(cwd: &Path, args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_runner"))
-        .args(args)
-        .current_dir(cwd)
-        .env_remove("NO_COLOR")
-        .env_remove("CLICOLOR_FORCE")
-        .env("TERM", "dumb")
-        .output()
-        .unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8(out.stdout).unwrap(),
-        stderr: String::from_utf8(out.stderr).unwrap(),
-    }
-}
-
 fn copy_dir(from: &Path, to: &Path) {
     if !from.is_dir() {
         return;
@@ -308,6 +582,101 @@ fn copy_dir(from: &Path, to: &Path) {
             std::fs::copy(entry.path(), target).unwrap();
         }
     }
+}
+
+/// How often [`eventually`] looks again.
+const POLL: Duration = Duration::from_millis(10);
+
+/// `probe` until it returns something, every 10 ms, for at most `within`.
+fn poll<T>(within: Duration, mut probe: impl FnMut() -> Option<T>) -> Option<T> {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(found) = probe() {
+            return Some(found);
+        }
+        if Instant::now() >= deadline {
+            return None;
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+/// The one way a test waits for something to happen: `probe` until it returns `Some`, which is
+/// returned; the test fails with `what` (what did not happen) when `within` passes first.
+#[track_caller]
+pub fn eventually<T>(within: Duration, what: impl Display, probe: impl FnMut() -> Option<T>) -> T {
+    poll(within, probe).unwrap_or_else(|| panic!("{what} (waited {within:?})"))
+}
+
+/// [`eventually`] for a condition: waits until `condition` holds.
+#[track_caller]
+pub fn wait_until(within: Duration, what: impl Display, mut condition: impl FnMut() -> bool) {
+    eventually(within, what, || condition().then_some(()));
+}
+
+/// A message made only when it is shown: what a wait found when it gave up.
+pub struct Later<F: Fn() -> String>(pub F);
+
+impl<F: Fn() -> String> Display for Later<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&(self.0)())
+    }
+}
+
+/// How `child` ended, within `within`; when it does not end, it is killed and the test fails
+/// with `what`.
+#[track_caller]
+pub fn ended(child: &mut Child, within: Duration, what: impl Display) -> ExitStatus {
+    poll(within, || child.try_wait().unwrap()).unwrap_or_else(|| {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("{what} (waited {within:?})")
+    })
+}
+
+/// Waits until `path` exists (the process under test got as far as writing it).
+#[track_caller]
+pub fn wait_for_file(path: &Path) {
+    wait_until(
+        Duration::from_secs(60),
+        format!("{} never appeared", path.display()),
+        || path.exists(),
+    );
+}
+
+/// Whether process `pid` runs: it exists and is no zombie.
+pub fn runs(pid: impl Display) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit_once(')')
+            .is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z'))
+    })
+}
+
+/// Whether process `pid` waits for what is typed at its terminal: one of its threads is blocked
+/// in `read(2)` of a file descriptor that is a terminal (Linux's `/proc/PID/task/TID/syscall`:
+/// the call's number, then its arguments). A question's answer typed before that may be lost:
+/// a hidden question turns echo off with `TCSAFLUSH`, which drops what was typed ahead.
+pub fn reads_its_terminal(pid: u32) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    const READ: &str = "0";
+    #[cfg(target_arch = "aarch64")]
+    const READ: &str = "63";
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    tasks.flatten().any(|task| {
+        let call = std::fs::read_to_string(task.path().join("syscall")).unwrap_or_default();
+        let mut words = call.split_whitespace();
+        let (Some(number), Some(fd)) = (words.next(), words.next()) else {
+            return false;
+        };
+        let fd = fd.strip_prefix("0x").and_then(|h| u64::from_str_radix(h, 16).ok());
+        number == READ
+            && fd.is_some_and(|fd| {
+                std::fs::read_link(format!("/proc/{pid}/fd/{fd}"))
+                    .is_ok_and(|t| t.starts_with("/dev/pts/") || t == Path::new("/dev/tty"))
+            })
+    })
 }
 
 /// Whether a test tool must be present (CI installs them through scripts/install-test-tools).
@@ -396,14 +765,19 @@ pub fn require_sdk_schema() -> Result<PathBuf, ()> {
     }
 }
 
+/// The directory cargo builds this profile into (`target/debug`, under `CARGO_TARGET_DIR` when
+/// set): the test binary's own, one level up from `deps/`.
+pub fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.parent().unwrap().parent().unwrap().to_path_buf()
+}
+
 /// A directory holding the stand-in as `pulumi`, built on first use when `cargo test` did not
 /// build it already (it is another package of the workspace).
 pub fn standin_dir() -> &'static Path {
     static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     DIR.get_or_init(|| {
-        let exe = std::env::current_exe().unwrap();
-        let target = exe.parent().unwrap().parent().unwrap().to_path_buf();
-        let bin = target.join("pulumi");
+        let bin = target_dir().join("pulumi");
         assert!(
             !bin.is_file() || !older_than_its_sources(&bin),
             "{} is older than the stand-in's sources: run `cargo test --workspace` (or `cargo build -p pulumi-standin`) so the tests do not drive an old stand-in",
@@ -460,8 +834,9 @@ fn older_than_its_sources(bin: &Path) -> bool {
 }
 
 impl Ws {
-    /// The runner with the stand-in first on PATH (fake cloud CLIs last), a passphrase, the
-    /// secrets in `MARA_SECRET_*` variables, and the invocation log.
+    /// The runner with the stand-in first on PATH (fake cloud CLIs last), scrubbed ([`scrub`]),
+    /// a passphrase, the secrets in `MARA_SECRET_*` variables, the invocation log, and then
+    /// `env` (which wins).
     pub fn command(&self, args: &[&str], env: &[(&str, &str)]) -> Command {
         let path = format!(
             "{}:{}:{}",
@@ -469,35 +844,16 @@ impl Ws {
             fake_clis().display(),
             std::env::var("PATH").unwrap_or_default()
         );
-        let mut c = Command::new(env!("CARGO_BIN_EXE_runner"));
-        c.args(args)
-            .current_dir(self.path())
-            .env("PATH", path)
+        let mut c = runner(self.path(), args);
+        c.env("PATH", path)
             .env("PULUMI_CONFIG_PASSPHRASE", "test passphrase")
-            .env("PULUMI_HOME", self.path().join(".pulumi-home"))
-            // Hooks write the user's kubeconfig: never the real one.
-            .env("HOME", self.path().join("home"))
-            .env_remove("KUBECONFIG")
-            .env("PULUMI_STANDIN_KDF_ITERATIONS", "1000")
-            .env("PULUMI_STANDIN_LOG", self.path().join("invocations.jsonl"))
-            .env_remove("PULUMI_BACKEND_URL")
-            .env_remove("PULUMI_STACK")
-            .env_remove("NO_COLOR")
-            .env_remove("CI")
-            // The CI the tests run in must not change what the runner prints (tests set them).
-            .env_remove("GITHUB_ACTIONS")
-            .env_remove("GITHUB_STEP_SUMMARY")
-            .env_remove("GITLAB_CI")
-            .env("TERM", "dumb");
+            .env("PULUMI_STANDIN_LOG", self.path().join("invocations.jsonl"));
         c.envs(SECRETS.iter().copied());
         // The stand-in refuses what the engine refuses, from the SDKs' types (when installed).
-        match sdk_schema() {
-            Some(schema) => c.env("PULUMI_STANDIN_SCHEMA", schema),
-            None => c.env_remove("PULUMI_STANDIN_SCHEMA"),
-        };
-        for (k, v) in env {
-            c.env(k, v);
+        if let Some(schema) = sdk_schema() {
+            c.env("PULUMI_STANDIN_SCHEMA", schema);
         }
+        c.envs(env.iter().copied());
         c
     }
 
@@ -509,12 +865,7 @@ impl Ws {
     }
 
     pub fn exec(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
-        let out = self.command(args, env).output().unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8(out.stdout).unwrap(),
-            stderr: String::from_utf8(out.stderr).unwrap(),
-        }
+        run(&mut self.command(args, env))
     }
 
     /// Every stand-in invocation so far, in the order they ended.
@@ -527,35 +878,33 @@ impl Ws {
     }
 }
 
-/// Waits for the lock a `pulumi up` takes on a stack and returns its content, which names that
-/// process (the temporary file the lock is written through, renamed at once, is skipped, and so
-/// is the lock a stack's creation holds for a moment).
+/// Waits for the lock a `pulumi up` takes on a stack (in the stack's lock directory `locks`)
+/// and returns its content, which names that process (the temporary file the lock is written
+/// through, renamed at once, is skipped, and so is the lock a stack's creation holds for a
+/// moment).
+#[track_caller]
 pub fn up_lock(locks: &Path) -> serde_json::Value {
     let held_by_up = |v: &serde_json::Value| {
         let cmdline = std::fs::read(format!("/proc/{}/cmdline", v["pid"])).unwrap_or_default();
         cmdline.split(|&b| b == 0).any(|arg| arg == b"up")
     };
-    let start = std::time::Instant::now();
-    loop {
-        let lock = std::fs::read_dir(locks).ok().and_then(|d| {
-            d.flatten()
-                .map(|e| e.path())
-                .filter(|p| {
-                    p.extension().is_some_and(|x| x == "json")
-                        && !p.file_name().unwrap().to_string_lossy().starts_with('.')
-                })
-                .filter_map(|p| serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(p).ok()?).ok())
-                .find(held_by_up)
-        });
-        if let Some(v) = lock {
-            return v;
-        }
-        assert!(
-            start.elapsed() < std::time::Duration::from_secs(30),
-            "the stack lock was never taken"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    eventually(
+        Duration::from_secs(60),
+        format!("the stack lock in {} was never taken", locks.display()),
+        || {
+            std::fs::read_dir(locks).ok().and_then(|d| {
+                d.flatten()
+                    .map(|e| e.path())
+                    // The file backend keeps each blob's attributes beside it (`.attrs`).
+                    .filter(|p| {
+                        p.extension().is_some_and(|x| x == "json")
+                            && !p.file_name().unwrap().to_string_lossy().starts_with('.')
+                    })
+                    .filter_map(|p| serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(p).ok()?).ok())
+                    .find(held_by_up)
+            })
+        },
+    )
 }
 
 /// The directory `scripts/install-pulumi` builds the real `pulumi` and its YAML language host
