@@ -6,15 +6,13 @@ use std::ffi::OsString;
 use std::io::IsTerminal as _;
 use std::path::Path;
 
-use crate::cli::{Cli, Command, DayTwo, GlobalArgs, RunArgs};
+use crate::cli::{Cli, Command, DayTwo, GlobalArgs};
 use crate::commands;
 use crate::commands::logs::LogsOptions;
-use crate::commands::operation::{DEFAULT_PARALLEL, RunOptions};
+use crate::commands::operation::RunOptions;
 use crate::commands::output::OutputOptions;
 use crate::commands::show_plan::PlanOptions;
 use crate::error::{RunnerError, exit};
-use crate::plan::Operation;
-use crate::pulumi::Drift;
 use crate::report::{self, Style};
 use crate::settings::{Flags, Settings};
 use clap::{CommandFactory as _, Parser as _};
@@ -125,44 +123,12 @@ fn dispatch(cli: &Cli, style: Style, cwd: &Path) -> Result<i32, RunnerError> {
             commands::write_result(&format!("runner {}\n", env!("CARGO_PKG_VERSION")))?;
             Ok(exit::SUCCESS)
         }
-        Command::Up(a) => {
-            let o = RunOptions {
-                fresh: a.fresh,
-                yes: a.yes,
-                ..run_options(Operation::Up, &a.run)?
-            };
-            run_plan(&settings()?, &o)
-        }
-        Command::Destroy(a) => {
-            let o = RunOptions {
-                prune_kubeconfig: a.prune_kubeconfig,
-                yes: a.yes,
-                ..run_options(Operation::Destroy, &a.run)?
-            };
-            run_plan(&settings()?, &o)
-        }
-        Command::Refresh(a) => {
-            let o = RunOptions {
-                yes: a.yes,
-                ..run_options(Operation::Refresh, &a.run)?
-            };
-            run_plan(&settings()?, &o)
-        }
-        Command::Preview(a) => {
-            let o = RunOptions {
-                expect_no_changes: a.expect_no_changes,
-                ..run_options(Operation::Preview, &a.run)?
-            };
-            run_plan(&settings()?, &o)
-        }
-        Command::Drift(a) => {
-            let o = RunOptions {
-                expect_no_changes: true,
-                drift: Some(Drift { refresh: a.refresh }),
-                ..run_options(Operation::Preview, &a.run)?
-            };
-            run_plan(&settings()?, &o)
-        }
+        // A run's options first: a file it is to write is refused before the workspace is read.
+        Command::Up(a) => run_plan(&a.resolve()?, &settings()?),
+        Command::Destroy(a) => run_plan(&a.resolve()?, &settings()?),
+        Command::Refresh(a) => run_plan(&a.resolve()?, &settings()?),
+        Command::Preview(a) => run_plan(&a.resolve()?, &settings()?),
+        Command::Drift(a) => run_plan(&a.resolve()?, &settings()?),
     }
 }
 
@@ -195,7 +161,7 @@ fn day_two(command: &DayTwo, s: &Settings) -> Result<i32, RunnerError> {
     }
 }
 
-fn run_plan(s: &Settings, options: &RunOptions) -> Result<i32, RunnerError> {
+fn run_plan(options: &RunOptions, s: &Settings) -> Result<i32, RunnerError> {
     neither_run_nor_left_out(&options.targets, &options.excludes)?;
     let target = s.stack_context(options.operation.as_str())?;
     commands::operation::run(s, &target, options)
@@ -210,34 +176,6 @@ fn neither_run_nor_left_out(targets: &[String], excludes: &[String]) -> Result<(
         )),
         None => Ok(()),
     }
-}
-
-/// The options every run shares; the ones of one operation are set by its caller. The files it
-/// is to write are looked at now: a wrong one is refused before anything runs.
-fn run_options(operation: Operation, args: &RunArgs) -> Result<RunOptions, RunnerError> {
-    let output = |flag: &str, path: &Option<std::path::PathBuf>| {
-        path.as_deref().map(|p| commands::named_output(flag, p)).transpose()
-    };
-    Ok(RunOptions {
-        operation,
-        targets: args.targets.clone(),
-        excludes: args.excludes.clone(),
-        only: args.only.clone(),
-        parallel: args.parallel.map_or(DEFAULT_PARALLEL, usize::from),
-        keep_going: args.keep_going,
-        fresh: false,
-        summary: output("--summary", &args.summary)?,
-        junit: output("--junit", &args.junit)?,
-        report: output("--report", &args.report)?,
-        prune_kubeconfig: false,
-        output: args.output,
-        yes: false,
-        expect_no_changes: false,
-        drift: None,
-        timeout: args.timeout,
-        grace: args.grace,
-        remove_stale_locks: args.remove_stale_locks,
-    })
 }
 
 fn flags(g: &GlobalArgs) -> Flags {

@@ -1,6 +1,6 @@
 //! Command-line syntax (clap). Nothing outside this module and `app` sees clap: `app` resolves
-//! these structs into plain settings before any work; an export's flags (`export`) resolve
-//! themselves into their exporter's options.
+//! these structs into plain settings before any work; a run's flags (`run`) resolve themselves
+//! into the conductor's options, an export's (`export`) into their exporter's.
 
 use std::path::PathBuf;
 
@@ -16,9 +16,11 @@ use crate::render::Format;
 use crate::report::{Banner, ColorChoice, OutputMode};
 
 mod export;
+mod run;
 
 use export::EXPORT_EXAMPLES;
 pub(crate) use export::ExportArgs;
+use run::{DestroyArgs, DriftArgs, PreviewArgs, RefreshArgs, UpArgs};
 
 /// What a new user runs first, at the top of `runner --help`.
 const FIRST_STEPS: &str = "\
@@ -296,129 +298,6 @@ pub(crate) enum DayTwo {
     },
 }
 
-/// What every run takes.
-#[derive(Debug, Args)]
-pub(crate) struct RunArgs {
-    /// Only this project and what it needs (on destroy: what needs it); repeatable, or
-    /// separated by commas
-    #[arg(
-        short = 't',
-        long = "target",
-        value_name = "PROJECT",
-        value_delimiter = ',',
-        help_heading = "Selection"
-    )]
-    pub targets: Vec<String>,
-
-    /// Leave out this project and everything that cannot run without it: on up (refresh,
-    /// preview) what needs it or runs after it, on destroy what it needs (kept); repeatable, or
-    /// separated by commas
-    #[arg(
-        short = 'x',
-        long = "exclude",
-        value_name = "PROJECT",
-        value_delimiter = ',',
-        help_heading = "Selection"
-    )]
-    pub excludes: Vec<String>,
-
-    /// Only this project, alone: what it waits for must already be done (its needs deployed, on
-    /// destroy its dependents gone), which the backend must prove first (one CI job per project)
-    #[arg(long, value_name = "PROJECT", conflicts_with_all = ["targets", "excludes"], help_heading = "Selection")]
-    pub only: Option<String>,
-
-    /// Run at most N projects at once [default: 8]
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..), help_heading = "Running")]
-    pub parallel: Option<u16>,
-
-    /// After a failure, finish every branch that does not depend on it
-    #[arg(long, help_heading = "Running")]
-    pub keep_going: bool,
-
-    /// Also write the JSON summary of the run to FILE (always: .runner/last-run.json); `-` for
-    /// standard output. Checked before the run: a symbolic link or a directory is refused
-    #[arg(long, value_name = "FILE|-", help_heading = "Output")]
-    pub summary: Option<PathBuf>,
-
-    /// Also write the run as a `JUnit` XML report to FILE (one test case per planned project);
-    /// `-` for standard output, as for --summary
-    #[arg(long, value_name = "FILE|-", help_heading = "Output")]
-    pub junit: Option<PathBuf>,
-
-    /// Also write the run as one self-contained HTML file: the plan's graph, the timeline, each
-    /// project's result, the cause and log of each failure (opens with no network); `-` for
-    /// standard output, as for --summary
-    #[arg(long, value_name = "FILE|-", help_heading = "Output")]
-    pub report: Option<PathBuf>,
-
-    /// How progress is shown: `plain` prefixes every line with its project
-    #[arg(long, value_enum, default_value_t = OutputMode::Auto, help_heading = "Output")]
-    pub output: OutputMode,
-
-    /// Stop any project still running after DURATION (`45m`, `2h`), as Ctrl-C would; it ends as
-    /// `timed out` [default: each project's own `timeout`, else none]
-    #[arg(long, value_name = "DURATION", value_parser = duration, help_heading = "Stopping")]
-    pub timeout: Option<std::time::Duration>,
-
-    /// When a stack is locked by a process of this host that no longer runs, remove that lock
-    /// (never one of another host or of a running process) and try once more
-    #[arg(long, help_heading = "Running")]
-    pub remove_stale_locks: bool,
-
-    /// After Ctrl-C (or a timeout), how long projects get to stop before SIGTERM, and after
-    /// SIGTERM before SIGKILL
-    #[arg(long, value_name = "DURATION", value_parser = duration, default_value = "30s", help_heading = "Stopping")]
-    pub grace: std::time::Duration,
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct UpArgs {
-    #[command(flatten)]
-    pub run: RunArgs,
-
-    /// Run every project, even those unchanged since their last successful up
-    #[arg(long)]
-    pub fresh: bool,
-
-    /// Do not ask before running
-    #[arg(short = 'y', long)]
-    pub yes: bool,
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct DestroyArgs {
-    #[command(flatten)]
-    pub run: RunArgs,
-
-    /// Also remove the clusters, users and contexts `kubeconfig-merge` added
-    #[arg(long)]
-    pub prune_kubeconfig: bool,
-
-    /// Do not ask for the stack name (needed without a terminal)
-    #[arg(short = 'y', long)]
-    pub yes: bool,
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct RefreshArgs {
-    #[command(flatten)]
-    pub run: RunArgs,
-
-    /// Do not ask before running
-    #[arg(short = 'y', long)]
-    pub yes: bool,
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct PreviewArgs {
-    #[command(flatten)]
-    pub run: RunArgs,
-
-    /// Exit with code 6 when any project would change (a drift check for CI)
-    #[arg(long)]
-    pub expect_no_changes: bool,
-}
-
 #[derive(Debug, Args)]
 pub(crate) struct OutputArgs {
     /// The project
@@ -464,17 +343,6 @@ pub(crate) struct LogsArgs {
     /// has ended
     #[arg(short = 'f', long)]
     pub follow: bool,
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct DriftArgs {
-    #[command(flatten)]
-    pub run: RunArgs,
-
-    /// Read each stack's resources from the cloud first (`pulumi preview --refresh`), so
-    /// changes made outside Pulumi show too
-    #[arg(long)]
-    pub refresh: bool,
 }
 
 #[derive(Debug, Args)]
