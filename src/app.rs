@@ -3,7 +3,6 @@
 //! besides `cli` that sees clap's types.
 
 use std::ffi::OsString;
-use std::io::IsTerminal as _;
 use std::path::Path;
 
 use crate::cli::{Cli, Command, DayTwo, GlobalArgs};
@@ -12,36 +11,20 @@ use crate::commands::logs::LogsOptions;
 use crate::commands::operation::RunOptions;
 use crate::commands::output::OutputOptions;
 use crate::commands::show_plan::PlanOptions;
+use crate::config::terminal::Console;
 use crate::error::{RunnerError, exit};
 use crate::report::{self, Style};
 use crate::settings::{Flags, Settings};
-use clap::{CommandFactory as _, Parser as _};
+use clap::CommandFactory as _;
 
 /// Runs the runner with these arguments (the first is the program name) and returns the exit code.
 pub fn run(args: impl IntoIterator<Item = OsString>, cwd: &Path) -> i32 {
     let args: Vec<OsString> = args.into_iter().collect();
-    let cli = match Cli::try_parse_from(&args) {
+    let cli = match Cli::parse_from(&args) {
         Ok(cli) => cli,
-        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp => {
-            // A command's help leaves out the global options that mean nothing to it.
-            match crate::cli::command_help(&args) {
-                Some(help) => {
-                    let coloured = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-                    let text = if coloured {
-                        help.ansi().to_string()
-                    } else {
-                        help.to_string()
-                    };
-                    let _ = report::result(&text);
-                }
-                None => {
-                    let _ = e.print();
-                }
-            }
-            return exit::SUCCESS;
-        }
         Err(e) => {
-            // clap prints help and version on stdout with code 0, usage errors on stderr with 2.
+            // clap prints help and version on stdout with code 0, usage errors on stderr with 2; a
+            // command's help shows only the global options about what it does (`cli::help`).
             let _ = e.print();
             if let Some(note) =
                 crate::cli::flag_elsewhere(&e).or_else(|| crate::cli::passthrough_without_dashes(&args, &e))
@@ -51,19 +34,12 @@ pub fn run(args: impl IntoIterator<Item = OsString>, cwd: &Path) -> i32 {
             return e.exit_code();
         }
     };
+    // The terminal and the colours, resolved once (clap's own help and errors above follow the
+    // same `NO_COLOR` and `TERM=dumb`).
+    let console = Console::detect();
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-    // A dumb terminal (Emacs, some CI logs) shows escape codes as text: treat it as none.
-    let dumb = std::env::var("TERM").is_ok_and(|t| t == "dumb");
-    let style = Style::resolve(
-        cli.global.color,
-        no_color,
-        (
-            std::io::stdout().is_terminal() && !dumb,
-            std::io::stderr().is_terminal() && !dumb,
-        ),
-        cli.global.debug,
-    );
-    match dispatch(&cli, style, cwd) {
+    let style = Style::resolve(cli.global.color, no_color, console.colour(), cli.global.debug);
+    match dispatch(&cli, style, console, cwd) {
         Ok(code) => code,
         Err(e) => {
             report::error(style, &e);
@@ -72,8 +48,8 @@ pub fn run(args: impl IntoIterator<Item = OsString>, cwd: &Path) -> i32 {
     }
 }
 
-fn dispatch(cli: &Cli, style: Style, cwd: &Path) -> Result<i32, RunnerError> {
-    let settings = || Settings::resolve(flags(&cli.global), style, cwd);
+fn dispatch(cli: &Cli, style: Style, console: Console, cwd: &Path) -> Result<i32, RunnerError> {
+    let settings = || Settings::resolve(flags(&cli.global), style, console, cwd);
     match &cli.command {
         Command::Completions { shell } => {
             let mut buf = Vec::new();

@@ -103,7 +103,7 @@ pub(super) fn prepare(
         mode: Mode::Run,
         idle: plan.operation == Operation::Up && !fresh && up_to_date(s, t, plan),
     };
-    prepare::prepare(&request, &mut Terminal::new(), store)
+    prepare::prepare(&request, &mut Terminal::new(s.console), store)
 }
 
 /// The projects whose stack exists: those the run state knows, and those the preparation

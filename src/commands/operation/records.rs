@@ -195,7 +195,7 @@ pub(super) fn after(
     summary: &str,
 ) -> bool {
     if o.operation == Operation::Destroy && !o.pulumi.prune_kubeconfig && s.interactive {
-        offer_kubeconfig_prune(t, result);
+        offer_kubeconfig_prune(s, t, result);
     }
     if o.operation == Operation::Destroy && !result.failed() && !result.interrupted {
         report::info(&left_after_destroy(s, t, o, result));
