@@ -20,8 +20,8 @@ mod export;
 mod help;
 mod run;
 
-use export::EXPORT_EXAMPLES;
 pub(crate) use export::ExportArgs;
+use export::export_examples;
 use run::{DestroyArgs, DriftArgs, PreviewArgs, RefreshArgs, UpArgs};
 
 /// What a new user runs first, at the top of `runner --help`.
@@ -230,7 +230,7 @@ pub(crate) enum Command {
     /// Write the plan for another engine: PKO Stacks, CI pipelines, Argo Workflows, a KEBAP
     /// bundle synced by Argo CD, or a Backstage catalog (every edge of the plan; secrets only as references)
     #[command(
-        after_help = EXPORT_EXAMPLES,
+        after_help = export_examples(),
         subcommand_value_name = "FORMAT",
         subcommand_help_heading = "Formats",
         disable_help_subcommand = true
