@@ -3,47 +3,28 @@
 //! besides `cli` that sees clap's types.
 
 use std::ffi::OsString;
-use std::io::IsTerminal as _;
 use std::path::Path;
 
-use crate::cli::{Cli, Command, DayTwo, GlobalArgs, RunArgs};
+use crate::cli::{Cli, Command, DayTwo, GlobalArgs};
 use crate::commands;
 use crate::commands::logs::LogsOptions;
-use crate::commands::operation::{DEFAULT_PARALLEL, RunOptions};
+use crate::commands::operation::RunOptions;
 use crate::commands::output::OutputOptions;
 use crate::commands::show_plan::PlanOptions;
+use crate::config::terminal::Console;
 use crate::error::{RunnerError, exit};
-use crate::plan::Operation;
-use crate::pulumi::Drift;
 use crate::report::{self, Style};
 use crate::settings::{Flags, Settings};
-use clap::{CommandFactory as _, Parser as _};
+use clap::CommandFactory as _;
 
 /// Runs the runner with these arguments (the first is the program name) and returns the exit code.
 pub fn run(args: impl IntoIterator<Item = OsString>, cwd: &Path) -> i32 {
     let args: Vec<OsString> = args.into_iter().collect();
-    let cli = match Cli::try_parse_from(&args) {
+    let cli = match Cli::parse_from(&args) {
         Ok(cli) => cli,
-        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp => {
-            // A command's help leaves out the global options that mean nothing to it.
-            match crate::cli::command_help(&args) {
-                Some(help) => {
-                    let coloured = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-                    let text = if coloured {
-                        help.ansi().to_string()
-                    } else {
-                        help.to_string()
-                    };
-                    let _ = report::result(&text);
-                }
-                None => {
-                    let _ = e.print();
-                }
-            }
-            return exit::SUCCESS;
-        }
         Err(e) => {
-            // clap prints help and version on stdout with code 0, usage errors on stderr with 2.
+            // clap prints help and version on stdout with code 0, usage errors on stderr with 2; a
+            // command's help shows only the global options about what it does (`cli::help`).
             let _ = e.print();
             if let Some(note) =
                 crate::cli::flag_elsewhere(&e).or_else(|| crate::cli::passthrough_without_dashes(&args, &e))
@@ -53,19 +34,12 @@ pub fn run(args: impl IntoIterator<Item = OsString>, cwd: &Path) -> i32 {
             return e.exit_code();
         }
     };
+    // The terminal and the colours, resolved once (clap's own help and errors above follow the
+    // same `NO_COLOR` and `TERM=dumb`).
+    let console = Console::detect();
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-    // A dumb terminal (Emacs, some CI logs) shows escape codes as text: treat it as none.
-    let dumb = std::env::var("TERM").is_ok_and(|t| t == "dumb");
-    let style = Style::resolve(
-        cli.global.color,
-        no_color,
-        (
-            std::io::stdout().is_terminal() && !dumb,
-            std::io::stderr().is_terminal() && !dumb,
-        ),
-        cli.global.debug,
-    );
-    match dispatch(&cli, style, cwd) {
+    let style = Style::resolve(cli.global.color, no_color, console.colour(), cli.global.debug);
+    match dispatch(&cli, style, console, cwd) {
         Ok(code) => code,
         Err(e) => {
             report::error(style, &e);
@@ -74,8 +48,8 @@ pub fn run(args: impl IntoIterator<Item = OsString>, cwd: &Path) -> i32 {
     }
 }
 
-fn dispatch(cli: &Cli, style: Style, cwd: &Path) -> Result<i32, RunnerError> {
-    let settings = || Settings::resolve(flags(&cli.global), style, cwd);
+fn dispatch(cli: &Cli, style: Style, console: Console, cwd: &Path) -> Result<i32, RunnerError> {
+    let settings = || Settings::resolve(flags(&cli.global), style, console, cwd);
     match &cli.command {
         Command::Completions { shell } => {
             let mut buf = Vec::new();
@@ -125,44 +99,12 @@ fn dispatch(cli: &Cli, style: Style, cwd: &Path) -> Result<i32, RunnerError> {
             commands::write_result(&format!("runner {}\n", env!("CARGO_PKG_VERSION")))?;
             Ok(exit::SUCCESS)
         }
-        Command::Up(a) => {
-            let o = RunOptions {
-                fresh: a.fresh,
-                yes: a.yes,
-                ..run_options(Operation::Up, &a.run)?
-            };
-            run_plan(&settings()?, &o)
-        }
-        Command::Destroy(a) => {
-            let o = RunOptions {
-                prune_kubeconfig: a.prune_kubeconfig,
-                yes: a.yes,
-                ..run_options(Operation::Destroy, &a.run)?
-            };
-            run_plan(&settings()?, &o)
-        }
-        Command::Refresh(a) => {
-            let o = RunOptions {
-                yes: a.yes,
-                ..run_options(Operation::Refresh, &a.run)?
-            };
-            run_plan(&settings()?, &o)
-        }
-        Command::Preview(a) => {
-            let o = RunOptions {
-                expect_no_changes: a.expect_no_changes,
-                ..run_options(Operation::Preview, &a.run)?
-            };
-            run_plan(&settings()?, &o)
-        }
-        Command::Drift(a) => {
-            let o = RunOptions {
-                expect_no_changes: true,
-                drift: Some(Drift { refresh: a.refresh }),
-                ..run_options(Operation::Preview, &a.run)?
-            };
-            run_plan(&settings()?, &o)
-        }
+        // A run's options first: a file it is to write is refused before the workspace is read.
+        Command::Up(a) => run_plan(&a.resolve()?, &settings()?),
+        Command::Destroy(a) => run_plan(&a.resolve()?, &settings()?),
+        Command::Refresh(a) => run_plan(&a.resolve()?, &settings()?),
+        Command::Preview(a) => run_plan(&a.resolve()?, &settings()?),
+        Command::Drift(a) => run_plan(&a.resolve()?, &settings()?),
     }
 }
 
@@ -195,7 +137,7 @@ fn day_two(command: &DayTwo, s: &Settings) -> Result<i32, RunnerError> {
     }
 }
 
-fn run_plan(s: &Settings, options: &RunOptions) -> Result<i32, RunnerError> {
+fn run_plan(options: &RunOptions, s: &Settings) -> Result<i32, RunnerError> {
     neither_run_nor_left_out(&options.targets, &options.excludes)?;
     let target = s.stack_context(options.operation.as_str())?;
     commands::operation::run(s, &target, options)
@@ -210,34 +152,6 @@ fn neither_run_nor_left_out(targets: &[String], excludes: &[String]) -> Result<(
         )),
         None => Ok(()),
     }
-}
-
-/// The options every run shares; the ones of one operation are set by its caller. The files it
-/// is to write are looked at now: a wrong one is refused before anything runs.
-fn run_options(operation: Operation, args: &RunArgs) -> Result<RunOptions, RunnerError> {
-    let output = |flag: &str, path: &Option<std::path::PathBuf>| {
-        path.as_deref().map(|p| commands::named_output(flag, p)).transpose()
-    };
-    Ok(RunOptions {
-        operation,
-        targets: args.targets.clone(),
-        excludes: args.excludes.clone(),
-        only: args.only.clone(),
-        parallel: args.parallel.map_or(DEFAULT_PARALLEL, usize::from),
-        keep_going: args.keep_going,
-        fresh: false,
-        summary: output("--summary", &args.summary)?,
-        junit: output("--junit", &args.junit)?,
-        report: output("--report", &args.report)?,
-        prune_kubeconfig: false,
-        output: args.output,
-        yes: false,
-        expect_no_changes: false,
-        drift: None,
-        timeout: args.timeout,
-        grace: args.grace,
-        remove_stale_locks: args.remove_stale_locks,
-    })
 }
 
 fn flags(g: &GlobalArgs) -> Flags {

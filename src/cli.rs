@@ -1,6 +1,7 @@
 //! Command-line syntax (clap). Nothing outside this module and `app` sees clap: `app` resolves
-//! these structs into plain settings before any work; an export's flags (`export`) resolve
-//! themselves into their exporter's options.
+//! these structs into plain settings before any work; a run's flags (`run`) resolve themselves
+//! into the conductor's options, an export's (`export`) into their exporter's. clap prints every
+//! help from the same definition ([`command`], shaped by `help`), and so is the CLI reference.
 
 use std::path::PathBuf;
 
@@ -16,9 +17,12 @@ use crate::render::Format;
 use crate::report::{Banner, ColorChoice, OutputMode};
 
 mod export;
+mod help;
+mod run;
 
-use export::EXPORT_EXAMPLES;
 pub(crate) use export::ExportArgs;
+use export::export_examples;
+use run::{DestroyArgs, DriftArgs, PreviewArgs, RefreshArgs, UpArgs};
 
 /// What a new user runs first, at the top of `runner --help`.
 const FIRST_STEPS: &str = "\
@@ -92,6 +96,23 @@ pub(crate) struct Cli {
     pub global: GlobalArgs,
     #[command(subcommand)]
     pub command: Command,
+}
+
+impl Cli {
+    /// The command line parsed by [`command`]; clap's error (or the help or version asked for),
+    /// ready to print, otherwise.
+    pub(crate) fn parse_from(args: &[std::ffi::OsString]) -> Result<Cli, clap::Error> {
+        use clap::FromArgMatches as _;
+        let mut matches = command().try_get_matches_from(args)?;
+        Cli::from_arg_matches_mut(&mut matches).map_err(|e| e.format(&mut command()))
+    }
+}
+
+/// The runner's command line as it parses it and prints its help: [`Cli`]'s definition, each
+/// command's help showing only the global options about what it does ([`help`]).
+pub(crate) fn command() -> clap::Command {
+    use clap::CommandFactory as _;
+    Cli::command().mut_subcommands(|sub| sub.defer(help::shaped))
 }
 
 #[derive(Debug, Args)]
@@ -209,7 +230,7 @@ pub(crate) enum Command {
     /// Write the plan for another engine: PKO Stacks, CI pipelines, Argo Workflows, a KEBAP
     /// bundle synced by Argo CD, or a Backstage catalog (every edge of the plan; secrets only as references)
     #[command(
-        after_help = EXPORT_EXAMPLES,
+        after_help = export_examples(),
         subcommand_value_name = "FORMAT",
         subcommand_help_heading = "Formats",
         disable_help_subcommand = true
@@ -296,129 +317,6 @@ pub(crate) enum DayTwo {
     },
 }
 
-/// What every run takes.
-#[derive(Debug, Args)]
-pub(crate) struct RunArgs {
-    /// Only this project and what it needs (on destroy: what needs it); repeatable, or
-    /// separated by commas
-    #[arg(
-        short = 't',
-        long = "target",
-        value_name = "PROJECT",
-        value_delimiter = ',',
-        help_heading = "Selection"
-    )]
-    pub targets: Vec<String>,
-
-    /// Leave out this project and everything that cannot run without it: on up (refresh,
-    /// preview) what needs it or runs after it, on destroy what it needs (kept); repeatable, or
-    /// separated by commas
-    #[arg(
-        short = 'x',
-        long = "exclude",
-        value_name = "PROJECT",
-        value_delimiter = ',',
-        help_heading = "Selection"
-    )]
-    pub excludes: Vec<String>,
-
-    /// Only this project, alone: what it waits for must already be done (its needs deployed, on
-    /// destroy its dependents gone), which the backend must prove first (one CI job per project)
-    #[arg(long, value_name = "PROJECT", conflicts_with_all = ["targets", "excludes"], help_heading = "Selection")]
-    pub only: Option<String>,
-
-    /// Run at most N projects at once [default: 8]
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..), help_heading = "Running")]
-    pub parallel: Option<u16>,
-
-    /// After a failure, finish every branch that does not depend on it
-    #[arg(long, help_heading = "Running")]
-    pub keep_going: bool,
-
-    /// Also write the JSON summary of the run to FILE (always: .runner/last-run.json); `-` for
-    /// standard output. Checked before the run: a symbolic link or a directory is refused
-    #[arg(long, value_name = "FILE|-", help_heading = "Output")]
-    pub summary: Option<PathBuf>,
-
-    /// Also write the run as a `JUnit` XML report to FILE (one test case per planned project);
-    /// `-` for standard output, as for --summary
-    #[arg(long, value_name = "FILE|-", help_heading = "Output")]
-    pub junit: Option<PathBuf>,
-
-    /// Also write the run as one self-contained HTML file: the plan's graph, the timeline, each
-    /// project's result, the cause and log of each failure (opens with no network); `-` for
-    /// standard output, as for --summary
-    #[arg(long, value_name = "FILE|-", help_heading = "Output")]
-    pub report: Option<PathBuf>,
-
-    /// How progress is shown: `plain` prefixes every line with its project
-    #[arg(long, value_enum, default_value_t = OutputMode::Auto, help_heading = "Output")]
-    pub output: OutputMode,
-
-    /// Stop any project still running after DURATION (`45m`, `2h`), as Ctrl-C would; it ends as
-    /// `timed out` [default: each project's own `timeout`, else none]
-    #[arg(long, value_name = "DURATION", value_parser = duration, help_heading = "Stopping")]
-    pub timeout: Option<std::time::Duration>,
-
-    /// When a stack is locked by a process of this host that no longer runs, remove that lock
-    /// (never one of another host or of a running process) and try once more
-    #[arg(long, help_heading = "Running")]
-    pub remove_stale_locks: bool,
-
-    /// After Ctrl-C (or a timeout), how long projects get to stop before SIGTERM, and after
-    /// SIGTERM before SIGKILL
-    #[arg(long, value_name = "DURATION", value_parser = duration, default_value = "30s", help_heading = "Stopping")]
-    pub grace: std::time::Duration,
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct UpArgs {
-    #[command(flatten)]
-    pub run: RunArgs,
-
-    /// Run every project, even those unchanged since their last successful up
-    #[arg(long)]
-    pub fresh: bool,
-
-    /// Do not ask before running
-    #[arg(short = 'y', long)]
-    pub yes: bool,
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct DestroyArgs {
-    #[command(flatten)]
-    pub run: RunArgs,
-
-    /// Also remove the clusters, users and contexts `kubeconfig-merge` added
-    #[arg(long)]
-    pub prune_kubeconfig: bool,
-
-    /// Do not ask for the stack name (needed without a terminal)
-    #[arg(short = 'y', long)]
-    pub yes: bool,
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct RefreshArgs {
-    #[command(flatten)]
-    pub run: RunArgs,
-
-    /// Do not ask before running
-    #[arg(short = 'y', long)]
-    pub yes: bool,
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct PreviewArgs {
-    #[command(flatten)]
-    pub run: RunArgs,
-
-    /// Exit with code 6 when any project would change (a drift check for CI)
-    #[arg(long)]
-    pub expect_no_changes: bool,
-}
-
 #[derive(Debug, Args)]
 pub(crate) struct OutputArgs {
     /// The project
@@ -464,17 +362,6 @@ pub(crate) struct LogsArgs {
     /// has ended
     #[arg(short = 'f', long)]
     pub follow: bool,
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct DriftArgs {
-    #[command(flatten)]
-    pub run: RunArgs,
-
-    /// Read each stack's resources from the cloud first (`pulumi preview --refresh`), so
-    /// changes made outside Pulumi show too
-    #[arg(long)]
-    pub refresh: bool,
 }
 
 #[derive(Debug, Args)]
@@ -591,77 +478,6 @@ fn lower_case(s: &str) -> Result<String, String> {
     }
 }
 
-/// Whether a global option means anything to a command (by its name as typed, aliases
-/// resolved): its help leaves out those that do not. They are still accepted anywhere, as MARA's
-/// flags before the command must be (`runner -b boring status` parses, and does nothing).
-fn global_applies(option: &str, command: &str) -> bool {
-    const RUNS: [&str; 5] = ["up", "destroy", "refresh", "preview", "drift"];
-    match (option, command) {
-        (_, "version" | "completions" | "man") | ("stack", "list-providers") => false,
-        ("banner_type", c) => RUNS.contains(&c),
-        ("switch_stack", c) => RUNS.contains(&c) || matches!(c, "validate" | "export" | "pulumi"),
-        ("non_interactive", c) => RUNS.contains(&c) || matches!(c, "validate" | "output" | "pulumi"),
-        _ => true,
-    }
-}
-
-/// The help a command's (or its subcommand's: `export pko`) `-h` (short) or `--help`/`help
-/// COMMAND` (long) asked for, with only the global options that apply to it; `None` for the top-level help (or a command not found),
-/// which clap prints as it is.
-pub(crate) fn command_help(args: &[std::ffi::OsString]) -> Option<clap::builder::StyledStr> {
-    use clap::CommandFactory as _;
-    let words: Vec<&str> = args.iter().skip(1).filter_map(|a| a.to_str()).collect();
-    let mut cmd = Cli::command();
-    cmd.build();
-    // A global option that takes a value (`-s dev`): its value names no command.
-    let takes_value = |w: &str| {
-        cmd.get_arguments()
-            .filter(|a| a.is_global_set() && a.get_action().takes_values())
-            .any(|a| {
-                a.get_short().is_some_and(|s| w == format!("-{s}"))
-                    || a.get_long().is_some_and(|l| w == format!("--{l}"))
-            })
-    };
-    // The command, then its subcommand (`export pko`), as far as the words name them.
-    let mut path: Vec<&clap::Command> = Vec::new();
-    let mut long = words.contains(&"--help");
-    let mut rest = words.iter();
-    while let Some(w) = rest.next() {
-        if takes_value(w) {
-            rest.next();
-        } else if *w == "help" {
-            long = true;
-        } else if !w.starts_with('-') {
-            match path.last().copied().unwrap_or(&cmd).find_subcommand(w) {
-                Some(sub) => path.push(sub),
-                None => break,
-            }
-        }
-    }
-    let command = path.first()?.get_name();
-    let mut sub = applicable_globals(path.last()?, command);
-    Some(if long {
-        sub.render_long_help()
-    } else {
-        sub.render_help()
-    })
-}
-
-/// A built command (or a subcommand of it: `export pko`) with the global options that mean
-/// nothing to `command`, the top-level one, hidden from its help.
-fn applicable_globals(sub: &clap::Command, command: &str) -> clap::Command {
-    let hidden: Vec<String> = sub
-        .get_arguments()
-        .filter(|a| a.is_global_set() && !global_applies(a.get_id().as_str(), command))
-        .map(|a| a.get_id().to_string())
-        .collect();
-    let mut sub = sub.clone();
-    for id in hidden {
-        sub = sub.mut_arg(id, |a| a.hide(true));
-    }
-    sub
-}
-
 /// The width the CLI reference is wrapped at: what `--help` prints without a terminal.
 const REFERENCE_WIDTH: usize = 100;
 
@@ -677,26 +493,23 @@ reference` writes it again. What each command does, with examples, is in [Comman
 /// command's long help as `runner COMMAND --help` prints it without a terminal — only the global
 /// options that apply to it, plain text (no trailing blanks), wrapped at 100 columns.
 pub(crate) fn reference() -> String {
-    use clap::CommandFactory as _;
     use std::fmt::Write as _;
     fn section(out: &mut String, path: &str, help: &clap::builder::StyledStr) {
         let help = help.to_string();
         let lines: Vec<&str> = help.trim_end().lines().map(str::trim_end).collect();
         let _ = write!(out, "\n## `{path}`\n\n```text\n{}\n```\n", lines.join("\n"));
     }
-    // `top`: the top-level command whose subcommands these are (`export` for `export pko`).
-    fn commands(out: &mut String, parent: &str, top: Option<&str>, cmd: &clap::Command) {
+    fn commands(out: &mut String, parent: &str, cmd: &clap::Command) {
         for sub in cmd
             .get_subcommands()
             .filter(|s| !s.is_hide_set() && s.get_name() != "help")
         {
             let path = format!("{parent} {}", sub.get_name());
-            let command = top.unwrap_or(sub.get_name());
-            section(out, &path, &applicable_globals(sub, command).render_long_help());
-            commands(out, &path, Some(command), sub);
+            section(out, &path, &sub.clone().render_long_help());
+            commands(out, &path, sub);
         }
     }
-    let mut cmd = Cli::command().term_width(REFERENCE_WIDTH);
+    let mut cmd = command().term_width(REFERENCE_WIDTH);
     cmd.build();
     let mut out = String::from(REFERENCE_HEAD);
     // The top-level help is clap's own, as `app` prints it.
@@ -706,7 +519,7 @@ pub(crate) fn reference() -> String {
         .err()
         .map(|e| e.render());
     section(&mut out, "runner", &top.unwrap_or_default());
-    commands(&mut out, "runner", None, &cmd);
+    commands(&mut out, "runner", &cmd);
     out
 }
 
@@ -794,11 +607,9 @@ pub(crate) fn flag_elsewhere(e: &clap::Error) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use clap::CommandFactory as _;
-
     #[test]
     fn the_command_line_is_consistent() {
-        super::Cli::command().debug_assert();
+        super::command().debug_assert();
     }
 
     #[test]

@@ -4,13 +4,13 @@
 //! rules) and the environment every child sees. Nothing downstream reads flags or guesses.
 
 use std::collections::BTreeMap;
-use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 
 use crate::config::backend::BACKEND_VAR;
 use crate::config::env::Env;
 use crate::config::env_file::{self, ENVIRONMENT_FILE, EnvironmentFile};
 use crate::config::stackfile::{self, StackFile};
+use crate::config::terminal::Console;
 use crate::error::RunnerError;
 use crate::graph;
 use crate::provider::{self, FileKind, LoadError, Provider};
@@ -35,6 +35,8 @@ pub(crate) struct Flags {
 pub(crate) struct Settings {
     pub(crate) ws: Workspace,
     pub(crate) style: Style,
+    /// The terminal the runner was started at (the questions ask it as its kind allows).
+    pub(crate) console: Console,
     pub(crate) banner: Banner,
     /// A person can be asked: a terminal, not CI, no `--non-interactive`.
     pub(crate) interactive: bool,
@@ -64,20 +66,19 @@ pub(crate) struct StackContext {
 }
 
 impl Settings {
-    pub(crate) fn resolve(flags: Flags, style: Style, cwd: &Path) -> Result<Self, RunnerError> {
+    pub(crate) fn resolve(flags: Flags, style: Style, console: Console, cwd: &Path) -> Result<Self, RunnerError> {
         text_variables(std::env::vars_os())?;
         let ws = Workspace::locate(flags.workspace.as_deref(), cwd)?;
         crate::report::debug(style, &format!("workspace: {}", ws.root.display()));
         let ci = in_ci();
-        let terminal = std::io::stderr().is_terminal();
-        // A dumb terminal cannot redraw: it gets plain lines as they come.
-        let dumb = std::env::var("TERM").is_ok_and(|t| t == "dumb");
         Ok(Settings {
             ws,
             style,
+            console,
             banner: flags.banner,
-            interactive: !flags.non_interactive && !ci && std::io::stdin().is_terminal() && terminal,
-            live: !ci && terminal && !dumb,
+            interactive: !flags.non_interactive && !ci && console.stdin && console.stderr,
+            // A dumb terminal cannot redraw: it gets plain lines as they come.
+            live: !ci && console.redraws(),
             ci: CiSystem::detect(&|k| std::env::var(k).ok()),
             provider: flags.provider,
             stack: flags.stack,

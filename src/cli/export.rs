@@ -10,6 +10,7 @@ use clap::{Args, Subcommand};
 use super::ExportSource;
 use crate::commands::export::{Destination, Output, Request, Resolver};
 use crate::commands::operation::DEFAULT_PARALLEL;
+use crate::config::backend::Backend;
 use crate::error::RunnerError;
 use crate::export::argo::{self, ArgoOptions};
 use crate::export::backstage::{self, BackstageOptions};
@@ -20,27 +21,34 @@ use crate::export::pko::{self, Origin, PkoOptions};
 use crate::export::{Common, Export, Format, Repo, Revision};
 use crate::plan::Plan;
 
-/// The end of every export's help: what each needs besides its flags.
+/// The end of every export's help: examples, then what each needs besides its flags.
 macro_rules! export_help {
     ($($line:literal),* $(,)?) => {
-        concat!(
-            "Examples:\n",
-            $("  ", $line, "\n",)*
-            "\nEvery export needs a shared state backend: PULUMI_BACKEND_URL (s3://, gs://, azblob://,\n\
-             https://), never the workspace's file backend."
-        )
+        format!(concat!("Examples:\n", $("  ", $line, "\n",)* "\n{}"), backend_needed())
     };
 }
 
-pub(super) const EXPORT_EXAMPLES: &str = export_help!(
-    "runner export pko -p aws -s dev -o deploy/pko --namespace platform",
-    "runner export pko -p aws -s dev --source program --destroy-on-finalize",
-    "runner export github-actions -p do -s prod -o .github",
-    "runner export gitlab-ci -p linode -s dev -o -",
-    "runner export argo-workflows -p aws -s dev --parallel 4 --image registry.example/runner:1",
-    "runner export kebap -p aws -s dev -o deploy/kebap --esc-org acme",
-    "runner export backstage -p aws -s dev -o catalog",
-);
+/// What every export needs, in lines as long as the top-level help's.
+fn backend_needed() -> String {
+    let text = format!(
+        "Every export needs a shared state backend: PULUMI_BACKEND_URL ({}), never the workspace's file backend.",
+        Backend::shared_schemes()
+    );
+    super::wrap(text.split(' ').map(String::from), 88)
+}
+
+/// The end of `export`'s help.
+pub(super) fn export_examples() -> String {
+    export_help!(
+        "runner export pko -p aws -s dev -o deploy/pko --namespace platform",
+        "runner export pko -p aws -s dev --source program --destroy-on-finalize",
+        "runner export github-actions -p do -s prod -o .github",
+        "runner export gitlab-ci -p linode -s dev -o -",
+        "runner export argo-workflows -p aws -s dev --parallel 4 --image registry.example/runner:1",
+        "runner export kebap -p aws -s dev -o deploy/kebap --esc-org acme",
+        "runner export backstage -p aws -s dev -o catalog",
+    )
+}
 
 #[derive(Debug, Args)]
 pub(crate) struct ExportArgs {

@@ -29,7 +29,13 @@ pub(crate) struct OutputOptions {
 
 pub(crate) fn run(s: &Settings, t: &StackContext, o: &OutputOptions) -> Result<i32, RunnerError> {
     let project = super::project_of(t, &o.project, "`runner output`")?.clone();
-    let env = prepare::with_passphrase(&s.ws, &t.stack, t.env.clone(), s.interactive, &mut Terminal::new())?;
+    let env = prepare::with_passphrase(
+        &s.ws,
+        &t.stack,
+        t.env.clone(),
+        s.interactive,
+        &mut Terminal::new(s.console),
+    )?;
     let backend = Backend::of(&env);
     let engine = super::operation::pulumi_for(s, t, env);
     let runtime = tokio::runtime::Builder::new_current_thread()

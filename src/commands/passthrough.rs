@@ -78,7 +78,13 @@ pub(crate) fn run(s: &Settings, t: &StackContext, project: &str, args: &[String]
     let changes = changes_state(args);
     let by = format!("runner pulumi {} -- {}", project.name, before_end(args).join(" "));
     let _lock = changes.map(|_| WorkspaceLock::take(&s.ws, &t.run_dir)).transpose()?;
-    let env = prepare::with_passphrase(&s.ws, &t.stack, t.env.clone(), s.interactive, &mut Terminal::new())?;
+    let env = prepare::with_passphrase(
+        &s.ws,
+        &t.stack,
+        t.env.clone(),
+        s.interactive,
+        &mut Terminal::new(s.console),
+    )?;
     let engine = pulumi_for(s, t, env);
     let config_file = (!project.secrets_store).then(|| engine.config_file.display().to_string());
     let args = with_run_flags(args, &t.stack, config_file.as_deref());

@@ -1,7 +1,8 @@
 //! The state backend, `PULUMI_BACKEND_URL`, read in one place: which kind it is, where a file
 //! backend keeps its files (and a stack's locks), whether a passphrase keeps its secrets, whether
 //! machines other than this one reach it (an export's jobs: [`Backend::reachable_by`]), and how
-//! it is named to a person. A new scheme is a change here.
+//! it is named to a person, and the shared backends a person is pointed to. A new scheme is a
+//! change here.
 
 use std::path::{Path, PathBuf};
 
@@ -26,6 +27,25 @@ pub(crate) enum Backend {
 }
 
 impl Backend {
+    /// The buckets a person who must set a backend more than one machine reaches is pointed to,
+    /// by example (their secrets kept with a passphrase); every message and help that names the
+    /// shared backends takes them from here and [`Self::SHARED_SERVICE`].
+    pub(crate) const SHARED_BUCKETS: [&str; 3] = ["s3://BUCKET", "gs://BUCKET", "azblob://CONTAINER"];
+
+    /// The shared service by example: Pulumi Cloud.
+    pub(crate) const SHARED_SERVICE: &str = "https://api.pulumi.com";
+
+    /// The shared backends' schemes: `s3://, gs://, azblob://, https://`.
+    pub(crate) fn shared_schemes() -> String {
+        Self::SHARED_BUCKETS
+            .iter()
+            .chain([&Self::SHARED_SERVICE])
+            .filter_map(|example| example.split_once("://"))
+            .map(|(scheme, _)| format!("{scheme}://"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
     /// The backend every child of this environment uses.
     pub(crate) fn of(env: &Env) -> Self {
         match env.get(BACKEND_VAR) {
@@ -121,6 +141,19 @@ impl Backend {
     pub(crate) fn lock_dir(&self, project: &str, stack: &str) -> Option<PathBuf> {
         Some(self.dir()?.join(".pulumi/locks/organization").join(project).join(stack))
     }
+}
+
+/// The warning of a CI job whose state is in the workspace's own file backend, which goes with
+/// the job's checkout, and the fix.
+pub(crate) fn lost_with_the_job() -> String {
+    format!(
+        "this CI job keeps the Pulumi state in the workspace's own file backend (.pulumi-state), \
+         which is lost when the job ends: the next job will not know what this one deployed\n  \
+         fix: set {BACKEND_VAR} in the job's environment to a backend that outlives it: \
+         {} (with PULUMI_CONFIG_PASSPHRASE), or {} for Pulumi Cloud (with PULUMI_ACCESS_TOKEN)",
+        Backend::SHARED_BUCKETS.join(", "),
+        Backend::SHARED_SERVICE
+    )
 }
 
 /// How the jobs of an export reach the backend ([`Backend::reachable_by`]).
@@ -248,6 +281,22 @@ mod tests {
                 .starts_with("create the directory (`mkdir -p /srv/state`)")
         );
         assert!(cloud.reach_fix().starts_with("run `pulumi login`"));
+    }
+
+    #[test]
+    fn the_shared_backends_a_person_is_pointed_to_are_of_their_kind() {
+        for bucket in Backend::SHARED_BUCKETS {
+            assert!(matches!(Backend::parse(bucket), Backend::Bucket(_)), "{bucket}");
+        }
+        assert!(matches!(
+            Backend::parse(Backend::SHARED_SERVICE),
+            Backend::Service(Some(_))
+        ));
+        assert_eq!(Backend::shared_schemes(), "s3://, gs://, azblob://, https://");
+        assert!(lost_with_the_job().contains(
+            "outlives it: s3://BUCKET, gs://BUCKET, azblob://CONTAINER (with PULUMI_CONFIG_PASSPHRASE), or \
+             https://api.pulumi.com for Pulumi Cloud"
+        ));
     }
 
     #[test]

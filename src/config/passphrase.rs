@@ -129,14 +129,24 @@ fn salt_in(path: &Path) -> Option<Salt> {
     })
 }
 
-/// The key derivation's round count: the stand-in's (its test switch) only in a build for tests;
-/// a release build, what `cargo install` makes, uses the real CLI's, whatever is set.
-pub(crate) fn rounds() -> u32 {
-    if cfg!(debug_assertions) {
-        pulumi_passphrase::rounds()
-    } else {
-        pulumi_passphrase::ROUNDS
-    }
+/// The key derivation's round count, decided once: the real CLI's. Only a build for tests (with
+/// debug assertions, as `cargo test` builds it; never a release build, what `cargo install`
+/// makes) takes the stand-in's `PULUMI_STANDIN_KDF_ITERATIONS`, the fewer rounds its salts are
+/// made with when the tests set it.
+fn rounds() -> u32 {
+    static ROUNDS: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *ROUNDS.get_or_init(|| {
+        let standin = || {
+            std::env::var("PULUMI_STANDIN_KDF_ITERATIONS")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .filter(|n| *n > 0)
+        };
+        cfg!(debug_assertions)
+            .then(standin)
+            .flatten()
+            .unwrap_or(pulumi_passphrase::ROUNDS)
+    })
 }
 
 /// The values of a stack file's secrets, opened in memory on demand (one key derivation, the

@@ -1,5 +1,8 @@
-//! Questions at a terminal (on standard error, answers from the keyboard), with `dialoguer`,
-//! or as plain lines on a dumb terminal.
+//! The terminal the runner was started at ([`Console`]: read once, before anything prints), and
+//! questions at it (on standard error, answers from the keyboard), with `dialoguer`, or as plain
+//! lines on a dumb terminal.
+
+use std::io::IsTerminal as _;
 
 use dialoguer::theme::SimpleTheme;
 use dialoguer::{Input, Password};
@@ -7,16 +10,66 @@ use dialoguer::{Input, Password};
 use super::questions::Ask;
 use crate::exec::signals::{self, OnInterrupt};
 
+/// The runner's standard streams as the process got them: which are terminals, and of what kind.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Console {
+    /// Standard input is a terminal: a person can type an answer.
+    pub(crate) stdin: bool,
+    /// Standard output is a terminal.
+    pub(crate) stdout: bool,
+    /// Standard error is a terminal: questions, progress and notes are seen as they come.
+    pub(crate) stderr: bool,
+    pub(crate) kind: TermKind,
+}
+
+/// What the terminal can show, from `TERM`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TermKind {
+    /// `TERM=dumb` (Emacs's shell, some CI logs): escape codes show as text, so no colour, no
+    /// redrawing, and questions as plain lines.
+    Dumb,
+    Capable,
+}
+
+impl Console {
+    /// The streams and `TERM` of this process.
+    pub(crate) fn detect() -> Self {
+        Console {
+            stdin: std::io::stdin().is_terminal(),
+            stdout: std::io::stdout().is_terminal(),
+            stderr: std::io::stderr().is_terminal(),
+            kind: if std::env::var("TERM").is_ok_and(|t| t == "dumb") {
+                TermKind::Dumb
+            } else {
+                TermKind::Capable
+            },
+        }
+    }
+
+    /// Whether standard output and standard error can show colour: terminals, not dumb ones.
+    pub(crate) fn colour(self) -> (bool, bool) {
+        let capable = self.kind == TermKind::Capable;
+        (self.stdout && capable, self.stderr && capable)
+    }
+
+    /// Whether progress can be drawn and redrawn on standard error.
+    pub(crate) fn redraws(self) -> bool {
+        self.colour().1
+    }
+}
+
 /// Asks at the terminal. While it lives, Ctrl-C restores the terminal (a hidden prompt turns
 /// echo off) and ends the runner with exit 130, saying `no answer was written`.
 pub(crate) struct Terminal {
+    /// A dumb terminal: the questions are plain lines.
+    plain: bool,
     guard: Option<OnInterrupt>,
     #[cfg(unix)]
     saved: Option<nix::sys::termios::Termios>,
 }
 
 impl Terminal {
-    pub(crate) fn new() -> Self {
+    pub(crate) fn new(console: Console) -> Self {
         #[cfg(unix)]
         let saved = nix::sys::termios::tcgetattr(std::io::stdin()).ok();
         #[cfg(unix)]
@@ -25,6 +78,7 @@ impl Terminal {
         let restore = None;
         let guard = signals::hub().on_interrupt(move || leave(restore.as_ref()));
         Terminal {
+            plain: console.kind == TermKind::Dumb,
             guard: Some(guard),
             #[cfg(unix)]
             saved,
@@ -76,7 +130,7 @@ impl Terminal {
 
     /// One hidden entry (empty allowed): `dialoguer`'s, or a plain line on a dumb terminal.
     fn hidden_entry(&self, prompt: &str) -> std::io::Result<String> {
-        if dumb_terminal() {
+        if self.plain {
             return self.hidden_line(prompt);
         }
         Password::with_theme(&SimpleTheme)
@@ -110,10 +164,6 @@ fn again_of(question: &str) -> String {
 /// What an empty answer to a question without a default is told.
 const REQUIRED: &str = "an answer is required (Ctrl-C stops: nothing is written)";
 
-fn dumb_terminal() -> bool {
-    std::env::var("TERM").is_ok_and(|t| t == "dumb")
-}
-
 /// The terminal as it was before the questions (echo back on), and what was left undone.
 #[cfg(unix)]
 fn leave(saved: Option<&nix::sys::termios::Termios>) {
@@ -128,12 +178,6 @@ fn leave(_: Option<&()>) {
     crate::report::info("\ninterrupted: no answer was written");
 }
 
-impl Default for Terminal {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl Ask for Terminal {
     fn text(
         &mut self,
@@ -141,7 +185,7 @@ impl Ask for Terminal {
         default: Option<&str>,
         check: &super::questions::AnswerCheck<'_>,
     ) -> std::io::Result<String> {
-        if dumb_terminal() {
+        if self.plain {
             let prompt = match default {
                 Some(d) => format!("{question} [{d}]: "),
                 None => format!("{question}: "),

@@ -65,7 +65,7 @@ impl Pulumi {
     /// `Some` end (or failure) when there is nothing deployed to check: no such stack, or one
     /// without resources (made to store secrets, say, but never deployed).
     pub(super) async fn select_deployed(&self, job: &Job, control: &Control) -> Option<JobEnd> {
-        self.drift?;
+        self.flags.drift?;
         match self.select(job, control, false).await {
             Ok(true) => self.undeployed(job, control).await,
             Ok(false) => Some(not_deployed(Because::NoStack {

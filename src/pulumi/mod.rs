@@ -53,19 +53,28 @@ pub(crate) struct Pulumi {
     /// Scratch files (event logs, hook inputs, removed after use) and hook records.
     pub(crate) run_dir: RunDir,
     pub(crate) redactor: Redactor,
+    /// What the command line asks of every `pulumi` of the run.
+    pub(crate) flags: RunFlags,
+    /// Projects whose stack exists (the run state says so, or the preparation created it): their
+    /// operation runs without a `stack select` first.
+    pub(crate) known_stacks: BTreeSet<String>,
+    /// Projects whose `up` refreshes first (`--refresh`): a drift check found their stack
+    /// changed, maybe outside Pulumi, which an `up` of the recorded state would not see.
+    pub(crate) refresh_first: BTreeSet<String>,
+}
+
+/// What the command line asks of every `pulumi` a run starts: resolved once with the run's other
+/// options (`cli::run`) and handed to the engine whole. A flag that becomes an argument of
+/// `pulumi` is a field here and its argument in [`Pulumi::run_operation`].
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct RunFlags {
     /// `destroy --prune-kubeconfig`: remove what `kubeconfig-merge` added.
     pub(crate) prune_kubeconfig: bool,
     /// `--remove-stale-locks`: a stack lock left by a process of this host that no longer runs
     /// is removed, and the operation tried again once.
     pub(crate) remove_stale_locks: bool,
-    /// Projects whose stack exists (the run state says so, or the preparation created it): their
-    /// operation runs without a `stack select` first.
-    pub(crate) known_stacks: BTreeSet<String>,
     /// `drift`: previews are drift checks (see [`Drift`]).
     pub(crate) drift: Option<Drift>,
-    /// Projects whose `up` refreshes first (`--refresh`): a drift check found their stack
-    /// changed, maybe outside Pulumi, which an `up` of the recorded state would not see.
-    pub(crate) refresh_first: BTreeSet<String>,
 }
 
 impl Pulumi {
@@ -197,7 +206,7 @@ impl Pulumi {
         if op != Operation::Preview {
             args.extend(["--yes", "--skip-preview"]);
         }
-        args.extend(drift::flags(self.drift));
+        args.extend(drift::flags(self.flags.drift));
         if op == Operation::Up && self.refresh_first.contains(name) {
             args.push("--refresh");
         }
@@ -225,7 +234,7 @@ impl Pulumi {
             return end;
         }
         // A drift check has selected the stack already.
-        let known = self.drift.is_some() || self.known_stacks.contains(name);
+        let known = self.flags.drift.is_some() || self.known_stacks.contains(name);
         if !known {
             match self.ensure_stack(job, control).await {
                 Ok(true) => {}
@@ -280,7 +289,7 @@ impl Pulumi {
             ..JobEnd::ended(Status::Succeeded)
         };
         if op == Operation::Destroy
-            && self.prune_kubeconfig
+            && self.flags.prune_kubeconfig
             && job.project.merges_kubeconfig()
             && let Err(e) = self.prune(job, control)
         {
@@ -319,7 +328,7 @@ impl Pulumi {
     ) -> Option<JobEnd> {
         let op = job.operation;
         let said = log.said(&end.stderr);
-        if drift::conflicts_found(self.drift, end, &said, changes, |conflicts| {
+        if drift::conflicts_found(self.flags.drift, end, &said, changes, |conflicts| {
             let _ = control.events.send(Event::Note {
                 project: Some(job.project.name.clone()),
                 level: Level::Warning,
@@ -328,7 +337,7 @@ impl Pulumi {
         }) {
             return None;
         }
-        if end.code != Some(0) && !drift::found(self.drift, end, changes) {
+        if end.code != Some(0) && !drift::found(self.flags.drift, end, changes) {
             let what = format!("pulumi {}", op.as_str());
             return Some(JobEnd::failed(self.explained(
                 job,
@@ -336,7 +345,7 @@ impl Pulumi {
                 &said,
             )));
         }
-        if end.code == Some(0) && !log.errors.is_empty() && self.drift.is_none() {
+        if end.code == Some(0) && !log.errors.is_empty() && self.flags.drift.is_none() {
             let cause = format!("exited 0, but reported an error:\n{}", log.errors.join("\n"));
             return Some(JobEnd::failed(Failure::of(format!("pulumi {}", op.as_str()), cause)));
         }
@@ -361,7 +370,7 @@ impl Pulumi {
     /// processes of this host that no longer run: those locks removed, each said. `None` when
     /// there is nothing this may remove.
     async fn remove_stale_locks(&self, job: &Job, control: &Control, stderr: &str) -> Option<Result<(), JobEnd>> {
-        if !self.remove_stale_locks {
+        if !self.flags.remove_stale_locks {
             return None;
         }
         let held = locks::all_stale(stderr)?;

@@ -7,7 +7,9 @@
 //!
 //! A crate of its own so that the key derivation, a million rounds, is compiled optimised in
 //! every profile (the workspace's `Cargo.toml` says so): the runner checks a passphrase before
-//! its first project starts, and its test double of `pulumi` keeps secrets the same way.
+//! its first project starts, and its test double of `pulumi` keeps secrets the same way. The
+//! round count is the caller's to give ([`ROUNDS`] is the real CLI's): the crate reads no
+//! environment.
 
 use std::fmt;
 
@@ -18,20 +20,6 @@ use base64::engine::general_purpose::STANDARD as B64;
 
 /// The real CLI's round count.
 pub const ROUNDS: u32 = 1_000_000;
-
-/// The round count of the runner's test double of `pulumi`: [`ROUNDS`], unless
-/// `PULUMI_STANDIN_KDF_ITERATIONS` (its test switch, which the tests set so that hundreds of
-/// processes stay fast) lowers it; salts made with it open only with the same count. Read here
-/// alone, so the double and a test build of the runner's passphrase check agree; a release
-/// build of the runner uses [`ROUNDS`] whatever is set.
-#[must_use]
-pub fn rounds() -> u32 {
-    std::env::var("PULUMI_STANDIN_KDF_ITERATIONS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|n| *n > 0)
-        .unwrap_or(ROUNDS)
-}
 
 /// What the value `"pulumi"` encrypts to in an `encryptionsalt`: the passphrase check.
 const CHECK: &str = "pulumi";

@@ -54,10 +54,13 @@ fn shared_backend(root: &Path, url: &str, format: Format) -> Result<String, Runn
                 "`export {}` needs a state backend every engine reaches: {why}",
                 format.as_str()
             ),
-            "set PULUMI_BACKEND_URL (in the environment or config/pulumi/environment) to a shared backend — \
-             s3://BUCKET, gs://BUCKET, azblob://CONTAINER or https://api.pulumi.com (for gitlab-ci also a \
-             file:///DIR every runner mounts, outside the repository) — and move the stacks there \
-             (`pulumi stack export` / `pulumi stack import`, or `runner up` again)",
+            format!(
+                "set PULUMI_BACKEND_URL (in the environment or config/pulumi/environment) to a shared backend — \
+                 {} or {} (for gitlab-ci also a file:///DIR every runner mounts, outside the repository) — and \
+                 move the stacks there (`pulumi stack export` / `pulumi stack import`, or `runner up` again)",
+                Backend::SHARED_BUCKETS.join(", "),
+                Backend::SHARED_SERVICE
+            ),
         ))
     };
     if url == format!("file://{}", root.join(".pulumi-state").display()) {

@@ -19,13 +19,7 @@ use crate::settings::{Settings, StackContext};
 /// before anything runs, with the fix.
 pub(super) fn warn_lost_backend(s: &Settings, t: &StackContext) {
     if s.ci.is_some() && t.default_backend {
-        report::warning(
-            "this CI job keeps the Pulumi state in the workspace's own file backend (.pulumi-state), \
-             which is lost when the job ends: the next job will not know what this one deployed\n  \
-             fix: set PULUMI_BACKEND_URL in the job's environment to a backend that outlives it: \
-             s3://BUCKET, gs://BUCKET, azblob://CONTAINER (with PULUMI_CONFIG_PASSPHRASE), or \
-             https://api.pulumi.com for Pulumi Cloud (with PULUMI_ACCESS_TOKEN)",
-        );
+        report::warning(&crate::config::backend::lost_with_the_job());
     }
 }
 

@@ -48,7 +48,7 @@ pub(super) fn go_ahead(
     // An `up` with nothing to do asks nothing: there is nothing to agree to.
     let nothing = pending.is_some_and(|p| !p.is_empty() && p.iter().all(|(_, p)| !p.runs));
     if s.interactive && !o.yes && !nothing {
-        return confirm(t, plan, ready, runs.as_deref());
+        return confirm(s, t, plan, ready, runs.as_deref());
     }
     if let Some(line) = &runs {
         report::info(line);
@@ -112,13 +112,19 @@ pub(super) fn what_runs(plan: &Plan<'_>, pending: &[(String, Pending)]) -> Optio
 
 /// At a terminal, what the run will do, and the question: the stack name typed for destroy,
 /// yes or no for up and refresh. Preview changes nothing and asks nothing.
-pub(super) fn confirm(t: &StackContext, plan: &Plan<'_>, ready: &Ready, runs: Option<&str>) -> Result<(), RunnerError> {
+pub(super) fn confirm(
+    s: &Settings,
+    t: &StackContext,
+    plan: &Plan<'_>,
+    ready: &Ready,
+    runs: Option<&str>,
+) -> Result<(), RunnerError> {
     let backend = Backend::of(&ready.env);
     let io = |source| RunnerError::Io {
         context: "cannot read the answer from the terminal".into(),
         source,
     };
-    let mut terminal = Terminal::new();
+    let mut terminal = Terminal::new(s.console);
     let confirmed = match plan.operation {
         Operation::Preview => true,
         Operation::Destroy => {
@@ -161,7 +167,7 @@ pub(super) fn confirm(t: &StackContext, plan: &Plan<'_>, ready: &Ready, runs: Op
 
 /// After an interactive destroy: offer to remove the kubeconfig entries `kubeconfig-merge` added
 /// for each cluster project destroyed (with `--prune-kubeconfig` this happens without asking).
-pub(super) fn offer_kubeconfig_prune(t: &StackContext, result: &RunResult) {
+pub(super) fn offer_kubeconfig_prune(s: &Settings, t: &StackContext, result: &RunResult) {
     let merges: BTreeSet<&str> = t
         .provider
         .projects
@@ -174,7 +180,7 @@ pub(super) fn offer_kubeconfig_prune(t: &StackContext, result: &RunResult) {
             continue;
         }
         let question = format!("{name} is destroyed: remove its cluster, user and context from your kubeconfig?");
-        if Terminal::new().confirm(&question).unwrap_or(false) {
+        if Terminal::new(s.console).confirm(&question).unwrap_or(false) {
             match pulumi::prune_kubeconfig(&t.run_dir, name) {
                 Ok(Some(message)) => report::info(&message),
                 Ok(None) => {}

@@ -17,7 +17,7 @@ use crate::error::RunnerError;
 use crate::exec::{self, Event, Options, Resume, RunResult};
 use crate::plan::{Operation, Plan};
 use crate::provider::Project;
-use crate::pulumi::{Pulumi, Redactor, Store};
+use crate::pulumi::{Pulumi, Redactor, RunFlags, Store};
 use crate::runstate::RunState;
 use crate::settings::{Settings, StackContext};
 
@@ -43,11 +43,9 @@ pub(super) fn engine(
     Pulumi {
         config_file: ready.config_file,
         redactor,
-        prune_kubeconfig: o.prune_kubeconfig,
-        remove_stale_locks: o.remove_stale_locks,
+        flags: o.pulumi,
         known_stacks,
         refresh_first,
-        drift: o.drift,
         ..pulumi_for(s, t, ready.env)
     }
 }
@@ -65,11 +63,9 @@ pub(crate) fn pulumi_for(s: &Settings, t: &StackContext, env: Env) -> Pulumi {
         env,
         run_dir: t.run_dir.clone(),
         redactor: Redactor::default(),
-        prune_kubeconfig: false,
-        remove_stale_locks: false,
+        flags: RunFlags::default(),
         known_stacks: BTreeSet::new(),
         refresh_first: BTreeSet::new(),
-        drift: None,
     }
 }
 
@@ -107,7 +103,7 @@ pub(super) fn prepare(
         mode: Mode::Run,
         idle: plan.operation == Operation::Up && !fresh && up_to_date(s, t, plan),
     };
-    prepare::prepare(&request, &mut Terminal::new(), store)
+    prepare::prepare(&request, &mut Terminal::new(s.console), store)
 }
 
 /// The projects whose stack exists: those the run state knows, and those the preparation

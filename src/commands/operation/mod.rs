@@ -20,7 +20,7 @@ use crate::error::{RunnerError, exit};
 use crate::exec::{self, Options, RunResult, would_change};
 use crate::fs::Output;
 use crate::plan::Operation;
-use crate::pulumi::{Drift, Store};
+use crate::pulumi::{RunFlags, Store};
 use crate::report::live::Live;
 use crate::report::logs::Logs;
 use crate::report::plain::Plain;
@@ -39,9 +39,8 @@ use selection::plan;
 /// its own plugins in memory; 8 covers the widest wave of the reference graphs.
 pub(crate) const DEFAULT_PARALLEL: usize = 8;
 
-/// What the command line asked of this run.
-// Independent switches, each a flag of its own on the command line.
-#[allow(clippy::struct_excessive_bools)]
+/// What the command line asked of this run, resolved once from its command's flags
+/// (`cli::run`).
 #[derive(Debug, Clone)]
 pub(crate) struct RunOptions {
     pub(crate) operation: Operation,
@@ -61,21 +60,28 @@ pub(crate) struct RunOptions {
     pub(crate) junit: Option<Output>,
     /// `--report FILE`: the run as an HTML file.
     pub(crate) report: Option<Output>,
-    pub(crate) prune_kubeconfig: bool,
     pub(crate) output: OutputMode,
     /// Run without asking at the terminal (and, for destroy, allowed without one).
     pub(crate) yes: bool,
-    /// Preview: exit with [`exit::CHANGES`] when any project would change.
-    pub(crate) expect_no_changes: bool,
+    /// What changes a preview finds mean to the exit code.
+    pub(crate) changes: Changes,
     /// How long any project may run.
     pub(crate) timeout: Option<Duration>,
-    /// A stack lock left by a process of this host that no longer runs is removed.
-    pub(crate) remove_stale_locks: bool,
     /// How long a project gets to stop before the next, harder signal.
     pub(crate) grace: Duration,
-    /// `drift`: the previews are drift checks of what the backend holds (this implies
-    /// `expect_no_changes`).
-    pub(crate) drift: Option<Drift>,
+    /// What every `pulumi` of the run is asked (`drift`: the previews are drift checks of what
+    /// the backend holds), handed to the engine whole.
+    pub(crate) pulumi: RunFlags,
+}
+
+/// What changes a preview finds mean to the run's exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Changes {
+    /// Shown; the run succeeds.
+    Allowed,
+    /// `preview --expect-no-changes`, and every drift check: [`exit::CHANGES`] when any project
+    /// would change.
+    Unexpected,
 }
 
 pub(crate) fn run(s: &Settings, t: &StackContext, o: &RunOptions) -> Result<i32, RunnerError> {
@@ -93,7 +99,7 @@ pub(crate) fn run(s: &Settings, t: &StackContext, o: &RunOptions) -> Result<i32,
     crate::fs::remove_stale_temporaries(&t.run_dir.stack_dir());
     // From here until the first project starts, Ctrl-C ends the runner at once.
     let _interrupt = exec::signals::hub().on_interrupt(|| report::info("\ninterrupted: no project was started"));
-    let store = Store::new(PathBuf::from("pulumi"), &t.stack, o.remove_stale_locks);
+    let store = Store::new(PathBuf::from("pulumi"), &t.stack, o.pulumi.remove_stale_locks);
     let mut ready = prepare(s, t, &plan, o.fresh, &store)?;
     let (state, digests) = open_records(s, t, &ready)?;
     // The passphrase's check runs while the run is readied: its verdict is taken before a
@@ -138,7 +144,7 @@ pub(crate) fn run(s: &Settings, t: &StackContext, o: &RunOptions) -> Result<i32,
     );
 
     prediction.say(&plan);
-    let drift = o.drift.is_some();
+    let drift = o.pulumi.drift.is_some();
     let lines = Plain::new(&plan, s.banner, s.style.debug)
         .grouped(s.ci)
         .sources(ci_reports::project_dirs(s, &plan))
@@ -170,7 +176,7 @@ fn exit_code(o: &RunOptions, result: &RunResult) -> i32 {
         exit::INTERRUPTED
     } else if result.failed() {
         exit::FAILED
-    } else if o.expect_no_changes && result.results.iter().any(|(_, f)| would_change(&f.changes)) {
+    } else if o.changes == Changes::Unexpected && result.results.iter().any(|(_, f)| would_change(&f.changes)) {
         exit::CHANGES
     } else {
         exit::SUCCESS

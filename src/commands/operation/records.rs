@@ -83,7 +83,7 @@ pub(super) fn prediction(
         .map(|(name, _)| name.clone())
         .collect();
     // A drift check previews whatever the backend holds.
-    let deployed = if o.drift.is_some() {
+    let deployed = if o.pulumi.drift.is_some() {
         plan.order.iter().map(|&i| plan.name(i).to_string()).collect()
     } else {
         state.deployed()
@@ -104,7 +104,7 @@ pub(super) fn learn(t: &StackContext, mut history: History, operation: Operation
 /// What a preview may look at: only projects whose upstream stacks are deployed; a drift check
 /// asks the backend instead, not what this workspace's runs recorded (a CI job has none).
 pub(super) fn deployed_for_preview(plan: &Plan<'_>, o: &RunOptions, state: &RunState) -> Option<BTreeSet<String>> {
-    (o.operation == Operation::Preview && !plan.only && o.drift.is_none()).then(|| state.deployed())
+    (o.operation == Operation::Preview && !plan.only && o.pulumi.drift.is_none()).then(|| state.deployed())
 }
 
 /// Past runs weigh the plan: the provider with each project's learned duration as its estimate
@@ -178,7 +178,7 @@ fn left_after_destroy(s: &Settings, t: &StackContext, o: &RunOptions, result: &R
         })
         .map(|(name, _)| name.as_str())
         .collect();
-    if !o.prune_kubeconfig && !s.interactive && !kept.is_empty() {
+    if !o.pulumi.prune_kubeconfig && !s.interactive && !kept.is_empty() {
         let _ = write!(
             text,
             "\nThe kubeconfig keeps the cluster, user and context that {} merged into it: a destroy with \
@@ -202,13 +202,13 @@ pub(super) fn after(
     history: History,
     summary: &Summary,
 ) -> bool {
-    if o.operation == Operation::Destroy && !o.prune_kubeconfig && s.interactive {
-        offer_kubeconfig_prune(t, result);
+    if o.operation == Operation::Destroy && !o.pulumi.prune_kubeconfig && s.interactive {
+        offer_kubeconfig_prune(s, t, result);
     }
     if o.operation == Operation::Destroy && !result.failed() && !result.interrupted {
         report::info(&left_after_destroy(s, t, o, result));
     }
-    let verdict = (o.drift.is_some() && !result.interrupted).then(|| drift_verdict(result));
+    let verdict = (o.pulumi.drift.is_some() && !result.interrupted).then(|| drift_verdict(result));
     if let Some(v) = &verdict {
         report::info(&format!("\n{v}"));
     }
@@ -239,7 +239,7 @@ pub(super) fn after(
         .any(|(_, f)| f.status == crate::exec::Status::Succeeded && crate::exec::would_change(&f.changes));
     if o.operation == Operation::Preview && would_change && !result.interrupted && !result.failed() {
         let up = format!("runner up -p {} -s {}", t.provider.name, t.stack);
-        report::info(&if o.drift.is_some() {
+        report::info(&if o.pulumi.drift.is_some() {
             format!(
                 "Next: `{up}` sets the declared values back (it refreshes the drifted projects first), or change their programs or configuration to match what is deployed."
             )
@@ -255,7 +255,7 @@ pub(super) fn after(
     }
     let asked = ci_reports::Asked {
         junit: o.junit.as_ref(),
-        drift: o.drift.is_some(),
+        drift: o.pulumi.drift.is_some(),
         verdict: verdict.as_deref(),
     };
     ci_reports::reports(s, t, asked, (plan, result), (started, total), summary);

@@ -32,13 +32,13 @@ pub fn passphrase() -> Result<String, Failure> {
 impl Crypter {
     /// A new salt for a new stack: returns the crypter and the `encryptionsalt` string.
     pub fn new_salt(passphrase: &str) -> (Self, String) {
-        let (c, salt) = pulumi_passphrase::Crypter::new_salt(passphrase, pulumi_passphrase::rounds());
+        let (c, salt) = pulumi_passphrase::Crypter::new_salt(passphrase, crate::switches::kdf_rounds());
         (Crypter(c), salt)
     }
 
     /// Opens an existing `encryptionsalt`, checking the passphrase against it.
     pub fn open(passphrase: &str, salt: &str) -> Result<Self, Failure> {
-        match pulumi_passphrase::Crypter::open(passphrase, salt, pulumi_passphrase::rounds()) {
+        match pulumi_passphrase::Crypter::open(passphrase, salt, crate::switches::kdf_rounds()) {
             Ok(c) => Ok(Crypter(c)),
             Err(pulumi_passphrase::Error::Incorrect) => Err(fail("incorrect passphrase")),
             Err(_) => Err(fail(format!("invalid encryption salt: {salt}"))),

@@ -55,6 +55,17 @@ pub fn slow_cancel(project: &str) -> bool {
     matches(&entries("PULUMI_STANDIN_SLOW_CANCEL"), project, "")
 }
 
+/// `PULUMI_STANDIN_KDF_ITERATIONS=N`: the key derivation's rounds, fewer than the real CLI's so
+/// that hundreds of processes stay fast; salts made with them open only with the same count
+/// (which a test build of the runner reads too, for its passphrase check).
+pub fn kdf_rounds() -> u32 {
+    std::env::var("PULUMI_STANDIN_KDF_ITERATIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(pulumi_passphrase::ROUNDS)
+}
+
 pub fn delay_ms(project: &str) -> u64 {
     let mut any = 0;
     for e in entries("PULUMI_STANDIN_DELAY_MS") {
