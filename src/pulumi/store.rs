@@ -69,7 +69,9 @@ impl SecretStore for Store {
             && let Some(files) = held.iter().map(locks::StackLock::file).collect::<Option<Vec<_>>>()
         {
             for (lock, file) in held.iter().zip(&files) {
-                std::fs::remove_file(file)
+                // The lock and the attributes the backend keeps beside it, as every other
+                // removal of a stale lock does.
+                locks::remove_file(file)
                     .map_err(|e| StoreError::said(format!("cannot remove the stale lock {}: {e}", lock.url)))?;
                 notes.push(locks::removed(lock));
             }
