@@ -77,8 +77,16 @@ fn logs_keeps_one_log_per_operation_and_follows_a_running_project() {
 
 /// A log whose run has ended is followed into the project's next run, as `tail -F`, to that
 /// run's end.
-fn follows_into_the_next_run(ws: &Ws) {
-    use std::io::{BufRead as _, Read as _};
+/// `runner logs eks --follow`, once it says it waits for eks's next run: the follower, its
+/// standard error from there on, and what it said until then.
+fn follow_eks(
+    ws: &Ws,
+) -> (
+    std::process::Child,
+    std::io::BufReader<std::process::ChildStderr>,
+    String,
+) {
+    use std::io::BufRead as _;
     let mut next = ws
         .command(&["logs", "eks", "-s", "dev", "--follow"], &[])
         .stdout(std::process::Stdio::piped())
@@ -92,6 +100,12 @@ fn follows_into_the_next_run(ws: &Ws) {
             break;
         }
     }
+    (next, err, said)
+}
+
+fn follows_into_the_next_run(ws: &Ws) {
+    use std::io::Read as _;
+    let (mut next, _stderr, said) = follow_eks(ws); // kept open: the follower writes on
     assert!(
         said.contains("eks's last run has ended; waiting for its next one (Ctrl-C to stop)"),
         "{said}"
@@ -118,22 +132,10 @@ fn follows_into_the_next_run(ws: &Ws) {
 /// Waiting for a project's next run ends when a run ends without it, saying why.
 #[test]
 fn logs_follow_ends_when_the_run_it_waits_for_ends_without_the_project() {
-    use std::io::{BufRead as _, Read as _};
+    use std::io::Read as _;
     let ws = Ws::configured("aws");
     ws.up("aws", &["--target", "eks"], &[]).expect(0);
-    let mut next = ws
-        .command(&["logs", "eks", "-s", "dev", "--follow"], &[])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = std::io::BufReader::new(next.stderr.take().unwrap());
-    let mut said = String::new();
-    while !said.contains("waiting for its next one") {
-        if err.read_line(&mut said).unwrap() == 0 {
-            break;
-        }
-    }
+    let (mut next, mut err, said) = follow_eks(&ws);
     // A run without eks (another project's, slowed so the follower sees it going).
     ws.up(
         "aws",
