@@ -165,9 +165,9 @@ pub(super) fn confirm(
     if confirmed { Ok(()) } else { Err(RunnerError::Declined) }
 }
 
-/// After an interactive destroy: offer to remove the kubeconfig entries `kubeconfig-merge` added
-/// for each cluster project destroyed (with `--prune-kubeconfig` this happens without asking).
-pub(super) fn offer_kubeconfig_prune(s: &Settings, t: &StackContext, result: &RunResult) {
+/// The cluster projects a destroy of `result` removed whose `kubeconfig-merge` left entries in
+/// a kubeconfig (its merge record is there), in run order.
+pub(super) fn merged_and_destroyed<'r>(t: &StackContext, result: &'r RunResult) -> Vec<&'r str> {
     let merges: BTreeSet<&str> = t
         .provider
         .projects
@@ -175,10 +175,20 @@ pub(super) fn offer_kubeconfig_prune(s: &Settings, t: &StackContext, result: &Ru
         .filter(|p| p.merges_kubeconfig())
         .map(|p| p.name.as_str())
         .collect();
-    for (name, f) in &result.results {
-        if f.status != Status::Succeeded || !merges.contains(name.as_str()) || !t.run_dir.merge_record(name).exists() {
-            continue;
-        }
+    result
+        .results
+        .iter()
+        .filter(|(name, f)| {
+            f.status == Status::Succeeded && merges.contains(name.as_str()) && t.run_dir.merge_record(name).exists()
+        })
+        .map(|(name, _)| name.as_str())
+        .collect()
+}
+
+/// After an interactive destroy: offer to remove the kubeconfig entries `kubeconfig-merge` added
+/// for each cluster project destroyed (with `--prune-kubeconfig` this happens without asking).
+pub(super) fn offer_kubeconfig_prune(s: &Settings, t: &StackContext, result: &RunResult) {
+    for name in merged_and_destroyed(t, result) {
         let question = format!("{name} is destroyed: remove its cluster, user and context from your kubeconfig?");
         if Terminal::new(s.console).confirm(&question).unwrap_or(false) {
             match pulumi::prune_kubeconfig(&t.run_dir, name) {

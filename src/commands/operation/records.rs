@@ -165,19 +165,7 @@ fn left_after_destroy(s: &Settings, t: &StackContext, o: &RunOptions, result: &R
         t.stack,
         s.ws.show(&t.run_dir.stack_dir())
     );
-    let kept: Vec<&str> = result
-        .results
-        .iter()
-        .filter(|(name, f)| {
-            f.status == crate::exec::Status::Succeeded
-                && t.provider
-                    .projects
-                    .iter()
-                    .any(|p| &p.name == name && p.merges_kubeconfig())
-                && t.run_dir.merge_record(name).exists()
-        })
-        .map(|(name, _)| name.as_str())
-        .collect();
+    let kept = super::confirm::merged_and_destroyed(t, result);
     if !o.pulumi.prune_kubeconfig && !s.interactive && !kept.is_empty() {
         let _ = write!(
             text,
