@@ -59,6 +59,15 @@ impl Format {
             Format::Backstage => "backstage",
         }
     }
+
+    /// Whether what it writes runs the projects somewhere (CI jobs, the operator's workspaces):
+    /// then it needs a backend those reach and the stack's values. A catalog runs nothing.
+    pub(crate) fn runs_projects(self) -> bool {
+        match self {
+            Format::Pko | Format::GithubActions | Format::GitlabCi | Format::ArgoWorkflows | Format::Kebap => true,
+            Format::Backstage => false,
+        }
+    }
 }
 
 /// Which revision of the repository an engine checks out: exactly one of them.

@@ -17,11 +17,11 @@ use crate::export::{Common, Format, SecretKey};
 use crate::report;
 use crate::settings::{Settings, StackContext};
 
-/// What every format of a `format` export takes. A catalog (Backstage) runs nothing: it
-/// needs neither a backend the engines reach nor the stack's values.
+/// What every format of a `format` export takes. One that runs no project (a catalog) needs
+/// neither a backend the engines reach nor the stack's values.
 pub(super) fn common(s: &Settings, t: &StackContext, format: Format) -> Result<Common, RunnerError> {
     let url = t.env.get(BACKEND_VAR).unwrap_or_default();
-    if format == Format::Backstage {
+    if !format.runs_projects() {
         return Ok(Common {
             stack: t.stack.clone(),
             credentials: Vec::new(),
