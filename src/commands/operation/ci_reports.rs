@@ -99,6 +99,10 @@ fn append(path: &Path, text: &str) -> std::io::Result<()> {
 /// Each project's directory as GitHub names files in annotations: relative to its checkout
 /// (`GITHUB_WORKSPACE`) when the workspace lies in it, else relative to the workspace.
 pub(super) fn project_dirs(s: &Settings, plan: &Plan<'_>) -> std::collections::HashMap<String, String> {
+    // Only GitHub places annotations at a line: elsewhere no path is looked at.
+    if s.ci != Some(CiSystem::GitHub) {
+        return std::collections::HashMap::new();
+    }
     let checkout = std::env::var_os("GITHUB_WORKSPACE")
         .filter(|w| !w.is_empty())
         .and_then(|w| std::fs::canonicalize(w).ok());
