@@ -204,7 +204,9 @@ fn refuse_programs_first(r: &Request<'_>, file: &StackFile, earlier: &[Problem])
     for key in keys.chain(secrets) {
         config.entry(key.clone()).or_insert(Value::Null);
     }
-    let programs = crate::programs::read_all(r.ws, r.provider, crate::programs::Learn::ReadOnly);
+    // Kept for the checks after the questions (never in `--check` mode, which returned above):
+    // they read the programs again, from the cache this fills, not from the files.
+    let programs = crate::programs::read_all(r.ws, r.provider, crate::programs::Learn::Keep);
     let mut problems = crate::programs::check(r.ws, r.provider, &programs);
     problems.extend(crate::programs::undeclared(r.ws, r.provider, &programs, &config));
     if problems.is_empty() {
