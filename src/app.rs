@@ -7,10 +7,7 @@ use std::path::Path;
 
 use crate::cli::{Cli, Command, DayTwo, GlobalArgs};
 use crate::commands;
-use crate::commands::logs::LogsOptions;
 use crate::commands::operation::RunOptions;
-use crate::commands::output::OutputOptions;
-use crate::commands::show_plan::PlanOptions;
 use crate::config::terminal::Console;
 use crate::error::{RunnerError, exit};
 use crate::report::{self, Style};
@@ -65,16 +62,10 @@ fn dispatch(cli: &Cli, style: Style, console: Console, cwd: &Path) -> Result<i32
         Command::Man { dir } => man(dir.as_deref()),
         Command::ListProviders => commands::providers::list(&settings()?),
         Command::ShowPlan(args) => {
-            neither_run_nor_left_out(&args.targets, &args.excludes)?;
+            let options = args.resolve()?;
             let s = settings()?;
             let cache = crate::programs::CacheRead::start(&s.ws);
             let provider = s.provider_seeing("show-plan", &cache)?;
-            let options = PlanOptions {
-                operation: args.operation,
-                targets: args.targets.clone(),
-                excludes: args.excludes.clone(),
-                format: args.format,
-            };
             let code = commands::show_plan::show(&s, &provider, &options, cache);
             std::mem::forget(provider); // see `plan::show`: left to the exit
             code
@@ -113,24 +104,9 @@ fn dispatch(cli: &Cli, style: Style, console: Console, cwd: &Path) -> Result<i32
 fn day_two(command: &DayTwo, s: &Settings) -> Result<i32, RunnerError> {
     match command {
         DayTwo::Status { format } => commands::status::run(s, &s.stack_context_unchanged("status")?, *format),
-        DayTwo::Output(a) => {
-            let options = OutputOptions {
-                project: a.project.clone(),
-                name: a.name.clone(),
-                show_secrets: a.show_secrets,
-                json: a.json,
-            };
-            commands::output::run(s, &s.stack_context_unchanged("output")?, &options)
-        }
+        DayTwo::Output(a) => commands::output::run(s, &s.stack_context_unchanged("output")?, &a.resolve()),
         DayTwo::Pulumi(a) => commands::passthrough::run(s, &s.stack_context("pulumi")?, &a.project, &a.args),
-        DayTwo::Logs(a) => {
-            let options = LogsOptions {
-                project: a.project.clone(),
-                operation: a.operation,
-                follow: a.follow,
-            };
-            commands::logs::run(s, &s.stack_context_unchanged("logs")?, &options)
-        }
+        DayTwo::Logs(a) => commands::logs::run(s, &s.stack_context_unchanged("logs")?, &a.resolve()),
         DayTwo::Report { output } => {
             commands::last_run::run(s, &s.stack_context_unchanged("report")?, output.as_deref())
         }
@@ -138,20 +114,8 @@ fn day_two(command: &DayTwo, s: &Settings) -> Result<i32, RunnerError> {
 }
 
 fn run_plan(options: &RunOptions, s: &Settings) -> Result<i32, RunnerError> {
-    neither_run_nor_left_out(&options.targets, &options.excludes)?;
     let target = s.stack_context(options.operation.as_str())?;
     commands::operation::run(s, &target, options)
-}
-
-/// A project both a `--target` and an `--exclude`: refused before any file is read or written.
-fn neither_run_nor_left_out(targets: &[String], excludes: &[String]) -> Result<(), RunnerError> {
-    match targets.iter().find(|t| excludes.contains(t)) {
-        Some(both) => Err(RunnerError::usage(
-            format!("`{both}` is given both as --target and as --exclude: it cannot be run and left out"),
-            format!("drop `--exclude {both}` to run it, or `--target {both}` to leave it out"),
-        )),
-        None => Ok(()),
-    }
 }
 
 fn flags(g: &GlobalArgs) -> Flags {

@@ -1,6 +1,7 @@
 //! Command-line syntax (clap). Nothing outside this module and `app` sees clap: `app` resolves
 //! these structs into plain settings before any work; a run's flags (`run`) resolve themselves
-//! into the conductor's options, an export's (`export`) into their exporter's. clap prints every
+//! into the conductor's options, those of `show-plan`, `output` and `logs` (`look`) into their
+//! command's, an export's (`export`) into their exporter's. clap prints every
 //! help from the same definition ([`command`], shaped by `help`), and so is the CLI reference.
 
 use std::path::PathBuf;
@@ -10,7 +11,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use clap_complete::Shell;
 
 use crate::commands::status::StatusFormat;
-use crate::error::exit;
+use crate::error::{RunnerError, exit};
 use crate::export::pko::Source as ExportSource;
 use crate::plan::Operation;
 use crate::render::Format;
@@ -18,10 +19,12 @@ use crate::report::{Banner, ColorChoice, OutputMode};
 
 mod export;
 mod help;
+mod look;
 mod run;
 
 pub(crate) use export::ExportArgs;
 use export::export_examples;
+use look::{LogsArgs, OutputArgs, ShowPlanArgs};
 use run::{DestroyArgs, DriftArgs, PreviewArgs, RefreshArgs, UpArgs};
 
 /// What a new user runs first, at the top of `runner --help`.
@@ -318,25 +321,6 @@ pub(crate) enum DayTwo {
 }
 
 #[derive(Debug, Args)]
-pub(crate) struct OutputArgs {
-    /// The project
-    #[arg(value_name = "PROJECT")]
-    pub project: String,
-
-    /// One output: its value alone, raw (a string as it is, anything else as JSON)
-    #[arg(value_name = "NAME")]
-    pub name: Option<String>,
-
-    /// Print secret values instead of [secret]
-    #[arg(long)]
-    pub show_secrets: bool,
-
-    /// Print JSON: the outputs as an object, or NAME's value
-    #[arg(long)]
-    pub json: bool,
-}
-
-#[derive(Debug, Args)]
 pub(crate) struct PulumiArgs {
     /// The project whose directory pulumi runs in
     #[arg(value_name = "PROJECT")]
@@ -347,42 +331,16 @@ pub(crate) struct PulumiArgs {
     pub args: Vec<String>,
 }
 
-#[derive(Debug, Args)]
-pub(crate) struct LogsArgs {
-    /// The project
-    #[arg(value_name = "PROJECT")]
-    pub project: String,
-
-    /// The operation whose log to print [default: the project's most recent]
-    #[arg(long, value_enum, value_name = "OPERATION")]
-    pub operation: Option<Operation>,
-
-    /// Go on printing what is written to the log until the operation ends, as `tail -F`: waits
-    /// for the project to start when it has no log yet, and for its next run when the last one
-    /// has ended
-    #[arg(short = 'f', long)]
-    pub follow: bool,
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct ShowPlanArgs {
-    /// The operation to plan: `destroy` runs dependents first
-    #[arg(long, value_enum, default_value_t = Operation::Up)]
-    pub operation: Operation,
-
-    /// Plan only this project and what it needs (on destroy: what needs it); repeatable, or
-    /// separated by commas
-    #[arg(short = 't', long = "target", value_name = "PROJECT", value_delimiter = ',')]
-    pub targets: Vec<String>,
-
-    /// Plan without this project and what cannot run without it (on destroy: what it needs is
-    /// kept); repeatable, or separated by commas
-    #[arg(short = 'x', long = "exclude", value_name = "PROJECT", value_delimiter = ',')]
-    pub excludes: Vec<String>,
-
-    /// Output format
-    #[arg(short = 'f', long, value_enum, default_value_t = Format::Tree)]
-    pub format: Format,
+/// A project both a `--target` and an `--exclude`: refused while the arguments are resolved,
+/// before any file is read or written.
+fn neither_run_nor_left_out(targets: &[String], excludes: &[String]) -> Result<(), RunnerError> {
+    match targets.iter().find(|t| excludes.contains(t)) {
+        Some(both) => Err(RunnerError::usage(
+            format!("`{both}` is given both as --target and as --exclude: it cannot be run and left out"),
+            format!("drop `--exclude {both}` to run it, or `--target {both}` to leave it out"),
+        )),
+        None => Ok(()),
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -154,6 +154,7 @@ impl RunArgs {
     /// its command's arguments set them. The files the run is to write are looked at now: a
     /// wrong one is refused before anything runs.
     fn resolve(&self, operation: Operation) -> Result<RunOptions, RunnerError> {
+        super::neither_run_nor_left_out(&self.targets, &self.excludes)?;
         let output = |flag: &str, path: &Option<PathBuf>| path.as_deref().map(|p| named_output(flag, p)).transpose();
         Ok(RunOptions {
             operation,
