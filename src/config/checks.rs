@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use super::env::Env;
 use super::stackfile::{StackFile, describe};
 use crate::diagnostic::Problem;
-use crate::programs;
+use crate::programs::{self, Programs};
 use crate::provider::{Check, KubeconfigCheck, Project, Provider};
 use crate::workspace::Workspace;
 
@@ -19,8 +19,6 @@ pub(crate) struct Inputs<'a> {
     pub(crate) ws: &'a Workspace,
     pub(crate) provider: &'a Provider,
     pub(crate) env: &'a Env,
-    /// Whether reading the programs may update their cache under `.runner/`.
-    pub(crate) learn: programs::Learn,
 }
 
 impl Inputs<'_> {
@@ -30,16 +28,22 @@ impl Inputs<'_> {
     }
 }
 
-/// The checks that need the stack configuration in place: project names and the provider's
+/// The checks that need the stack configuration in place: project names, the `programs` (read
+/// once by the preparation) against the graph and the configuration, and the provider's
 /// credential checks. (Tools, the stack file, secrets and the passphrase are checked while the
 /// configuration is prepared: see `setup`.)
-pub(crate) fn checks(i: &Inputs<'_>, config: &Map<String, Value>, file: &StackFile, runs: &[&Project]) -> Vec<Problem> {
+pub(crate) fn checks(
+    i: &Inputs<'_>,
+    programs: &Programs,
+    config: &Map<String, Value>,
+    file: &StackFile,
+    runs: &[&Project],
+) -> Vec<Problem> {
     let mut problems = Vec::new();
-    let programs = programs::read_all(i.ws, i.provider, i.learn);
-    project_names(i, &programs, &mut problems);
-    problems.extend(programs::check(i.ws, i.provider, &programs));
-    problems.extend(programs::undeclared(i.ws, i.provider, &programs, config));
-    declared_config(i, &programs, (config, file), runs, &mut problems);
+    project_names(i, programs, &mut problems);
+    problems.extend(programs::check(i.ws, i.provider, programs));
+    problems.extend(programs::undeclared(i.ws, i.provider, programs, config));
+    declared_config(i, programs, (config, file), runs, &mut problems);
     for check in &i.provider.checks {
         let applies =
             check.when_projects.is_empty() || check.when_projects.iter().any(|p| i.provider.graph.find(p).is_some());

@@ -20,6 +20,7 @@ use crate::diagnostic::Problem;
 use crate::error::RunnerError;
 use crate::exec::Failure;
 use crate::fs::{NewFile, write_atomic};
+use crate::programs::{self, Programs};
 use crate::provider::{Project, Provider};
 use crate::report;
 use crate::workspace::Workspace;
@@ -190,7 +191,12 @@ fn ask_secrets(
 /// answer typed, no passphrase, for a run that cannot start): what the programs it runs hold,
 /// told from their text alone, every key a question or a secret may still set counting as set
 /// (the check after the answers has them all). Elsewhere one report holds every problem.
-fn refuse_programs_first(r: &Request<'_>, file: &StackFile, earlier: &[Problem]) -> Result<(), RunnerError> {
+fn refuse_programs_first(
+    r: &Request<'_>,
+    programs: &Programs,
+    file: &StackFile,
+    earlier: &[Problem],
+) -> Result<(), RunnerError> {
     if !r.interactive || r.mode == Mode::Check || !earlier.is_empty() || r.runs.is_empty() {
         return Ok(());
     }
@@ -204,11 +210,8 @@ fn refuse_programs_first(r: &Request<'_>, file: &StackFile, earlier: &[Problem])
     for key in keys.chain(secrets) {
         config.entry(key.clone()).or_insert(Value::Null);
     }
-    // Kept for the checks after the questions (never in `--check` mode, which returned above):
-    // they read the programs again, from the cache this fills, not from the files.
-    let programs = crate::programs::read_all(r.ws, r.provider, crate::programs::Learn::Keep);
-    let mut problems = crate::programs::check(r.ws, r.provider, &programs);
-    problems.extend(crate::programs::undeclared(r.ws, r.provider, &programs, &config));
+    let mut problems = programs::check(r.ws, r.provider, programs);
+    problems.extend(programs::undeclared(r.ws, r.provider, programs, &config));
     if problems.is_empty() {
         Ok(())
     } else {
@@ -233,7 +236,15 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
         return Err(RunnerError::Problems(vec![p]));
     }
     let mut problems = file_problems(r, &file);
-    refuse_programs_first(r, &file, &problems)?;
+    // Read once, for the check before the questions and the checks after them; `validate
+    // --check` leaves the cache as it is.
+    let learn = if r.mode == Mode::Check {
+        programs::Learn::ReadOnly
+    } else {
+        programs::Learn::Keep
+    };
+    let programs = programs::read_all(ws, r.provider, learn);
+    refuse_programs_first(r, &programs, &file, &problems)?;
 
     let (store_dir, store_file) = r.store()?;
     let set_shared_secret = |key: &str| r.set_secret(false, key);
@@ -278,11 +289,6 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
         ws,
         provider: r.provider,
         env: &env,
-        learn: if r.mode == Mode::Check {
-            crate::programs::Learn::ReadOnly
-        } else {
-            crate::programs::Learn::Keep
-        },
     };
     checks::tools(&inputs, &mut problems);
     // Everything answered: write it. Anything missing or wrong: write nothing, but still run
@@ -312,7 +318,7 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
     for (k, _) in &answers.shared_secrets {
         config.insert(k.clone(), Value::from("[secret]"));
     }
-    problems.extend(checks::checks(&inputs, &config, &file, &r.runs));
+    problems.extend(checks::checks(&inputs, &programs, &config, &file, &r.runs));
     if r.mode != Mode::Run {
         problems.extend(checks::pulumi_cli(&inputs));
     }
