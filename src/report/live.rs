@@ -10,10 +10,10 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
-use console::style;
+use console::{StyledObject, style};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
-use crate::exec::{Event, Status};
+use crate::exec::{Event, Finished, Status};
 use crate::plan::{Operation, Plan};
 use crate::report::plain::duration;
 
@@ -37,11 +37,31 @@ pub(crate) struct Live<'p> {
     eta: Arc<Mutex<Option<Instant>>>,
     /// A drift check: previews are told as drift (`drifted`, `no drift`).
     drift: bool,
+    ticking: bool,
 }
 
 impl<'p> Live<'p> {
     pub(crate) fn new(plan: &'p Plan<'p>, debug: bool, estimates: BTreeMap<String, f64>, parallel: usize) -> Self {
-        let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr_with_hz(10));
+        Self::drawn_on(
+            ProgressDrawTarget::stderr_with_hz(10),
+            true,
+            plan,
+            debug,
+            estimates,
+            parallel,
+        )
+    }
+
+    /// `ticking`: spinners and clocks move on their own (a test draws each frame itself).
+    fn drawn_on(
+        target: ProgressDrawTarget,
+        ticking: bool,
+        plan: &'p Plan<'p>,
+        debug: bool,
+        estimates: BTreeMap<String, f64>,
+        parallel: usize,
+    ) -> Self {
+        let multi = MultiProgress::with_draw_target(target);
         let overall = multi.add(ProgressBar::new(plan.order.len() as u64));
         let eta: Arc<Mutex<Option<Instant>>> = Arc::new(Mutex::new(None));
         let shown = eta.clone();
@@ -59,7 +79,9 @@ impl<'p> Live<'p> {
             .progress_chars("█▉▊▋▌▍▎▏ "),
         );
         overall.set_message(format!("{} · provider {}", plan.operation.as_str(), plan.provider.name));
-        overall.enable_steady_tick(Duration::from_millis(200));
+        if ticking {
+            overall.enable_steady_tick(Duration::from_millis(200));
+        }
         let waiting = multi.add(ProgressBar::new_spinner());
         waiting.set_style(ProgressStyle::with_template("  {wide_msg:.dim}").expect("a valid template"));
         let width = plan.order.iter().map(|&i| plan.name(i).len()).max().unwrap_or(0);
@@ -81,6 +103,7 @@ impl<'p> Live<'p> {
             parallel,
             eta,
             drift: false,
+            ticking,
         };
         live.replan();
         live
@@ -122,32 +145,7 @@ impl<'p> Live<'p> {
                 Instant::now().checked_add(crate::duration::of_seconds(p.makespan))
             })
             .flatten();
-        let waiting: Vec<String> = plan
-            .order
-            .iter()
-            .filter(|&&i| !self.done.contains(plan.name(i)) && !self.started.contains_key(plan.name(i)))
-            .map(|&i| {
-                let on: Vec<&str> = if plan.operation == Operation::Preview {
-                    Vec::new()
-                } else {
-                    plan.waits_for(i)
-                        .iter()
-                        .map(|n| plan.name(n.node))
-                        .filter(|n| !self.done.contains(*n))
-                        .collect()
-                };
-                if on.is_empty() {
-                    plan.name(i).to_string()
-                } else {
-                    format!("{} waits for {}", plan.name(i), on.join(", "))
-                }
-            })
-            .collect();
-        self.waiting.set_message(if waiting.is_empty() {
-            String::new()
-        } else {
-            format!("waiting: {}", waiting.join(" · "))
-        });
+        self.waiting.set_message(waiting_line(plan, &self.done, &self.started));
     }
 
     pub(crate) fn event(&mut self, ev: &Event) {
@@ -163,7 +161,9 @@ impl<'p> Live<'p> {
                 }
                 bar.set_style(spinner);
                 bar.set_prefix(project.clone());
-                bar.enable_steady_tick(Duration::from_millis(120));
+                if self.ticking {
+                    bar.enable_steady_tick(Duration::from_millis(120));
+                }
                 self.running.insert(project.clone(), bar);
                 self.started.insert(project.clone(), *at);
                 self.replan();
@@ -206,42 +206,11 @@ impl<'p> Live<'p> {
                     .and_then(|s| result.ended.duration_since(*s).ok())
                     .map(|d| duration(d.as_secs_f64()))
                     .unwrap_or_default();
-                let w = self.width;
-                let line = match &result.status {
-                    Status::Succeeded if self.drift && crate::exec::would_change(&result.changes) => style(format!(
-                        "≠ {project:<w$} {took:>7}  drifted: {}",
-                        super::plain::spelled(&result.changes)
-                    ))
-                    .yellow()
-                    .bold(),
-                    Status::Succeeded if self.drift => style(format!("✔ {project:<w$} {took:>7}  no drift")).green(),
-                    Status::Succeeded => {
-                        style(format!("✔ {project:<w$} {took:>7}  {} succeeded", operation.as_str())).green()
-                    }
-                    Status::Failed => style(format!("✘ {project:<w$} {took:>7}  {} failed", operation.as_str()))
-                        .red()
-                        .bold(),
-                    Status::Interrupted => {
-                        style(format!("⏹ {project:<w$} {took:>7}  {} interrupted", operation.as_str()))
-                            .for_stderr()
-                            .yellow()
-                    }
-                    Status::TimedOut => style(format!("✘ {project:<w$} {took:>7}  {} timed out", operation.as_str()))
-                        .red()
-                        .bold(),
-                    Status::Unchanged(_) if !self.debug => {
-                        self.overall.inc(1);
-                        return;
-                    }
-                    other => style(format!(
-                        "• {project:<w$} {:>7}  {}: {}",
-                        "",
-                        super::status::outcome_word(other.outcome()),
-                        super::reason::of(other).unwrap_or_default()
-                    ))
-                    .dim(),
-                };
-                let _ = self.multi.println(line.to_string());
+                if let Some(line) =
+                    finished_line(project, *operation, result, &took, self.width, (self.drift, self.debug))
+                {
+                    let _ = self.multi.println(line.to_string());
+                }
                 self.overall.inc(1);
             }
         }
@@ -268,6 +237,73 @@ impl<'p> Live<'p> {
     }
 }
 
+/// The line of the projects not started yet, each with what it still waits for (a preview
+/// waits for nothing).
+fn waiting_line(plan: &Plan<'_>, done: &HashSet<String>, started: &HashMap<String, SystemTime>) -> String {
+    let waiting: Vec<String> = plan
+        .order
+        .iter()
+        .filter(|&&i| !done.contains(plan.name(i)) && !started.contains_key(plan.name(i)))
+        .map(|&i| {
+            let on: Vec<&str> = if plan.operation == Operation::Preview {
+                Vec::new()
+            } else {
+                plan.waits_for(i)
+                    .iter()
+                    .map(|n| plan.name(n.node))
+                    .filter(|n| !done.contains(*n))
+                    .collect()
+            };
+            if on.is_empty() {
+                plan.name(i).to_string()
+            } else {
+                format!("{} waits for {}", plan.name(i), on.join(", "))
+            }
+        })
+        .collect();
+    if waiting.is_empty() {
+        String::new()
+    } else {
+        format!("waiting: {}", waiting.join(" · "))
+    }
+}
+
+/// The line a finished project leaves above the bars, `took` its duration; `None` for an
+/// unchanged project unless `-d` (`debug`).
+fn finished_line(
+    project: &str,
+    operation: Operation,
+    result: &Finished,
+    took: &str,
+    w: usize,
+    (drift, debug): (bool, bool),
+) -> Option<StyledObject<String>> {
+    let op = operation.as_str();
+    Some(match &result.status {
+        Status::Succeeded if drift && crate::exec::would_change(&result.changes) => style(format!(
+            "≠ {project:<w$} {took:>7}  drifted: {}",
+            super::plain::spelled(&result.changes)
+        ))
+        .yellow()
+        .bold(),
+        Status::Succeeded if drift => style(format!("✔ {project:<w$} {took:>7}  no drift")).green(),
+        Status::Succeeded => style(format!("✔ {project:<w$} {took:>7}  {op} succeeded")).green(),
+        Status::Failed => style(format!("✘ {project:<w$} {took:>7}  {op} failed")).red().bold(),
+        Status::Interrupted => style(format!("⏹ {project:<w$} {took:>7}  {op} interrupted"))
+            .for_stderr()
+            .yellow(),
+        Status::TimedOut => style(format!("✘ {project:<w$} {took:>7}  {op} timed out")).red().bold(),
+        Status::Unchanged(_) if !debug => return None,
+        other => style(format!(
+            "• {project:<w$} {:>7}  {}: {}",
+            "",
+            super::status::outcome_word(other.outcome()),
+            super::reason::of(other).unwrap_or_default()
+        ))
+        .dim(),
+    })
+}
+
 /// What is left, for an ETA: `12s`, `3m 05s`, `any moment`.
 fn left(d: Duration) -> String {
     match d.as_secs() {
@@ -284,4 +320,159 @@ fn closing(line: &str) -> bool {
     ["Duration:", "Resources:", "Outputs:"]
         .iter()
         .any(|p| line.starts_with(p))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::time::{Duration, SystemTime};
+
+    use indicatif::{InMemoryTerm, ProgressDrawTarget};
+
+    use super::{Live, finished_line, left};
+    use crate::exec::{Because, Event, Finished, Outcome, Status};
+    use crate::plan::{Operation, Plan};
+    use crate::provider::for_tests;
+
+    fn graph() -> crate::provider::Provider {
+        for_tests([
+            ("vpc".to_string(), vec![]),
+            ("eks".to_string(), vec!["vpc".to_string()]),
+            ("ingress-controller".to_string(), vec!["eks".to_string()]),
+            ("logstore".to_string(), vec!["eks".to_string()]),
+        ])
+    }
+
+    fn ended(status: Status, took: u64) -> Finished {
+        let mut f = Finished::settled(status, None);
+        f.started = f.ended.checked_sub(Duration::from_secs(took));
+        f
+    }
+
+    /// The screen as a person sees it, the ETA of the whole run left out (` · ETA 3m 05s ·` →
+    /// ` · ETA [left] ·`: it is counted from the clock; `left` is tested on its own). Each
+    /// project's clock is set before its frame; the estimates end in .9 s, so a frame drawn
+    /// late by less than that shows the same.
+    fn screen(term: &InMemoryTerm) -> String {
+        term.contents()
+            .lines()
+            .map(|l| match (l.find("projects · "), l.find(" · ETA ")) {
+                (Some(_), Some(at)) => {
+                    let rest = &l[at + 7..];
+                    let end = rest.find(" · ").unwrap_or(rest.len());
+                    format!("{} · ETA [left]{}", &l[..at], &rest[end..])
+                }
+                _ => l.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn the_live_view_draws_running_projects_what_waits_and_what_finished() {
+        let provider = graph();
+        let plan = Plan::new(&provider, Operation::Up, &[]).unwrap();
+        let term = InMemoryTerm::new(12, 100);
+        let estimates = BTreeMap::from([
+            ("vpc".to_string(), 90.9),
+            ("eks".to_string(), 600.9),
+            ("ingress-controller".to_string(), 120.9),
+            ("logstore".to_string(), 60.9),
+        ]);
+        let target = ProgressDrawTarget::term_like_with_hz(Box::new(term.clone()), 100);
+        let mut live = Live::drawn_on(target, false, &plan, false, estimates, 8);
+        let mut frames = Vec::new();
+        let mut frame = |live: &Live<'_>, run: u64, elapsed: &[(&str, u64)]| {
+            live.overall.set_elapsed(Duration::from_secs(run));
+            for (project, secs) in elapsed {
+                live.running[*project].set_elapsed(Duration::from_secs(*secs));
+                live.running[*project].tick();
+            }
+            live.overall.tick();
+            frames.push(screen(&term));
+        };
+        frame(&live, 0, &[]);
+
+        let now = SystemTime::now();
+        live.event(&Event::Started {
+            project: "vpc".into(),
+            operation: Operation::Up,
+            at: now - Duration::from_secs(75),
+        });
+        live.event(&Event::Line {
+            project: "vpc".into(),
+            stream: crate::exec::Stream::Stdout,
+            text: "  +  aws:ec2:Vpc main creating (12s)".into(),
+        });
+        frame(&live, 12, &[("vpc", 12)]);
+
+        live.event(&Event::Finished {
+            project: "vpc".into(),
+            operation: Operation::Up,
+            result: Box::new(ended(Status::Succeeded, 75)),
+        });
+        live.event(&Event::Started {
+            project: "eks".into(),
+            operation: Operation::Up,
+            at: now,
+        });
+        live.event(&Event::Line {
+            project: "eks".into(),
+            stream: crate::exec::Stream::Stdout,
+            text: "Resources:".into(),
+        });
+        frame(&live, 275, &[("eks", 200)]);
+        live.finish();
+        insta::assert_snapshot!(frames.join("\n────────\n"));
+    }
+
+    #[test]
+    fn a_finished_project_leaves_one_line_that_says_how_it_ended() {
+        let took = "1m 15s";
+        let cases = [
+            (Status::Succeeded, (false, false)),
+            (Status::Failed, (false, false)),
+            (Status::Interrupted, (false, false)),
+            (Status::TimedOut, (false, false)),
+            (
+                Status::Skipped(Because::Upstream {
+                    name: "vpc".into(),
+                    outcome: Outcome::Failed,
+                }),
+                (false, false),
+            ),
+            (
+                Status::NotStarted(Because::StoppedAfter { failed: "vpc".into() }),
+                (false, false),
+            ),
+            (Status::Unchanged(Because::NothingChanged), (false, false)),
+            (Status::Unchanged(Because::NothingChanged), (false, true)),
+            (Status::Succeeded, (true, false)),
+        ];
+        let mut lines: Vec<String> = cases
+            .into_iter()
+            .map(|(status, flags)| {
+                let result = ended(status, 75);
+                finished_line("eks", Operation::Up, &result, took, 18, flags)
+                    .map_or("(no line)".to_string(), |l| l.force_styling(false).to_string())
+            })
+            .collect();
+        let mut drifted = ended(Status::Succeeded, 75);
+        drifted.changes = BTreeMap::from([("update".to_string(), 2), ("same".to_string(), 9)]);
+        lines.push(
+            finished_line("eks", Operation::Preview, &drifted, took, 18, (true, false))
+                .map(|l| l.force_styling(false).to_string())
+                .unwrap(),
+        );
+        insta::assert_snapshot!(lines.join("\n"));
+    }
+
+    #[test]
+    fn what_is_left_reads_in_the_largest_units_that_matter() {
+        let secs = |s| left(Duration::from_secs(s));
+        assert_eq!(
+            [secs(0), secs(9), secs(185), secs(3 * 3600 + 125)],
+            ["any moment".to_string(), "9s".into(), "3m 05s".into(), "3h 02m".into()]
+        );
+    }
 }
