@@ -572,8 +572,16 @@ fn a_killed_runner_leaves_its_pulumi_to_finish(e: &E2e) {
         !runs(pid)
     });
     assert!(e.lock_files("logstore").is_empty(), "{:?}", e.lock_files("logstore"));
-    // It finished its update: the stack holds what the program declares.
-    assert!(!e.resources("logstore").is_empty());
+    // It finished its update: the stack holds what the program declares. (When not, its own
+    // output, kept in the project's log, says why.)
+    assert!(
+        !e.resources("logstore").is_empty(),
+        "the stack holds no resources; pulumi's output:\n{}",
+        {
+            let log = e.path().join(".runner/dev/logs/logstore.up.log");
+            std::fs::read_to_string(&log).unwrap_or_else(|err| format!("{}: {err}", log.display()))
+        }
+    );
     e.runner(&["up", "--yes"]).expect(0);
     let statuses = e.statuses();
     assert!(
