@@ -170,6 +170,7 @@ pub(crate) enum Command {
     /// Destroy the plan's projects, dependents first
     #[command(
         visible_alias = "down",
+        mut_args(run::selected_as_destroy_selects),
         after_help = "At a terminal, destroy lists what it will destroy and asks for the stack name to be typed;\n\
                       without a terminal (CI, scripts) it needs --yes.\n\n\
                       Examples:\n  runner destroy -p aws -s dev\n  runner down -p aws -s dev --target logstore\n  \

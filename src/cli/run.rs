@@ -18,8 +18,8 @@ use crate::report::OutputMode;
 /// What every run takes.
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
-    /// Only this project and what it needs (on destroy: what needs it); repeatable, or
-    /// separated by commas
+    // Said the way `up` selects: `destroy`'s own help (`cli::Command::Destroy`) says its way round.
+    /// Only this project and what it needs; repeatable, or separated by commas
     #[arg(
         short = 't',
         long = "target",
@@ -29,9 +29,8 @@ pub(crate) struct RunArgs {
     )]
     targets: Vec<String>,
 
-    /// Leave out this project and everything that cannot run without it: on up (refresh,
-    /// preview) what needs it or runs after it, on destroy what it needs (kept); repeatable, or
-    /// separated by commas
+    /// Leave out this project and what needs it or runs after it; repeatable, or separated by
+    /// commas
     #[arg(
         short = 'x',
         long = "exclude",
@@ -41,8 +40,8 @@ pub(crate) struct RunArgs {
     )]
     excludes: Vec<String>,
 
-    /// Only this project, alone: what it waits for must already be done (its needs deployed, on
-    /// destroy its dependents gone), which the backend must prove first (one CI job per project)
+    /// Only this project, alone: its needs must be deployed already, which the backend must
+    /// prove first (one CI job per project)
     #[arg(long, value_name = "PROJECT", conflicts_with_all = ["targets", "excludes"], help_heading = "Selection")]
     only: Option<String>,
 
@@ -88,6 +87,20 @@ pub(crate) struct RunArgs {
     /// SIGTERM before SIGKILL
     #[arg(long, value_name = "DURATION", value_parser = duration, default_value = "30s", help_heading = "Stopping")]
     grace: std::time::Duration,
+}
+
+/// `destroy`'s selection flags, said its way round: what needs a project goes before it.
+pub(super) fn selected_as_destroy_selects(a: clap::Arg) -> clap::Arg {
+    let help = match a.get_id().as_str() {
+        "targets" => "Only this project and what needs it (destroyed first); repeatable, or separated by commas",
+        "excludes" => "Leave out this project and what it needs (kept); repeatable, or separated by commas",
+        "only" => {
+            "Only this project, alone: its dependents must be gone already, which the backend must prove first \
+             (one CI job per project)"
+        }
+        _ => return a,
+    };
+    a.help(help)
 }
 
 #[derive(Debug, Args)]
