@@ -45,7 +45,7 @@ for a in "$@"; do
 done
 salted() {  # shell builtins only: a grep would be one more process start per project
   if [ -f "$1" ]; then while IFS= read -r l; do case $l in encryptionsalt:*) return ;; esac; done < "$1"; fi
-  printf 'encryptionsalt: v1:YmVuY2g=:v1:bench\n' >> "$1"
+  printf 'encryptionsalt: %s\n' "$BENCH_SALT" >> "$1"
 }
 case "$1" in
   up) if [ -f .bench-seconds ]; then read s < .bench-seconds; [ -n "$BENCH_NO_SLEEP" ] && s=0; sleep "$s"; fi ;;
@@ -143,11 +143,38 @@ def make_workspace(projects, sleeps):
     return ws
 
 
+def passphrase_salt():
+    """The `encryptionsalt` of a stack whose passphrase is `bench`, made once by the stand-in (the
+    runner checks the passphrase against it as against the real CLI's)."""
+    d = tempfile.mkdtemp(prefix="runner-bench-salt-")
+    with open(f"{d}/Pulumi.yaml", "w") as f:
+        f.write("name: salt\nruntime: yaml\n")
+    env = dict(os.environ, PULUMI_CONFIG_PASSPHRASE="bench", PULUMI_HOME=f"{d}/home",
+               PULUMI_BACKEND_URL=f"file://{d}/state")
+    os.makedirs(f"{d}/state")
+    made = subprocess.run([STANDIN, "stack", "init", STACK], cwd=d, env=env, capture_output=True, text=True,
+                          check=False)
+    if made.returncode != 0:
+        fail(f"the stand-in could not make a stack to take its passphrase salt from:\n{made.stderr}")
+    with open(f"{d}/Pulumi.{STACK}.yaml") as f:
+        salt = next((line.split(":", 1)[1].strip() for line in f if line.startswith("encryptionsalt:")), None)
+    shutil.rmtree(d, ignore_errors=True)
+    if not salt:
+        fail("the stand-in's new stack file holds no encryptionsalt")
+    return salt
+
+
+SALT = None
+
+
 def env_for(ws, calls):
+    global SALT
+    SALT = SALT or passphrase_salt()
     env = dict(os.environ)
     env.update({
         "PATH": f"{ws}/bin:{os.environ['PATH']}",
         "PULUMI_CONFIG_PASSPHRASE": "bench",
+        "BENCH_SALT": SALT,
         "PULUMI_HOME": f"{ws}/.pulumi-home",
         "BENCH_CALLS": calls,
         "CI": "true",
