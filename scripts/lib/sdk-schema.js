@@ -8,21 +8,29 @@
 // `runtime.invoke("…")`); shapes from the `.d.ts` (`<Resource>Args` interfaces, optional members
 // with `?`, the class's `pulumi.Output<…>` members), read with the TypeScript compiler API.
 //
-// Usage: sdk-schema.js CACHE_DIR VERSIONS_FILE
+// Usage: scripts/lib/pins | sdk-schema.js CACHE_DIR
+// (the pins on standard input, normalised by scripts/lib/pins: `name version source` a line).
 "use strict";
 
 const fs = require("fs");
 const path = require("path");
 
-const [cache, versionsFile] = process.argv.slice(2);
-if (!cache || !versionsFile) {
-  console.error("usage: sdk-schema.js CACHE_DIR VERSIONS_FILE");
+const [cache] = process.argv.slice(2);
+if (!cache) {
+  console.error("usage: scripts/lib/pins | sdk-schema.js CACHE_DIR");
   process.exit(2);
 }
 const ts = require(path.join(cache, "node_modules", "typescript"));
-const { readPins } = require("./pins.js");
 
-const pins = readPins(versionsFile);
+const pins = fs
+  .readFileSync(0, "utf8")
+  .split("\n")
+  .filter((l) => l.trim())
+  .map((l) => {
+    const [name, version, source] = l.trim().split(/\s+/);
+    const [kind, ...rest] = source.split(":");
+    return { name, version, source: { kind, name: rest.join(":") } };
+  });
 const modules = path.join(cache, "node_modules");
 
 // ---------------------------------------------------------------- tokens from the JavaScript

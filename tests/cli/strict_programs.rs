@@ -1,6 +1,8 @@
 //! The programs against the provider SDKs they pin: the pins themselves, `scripts/check-programs`
 //! on every program and on each broken fixture, and the stand-in refusing, through the runner,
-//! what the real engine refuses (from the schema the SDKs export).
+//! what the real engine refuses (from the schema the SDKs export). Both are one type checker, the
+//! stand-in's (`pulumi_standin::check`): `check-programs` words each problem in one line, with
+//! the engine's message.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -10,25 +12,21 @@ use serde_json::Value;
 
 use crate::support::{REPO, Run, Ws, require_sdk_schema};
 
-/// `scripts/provider-versions`: package → (version, SDK).
-fn pins() -> BTreeMap<String, (String, String)> {
-    let text = std::fs::read_to_string(Path::new(REPO).join("scripts/provider-versions")).unwrap();
-    text.lines()
-        .map(|l| l.split('#').next().unwrap().trim())
-        .filter(|l| !l.is_empty())
-        .map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            assert_eq!(f.len(), 3, "scripts/provider-versions: bad line {l:?}");
-            (f[0].to_string(), (f[1].to_string(), f[2].to_string()))
-        })
-        .collect()
+/// `scripts/provider-versions` (the stand-in's reader): package → its pin.
+fn pins() -> BTreeMap<String, pulumi_standin::pins::Pin> {
+    pulumi_standin::pins::read(
+        &Path::new(REPO).join("scripts/provider-versions"),
+        "scripts/provider-versions",
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
+    .into_iter()
+    .map(|p| (p.name.clone(), p))
+    .collect()
 }
 
-/// `npm:@pulumi/aws` → `@pulumi/aws@7.48.0`, as the checker names the SDK it read.
+/// `@pulumi/aws@7.48.0`, as the checker names the SDK it read.
 fn sdk_of(package: &str) -> String {
-    let (version, source) = &pins()[package];
-    let name = source.split_once(':').unwrap().1;
-    format!("{name}@{version}")
+    pins()[package].sdk_at_version()
 }
 
 fn programs_under(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -98,8 +96,8 @@ fn every_program_pins_each_provider_package_it_uses_to_the_listed_version() {
                 (None, _) => problems.push(format!(
                     "{rel}: {what} uses `{pkg}`, which scripts/provider-versions does not list"
                 )),
-                (Some((want, _)), Some(v)) if &v == want => pinned += 1,
-                (Some((want, _)), got) => problems.push(format!("{rel}: {what}: version {got:?}, pinned {want}")),
+                (Some(pin), Some(v)) if v == pin.version => pinned += 1,
+                (Some(pin), got) => problems.push(format!("{rel}: {what}: version {got:?}, pinned {}", pin.version)),
             }
         }
     }
@@ -128,7 +126,7 @@ fn the_docs_list_exactly_the_pinned_versions() {
             Some((name.to_string(), (*cells.get(2)?).to_string()))
         })
         .collect();
-    let pinned: BTreeMap<String, String> = pins().into_iter().map(|(k, (v, _))| (k, v)).collect();
+    let pinned: BTreeMap<String, String> = pins().into_iter().map(|(k, p)| (k, p.version)).collect();
     assert_eq!(
         listed, pinned,
         "docs/providers.md's table and scripts/provider-versions differ"
@@ -140,7 +138,7 @@ fn check_programs(args: &[&str]) -> Run {
         .args(args)
         .current_dir(REPO)
         .output()
-        .expect("scripts/check-programs runs (it needs Node.js)");
+        .expect("scripts/check-programs runs (it builds the stand-in's check-programs with cargo)");
     Run {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8(out.stdout).unwrap(),
@@ -180,7 +178,7 @@ fn broken() -> Vec<(&'static str, u32, Vec<String>)> {
     let awsx = sdk_of("awsx");
     vec![
         ("unknown-type", 6, vec![
-            "unknown resource type `aws:s3/bukket:Bucket`".into(),
+            "unable to find resource type \"aws:s3/bukket:Bucket\" in resource provider \"aws\"".into(),
             "did you mean `aws:s3/bucket:Bucket`?".into(),
             format!("checked against the resource types of {aws}"),
         ]),
@@ -204,11 +202,11 @@ fn broken() -> Vec<(&'static str, u32, Vec<String>)> {
             "checked against the Pulumi YAML resource options".into(),
         ]),
         ("wrong-shape", 9, vec![
-            "imageScanningConfiguration: Cannot assign a list to object ecr.RepositoryImageScanningConfiguration".into(),
+            "imageScanningConfiguration: Cannot assign 'List<{scanOnPush: boolean}>' to 'ecr.RepositoryImageScanningConfiguration'".into(),
             format!("checked against aws:ecr/repository:Repository in {aws}"),
         ]),
         ("bad-enum", 10, vec![
-            "natGateways.strategy: \"Double\" is not allowed: Allowed values are \"None\", \"Single\", \"OnePerAz\"".into(),
+            "natGateways: Cannot assign '{strategy: string}' to 'ec2.NatGatewayConfigurationArgs': strategy: Allowed values are \"None\", \"Single\", \"OnePerAz\"".into(),
             format!("checked against awsx:ec2:Vpc in {awsx}"),
         ]),
         ("undefined-name", 12, vec![
@@ -216,10 +214,11 @@ fn broken() -> Vec<(&'static str, u32, Vec<String>)> {
             "checked against the names this program declares".into(),
         ]),
         ("wrong-pin", 10, vec![
-            format!("resource `repository` pins aws 6.0.0, scripts/provider-versions pins {}", pins()["aws"].0),
+            format!("resource `repository` pins aws 6.0.0, scripts/provider-versions pins {}", pins()["aws"].version),
         ]),
         ("unknown-function", 7, vec![
-            "unknown function `aws:index/getCallerIdentities:getCallerIdentities`".into(),
+            "unable to find function \"aws:index/getCallerIdentities:getCallerIdentities\" in resource provider \"aws\"".into(),
+            "did you mean `aws:index/getCallerIdentity:getCallerIdentity`?".into(),
             format!("checked against the functions of {aws}"),
         ]),
     ]
@@ -269,7 +268,7 @@ fn check_programs_fix_writes_the_pins_into_a_program_that_lacks_them() {
         .expect("the missing pin is reported");
     check_programs(&["--fix", path]).expect(0);
     let fixed = std::fs::read_to_string(&program).unwrap();
-    let pin = &pins()["aws"].0;
+    let pin = &pins()["aws"].version;
     assert!(
         fixed.contains(&format!(
             "      forceDelete: true\n    options:\n      version: {pin}\noutputs:"
@@ -376,10 +375,12 @@ fn runner_preview_of_a_program_missing_a_required_input_fails() {
     let run = ws.exec(&["preview", "-p", "aws", "-s", "dev", "--target", "iam"], &[]);
     assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
     let all = format!("{}{}", run.stdout, run.stderr);
+    // One diagnostic (pulumi-yaml's `assertTypeAssignable` of the resource's properties), every
+    // reason under it: the missing input, and the unknown one (with the existing ones).
     for needle in [
-        "Error: Property trustPolicy does not exist on 'aws:iam/role:Role'",
-        "Error: aws:iam/role:Role is not assignable from",
+        "Error: aws:iam/role:Role is not assignable from {description: string, trustPolicy: string}",
         "assumeRolePolicy: Missing required property 'assumeRolePolicy'",
+        "Existing properties are: assumeRolePolicy,",
     ] {
         assert!(all.contains(needle), "lacks {needle:?}:\n{all}");
     }

@@ -731,15 +731,17 @@ pub fn sdk_schema() -> Option<PathBuf> {
     SCHEMA
         .get_or_init(|| {
             let cache = sdk_cache();
-            // The pins, comments left out (a reworded comment changes no SDK).
-            let pins = |text: String| -> Vec<String> {
-                text.lines()
-                    .map(|l| l.split('#').next().unwrap_or_default().trim().to_string())
-                    .filter(|l| !l.is_empty())
-                    .collect()
+            // The pins (a reworded comment changes no SDK), read by the stand-in's reader.
+            let pins = |path: PathBuf| -> Option<Vec<(String, String, String, String)>> {
+                let pins = pulumi_standin::pins::read(&path, &path.display().to_string()).ok()?;
+                Some(
+                    pins.into_iter()
+                        .map(|p| (p.name, p.version, p.registry, p.sdk))
+                        .collect(),
+                )
             };
-            let pinned = pins(std::fs::read_to_string(Path::new(REPO).join("scripts/provider-versions")).ok()?);
-            let installed = pins(std::fs::read_to_string(cache.join("provider-versions")).ok()?);
+            let pinned = pins(Path::new(REPO).join("scripts/provider-versions"))?;
+            let installed = pins(cache.join("provider-versions"))?;
             let schema = cache.join("schema.json");
             (pinned == installed && schema.is_file()).then_some(schema)
         })

@@ -5,7 +5,7 @@
 //! `sdk/go/common/resource/plugin/plugin.go` streams each non-empty stderr line as `info#err`).
 //! A program with errors stops the update with no further message ("bail").
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Severity {
     Error,
     Warning,
@@ -40,60 +40,9 @@ impl Diag {
     }
 }
 
-/// The line of the key at `path` (each key nested under the previous one), in a block-style
-/// YAML document.
-pub fn line_of(text: &str, path: &[&str]) -> Option<usize> {
-    let mut from = 0;
-    let mut parent_indent: isize = -1;
-    let mut found = None;
-    let lines: Vec<&str> = text.lines().collect();
-    for key in path {
-        let mut hit = None;
-        for (i, l) in lines.iter().enumerate().skip(from) {
-            let trimmed = l.trim_start();
-            if trimmed.is_empty() || trimmed.starts_with('#') {
-                continue;
-            }
-            let indent = isize::try_from(l.len() - trimmed.len()).unwrap_or(0);
-            if i > from && indent <= parent_indent && found.is_some() {
-                break;
-            }
-            let body = trimmed.strip_prefix("- ").unwrap_or(trimmed);
-            let quoted = format!("\"{key}\":");
-            if body.starts_with(&format!("{key}:")) || body.starts_with(&quoted) {
-                hit = Some((i, indent + isize::try_from(trimmed.len() - body.len()).unwrap_or(0)));
-                break;
-            }
-        }
-        let (i, indent) = hit?;
-        found = Some(i + 1);
-        from = i + 1;
-        parent_indent = indent;
-    }
-    found
-}
-
 /// The first line holding `needle`.
 pub fn line_containing(text: &str, needle: &str) -> Option<usize> {
     text.lines().position(|l| l.contains(needle)).map(|i| i + 1)
-}
-
-/// "Existing properties are: a, b, c, d, e and 3 others", closest names first (pulumi-yaml
-/// `pkg/pulumiyaml/diags/diags.go` `NonExistentFieldFormatter`).
-pub fn existing(fields: &[String], field: &str, noun: &str) -> String {
-    let mut sorted: Vec<&String> = fields.iter().collect();
-    sorted.sort_by(|a, b| edit_distance(field, a).cmp(&edit_distance(field, b)).then(a.cmp(b)));
-    if sorted.is_empty() {
-        return format!("has no {noun}");
-    }
-    let shown: Vec<&str> = sorted.iter().take(5).map(|s| s.as_str()).collect();
-    let more = sorted.len().saturating_sub(5);
-    let tail = match more {
-        0 => String::new(),
-        1 => " and 1 other".to_string(),
-        n => format!(" and {n} others"),
-    };
-    format!("Existing {noun} are: {}{tail}", shown.join(", "))
 }
 
 pub fn edit_distance(a: &str, b: &str) -> usize {
@@ -109,29 +58,4 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
         prev = cur;
     }
     prev[b.len()]
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn finds_nested_keys_by_indentation() {
-        let text = "name: x\nresources:\n  a:\n    type: t\n  b:\n    type: u\n    properties:\n      k: 1\n";
-        assert_eq!(line_of(text, &["resources", "b", "type"]), Some(6));
-        assert_eq!(line_of(text, &["resources", "b", "properties", "k"]), Some(8));
-        assert_eq!(line_of(text, &["resources", "a", "properties"]), None);
-    }
-
-    #[test]
-    fn lists_the_closest_names_first() {
-        let f: Vec<String> = ["dependsOn", "parent", "provider"]
-            .iter()
-            .map(ToString::to_string)
-            .collect();
-        assert_eq!(
-            existing(&f, "dependOn", "fields"),
-            "Existing fields are: dependsOn, parent, provider"
-        );
-    }
 }

@@ -65,6 +65,7 @@ pub fn bail(diagnostics: Vec<String>) -> Failure {
 }
 
 impl Failure {
+    #[must_use]
     pub fn with_code(mut self, code: i32) -> Self {
         self.code = code;
         self

@@ -19,21 +19,63 @@ pub struct Schema {
     text: String,
     /// Key of every entry line → where its value starts.
     index: HashMap<String, usize>,
+    /// (package, `resources` or `functions`) → the tokens it has, for suggestions.
+    names: HashMap<(String, &'static str), Vec<String>>,
 }
 
 impl Schema {
-    fn new(text: String) -> Self {
+    /// The schema of a `schema.json`'s text.
+    pub fn new(text: String) -> Self {
         let mut index = HashMap::new();
+        let mut names: HashMap<(String, &'static str), Vec<String>> = HashMap::new();
+        let mut package = String::new();
+        let mut section = "";
         let mut at = 0;
         for line in text.split_inclusive('\n') {
             if let Some(rest) = line.strip_prefix('"')
                 && let Some(end) = rest.find("\":")
             {
-                index.insert(rest[..end].to_string(), at + 1 + end + 2);
+                let key = &rest[..end];
+                index.insert(key.to_string(), at + 1 + end + 2);
+                if rest[end + 2..].starts_with("{\"source\":") {
+                    package = key.to_string();
+                } else if !section.is_empty() {
+                    names
+                        .entry((package.clone(), section))
+                        .or_default()
+                        .push(key.to_string());
+                }
+            }
+            // A package's header and the last entry of a section end by opening the next one.
+            let tail = line.trim_end();
+            for (opening, name) in [
+                ("\"resources\":{", "resources"),
+                ("\"functions\":{", "functions"),
+                ("\"types\":{", ""),
+            ] {
+                if tail.ends_with(opening) {
+                    section = name;
+                }
             }
             at += line.len();
         }
-        Schema { text, index }
+        Schema { text, index, names }
+    }
+
+    /// The schema in the file at `path`.
+    pub fn load(path: &std::path::Path) -> Result<Self, String> {
+        std::fs::read_to_string(path)
+            .map(Schema::new)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))
+    }
+
+    /// The resource types (`section` `resources`) or functions (`functions`) of a package.
+    pub fn names(&self, package: &str, section: &str) -> Vec<&str> {
+        self.names
+            .iter()
+            .filter(|((p, s), _)| p == package && *s == section)
+            .flat_map(|(_, v)| v.iter().map(String::as_str))
+            .collect()
     }
 }
 

@@ -5,7 +5,6 @@
 //! Other resources are simulated: their outputs are their inputs plus `id` and `urn`.
 
 pub mod projconfig;
-mod typecheck;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -19,7 +18,7 @@ use crate::backend::Backend;
 use crate::crypto::Crypter;
 use crate::diag::{Diag, Severity, line_containing};
 use crate::fail::{Failure, bail, fail};
-use crate::schema::{self, Schema};
+use crate::schema;
 use crate::stackconfig::as_config_string;
 
 /// Pulumi's secret signature (`sdk/go/common/resource/sig`).
@@ -212,10 +211,6 @@ pub struct Evaluator<'a> {
     active: HashSet<String>,
     /// Resolved resources in the order they finished.
     done: Vec<(String, String, Value, Value, bool)>,
-    /// The SDKs' types (`PULUMI_STANDIN_SCHEMA`), when given.
-    schema: Option<&'static Schema>,
-    /// Resource name → its type in the schema, for checking what is read from it.
-    specs: HashMap<String, Value>,
     diags: Vec<Diag>,
 }
 
@@ -237,8 +232,6 @@ impl<'a> Evaluator<'a> {
             memo: HashMap::new(),
             active: HashSet::new(),
             done: Vec::new(),
-            schema: schema::get()?,
-            specs: HashMap::new(),
             diags: Vec::new(),
             ctx,
         })
@@ -247,15 +240,6 @@ impl<'a> Evaluator<'a> {
     fn error(&mut self, summary: impl Into<String>, detail: impl Into<String>, line: Option<usize>) {
         self.diags.push(Diag {
             severity: Severity::Error,
-            summary: summary.into(),
-            detail: detail.into(),
-            line,
-        });
-    }
-
-    fn warning(&mut self, summary: impl Into<String>, detail: impl Into<String>, line: Option<usize>) {
-        self.diags.push(Diag {
-            severity: Severity::Warning,
             summary: summary.into(),
             detail: detail.into(),
             line,
@@ -288,9 +272,21 @@ impl<'a> Evaluator<'a> {
     }
 
     pub fn run(mut self) -> Result<Evaluated, Failure> {
+        // The type check before anything runs (pulumi-yaml's `TypeCheck`): its errors stop the
+        // program, with its warnings.
+        for p in crate::check::program(&self.ctx.project.text, schema::get()?) {
+            self.diags.push(Diag {
+                severity: p.severity,
+                summary: p.summary,
+                detail: p.detail,
+                line: Some(p.line),
+            });
+        }
+        if self.has_errors() {
+            return Err(self.refusal());
+        }
         let result = self.evaluate();
         if self.has_errors() {
-            // What the type checker found comes first; a failure it caused adds nothing.
             return Err(self.refusal());
         }
         let outputs = result?;
@@ -304,9 +300,6 @@ impl<'a> Evaluator<'a> {
 
     fn evaluate(&mut self) -> Result<Map<String, Value>, Failure> {
         let names: Vec<String> = self.resources.keys().cloned().collect();
-        for name in &names {
-            self.check_declaration(name);
-        }
         for name in names {
             self.resource(&name)?;
         }
@@ -354,7 +347,6 @@ impl<'a> Evaluator<'a> {
             Some(p) => self.value(p)?,
             None => json!({}),
         };
-        self.check_properties(name, decl.get("properties").unwrap_or(&json!({})), &props);
         // `get:` reads an existing resource: its id, and what the provider would return.
         let got = match decl.get("get") {
             Some(g) => Some(self.value(g)?),
@@ -495,13 +487,7 @@ impl<'a> Evaluator<'a> {
                     }
                     return self.function("fn::invoke", &Value::Object(call));
                 }
-                // ast/expr.go tryParseFunction: a warning, and the key is kept as it is.
-                let line = line_containing(&self.ctx.project.text, f);
-                self.warning(
-                    "'fn::' is a reserved prefix",
-                    format!("If you need to use the raw key '{f}', please open an issue at https://github.com/pulumi/pulumi-yaml/issues"),
-                    line,
-                );
+                // ast/expr.go tryParseFunction: the key is kept as it is (the type check warned).
                 let mut out = Map::new();
                 out.insert(f.clone(), self.value(arg)?);
                 Ok(Value::Object(out))
@@ -559,7 +545,6 @@ impl<'a> Evaluator<'a> {
 
     fn expression(&mut self, expr: &str) -> Result<Value, Failure> {
         let expr = expr.trim();
-        self.check_read(expr);
         let root_len = expr.find(['.', '[']).unwrap_or(expr.len());
         let root = &expr[..root_len];
         let mut value = self.root(root)?;
@@ -732,9 +717,6 @@ impl<'a> Evaluator<'a> {
                     .as_str()
                     .ok_or_else(|| fail("Pulumi.yaml: fn::invoke needs a `function`"))?
                     .to_string();
-                if !self.check_invoke(&function, &plain) {
-                    return Ok(Value::Null);
-                }
                 let result = crate::fakes::function(&function, self.ctx.stack)
                     .ok_or_else(|| fail(format!("Pulumi.yaml: the stand-in has no result for {function}")))?;
                 match plain.get("return").and_then(Value::as_str) {
@@ -780,7 +762,7 @@ impl<'a> Evaluator<'a> {
             )),
             "fn::fileasset" | "fn::stringasset" | "fn::remoteasset" | "fn::filearchive" | "fn::remotearchive"
             | "fn::assetarchive" => {
-                let canonical = BUILTIN_NAMES
+                let canonical = crate::check::BUILTINS
                     .iter()
                     .find(|n| n.eq_ignore_ascii_case(f))
                     .copied()
@@ -792,37 +774,8 @@ impl<'a> Evaluator<'a> {
     }
 }
 
-/// Pulumi YAML's built-in functions (`pkg/pulumiyaml/ast/expr.go` `tryParseFunction`; names are
-/// matched case-insensitively).
-const BUILTIN_NAMES: [&str; 24] = [
-    "fn::invoke",
-    "fn::join",
-    "fn::toJSON",
-    "fn::toBase64",
-    "fn::fromBase64",
-    "fn::select",
-    "fn::split",
-    "fn::stackReference",
-    "fn::assetArchive",
-    "fn::secret",
-    "fn::unsecret",
-    "fn::readFile",
-    "fn::filebase64",
-    "fn::filebase64sha256",
-    "fn::sha1",
-    "fn::length",
-    "fn::singleOrNone",
-    "fn::pulumiResourceName",
-    "fn::pulumiResourceType",
-    "fn::stringAsset",
-    "fn::fileAsset",
-    "fn::remoteAsset",
-    "fn::fileArchive",
-    "fn::remoteArchive",
-];
-
 fn is_builtin(lower: &str) -> bool {
-    BUILTIN_NAMES.iter().any(|n| n.eq_ignore_ascii_case(lower))
+    crate::check::BUILTINS.iter().any(|n| n.eq_ignore_ascii_case(lower))
 }
 
 fn runtime(doc: &Value) -> Option<&str> {
