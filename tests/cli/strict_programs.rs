@@ -146,6 +146,57 @@ fn check_programs(args: &[&str]) -> Run {
     }
 }
 
+/// What is no program is said as such, naming it: a FIFO or a device (never read: it could
+/// block), a file that is not UTF-8, a YAML file that is no project file (a Helm values file).
+#[test]
+fn check_programs_refuses_what_is_no_program_naming_it() {
+    let Ok(_) = require_sdk_schema() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("gate.yaml");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let run = check_programs(&[fifo.to_str().unwrap()]).expect(2);
+    assert!(
+        run.stderr.contains("gate.yaml: not a file or a directory"),
+        "{}",
+        run.stderr
+    );
+    let run = check_programs(&["/dev/null"]).expect(2);
+    assert!(
+        run.stderr.contains("/dev/null: not a file or a directory"),
+        "{}",
+        run.stderr
+    );
+
+    let latin1 = dir.path().join("Pulumi.yaml");
+    std::fs::write(&latin1, b"name: caf\xe9\nruntime: yaml\n").unwrap();
+    let run = check_programs(&[latin1.to_str().unwrap()]).expect(2);
+    assert!(run.stderr.contains("Pulumi.yaml: not UTF-8 text"), "{}", run.stderr);
+
+    let list = dir.path().join("list.yaml");
+    std::fs::write(&list, "- name: a\n- runtime: yaml\n").unwrap();
+    let run = check_programs(&[list.to_str().unwrap()]).expect(1);
+    assert!(
+        run.stdout
+            .contains("list.yaml:1: not a Pulumi project file: its top level is not a mapping"),
+        "{}",
+        run.stdout
+    );
+    let values = dir.path().join("values.yaml");
+    std::fs::write(&values, "replicas: 2\n").unwrap();
+    let run = check_programs(&[values.to_str().unwrap()]).expect(1);
+    for key in ["name", "runtime"] {
+        assert!(
+            run.stdout
+                .contains(&format!("values.yaml:1: not a Pulumi project file: it has no `{key}:`")),
+            "{}",
+            run.stdout
+        );
+    }
+    let empty = tempfile::tempdir().unwrap();
+    let run = check_programs(&[empty.path().to_str().unwrap()]).expect(2);
+    assert!(run.stderr.contains("no Pulumi.yaml under"), "{}", run.stderr);
+}
+
 #[test]
 fn check_programs_without_the_sdk_cache_says_how_to_install_it() {
     let empty = tempfile::tempdir().unwrap();

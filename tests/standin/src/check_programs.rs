@@ -89,10 +89,21 @@ fn schema_pins(path: &Path) -> BTreeMap<String, String> {
         .unwrap_or_default()
 }
 
+/// `path` itself when it is a file, else every `Pulumi.yaml` under it. What is neither a file
+/// nor a directory (a FIFO, a device) is refused: reading it could block, or never end.
 fn programs_under(path: &Path, out: &mut Vec<PathBuf>) {
-    if path.is_file() {
+    let kind = std::fs::metadata(path)
+        .unwrap_or_else(|e| die(&format!("{}: {e}", path.display())))
+        .file_type();
+    if kind.is_file() {
         out.push(path.to_path_buf());
         return;
+    }
+    if !kind.is_dir() {
+        die(&format!(
+            "{}: not a file or a directory (a FIFO, a socket or a device): name a Pulumi.yaml or a directory holding some",
+            path.display()
+        ));
     }
     let mut entries: Vec<_> = std::fs::read_dir(path)
         .unwrap_or_else(|e| die(&format!("{}: {e}", path.display())))
@@ -195,6 +206,27 @@ impl Own<'_> {
     }
 
     fn check(&mut self, doc: &Node) {
+        // The CLI's project schema requires both (`project.json`); without them the file is no
+        // program at all, whatever else it holds.
+        if !matches!(doc.value, Yaml::Map(_)) {
+            self.problem(
+                doc.line,
+                "not a Pulumi project file: its top level is not a mapping".into(),
+                Against::ProjectSchema,
+                Some("a program starts with `name:` and `runtime: yaml`".into()),
+            );
+            return;
+        }
+        for required in ["name", "runtime"] {
+            if doc.get(required).is_none() {
+                self.problem(
+                    doc.line,
+                    format!("not a Pulumi project file: it has no `{required}:`"),
+                    Against::ProjectSchema,
+                    Some(format!("add `{required}:` (the CLI requires it)")),
+                );
+            }
+        }
         for (k, _) in doc.entries() {
             if !TEMPLATE_KEYS.contains(&k.name.as_str()) {
                 let fix = closest(TEMPLATE_KEYS, &k.name).map(|n| format!("did you mean `{n}`?"));
@@ -348,6 +380,26 @@ impl Own<'_> {
     }
 }
 
+/// Writes `text` to a new file beside `file` and renames it over `file` (the file's mode
+/// kept): a kill midway leaves the program as it was, never half written. A link is written
+/// through, to the file it names.
+fn write_beside(file: &Path, text: &str) -> std::io::Result<()> {
+    let file = std::fs::canonicalize(file)?;
+    let name = file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = file.with_file_name(format!(".{name}.check-programs.{}", std::process::id()));
+    std::fs::write(&tmp, text)?;
+    let done = std::fs::metadata(&file)
+        .and_then(|m| std::fs::set_permissions(&tmp, m.permissions()))
+        .and_then(|()| std::fs::rename(&tmp, &file));
+    if done.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    done
+}
+
 /// A problem in one line.
 fn line_of(shown: &str, p: &Problem) -> String {
     let mut message = p.summary.replace("\n\t* ", ": ").replace(['\n', '\t'], " ");
@@ -388,6 +440,43 @@ fn check(text: &str, schema: &Schema, pins: &[Pin]) -> (Vec<Problem>, Vec<Edit>)
     (problems, own.edits)
 }
 
+/// The programs the arguments name (every one under `projects/` when none).
+fn files_to_check(repo: &Path, targets: &[&String]) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    if targets.is_empty() {
+        programs_under(&repo.join("projects"), &mut files);
+    }
+    for t in targets {
+        let p = Path::new(t.as_str());
+        if !p.exists() {
+            die(&format!("{t}: no such file or directory"));
+        }
+        programs_under(p, &mut files);
+    }
+    if files.is_empty() {
+        let looked: Vec<&str> = targets.iter().map(|t| t.as_str()).collect();
+        die(&format!(
+            "no Pulumi.yaml under {}",
+            if looked.is_empty() {
+                "projects/".to_string()
+            } else {
+                looked.join(", ")
+            }
+        ));
+    }
+    files
+}
+
+fn read_program(file: &Path, shown: &str) -> String {
+    match std::fs::read_to_string(file) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+            die(&format!("{shown}: not UTF-8 text, so no Pulumi YAML program"))
+        }
+        Err(e) => die(&format!("{shown}: {e}")),
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let fix = args.iter().any(|a| a == "--fix");
@@ -422,20 +511,7 @@ fn main() {
     let schema = Schema::load(&schema_file).unwrap_or_else(|e| die(&e));
 
     let cwd = std::env::current_dir().unwrap_or_default();
-    let mut files = Vec::new();
-    if targets.is_empty() {
-        programs_under(&repo.join("projects"), &mut files);
-    }
-    for t in &targets {
-        let p = Path::new(t.as_str());
-        if !p.exists() {
-            die(&format!("{t}: no such file or directory"));
-        }
-        programs_under(p, &mut files);
-    }
-    if files.is_empty() {
-        die("no Pulumi.yaml found");
-    }
+    let files = files_to_check(&repo, &targets);
 
     let mut total = 0;
     for file in &files {
@@ -448,11 +524,11 @@ fn main() {
                 .strip_prefix(cwd.canonicalize().unwrap_or_else(|_| cwd.clone()))
                 .map_or_else(|_| file.display().to_string(), |r| r.display().to_string())
         };
-        let text = std::fs::read_to_string(file).unwrap_or_else(|e| die(&format!("{shown}: {e}")));
+        let text = read_program(file, &shown);
         let (mut problems, edits) = check(&text, &schema, &pins);
         if fix && !edits.is_empty() {
             let fixed = apply(&text, &edits);
-            std::fs::write(file, &fixed).unwrap_or_else(|e| die(&format!("{shown}: {e}")));
+            write_beside(file, &fixed).unwrap_or_else(|e| die(&format!("{shown}: cannot write the pins: {e}")));
             let written = edits
                 .iter()
                 .map(Edit::line)
@@ -479,8 +555,9 @@ fn main() {
         exit(1);
     }
     eprintln!(
-        "check-programs: {} match the pinned SDKs ({})",
+        "check-programs: {} {} the pinned SDKs ({})",
         plural(files.len(), "program"),
+        if files.len() == 1 { "matches" } else { "match" },
         pins.iter()
             .map(|p| format!("{} {}", p.name, p.version))
             .collect::<Vec<_>>()
@@ -494,7 +571,7 @@ mod tests {
 
     #[test]
     fn fix_edits_only_the_lines_of_the_pins() {
-        let text = "name: p\nresources:\n  a:\n    type: aws:s3/bucket:Bucket\n    properties:\n      x: 1\n\n  # next\n  b:\n    type: aws:s3/bucket:Bucket\n    options:\n      protect: true\n  c:\n    type: aws:s3/bucket:Bucket\n    options: {version: 6.0.0} # old\n";
+        let text = "name: p\nruntime: yaml\nresources:\n  a:\n    type: aws:s3/bucket:Bucket\n    properties:\n      x: 1\n\n  # next\n  b:\n    type: aws:s3/bucket:Bucket\n    options:\n      protect: true\n  c:\n    type: aws:s3/bucket:Bucket\n    options: {version: 6.0.0} # old\n";
         let pins = pins::parse("aws 7.48.0 npm:@pulumi/aws\n", "f").unwrap();
         let schema = Schema::new(String::new());
         let (problems, edits) = check(text, &schema, &pins);
@@ -502,7 +579,7 @@ mod tests {
         let fixed = apply(text, &edits);
         assert_eq!(
             fixed,
-            "name: p\nresources:\n  a:\n    type: aws:s3/bucket:Bucket\n    properties:\n      x: 1\n    options:\n      version: 7.48.0\n\n  # next\n  b:\n    type: aws:s3/bucket:Bucket\n    options:\n      version: 7.48.0\n      protect: true\n  c:\n    type: aws:s3/bucket:Bucket\n    options: {version: 7.48.0} # old\n"
+            "name: p\nruntime: yaml\nresources:\n  a:\n    type: aws:s3/bucket:Bucket\n    properties:\n      x: 1\n    options:\n      version: 7.48.0\n\n  # next\n  b:\n    type: aws:s3/bucket:Bucket\n    options:\n      version: 7.48.0\n      protect: true\n  c:\n    type: aws:s3/bucket:Bucket\n    options: {version: 7.48.0} # old\n"
         );
         assert!(check(&fixed, &schema, &pins).0.is_empty());
     }
