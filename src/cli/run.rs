@@ -15,36 +15,12 @@ use crate::plan::Operation;
 use crate::pulumi::{Drift, RunFlags};
 use crate::report::OutputMode;
 
-/// What every run takes.
+/// What every run takes: last in each command's flags, since the headings it sets hold what
+/// follows it.
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
-    /// Only this project and what it needs (on destroy: what needs it); repeatable, or
-    /// separated by commas
-    #[arg(
-        short = 't',
-        long = "target",
-        value_name = "PROJECT",
-        value_delimiter = ',',
-        help_heading = "Selection"
-    )]
-    targets: Vec<String>,
-
-    /// Leave out this project and everything that cannot run without it: on up (refresh,
-    /// preview) what needs it or runs after it, on destroy what it needs (kept); repeatable, or
-    /// separated by commas
-    #[arg(
-        short = 'x',
-        long = "exclude",
-        value_name = "PROJECT",
-        value_delimiter = ',',
-        help_heading = "Selection"
-    )]
-    excludes: Vec<String>,
-
-    /// Only this project, alone: what it waits for must already be done (its needs deployed, on
-    /// destroy its dependents gone), which the backend must prove first (one CI job per project)
-    #[arg(long, value_name = "PROJECT", conflicts_with_all = ["targets", "excludes"], help_heading = "Selection")]
-    only: Option<String>,
+    #[command(flatten)]
+    selection: SelectionArgs,
 
     /// Run at most N projects at once [default: 8]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..), help_heading = "Running")]
@@ -90,11 +66,29 @@ pub(crate) struct RunArgs {
     grace: std::time::Duration,
 }
 
+/// Which projects a run takes, under the heading `Selection`.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Selection")]
+struct SelectionArgs {
+    /// Only this project and what it needs (on destroy: what needs it); repeatable, or
+    /// separated by commas
+    #[arg(short = 't', long = "target", value_name = "PROJECT", value_delimiter = ',')]
+    targets: Vec<String>,
+
+    /// Leave out this project and everything that cannot run without it: on up (refresh,
+    /// preview) what needs it or runs after it, on destroy what it needs (kept); repeatable, or
+    /// separated by commas
+    #[arg(short = 'x', long = "exclude", value_name = "PROJECT", value_delimiter = ',')]
+    excludes: Vec<String>,
+
+    /// Only this project, alone: what it waits for must already be done (its needs deployed, on
+    /// destroy its dependents gone), which the backend must prove first (one CI job per project)
+    #[arg(long, value_name = "PROJECT", conflicts_with_all = ["targets", "excludes"])]
+    only: Option<String>,
+}
+
 #[derive(Debug, Args)]
 pub(crate) struct UpArgs {
-    #[command(flatten)]
-    run: RunArgs,
-
     /// Run every project, even those unchanged since their last successful up
     #[arg(long)]
     fresh: bool,
@@ -102,13 +96,13 @@ pub(crate) struct UpArgs {
     /// Do not ask before running
     #[arg(short = 'y', long)]
     yes: bool,
+
+    #[command(flatten)]
+    run: RunArgs,
 }
 
 #[derive(Debug, Args)]
 pub(crate) struct DestroyArgs {
-    #[command(flatten)]
-    run: RunArgs,
-
     /// Also remove the clusters, users and contexts `kubeconfig-merge` added
     #[arg(long)]
     prune_kubeconfig: bool,
@@ -116,37 +110,40 @@ pub(crate) struct DestroyArgs {
     /// Do not ask for the stack name (needed without a terminal)
     #[arg(short = 'y', long)]
     yes: bool,
+
+    #[command(flatten)]
+    run: RunArgs,
 }
 
 #[derive(Debug, Args)]
 pub(crate) struct RefreshArgs {
-    #[command(flatten)]
-    run: RunArgs,
-
     /// Do not ask before running
     #[arg(short = 'y', long)]
     yes: bool,
+
+    #[command(flatten)]
+    run: RunArgs,
 }
 
 #[derive(Debug, Args)]
 pub(crate) struct PreviewArgs {
-    #[command(flatten)]
-    run: RunArgs,
-
     /// Exit with code 6 when any project would change (a drift check for CI)
     #[arg(long)]
     expect_no_changes: bool,
+
+    #[command(flatten)]
+    run: RunArgs,
 }
 
 #[derive(Debug, Args)]
 pub(crate) struct DriftArgs {
-    #[command(flatten)]
-    run: RunArgs,
-
     /// Read each stack's resources from the cloud first (`pulumi preview --refresh`), so
     /// changes made outside Pulumi show too
     #[arg(long)]
     refresh: bool,
+
+    #[command(flatten)]
+    run: RunArgs,
 }
 
 impl RunArgs {
@@ -157,9 +154,9 @@ impl RunArgs {
         let output = |flag: &str, path: &Option<PathBuf>| path.as_deref().map(|p| named_output(flag, p)).transpose();
         Ok(RunOptions {
             operation,
-            targets: self.targets.clone(),
-            excludes: self.excludes.clone(),
-            only: self.only.clone(),
+            targets: self.selection.targets.clone(),
+            excludes: self.selection.excludes.clone(),
+            only: self.selection.only.clone(),
             parallel: self.parallel.map_or(DEFAULT_PARALLEL, usize::from),
             keep_going: self.keep_going,
             summary: output("--summary", &self.summary)?,
