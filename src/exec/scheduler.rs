@@ -466,23 +466,13 @@ fn record_end(
 }
 
 /// The output digests of everything `i` needs: those of the plan from this run, the others
-/// from outside it (a need never deployed counts as empty).
+/// from outside it.
 fn upstream_digests(run: &Run<'_>, i: usize) -> BTreeMap<String, String> {
-    let plan = run.plan;
-    plan.provider
-        .graph
-        .needs(i)
-        .iter()
-        .map(|n| {
-            let name = plan.name(n.node);
-            let digest = if plan.subset.contains(&n.node) {
-                run.output_digests.get(&n.node)
-            } else {
-                run.outside_digests.get(name)
-            };
-            (name.to_string(), digest.cloned().unwrap_or_default())
-        })
-        .collect()
+    run.plan.need_digests(
+        i,
+        |j| run.output_digests.get(&j).map(String::as_str),
+        |name| run.outside_digests.get(name).map(String::as_str),
+    )
 }
 
 /// Preview of a project whose upstream is not deployed, or `up` of a project whose inputs did not
