@@ -13,13 +13,10 @@
 //! and even then nothing runs until someone plays the manual job `confirm-destroy`, which
 //! every first job needs.
 
-use std::collections::BTreeSet;
-
 use serde_json::{Map, Value, json};
 
 use super::names::{Names, Rule};
 use super::{Common, Export, Format, ci_secrets, header, runner_command, stack_file, stack_file_path, waits_in, yaml};
-use crate::graph::Layer;
 use crate::plan::{Operation, Plan};
 
 /// The manual job every first job of the destroy pipeline needs, and its stage.
@@ -60,15 +57,9 @@ fn pipeline(
     name: &dyn Fn(&str) -> String,
     op: Operation,
 ) -> String {
-    let layers: Vec<Layer> = plan
-        .order
-        .iter()
-        .map(|&i| plan.project(i).layer)
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
     let destroy = op == Operation::Destroy;
-    let mut stages: Vec<Value> = layers.iter().map(|l| json!(l.as_str())).collect();
+    // The plan's layers in up order; a destroy's stages run them reversed.
+    let mut stages: Vec<Value> = plan.layers().iter().map(|l| json!(l.as_str())).collect();
     if destroy {
         stages.reverse();
         stages.insert(0, json!(CONFIRM_STAGE));
