@@ -118,7 +118,7 @@ impl Summary {
                     operation: plan.operation,
                     started: f.started.map(timestamp),
                     ended: f.started.map(|_| timestamp(f.ended)),
-                    duration_seconds: f.started.and_then(|s| f.ended.duration_since(s).ok()).map(secs),
+                    duration_seconds: f.took().map(secs),
                     estimate_s: run.predicted.estimates.get(name.as_str()).copied().map(round),
                     outputs: f.outputs.as_ref().map(crate::exec::Outputs::kept),
                     changes: f.changes.clone(),
