@@ -293,15 +293,8 @@ fn check(
     Ok(())
 }
 
-fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(256)
-}
-
 proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(), failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(crate::proptest_config(256))]
 
     /// Up and destroy of random graphs with random failures, delays and interruptions:
     /// nothing starts before what it waits for succeeded (needs going up, dependents going
