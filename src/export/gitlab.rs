@@ -16,7 +16,9 @@
 use serde_json::{Map, Value, json};
 
 use super::names::{Names, Rule};
-use super::{Common, Export, Format, ci_secrets, header, runner_command, stack_file, stack_file_path, waits_in, yaml};
+use super::{
+    Common, Export, Format, Image, ci_secrets, header, runner_command, stack_file, stack_file_path, waits_in, yaml,
+};
 use crate::plan::{Operation, Plan};
 
 /// The manual job every first job of the destroy pipeline needs, and its stage.
@@ -29,9 +31,7 @@ pub(crate) const DESTROY_VARIABLE: &str = "RUNNER_DESTROY_STACK";
 #[derive(Debug, Clone)]
 pub(crate) struct GitlabOptions {
     /// The image the jobs run in.
-    pub(crate) image: String,
-    /// The Pulumi CLI version the image holds.
-    pub(crate) pulumi_version: String,
+    pub(crate) image: Image,
 }
 
 pub(crate) fn export(plan: &Plan<'_>, common: &Common, o: &GitlabOptions) -> Export {
@@ -78,7 +78,7 @@ fn pipeline(
     doc.insert(
         "default".into(),
         json!({
-            "image": o.image,
+            "image": o.image.name,
             "before_script": [
                 "mkdir -p config/pulumi",
                 format!("printf '%s' \"$MARA_STACK_CONFIG\" > {}", stack_file_path(common)),
@@ -150,7 +150,7 @@ fn pipeline(
             common.stack
         ));
     }
-    h.extend(super::image_needs(&o.image, &o.pulumi_version));
+    h.extend(o.image.needs());
     h.extend(super::docker_needs(
         plan,
         "a runner with a Docker daemon, or Docker-in-Docker: a docker:dind service and DOCKER_HOST=tcp://docker:2375",
