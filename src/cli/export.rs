@@ -15,7 +15,7 @@ use crate::error::RunnerError;
 use crate::export::argo::{self, ArgoOptions};
 use crate::export::backstage::{self, BackstageOptions};
 use crate::export::github::{self, GithubOptions};
-use crate::export::gitlab::{self, GitlabOptions};
+use crate::export::gitlab;
 use crate::export::kebap::{self, Esc, KebapOptions};
 use crate::export::pko::{self, Origin, PkoOptions};
 use crate::export::{Common, Export, Format, Image, Repo, Revision};
@@ -409,10 +409,7 @@ impl Request for GitlabCiArgs {
     }
 
     fn export(&self, _: &Resolver<'_>, plan: &Plan<'_>, common: &Common) -> Result<Export, RunnerError> {
-        let options = GitlabOptions {
-            image: self.image.resolve(),
-        };
-        Ok(gitlab::export(plan, common, &options))
+        Ok(gitlab::export(plan, common, &self.image.resolve()))
     }
 }
 

@@ -27,12 +27,8 @@ const CONFIRM_STAGE: &str = "confirm";
 /// The variable a destroy pipeline must be run with, naming the stack.
 pub(crate) const DESTROY_VARIABLE: &str = "RUNNER_DESTROY_STACK";
 
-/// What a GitLab CI export takes besides the plan and [`Common`].
-#[derive(Debug, Clone)]
-pub(crate) struct GitlabOptions {
-    /// The image the jobs run in.
-    pub(crate) image: Image,
-}
+/// What a GitLab CI export takes besides the plan and [`Common`]: the image the jobs run in.
+pub(crate) type GitlabOptions = Image;
 
 pub(crate) fn export(plan: &Plan<'_>, common: &Common, o: &GitlabOptions) -> Export {
     let names = Names::new(
@@ -78,7 +74,7 @@ fn pipeline(
     doc.insert(
         "default".into(),
         json!({
-            "image": o.image.name,
+            "image": o.name,
             "before_script": [
                 "mkdir -p config/pulumi",
                 format!("printf '%s' \"$MARA_STACK_CONFIG\" > {}", stack_file_path(common)),
@@ -150,7 +146,7 @@ fn pipeline(
             common.stack
         ));
     }
-    h.extend(o.image.needs());
+    h.extend(o.needs());
     h.extend(super::docker_needs(
         plan,
         "a runner with a Docker daemon, or Docker-in-Docker: a docker:dind service and DOCKER_HOST=tcp://docker:2375",
