@@ -11,6 +11,7 @@ use super::duration;
 use crate::commands::named_output;
 use crate::commands::operation::{Changes, DEFAULT_PARALLEL, RunOptions};
 use crate::error::RunnerError;
+use crate::exec::Policy;
 use crate::plan::Operation;
 use crate::pulumi::{Drift, RunFlags};
 use crate::report::OutputMode;
@@ -157,20 +158,22 @@ impl RunArgs {
             targets: self.selection.targets.clone(),
             excludes: self.selection.excludes.clone(),
             only: self.selection.only.clone(),
-            parallel: self.parallel.map_or(DEFAULT_PARALLEL, usize::from),
-            keep_going: self.keep_going,
             summary: output("--summary", &self.summary)?,
             junit: output("--junit", &self.junit)?,
             report: output("--report", &self.report)?,
             output: self.output,
-            timeout: self.timeout,
-            grace: self.grace,
             fresh: false,
             yes: false,
             changes: Changes::Allowed,
             pulumi: RunFlags {
                 remove_stale_locks: self.remove_stale_locks,
                 ..RunFlags::default()
+            },
+            scheduler: Policy {
+                parallel: self.parallel.map_or(DEFAULT_PARALLEL, usize::from),
+                keep_going: self.keep_going,
+                grace: self.grace,
+                timeout: self.timeout,
             },
         })
     }
@@ -257,7 +260,10 @@ mod tests {
             "--remove-stale-locks",
         ]);
         assert_eq!((up.operation, up.fresh, up.yes), (Operation::Up, true, true));
-        assert_eq!((up.targets, up.parallel), (vec!["a".to_string(), "b".to_string()], 2));
+        assert_eq!(
+            (up.targets, up.scheduler.parallel),
+            (vec!["a".to_string(), "b".to_string()], 2)
+        );
         assert!(up.pulumi.remove_stale_locks && !up.pulumi.prune_kubeconfig && up.pulumi.drift.is_none());
         assert_eq!(up.changes, Changes::Allowed);
 
@@ -281,7 +287,7 @@ mod tests {
         assert!(drift.pulumi.drift.is_some_and(|d| d.refresh));
         assert!(options(&["drift"]).pulumi.drift.is_some_and(|d| !d.refresh));
         assert_eq!(
-            options(&["refresh"]).parallel,
+            options(&["refresh"]).scheduler.parallel,
             crate::commands::operation::DEFAULT_PARALLEL
         );
     }
