@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use runner::exec::{self, Control, Engine, Event, Job, JobEnd, Options, Outputs, Status};
+use runner::exec::{self, Control, Engine, Event, Job, JobEnd, Options, Outputs, Policy, Status};
 use runner::plan::{Operation, Plan};
 use runner::provider::Provider;
 
@@ -68,12 +68,14 @@ fn main() {
             let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
             let (_sig, sig_rx) = tokio::sync::mpsc::unbounded_channel();
             let options = Options {
-                parallel: 8,
-                keep_going: false,
+                policy: Policy {
+                    parallel: 8,
+                    keep_going: false,
+                    grace: std::time::Duration::from_secs(30),
+                    timeout: None,
+                },
                 deployed: None,
                 given: std::collections::BTreeMap::new(),
-                grace: std::time::Duration::from_secs(30),
-                timeout: None,
             };
             let consume = async { while rx.recv().await.is_some() {} };
             let (r, ()) = tokio::join!(

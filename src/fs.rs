@@ -499,12 +499,14 @@ mod tests {
         std::fs::metadata(p).unwrap().permissions().mode() & 0o777
     }
 
-    /// A file at `p` holding `text`, with permissions `mode`.
+    /// A file `name` in `dir` holding `text`, with permissions `mode`: its path.
     #[cfg(unix)]
-    fn file_of_mode(p: &Path, text: &str, mode: u32) {
+    fn file_of_mode(dir: &Path, name: &str, text: &str, mode: u32) -> PathBuf {
         use std::os::unix::fs::PermissionsExt as _;
-        std::fs::write(p, text).unwrap();
-        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+        p
     }
 
     #[test]
@@ -526,8 +528,7 @@ mod tests {
     #[test]
     fn an_existing_file_keeps_its_mode_and_a_new_private_one_is_0600() {
         let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("stack.yaml");
-        file_of_mode(&p, "old", 0o640);
+        let p = file_of_mode(dir.path(), "stack.yaml", "old", 0o640);
         write_atomic(&p, b"new", NewFile::Private).unwrap();
         assert_eq!(mode(&p), 0o640);
         let q = dir.path().join("kubeconfig");
@@ -539,8 +540,7 @@ mod tests {
     #[test]
     fn replace_file_replaces_a_link_itself_and_never_chmods_its_target() {
         let dir = tempfile::tempdir().unwrap();
-        let target = dir.path().join("profile");
-        file_of_mode(&target, "mine", 0o644);
+        let target = file_of_mode(dir.path(), "profile", "mine", 0o644);
         let link = dir.path().join("teardown.sh");
         std::os::unix::fs::symlink(&target, &link).unwrap();
         // A link planted under the temporary file's name is not followed either.

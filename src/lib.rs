@@ -27,6 +27,20 @@ mod runstate;
 mod settings;
 mod workspace;
 
+/// The property tests' configuration: `cases` cases unless `PROPTEST_CASES` says how many, and
+/// no file of failures.
+#[cfg(test)]
+fn proptest_config(cases: u32) -> proptest::test_runner::Config {
+    proptest::test_runner::Config {
+        cases: std::env::var("PROPTEST_CASES")
+            .ok()
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(cases),
+        failure_persistence: None,
+        ..proptest::test_runner::Config::default()
+    }
+}
+
 /// The CLI reference, `docs/reference/cli.md` (not an API: its test keeps the file current).
 #[doc(hidden)]
 #[must_use]

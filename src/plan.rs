@@ -253,6 +253,31 @@ impl<'p> Plan<'p> {
             .collect()
     }
 
+    /// The output digest of everything `i` needs, by name, whether or not it is in the plan:
+    /// `inside` gives a need's in the plan, `outside` one's left out of it (`--only`,
+    /// `--exclude`); a need with none (never deployed) counts as empty.
+    pub fn need_digests<'d>(
+        &self,
+        i: usize,
+        inside: impl Fn(usize) -> Option<&'d str>,
+        outside: impl Fn(&str) -> Option<&'d str>,
+    ) -> std::collections::BTreeMap<String, String> {
+        self.provider
+            .graph
+            .needs(i)
+            .iter()
+            .map(|n| {
+                let name = self.name(n.node);
+                let digest = if self.subset.contains(&n.node) {
+                    inside(n.node)
+                } else {
+                    outside(name)
+                };
+                (name.to_string(), digest.unwrap_or_default().to_string())
+            })
+            .collect()
+    }
+
     /// Edges between projects of the plan as (runs first, runs after, kind), sorted by the run
     /// position of both ends so every rendering is deterministic.
     pub fn edges(&self) -> Vec<(usize, usize, EdgeKind)> {

@@ -15,10 +15,10 @@ use crate::error::RunnerError;
 use crate::export::argo::{self, ArgoOptions};
 use crate::export::backstage::{self, BackstageOptions};
 use crate::export::github::{self, GithubOptions};
-use crate::export::gitlab::{self, GitlabOptions};
+use crate::export::gitlab;
 use crate::export::kebap::{self, Esc, KebapOptions};
 use crate::export::pko::{self, Origin, PkoOptions};
-use crate::export::{Common, Export, Format, Repo, Revision};
+use crate::export::{Common, Export, Format, Image, Repo, Revision};
 use crate::plan::Plan;
 
 /// The end of every export's help: examples, then what each needs besides its flags.
@@ -208,12 +208,15 @@ pub(crate) struct StackArgs {
     pub destroy_on_finalize: bool,
 }
 
-/// The image CI jobs and Argo tasks run in (GitLab CI, Argo Workflows).
+/// The image CI jobs and Argo tasks run in, and the Pulumi CLI it holds (GitLab CI, Argo
+/// Workflows).
 #[derive(Debug, Args)]
 pub(crate) struct ImageArgs {
     /// The image the jobs run in (it must hold runner and pulumi)
     #[arg(long, value_name = "IMAGE", default_value = "runner:latest")]
     pub image: String,
+    #[command(flatten)]
+    pub pulumi: PulumiVersionArgs,
 }
 
 /// The Pulumi CLI of the jobs (GitHub Actions, GitLab CI, Argo Workflows).
@@ -248,8 +251,6 @@ pub(crate) struct GitlabCiArgs {
     pub out: ExportOutputArgs,
     #[command(flatten)]
     pub image: ImageArgs,
-    #[command(flatten)]
-    pub pulumi: PulumiVersionArgs,
 }
 
 #[derive(Debug, Args)]
@@ -265,8 +266,6 @@ pub(crate) struct ArgoWorkflowsArgs {
 
     #[command(flatten)]
     pub image: ImageArgs,
-    #[command(flatten)]
-    pub pulumi: PulumiVersionArgs,
 }
 
 #[derive(Debug, Args)]
@@ -346,6 +345,15 @@ impl ClusterArgs {
     }
 }
 
+impl ImageArgs {
+    fn resolve(&self) -> Image {
+        Image {
+            name: self.image.clone(),
+            pulumi_version: self.pulumi.pulumi_version.clone(),
+        }
+    }
+}
+
 impl StackArgs {
     /// How the operator's Stacks are made (PKO, KEBAP): their programs from the repository
     /// `repo` gives, or embedded.
@@ -401,11 +409,7 @@ impl Request for GitlabCiArgs {
     }
 
     fn export(&self, _: &Resolver<'_>, plan: &Plan<'_>, common: &Common) -> Result<Export, RunnerError> {
-        let options = GitlabOptions {
-            image: self.image.image.clone(),
-            pulumi_version: self.pulumi.pulumi_version.clone(),
-        };
-        Ok(gitlab::export(plan, common, &options))
+        Ok(gitlab::export(plan, common, &self.image.resolve()))
     }
 }
 
@@ -423,8 +427,7 @@ impl Request for ArgoWorkflowsArgs {
             namespace: r.namespace(),
             repo: self.cluster.repository(r)?,
             parallel: self.parallel.map_or(DEFAULT_PARALLEL, usize::from),
-            image: self.image.image.clone(),
-            pulumi_version: self.pulumi.pulumi_version.clone(),
+            image: self.image.resolve(),
         };
         Ok(argo::export(plan, common, &options)?)
     }

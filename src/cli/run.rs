@@ -11,39 +11,17 @@ use super::duration;
 use crate::commands::named_output;
 use crate::commands::operation::{Changes, DEFAULT_PARALLEL, RunOptions};
 use crate::error::RunnerError;
+use crate::exec::Policy;
 use crate::plan::Operation;
 use crate::pulumi::{Drift, RunFlags};
 use crate::report::OutputMode;
 
-/// What every run takes.
+/// What every run takes: last in each command's flags, since the headings it sets hold what
+/// follows it.
 #[derive(Debug, Args)]
 pub(crate) struct RunArgs {
-    // Said the way `up` selects: `destroy`'s own help (`cli::Command::Destroy`) says its way round.
-    /// Only this project and what it needs; repeatable, or separated by commas
-    #[arg(
-        short = 't',
-        long = "target",
-        value_name = "PROJECT",
-        value_delimiter = ',',
-        help_heading = "Selection"
-    )]
-    targets: Vec<String>,
-
-    /// Leave out this project and what needs it or runs after it; repeatable, or separated by
-    /// commas
-    #[arg(
-        short = 'x',
-        long = "exclude",
-        value_name = "PROJECT",
-        value_delimiter = ',',
-        help_heading = "Selection"
-    )]
-    excludes: Vec<String>,
-
-    /// Only this project, alone: its needs must be deployed already, which the backend must
-    /// prove first (one CI job per project)
-    #[arg(long, value_name = "PROJECT", conflicts_with_all = ["targets", "excludes"], help_heading = "Selection")]
-    only: Option<String>,
+    #[command(flatten)]
+    selection: SelectionArgs,
 
     /// Run at most N projects at once [default: 8]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..), help_heading = "Running")]
@@ -103,11 +81,28 @@ pub(super) fn selected_as_destroy_selects(a: clap::Arg) -> clap::Arg {
     a.help(help)
 }
 
+/// Which projects a run takes, under the heading `Selection`.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Selection")]
+struct SelectionArgs {
+    // Said the way `up` selects: `destroy`'s own help (`cli::Command::Destroy`) says its way round.
+    /// Only this project and what it needs; repeatable, or separated by commas
+    #[arg(short = 't', long = "target", value_name = "PROJECT", value_delimiter = ',')]
+    targets: Vec<String>,
+
+    /// Leave out this project and what needs it or runs after it; repeatable, or separated by
+    /// commas
+    #[arg(short = 'x', long = "exclude", value_name = "PROJECT", value_delimiter = ',')]
+    excludes: Vec<String>,
+
+    /// Only this project, alone: its needs must be deployed already, which the backend must
+    /// prove first (one CI job per project)
+    #[arg(long, value_name = "PROJECT", conflicts_with_all = ["targets", "excludes"])]
+    only: Option<String>,
+}
+
 #[derive(Debug, Args)]
 pub(crate) struct UpArgs {
-    #[command(flatten)]
-    run: RunArgs,
-
     /// Run every project, even those unchanged since their last successful up
     #[arg(long)]
     fresh: bool,
@@ -115,13 +110,13 @@ pub(crate) struct UpArgs {
     /// Do not ask before running
     #[arg(short = 'y', long)]
     yes: bool,
+
+    #[command(flatten)]
+    run: RunArgs,
 }
 
 #[derive(Debug, Args)]
 pub(crate) struct DestroyArgs {
-    #[command(flatten)]
-    run: RunArgs,
-
     /// Also remove the clusters, users and contexts `kubeconfig-merge` added
     #[arg(long)]
     prune_kubeconfig: bool,
@@ -129,37 +124,40 @@ pub(crate) struct DestroyArgs {
     /// Do not ask for the stack name (needed without a terminal)
     #[arg(short = 'y', long)]
     yes: bool,
+
+    #[command(flatten)]
+    run: RunArgs,
 }
 
 #[derive(Debug, Args)]
 pub(crate) struct RefreshArgs {
-    #[command(flatten)]
-    run: RunArgs,
-
     /// Do not ask before running
     #[arg(short = 'y', long)]
     yes: bool,
+
+    #[command(flatten)]
+    run: RunArgs,
 }
 
 #[derive(Debug, Args)]
 pub(crate) struct PreviewArgs {
-    #[command(flatten)]
-    run: RunArgs,
-
     /// Exit with code 6 when any project would change (a drift check for CI)
     #[arg(long)]
     expect_no_changes: bool,
+
+    #[command(flatten)]
+    run: RunArgs,
 }
 
 #[derive(Debug, Args)]
 pub(crate) struct DriftArgs {
-    #[command(flatten)]
-    run: RunArgs,
-
     /// Read each stack's resources from the cloud first (`pulumi preview --refresh`), so
     /// changes made outside Pulumi show too
     #[arg(long)]
     refresh: bool,
+
+    #[command(flatten)]
+    run: RunArgs,
 }
 
 impl RunArgs {
@@ -167,27 +165,29 @@ impl RunArgs {
     /// its command's arguments set them. The files the run is to write are looked at now: a
     /// wrong one is refused before anything runs.
     fn resolve(&self, operation: Operation) -> Result<RunOptions, RunnerError> {
-        super::neither_run_nor_left_out(&self.targets, &self.excludes)?;
+        super::neither_run_nor_left_out(&self.selection.targets, &self.selection.excludes)?;
         let output = |flag: &str, path: &Option<PathBuf>| path.as_deref().map(|p| named_output(flag, p)).transpose();
         Ok(RunOptions {
             operation,
-            targets: self.targets.clone(),
-            excludes: self.excludes.clone(),
-            only: self.only.clone(),
-            parallel: self.parallel.map_or(DEFAULT_PARALLEL, usize::from),
-            keep_going: self.keep_going,
+            targets: self.selection.targets.clone(),
+            excludes: self.selection.excludes.clone(),
+            only: self.selection.only.clone(),
             summary: output("--summary", &self.summary)?,
             junit: output("--junit", &self.junit)?,
             report: output("--report", &self.report)?,
             output: self.output,
-            timeout: self.timeout,
-            grace: self.grace,
             fresh: false,
             yes: false,
             changes: Changes::Allowed,
             pulumi: RunFlags {
                 remove_stale_locks: self.remove_stale_locks,
                 ..RunFlags::default()
+            },
+            scheduler: Policy {
+                parallel: self.parallel.map_or(DEFAULT_PARALLEL, usize::from),
+                keep_going: self.keep_going,
+                grace: self.grace,
+                timeout: self.timeout,
             },
         })
     }
@@ -274,7 +274,10 @@ mod tests {
             "--remove-stale-locks",
         ]);
         assert_eq!((up.operation, up.fresh, up.yes), (Operation::Up, true, true));
-        assert_eq!((up.targets, up.parallel), (vec!["a".to_string(), "b".to_string()], 2));
+        assert_eq!(
+            (up.targets, up.scheduler.parallel),
+            (vec!["a".to_string(), "b".to_string()], 2)
+        );
         assert!(up.pulumi.remove_stale_locks && !up.pulumi.prune_kubeconfig && up.pulumi.drift.is_none());
         assert_eq!(up.changes, Changes::Allowed);
 
@@ -298,7 +301,7 @@ mod tests {
         assert!(drift.pulumi.drift.is_some_and(|d| d.refresh));
         assert!(options(&["drift"]).pulumi.drift.is_some_and(|d| !d.refresh));
         assert_eq!(
-            options(&["refresh"]).parallel,
+            options(&["refresh"]).scheduler.parallel,
             crate::commands::operation::DEFAULT_PARALLEL
         );
     }

@@ -12,11 +12,14 @@ pub(crate) mod show_plan;
 pub(crate) mod status;
 pub(crate) mod validate;
 
+use crate::config::prepare;
+use crate::config::terminal::Terminal;
 use crate::error::RunnerError;
 use crate::plan::UnknownTarget;
 use crate::provider::Project;
+use crate::pulumi::Pulumi;
 use crate::report;
-use crate::settings::StackContext;
+use crate::settings::{Settings, StackContext};
 
 /// Writes a command's result to standard output.
 pub(crate) fn write_result(text: &str) -> Result<(), RunnerError> {
@@ -35,6 +38,20 @@ fn project_of<'t>(t: &'t StackContext, name: &str, command: &'static str) -> Res
         .find(name)
         .ok_or_else(|| UnknownTarget::new(&t.provider, name, command))?;
     Ok(&t.provider.projects[i])
+}
+
+/// The `pulumi` engine of the target's stack for a command that hands one project's stack to
+/// `pulumi` (`output`, `pulumi`): with the passphrase a file backend needs, from the
+/// environment or asked once at a terminal ([`prepare::with_passphrase`]).
+fn pulumi_with_passphrase(s: &Settings, t: &StackContext) -> Result<Pulumi, RunnerError> {
+    let env = prepare::with_passphrase(
+        &s.ws,
+        &t.stack,
+        t.env.clone(),
+        s.interactive,
+        &mut Terminal::new(s.console),
+    )?;
+    Ok(operation::pulumi_for(s, t, env))
 }
 
 /// A runtime for the async work of a command (children, signals, timers).

@@ -9,8 +9,6 @@ use serde_json::{Map, Value};
 
 use super::write_result;
 use crate::config::backend::Backend;
-use crate::config::prepare;
-use crate::config::terminal::Terminal;
 use crate::error::{RunnerError, exit};
 use crate::exec::Outputs;
 use crate::exec::outputs::REDACTED;
@@ -29,22 +27,9 @@ pub(crate) struct OutputOptions {
 
 pub(crate) fn run(s: &Settings, t: &StackContext, o: &OutputOptions) -> Result<i32, RunnerError> {
     let project = super::project_of(t, &o.project, "`runner output`")?.clone();
-    let env = prepare::with_passphrase(
-        &s.ws,
-        &t.stack,
-        t.env.clone(),
-        s.interactive,
-        &mut Terminal::new(s.console),
-    )?;
-    let backend = Backend::of(&env);
-    let engine = super::operation::pulumi_for(s, t, env);
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|source| RunnerError::Io {
-            context: "cannot start the async runtime".into(),
-            source,
-        })?;
+    let engine = super::pulumi_with_passphrase(s, t)?;
+    let backend = Backend::of(&engine.env);
+    let runtime = super::runtime(super::Threads::One)?;
     let deploy = format!(
         "deploy it first: `runner up -p {} -s {} --target {}`",
         t.provider.name, t.stack, project.name

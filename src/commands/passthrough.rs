@@ -5,9 +5,6 @@
 //! where it reads the configuration, unless given; the terminal is `pulumi`'s, and so is the
 //! exit code.
 
-use super::operation::pulumi_for;
-use crate::config::prepare;
-use crate::config::terminal::Terminal;
 use crate::error::RunnerError;
 use crate::pulumi;
 use crate::report;
@@ -78,14 +75,7 @@ pub(crate) fn run(s: &Settings, t: &StackContext, project: &str, args: &[String]
     let changes = changes_state(args);
     let by = format!("runner pulumi {} -- {}", project.name, before_end(args).join(" "));
     let _lock = changes.map(|_| WorkspaceLock::take(&s.ws, &t.run_dir)).transpose()?;
-    let env = prepare::with_passphrase(
-        &s.ws,
-        &t.stack,
-        t.env.clone(),
-        s.interactive,
-        &mut Terminal::new(s.console),
-    )?;
-    let engine = pulumi_for(s, t, env);
+    let engine = super::pulumi_with_passphrase(s, t)?;
     let config_file = (!project.secrets_store).then(|| engine.config_file.display().to_string());
     let args = with_run_flags(args, &t.stack, config_file.as_deref());
     let dir = s.ws.root.join(&project.path);

@@ -520,6 +520,22 @@ mod tests {
         }
     }
 
+    /// The variables `var`, the example's values, the stack file `f`, at a terminal; a question
+    /// nobody answers takes its default.
+    fn context<'a>(var: &'a dyn Fn(&str) -> Option<String>, example: &'a Map<String, Value>) -> Context<'a> {
+        fn store(key: &str) -> String {
+            format!("store {key}")
+        }
+        Context {
+            var,
+            example,
+            file_shown: "f",
+            set_shared_secret: &store,
+            interactive: true,
+            defaults: true,
+        }
+    }
+
     #[test]
     fn integers_are_asked_again_and_defaults_follow_earlier_answers() {
         let ps = vec![
@@ -540,14 +556,7 @@ mod tests {
         ];
         let example: Map<String, Value> = serde_json::from_str(r#"{"eks:min_size": 4}"#).unwrap();
         let var = |_: &str| None;
-        let cx = Context {
-            var: &var,
-            example: &example,
-            file_shown: "f",
-            set_shared_secret: &|k| format!("store {k}"),
-            interactive: true,
-            defaults: true,
-        };
+        let cx = context(&var, &example);
         let mut config = Map::new();
         config.insert("aws:region".into(), Value::from("eu-west-1"));
         let mut ask = Script(vec!["three", "", "", "eu-west-1a, eu-west-1c"], Vec::new());
@@ -591,13 +600,11 @@ mod tests {
         ];
         let env: BTreeMap<&str, &str> = [("MARA_CONFIG_DOCEAN_NODE_COUNT", "5")].into();
         let var = |k: &str| env.get(k).map(|v| (*v).to_string());
+        let example = Map::new();
         let cx = Context {
-            var: &var,
-            example: &Map::new(),
             file_shown: "Pulumi.dev.yaml",
-            set_shared_secret: &|k| format!("store {k}"),
             interactive: false,
-            defaults: true,
+            ..context(&var, &example)
         };
         let mut answers = Answers::default();
         prompts(&cx, &ps, &Map::new(), true, &mut Script(vec![], vec![]), &mut answers).unwrap();
@@ -622,14 +629,8 @@ mod tests {
     fn a_bad_value_from_the_environment_names_the_variable() {
         let ps = vec![prompt("linode:k8s_ha", PromptType::Bool, None)];
         let var = |k: &str| (k == "MARA_CONFIG_LINODE_K8S_HA").then(|| "maybe".to_string());
-        let cx = Context {
-            var: &var,
-            example: &Map::new(),
-            file_shown: "f",
-            set_shared_secret: &|k| format!("store {k}"),
-            interactive: true,
-            defaults: true,
-        };
+        let example = Map::new();
+        let cx = context(&var, &example);
         let mut answers = Answers::default();
         prompts(&cx, &ps, &Map::new(), true, &mut Script(vec![], vec![]), &mut answers).unwrap();
         assert_eq!(

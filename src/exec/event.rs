@@ -2,7 +2,7 @@
 //! JSON summary, run-state file) consumes. Nothing in execution prints.
 
 use std::collections::BTreeMap;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use crate::exec::because::{Because, Runs};
 use crate::exec::outcome::Outcome;
@@ -145,6 +145,11 @@ impl Finished {
             inputs,
             outputs_digest: None,
         }
+    }
+
+    /// How long it ran: none when it never started (or the clock went back).
+    pub fn took(&self) -> Option<Duration> {
+        self.ended.duration_since(self.started?).ok()
     }
 }
 

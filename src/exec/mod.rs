@@ -25,7 +25,7 @@ pub use failure::{Failure, How, SourceLine};
 pub use inputs::{InputDigest, InputKind, Inputs};
 pub use outcome::Outcome;
 pub use outputs::Outputs;
-pub use scheduler::{InputsDigest, Options, Resume, RunResult, execute};
+pub use scheduler::{InputsDigest, Options, Policy, Resume, RunResult, execute};
 
 use crate::plan::Operation;
 use crate::provider::Project;

@@ -92,8 +92,10 @@ impl Outputs {
     }
 }
 
-/// `[secret]` anywhere in a value as `stack output --json` prints it.
-fn holds_redacted(v: &Value) -> bool {
+/// `[secret]` anywhere in a value as `pulumi` blinds it (`stack output --json`, an event
+/// log): a secret there, or the text `[secret]`, which counts as one (nothing that could be a
+/// secret is taken for plain).
+pub(crate) fn holds_redacted(v: &Value) -> bool {
     match v {
         Value::String(s) => s == REDACTED,
         Value::Array(a) => a.iter().any(holds_redacted),

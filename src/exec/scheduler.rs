@@ -16,15 +16,24 @@ use crate::plan::{Operation, Plan};
 
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// At most this many projects at once (at least 1).
-    pub parallel: usize,
-    /// After a failure, go on with everything that does not depend on it.
-    pub keep_going: bool,
+    /// What the command line asks.
+    pub policy: Policy,
     /// Preview: the projects deployed before this run (the others cannot be previewed yet).
     pub deployed: Option<BTreeSet<String>>,
     /// Outputs of projects outside the plan that its projects read, by name (`up --only`: read
     /// from the backend beforehand), passed to hooks as if they had run in this run.
     pub given: BTreeMap<String, Outputs>,
+}
+
+/// How the scheduler runs a plan, as the command line asks (`cli::run`, with the run's other
+/// options): how many projects at once, whether to go on after a failure, how long a project
+/// may run and how long it gets to stop.
+#[derive(Debug, Clone, Copy)]
+pub struct Policy {
+    /// At most this many projects at once (at least 1).
+    pub parallel: usize,
+    /// After a failure, go on with everything that does not depend on it.
+    pub keep_going: bool,
     /// How long a project is given to stop after SIGINT before SIGTERM, and after SIGTERM
     /// before SIGKILL.
     pub grace: Duration,
@@ -200,10 +209,10 @@ pub async fn execute<E: Engine>(
         }
     }
 
-    let mut stopping = Stopping::new(options.grace);
+    let mut stopping = Stopping::new(options.policy.grace);
     let mut signals_open = true;
     let mut running: JoinSet<Joined> = JoinSet::new();
-    let parallel = options.parallel.max(1);
+    let parallel = options.policy.parallel.max(1);
 
     loop {
         while run.stop.is_none() && running.len() < parallel {
@@ -239,7 +248,7 @@ pub async fn execute<E: Engine>(
                 }
                 if stopping.signal() {
                     run.stop = Some(Because::Interrupted);
-                    let _ = events.send(Event::Stopping { grace: options.grace });
+                    let _ = events.send(Event::Stopping { grace: options.policy.grace });
                 }
             }
         }
@@ -320,8 +329,8 @@ fn spawn_job<E: Engine>(
         operation: plan.operation,
         at: started,
     });
-    let timeout = options.timeout.or(job.project.timeout);
-    let grace = options.grace;
+    let timeout = options.policy.timeout.or(job.project.timeout);
+    let grace = options.policy.grace;
     let name = job.project.name.clone();
     // The inputs digest is taken once the project ran: its run may itself write files the
     // digest covers (a new stack's encryption salt), which must not look like a change next
@@ -457,7 +466,7 @@ fn record_end(
         outputs_digest: run.output_digests.get(&i).cloned(),
     };
     let ready = run.settle(i, result);
-    if failed && !options.keep_going && run.stop.is_none() && !interrupted {
+    if failed && !options.policy.keep_going && run.stop.is_none() && !interrupted {
         run.stop = Some(Because::StoppedAfter {
             failed: run.name(i).to_string(),
         });
@@ -466,23 +475,13 @@ fn record_end(
 }
 
 /// The output digests of everything `i` needs: those of the plan from this run, the others
-/// from outside it (a need never deployed counts as empty).
+/// from outside it.
 fn upstream_digests(run: &Run<'_>, i: usize) -> BTreeMap<String, String> {
-    let plan = run.plan;
-    plan.provider
-        .graph
-        .needs(i)
-        .iter()
-        .map(|n| {
-            let name = plan.name(n.node);
-            let digest = if plan.subset.contains(&n.node) {
-                run.output_digests.get(&n.node)
-            } else {
-                run.outside_digests.get(name)
-            };
-            (name.to_string(), digest.cloned().unwrap_or_default())
-        })
-        .collect()
+    run.plan.need_digests(
+        i,
+        |j| run.output_digests.get(&j).map(String::as_str),
+        |name| run.outside_digests.get(name).map(String::as_str),
+    )
 }
 
 /// Preview of a project whose upstream is not deployed, or `up` of a project whose inputs did not
@@ -605,12 +604,14 @@ mod tests {
 
     fn opts(parallel: usize, keep_going: bool) -> Options {
         Options {
-            parallel,
-            keep_going,
+            policy: Policy {
+                parallel,
+                keep_going,
+                grace: Duration::from_secs(30),
+                timeout: None,
+            },
             deployed: None,
             given: BTreeMap::new(),
-            grace: Duration::from_secs(30),
-            timeout: None,
         }
     }
 
@@ -656,14 +657,14 @@ mod tests {
         });
         let plan = Plan::new(&p, Operation::Up, &[]).unwrap();
         let mut options = opts(2, false);
-        options.grace = Duration::MAX;
-        options.timeout = Some(Duration::from_secs(1));
+        options.policy.grace = Duration::MAX;
+        options.policy.timeout = Some(Duration::from_secs(1));
         let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
         let (_sig_tx, sig_rx) = tokio::sync::mpsc::unbounded_channel();
         let r = execute(&plan, engine.clone(), &options, None, tx, sig_rx).await;
         assert_eq!(status(&r, "eks"), &Status::TimedOut);
 
-        options.timeout = Some(Duration::MAX);
+        options.policy.timeout = Some(Duration::MAX);
         let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
         let (sig_tx, sig_rx) = tokio::sync::mpsc::unbounded_channel();
         sig_tx.send(()).unwrap();
@@ -732,12 +733,8 @@ mod tests {
     async fn preview_reports_what_waits_for_an_undeployed_upstream() {
         let p = provider(CHAIN);
         let options = Options {
-            parallel: 4,
-            keep_going: false,
             deployed: Some(["net".to_string()].into()),
-            given: BTreeMap::new(),
-            grace: Duration::from_secs(30),
-            timeout: None,
+            ..opts(4, false)
         };
         let (r, _) = go(&p, Operation::Preview, fake(vec![]), options).await;
         assert_eq!(status(&r, "net"), &Status::Succeeded);

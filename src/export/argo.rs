@@ -13,8 +13,8 @@ use serde_json::{Map, Value, json};
 
 use super::names::{Names, Rule};
 use super::{
-    Common, Export, ExportError, File, Format, Repo, Revision, base_name, config_secret, credentials_secret, header,
-    secret_key, shell, stack_file, stack_file_path, waits_in, yaml,
+    Common, Export, ExportError, File, Format, Image, Repo, Revision, base_name, config_secret, credentials_secret,
+    header, secret_key, shell, stack_file, stack_file_path, waits_in, yaml,
 };
 use crate::plan::{Operation, Plan};
 
@@ -31,9 +31,7 @@ pub(crate) struct ArgoOptions {
     /// At most this many tasks at once.
     pub(crate) parallel: usize,
     /// The image the tasks run in.
-    pub(crate) image: String,
-    /// The Pulumi CLI version the image holds.
-    pub(crate) pulumi_version: String,
+    pub(crate) image: Image,
 }
 
 pub(crate) fn export(plan: &Plan<'_>, common: &Common, o: &ArgoOptions) -> Result<Export, ExportError> {
@@ -42,7 +40,7 @@ pub(crate) fn export(plan: &Plan<'_>, common: &Common, o: &ArgoOptions) -> Resul
         "PULUMI_BACKEND_URL",
         "set PULUMI_BACKEND_URL to the backend's URL without `{{`",
     )?;
-    no_template(&o.image, "--image", "pass the image's name without `{{`")?;
+    no_template(&o.image.name, "--image", "pass the image's name without `{{`")?;
     no_template(&o.repo.url, "the repository URL", "pass --repo URL without `{{`")?;
     no_template(
         o.repo.revision.as_str(),
@@ -188,7 +186,7 @@ fn workflow_header(plan: &Plan<'_>, common: &Common, o: &ArgoOptions, destroy: b
         ));
     }
     h.extend(super::cluster_needs(common, &o.namespace, true));
-    h.extend(super::image_needs(&o.image, &o.pulumi_version));
+    h.extend(o.image.needs());
     h.extend(super::docker_needs(
         plan,
         "a Docker daemon for the task: a docker:dind sidecar and DOCKER_HOST=tcp://localhost:2375 in the runner template",
@@ -246,7 +244,7 @@ fn workflow(plan: &Plan<'_>, common: &Common, o: &ArgoOptions, names: &Names, op
         },
         "container": {
             "name": "main",
-            "image": o.image,
+            "image": o.image.name,
             "workingDir": workdir,
             "command": ["sh", "-c"],
             "args": [script],
@@ -259,7 +257,7 @@ fn workflow(plan: &Plan<'_>, common: &Common, o: &ArgoOptions, names: &Names, op
     if destroy {
         // The parameter has no value: `argo submit` refuses to start the teardown without one.
         spec.insert("arguments".into(), json!({"parameters": [{"name": CONFIRM}]}));
-        templates.push(confirm_template(common, &o.image));
+        templates.push(confirm_template(common, &o.image.name));
     }
     spec.insert("parallelism".into(), json!(o.parallel));
     spec.insert("serviceAccountName".into(), json!(super::pko::service_account(common)));

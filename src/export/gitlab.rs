@@ -13,13 +13,12 @@
 //! and even then nothing runs until someone plays the manual job `confirm-destroy`, which
 //! every first job needs.
 
-use std::collections::BTreeSet;
-
 use serde_json::{Map, Value, json};
 
 use super::names::{Names, Rule};
-use super::{Common, Export, Format, ci_secrets, header, runner_command, stack_file, stack_file_path, waits_in, yaml};
-use crate::graph::Layer;
+use super::{
+    Common, Export, Format, Image, ci_secrets, header, runner_command, stack_file, stack_file_path, waits_in, yaml,
+};
 use crate::plan::{Operation, Plan};
 
 /// The manual job every first job of the destroy pipeline needs, and its stage.
@@ -28,14 +27,8 @@ const CONFIRM_STAGE: &str = "confirm";
 /// The variable a destroy pipeline must be run with, naming the stack.
 pub(crate) const DESTROY_VARIABLE: &str = "RUNNER_DESTROY_STACK";
 
-/// What a GitLab CI export takes besides the plan and [`Common`].
-#[derive(Debug, Clone)]
-pub(crate) struct GitlabOptions {
-    /// The image the jobs run in.
-    pub(crate) image: String,
-    /// The Pulumi CLI version the image holds.
-    pub(crate) pulumi_version: String,
-}
+/// What a GitLab CI export takes besides the plan and [`Common`]: the image the jobs run in.
+pub(crate) type GitlabOptions = Image;
 
 pub(crate) fn export(plan: &Plan<'_>, common: &Common, o: &GitlabOptions) -> Export {
     let names = Names::new(
@@ -60,15 +53,9 @@ fn pipeline(
     name: &dyn Fn(&str) -> String,
     op: Operation,
 ) -> String {
-    let layers: Vec<Layer> = plan
-        .order
-        .iter()
-        .map(|&i| plan.project(i).layer)
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
     let destroy = op == Operation::Destroy;
-    let mut stages: Vec<Value> = layers.iter().map(|l| json!(l.as_str())).collect();
+    // The plan's layers in up order; a destroy's stages run them reversed.
+    let mut stages: Vec<Value> = plan.layers().iter().map(|l| json!(l.as_str())).collect();
     if destroy {
         stages.reverse();
         stages.insert(0, json!(CONFIRM_STAGE));
@@ -87,7 +74,7 @@ fn pipeline(
     doc.insert(
         "default".into(),
         json!({
-            "image": o.image,
+            "image": o.name,
             "before_script": [
                 "mkdir -p config/pulumi",
                 format!("printf '%s' \"$MARA_STACK_CONFIG\" > {}", stack_file_path(common)),
@@ -159,7 +146,7 @@ fn pipeline(
             common.stack
         ));
     }
-    h.extend(super::image_needs(&o.image, &o.pulumi_version));
+    h.extend(o.needs());
     h.extend(super::docker_needs(
         plan,
         "a runner with a Docker daemon, or Docker-in-Docker: a docker:dind service and DOCKER_HOST=tcp://docker:2375",

@@ -229,20 +229,30 @@ fn dependents(plan: &Plan<'_>) -> Vec<(usize, Vec<usize>)> {
     out
 }
 
-/// What the jobs' image must hold, and the command that builds it from the repository's
-/// Dockerfile (GitLab jobs, Argo tasks).
-fn image_needs(image: &str, pulumi_version: &str) -> Vec<String> {
-    vec![
-        format!(
-            "The jobs run in the image {}, which must hold `runner`, `pulumi` {} and the provider's tools; the \
-             repository's Dockerfile makes one (its head says what it holds):",
-            image, pulumi_version
-        ),
-        format!(
-            "  docker build --build-arg PULUMI_VERSION={} -t {} .   (then push it where the jobs pull from)",
-            pulumi_version, image
-        ),
-    ]
+/// The image CI jobs or Argo tasks run in, and the Pulumi CLI version it holds (GitLab CI,
+/// Argo Workflows).
+#[derive(Debug, Clone)]
+pub(crate) struct Image {
+    pub(crate) name: String,
+    pub(crate) pulumi_version: String,
+}
+
+impl Image {
+    /// What the image must hold, and the command that builds it from the repository's
+    /// Dockerfile.
+    fn needs(&self) -> Vec<String> {
+        vec![
+            format!(
+                "The jobs run in the image {}, which must hold `runner`, `pulumi` {} and the provider's tools; the \
+                 repository's Dockerfile makes one (its head says what it holds):",
+                self.name, self.pulumi_version
+            ),
+            format!(
+                "  docker build --build-arg PULUMI_VERSION={} -t {} .   (then push it where the jobs pull from)",
+                self.pulumi_version, self.name
+            ),
+        ]
+    }
 }
 
 /// The projects of the plan that build a container image (a provider check runs `docker`

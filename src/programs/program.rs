@@ -317,7 +317,7 @@ mod tests {
     }
 
     #[test]
-    fn references_and_the_outputs_read_from_them() {
+    fn references_one_per_project_and_the_outputs_read_from_them() {
         let program = Program::parse(
             r#"
 name: logagent
@@ -336,8 +336,13 @@ resources:
       values:
         host: https://${logstore.outputs["elastic_hostname"]}:9200
         kibana: ${logstore.outputs.kibana_hostname}
+  cluster:
+    type: pulumi:pulumi:StackReference
+    properties:
+      name: ${pulumi.organization}/kubeconfig/${pulumi.stack}
 variables:
   kc: ${kube.outputs["kubeconfig"]}
+  name: ${cluster.outputs["cluster_name"]}
   # old: ${logstore.outputs["removed"]}
 outputs:
   status: ${chart.status}
@@ -345,12 +350,17 @@ outputs:
         )
         .unwrap();
         let outputs = |p: &str| program.reference(p).unwrap().outputs().collect::<Vec<_>>();
-        assert_eq!(outputs("kubeconfig"), ["kubeconfig"]);
+        assert_eq!(
+            outputs("kubeconfig"),
+            ["cluster_name", "kubeconfig"],
+            "two references to one project read as one"
+        );
         assert_eq!(
             outputs("logstore"),
             ["elastic_hostname", "kibana_hostname"],
             "a commented-out line reads nothing"
         );
+        assert_eq!(program.refs.len(), 2);
         assert!(program.reference("chart").is_none());
         assert_eq!(program.outputs, ["status"]);
         assert!(program.declares("status") && !program.declares("chart"));
@@ -360,9 +370,11 @@ outputs:
             logstore.reads,
             [("elastic_hostname".into(), 16), ("kibana_hostname".into(), 17)]
         );
+        let kubeconfig = program.reference("kubeconfig").unwrap();
+        assert_eq!(kubeconfig.line, 7, "the first reference's line");
         assert_eq!(
-            program.reference("kubeconfig").unwrap().reads,
-            [("kubeconfig".into(), 19)]
+            kubeconfig.reads,
+            [("cluster_name".into(), 24), ("kubeconfig".into(), 23)]
         );
     }
 
@@ -394,29 +406,5 @@ resources:
             .map(|u| (u.name.as_str(), u.line, u.closest.as_deref()))
             .collect();
         assert_eq!(found, [("regoin", 13, Some("region")), ("extra", 16, None)]);
-    }
-
-    #[test]
-    fn two_references_to_one_project_read_as_one() {
-        let program = Program::parse(
-            r#"name: app
-resources:
-  net:
-    type: pulumi:pulumi:StackReference
-    properties:
-      name: ${pulumi.organization}/vpc/${pulumi.stack}
-  net2:
-    type: pulumi:pulumi:StackReference
-    properties:
-      name: ${pulumi.organization}/vpc/${pulumi.stack}
-outputs:
-  a: ${net.outputs["id"]}
-  b: ${net2.outputs["cidr"]}
-"#,
-        )
-        .unwrap();
-        assert_eq!(program.refs.len(), 1);
-        assert_eq!(program.refs[0].line, 6);
-        assert_eq!(program.refs[0].reads, [("cidr".into(), 13), ("id".into(), 12)]);
     }
 }

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use crate::exec::outputs::REDACTED;
+use crate::exec::outputs::{REDACTED, holds_redacted};
 use crate::exec::{Outputs, PropertyDiff, ResourceDiff};
 
 /// The signature key of a special value in Pulumi's serialized state, and a secret's signature
@@ -119,7 +119,7 @@ impl EventLog {
     /// value blinded here) is among them.
     pub(crate) fn plain_outputs(&self) -> Option<Outputs> {
         let outputs = self.outputs.as_ref()?;
-        if outputs.values().any(holds_secret) {
+        if outputs.values().any(holds_redacted) {
             return None;
         }
         Some(Outputs {
@@ -259,17 +259,6 @@ fn strip_colour_tags(text: &str) -> String {
     }
     out.push_str(rest);
     out
-}
-
-/// A blinded value holds a secret (or the text `[secret]`, which counts as one: nothing that
-/// could be a secret is taken for plain).
-fn holds_secret(v: &Value) -> bool {
-    match v {
-        Value::String(s) => s == REDACTED,
-        Value::Array(a) => a.iter().any(holds_secret),
-        Value::Object(m) => m.values().any(holds_secret),
-        _ => false,
-    }
 }
 
 /// A serialized property value with each secret in it `[secret]`.

@@ -15,10 +15,16 @@ pub(crate) use crate::workspace::{alive, this_host};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct StackLock {
     pub(crate) url: String,
+    pub(crate) owner: Owner,
+    pub(crate) at: String,
+}
+
+/// Whose a lock is: `<user>@<host> (pid <n>)`, the process that took it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Owner {
     pub(crate) user: String,
     pub(crate) host: String,
     pub(crate) pid: i32,
-    pub(crate) at: String,
 }
 
 /// The locks a refusal names (`the stack is currently locked by N lock(s)…`); none when the
@@ -37,9 +43,11 @@ pub(crate) fn parse(stderr: &str) -> Vec<StackLock> {
             let (user, host) = who.rsplit_once('@')?;
             Some(StackLock {
                 url: url.to_string(),
-                user: user.to_string(),
-                host: host.to_string(),
-                pid: pid.trim().parse().ok()?,
+                owner: Owner {
+                    user: user.to_string(),
+                    host: host.to_string(),
+                    pid: pid.trim().parse().ok()?,
+                },
                 at: at.trim().to_string(),
             })
         })
@@ -49,7 +57,7 @@ pub(crate) fn parse(stderr: &str) -> Vec<StackLock> {
 impl StackLock {
     /// Left by a process of this host that no longer runs.
     pub(crate) fn stale(&self) -> bool {
-        self.host == this_host() && !alive(self.pid)
+        self.owner.host == this_host() && !alive(self.owner.pid)
     }
 
     /// The lock's file, on a file backend. The CLI prints the backend's URL as Go's `net/url`
@@ -70,20 +78,21 @@ impl StackLock {
                 )
             })
             .unwrap_or_default();
-        if self.host != this_host() {
+        let Owner { user, host, pid } = &self.owner;
+        if *host != this_host() {
             format!(
                 "locked by {}@{} (pid {}) since {}{age}: another machine's lock, left alone; wait for it, or cancel it there",
-                self.user, self.host, self.pid, self.at
+                user, host, pid, self.at
             )
         } else if self.stale() {
             format!(
                 "locked by pid {} of this host since {}{age}, which no longer runs: a stale lock ({})",
-                self.pid, self.at, self.url
+                pid, self.at, self.url
             )
         } else {
             format!(
                 "locked by pid {} of this host since {}{age}, still running: wait for it to end",
-                self.pid, self.at
+                pid, self.at
             )
         }
     }
@@ -200,7 +209,10 @@ pub(crate) fn broken_notes(broken: &[std::path::PathBuf]) -> Vec<String> {
 
 /// A stale lock removed, in words.
 pub(crate) fn removed(lock: &StackLock) -> String {
-    format!("removed the stale lock {} (pid {} no longer runs)", lock.url, lock.pid)
+    format!(
+        "removed the stale lock {} (pid {} no longer runs)",
+        lock.url, lock.owner.pid
+    )
 }
 
 /// What removing a stale lock that could not be removed left: said under the failure.
@@ -249,8 +261,8 @@ mod tests {
                       s3://b/.pulumi/locks/organization/iam/dev/b.json: created by bob@laptop (pid 17) at 2026-11-23T11:00:00Z\n";
         let locks = parse(stderr);
         assert_eq!(locks.len(), 2);
-        assert_eq!(locks[0].host, "build-7");
-        assert_eq!(locks[0].pid, 4242);
+        assert_eq!(locks[0].owner.host, "build-7");
+        assert_eq!(locks[0].owner.pid, 4242);
         assert_eq!(
             locks[0].file(),
             Some(std::path::PathBuf::from("/w/.pulumi/locks/organization/iam/dev/a.json"))

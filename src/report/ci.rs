@@ -180,11 +180,7 @@ pub(crate) fn step_summary(
             Status::Interrupted => "⏹️",
             _ => "⏭️",
         };
-        let took = f
-            .started
-            .and_then(|s| f.ended.duration_since(s).ok())
-            .map(|d| super::duration(d.as_secs_f64()))
-            .unwrap_or_default();
+        let took = f.took().map(|d| super::duration(d.as_secs_f64())).unwrap_or_default();
         let changes: Vec<String> = f
             .changes
             .iter()

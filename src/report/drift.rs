@@ -62,28 +62,23 @@ pub(crate) fn lines(diffs: &[ResourceDiff], indent: &str) -> Vec<String> {
 /// A Markdown table of one project's drift (GitHub's job summary).
 pub(crate) fn markdown(project: &str, diffs: &[ResourceDiff]) -> String {
     let mut out = format!(
-        "<details><summary>{} drifted: {} resource{}</summary>\n\n| resource | change | input | deployed | declared |\n| --- | --- | --- | --- | --- |\n",
+        "<details><summary>{} drifted: {}</summary>\n\n| resource | change | input | deployed | declared |\n| --- | --- | --- | --- | --- |\n",
         cell(project),
-        diffs.len(),
-        if diffs.len() == 1 { "" } else { "s" }
+        resources(diffs)
     );
-    for d in diffs {
-        if d.properties.is_empty() {
-            let _ = writeln!(out, "| `{}` | {} | | | |", cell(&d.resource), doing(&d.op));
-        }
-        for p in &d.properties {
-            let code = |v: Option<&String>| v.map_or_else(|| "(absent)".to_string(), |v| format!("`{}`", cell(v)));
-            let _ = writeln!(
-                out,
-                "| `{}` | {} | `{}` | {} | {} |",
-                cell(&d.resource),
-                doing(&d.op),
-                cell(&p.path),
-                code(p.deployed.as_ref()),
-                code(p.declared.as_ref())
-            );
-        }
-    }
+    let code = |v: &str| format!("`{}`", cell(v));
+    // An empty cell is one space wide.
+    let row = |cells: [&str; 5]| {
+        let cells = cells.map(|c| {
+            if c.is_empty() {
+                " ".to_string()
+            } else {
+                format!(" {c} ")
+            }
+        });
+        format!("|{}|", cells.join("|"))
+    };
+    rows(&mut out, diffs, &code, &row);
     out.push_str("\n</details>\n\n");
     out
 }
@@ -92,35 +87,41 @@ pub(crate) fn markdown(project: &str, diffs: &[ResourceDiff]) -> String {
 pub(crate) fn html(project: &str, diffs: &[ResourceDiff]) -> String {
     let e = crate::render::xml_text;
     let mut out = format!(
-        "<article class=\"drift\" id=\"drift-{0}\"><h3>{0} drifted: {1} resource{2}</h3>\n<table>\n<thead><tr><th>resource</th><th>change</th><th>input</th><th>deployed</th><th>declared</th></tr></thead>\n<tbody>\n",
+        "<article class=\"drift\" id=\"drift-{0}\"><h3>{0} drifted: {1}</h3>\n<table>\n<thead><tr><th>resource</th><th>change</th><th>input</th><th>deployed</th><th>declared</th></tr></thead>\n<tbody>\n",
         e(project),
-        diffs.len(),
-        if diffs.len() == 1 { "" } else { "s" }
+        resources(diffs)
     );
-    let code = |v: Option<&String>| v.map_or_else(|| "(absent)".to_string(), |v| format!("<code>{}</code>", e(v)));
+    let code = |v: &str| format!("<code>{}</code>", e(v));
+    let row = |cells: [&str; 5]| format!("<tr>{}</tr>", cells.map(|c| format!("<td>{c}</td>")).concat());
+    rows(&mut out, diffs, &code, &row);
+    out.push_str("</tbody>\n</table></article>\n");
+    out
+}
+
+/// `N resource(s)`.
+fn resources(diffs: &[ResourceDiff]) -> String {
+    format!("{} resource{}", diffs.len(), if diffs.len() == 1 { "" } else { "s" })
+}
+
+/// A drift table's rows, a line each, as `row` writes its cells (resource, change, input,
+/// deployed, declared) and `code` a value: a row per input that differs, and one for a resource
+/// that differs in none it names (created, deleted), its last three cells empty.
+fn rows(out: &mut String, diffs: &[ResourceDiff], code: &dyn Fn(&str) -> String, row: &dyn Fn([&str; 5]) -> String) {
+    let value = |v: Option<&String>| v.map_or_else(|| "(absent)".to_string(), |v| code(v));
     for d in diffs {
+        let (resource, change) = (code(&d.resource), doing(&d.op));
         if d.properties.is_empty() {
-            let _ = writeln!(
-                out,
-                "<tr><td><code>{}</code></td><td>{}</td><td></td><td></td><td></td></tr>",
-                e(&d.resource),
-                doing(&d.op)
-            );
+            let _ = writeln!(out, "{}", row([&resource, change, "", "", ""]));
         }
         for p in &d.properties {
+            let (deployed, declared) = (value(p.deployed.as_ref()), value(p.declared.as_ref()));
             let _ = writeln!(
                 out,
-                "<tr><td><code>{}</code></td><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
-                e(&d.resource),
-                doing(&d.op),
-                e(&p.path),
-                code(p.deployed.as_ref()),
-                code(p.declared.as_ref())
+                "{}",
+                row([&resource, change, &code(&p.path), &deployed, &declared])
             );
         }
     }
-    out.push_str("</tbody>\n</table></article>\n");
-    out
 }
 
 /// Text for a cell of the job summary's table, inside a code span: a backtick would end the

@@ -50,10 +50,7 @@ pub(crate) fn render(plan: &Plan<'_>, result: &RunResult, suite: &Suite<'_>) -> 
     let (mut failures, mut errors, mut skipped) = (0, 0, 0);
     let mut out_lines = String::new();
     for (name, f) in &result.results {
-        let time = f
-            .started
-            .and_then(|s| f.ended.duration_since(s).ok())
-            .map_or(0.0, |d| d.as_secs_f64());
+        let time = f.took().map_or(0.0, |d| d.as_secs_f64());
         let _ = write!(
             cases,
             "  <testcase name=\"{}\" classname=\"{}\" time=\"{time:.3}\"",

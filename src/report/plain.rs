@@ -276,11 +276,7 @@ impl Plain {
                     .push(name);
                 continue;
             }
-            let took = f
-                .started
-                .and_then(|s| f.ended.duration_since(s).ok())
-                .map(|d| duration(d.as_secs_f64()))
-                .unwrap_or_default();
+            let took = f.took().map(|d| duration(d.as_secs_f64())).unwrap_or_default();
             let detail = match &f.status {
                 Status::Failed | Status::TimedOut => super::failure::headline_or(f.error.as_ref(), ""),
                 Status::Interrupted => "cut short".to_string(),

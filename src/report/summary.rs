@@ -118,7 +118,7 @@ impl Summary {
                     operation: plan.operation,
                     started: f.started.map(timestamp),
                     ended: f.started.map(|_| timestamp(f.ended)),
-                    duration_seconds: f.started.and_then(|s| f.ended.duration_since(s).ok()).map(secs),
+                    duration_seconds: f.took().map(secs),
                     estimate_s: run.predicted.estimates.get(name.as_str()).copied().map(round),
                     outputs: f.outputs.as_ref().map(crate::exec::Outputs::kept),
                     changes: f.changes.clone(),
@@ -377,145 +377,7 @@ mod tests {
 
     /// The record of a drift check as the summary before the one record type wrote it (the
     /// schema's every kind of end), byte for byte.
-    const DRIFT: &str = r#"{
-  "schema_version": 1,
-  "operation": "drift",
-  "provider": "t",
-  "stack": "dev",
-  "targets": [],
-  "started": "2026-08-21T19:18:00.000Z",
-  "ended": "2026-08-21T19:18:02.345Z",
-  "duration_seconds": 2.345,
-  "result": "failed",
-  "exit_code": 1,
-  "predicted_makespan_s": 4.568,
-  "projects": [
-    {
-      "name": "net",
-      "status": "drifted",
-      "reason": null,
-      "operation": "preview",
-      "started": "2026-08-21T19:18:00.010Z",
-      "ended": "2026-08-21T19:18:01.234Z",
-      "duration_seconds": 1.224,
-      "estimate_s": 1.235,
-      "outputs": {
-        "url": "http://x/",
-        "pw": "[secret]"
-      },
-      "changes": {
-        "create": 2,
-        "same": 1
-      },
-      "drift": [
-        {
-          "resource": "pulumi:index:Stash::net",
-          "op": "update",
-          "properties": [
-            {
-              "path": "input",
-              "deployed": "1",
-              "declared": null
-            }
-          ]
-        }
-      ],
-      "error": null
-    },
-    {
-      "name": "db",
-      "status": "failed",
-      "reason": null,
-      "operation": "preview",
-      "started": "2026-08-21T19:18:01.300Z",
-      "ended": "2026-08-21T19:18:02.000Z",
-      "duration_seconds": 0.7,
-      "estimate_s": 3.0,
-      "outputs": null,
-      "changes": {},
-      "error": "pulumi up exited with code 1: error: boom\n    at line 3\n  a note"
-    },
-    {
-      "name": "app",
-      "status": "skipped",
-      "reason": "needs db, which failed",
-      "operation": "preview",
-      "started": null,
-      "ended": null,
-      "duration_seconds": null,
-      "estimate_s": null,
-      "outputs": null,
-      "changes": {},
-      "error": null
-    },
-    {
-      "name": "cache",
-      "status": "not checked",
-      "reason": "nothing it depends on changed since its last successful up",
-      "operation": "preview",
-      "started": null,
-      "ended": null,
-      "duration_seconds": null,
-      "estimate_s": null,
-      "outputs": null,
-      "changes": {},
-      "error": null
-    },
-    {
-      "name": "web",
-      "status": "waits",
-      "reason": "waits for cache, not deployed yet",
-      "operation": "preview",
-      "started": null,
-      "ended": null,
-      "duration_seconds": null,
-      "estimate_s": null,
-      "outputs": null,
-      "changes": {},
-      "error": null
-    },
-    {
-      "name": "old",
-      "status": "not started",
-      "reason": "the run stopped after db failed",
-      "operation": "preview",
-      "started": null,
-      "ended": null,
-      "duration_seconds": null,
-      "estimate_s": null,
-      "outputs": null,
-      "changes": {},
-      "error": null
-    },
-    {
-      "name": "slow",
-      "status": "timed out",
-      "reason": null,
-      "operation": "preview",
-      "started": "2026-08-21T19:18:00.005Z",
-      "ended": "2026-08-21T19:18:02.005Z",
-      "duration_seconds": 2.0,
-      "estimate_s": null,
-      "outputs": null,
-      "changes": {},
-      "error": "timed out after 2s: stopped (pulumi up was interrupted)"
-    },
-    {
-      "name": "late",
-      "status": "interrupted",
-      "reason": null,
-      "operation": "preview",
-      "started": "2026-08-21T19:18:00.100Z",
-      "ended": "2026-08-21T19:18:00.900Z",
-      "duration_seconds": 0.8,
-      "estimate_s": null,
-      "outputs": null,
-      "changes": {},
-      "error": null
-    }
-  ]
-}
-"#;
+    const DRIFT: &str = include_str!("summary_drift.json");
 
     #[test]
     fn a_run_is_recorded_as_it_always_was_and_reads_back_the_same() {

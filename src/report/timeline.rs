@@ -14,14 +14,27 @@ use crate::graph::Span;
 use crate::plan::Plan;
 use crate::render::xml_text;
 
-/// One bar: a project that ran, in milliseconds from the run's start.
+/// One bar: a project that ran.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Bar {
     pub(crate) name: String,
     pub(crate) status: Told,
-    pub(crate) start_ms: i64,
-    pub(crate) end_ms: i64,
+    pub(crate) ran: Stretch,
     pub(crate) critical: bool,
+}
+
+/// A stretch of the run, in milliseconds from its start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Stretch {
+    pub(crate) start: i64,
+    pub(crate) end: i64,
+}
+
+impl Stretch {
+    /// How long it is (ms).
+    pub(crate) fn ms(self) -> i64 {
+        self.end - self.start
+    }
 }
 
 /// The run laid out in time.
@@ -31,8 +44,8 @@ pub(crate) struct Timeline {
     /// In order of start.
     pub(crate) bars: Vec<Bar>,
     pub(crate) length_ms: i64,
-    /// Stretches (start, end) of the run when no project ran.
-    pub(crate) idle: Vec<(i64, i64)>,
+    /// Stretches of the run when no project ran.
+    pub(crate) idle: Vec<Stretch>,
     /// Summed length of the critical path (ms).
     pub(crate) critical_ms: i64,
 }
@@ -50,21 +63,23 @@ impl Timeline {
                 Some(Bar {
                     name: p.name.clone(),
                     status: p.status,
-                    start_ms: start.max(0),
-                    end_ms: end.max(start).max(0),
+                    ran: Stretch {
+                        start: start.max(0),
+                        end: end.max(start).max(0),
+                    },
                     critical: false,
                 })
             })
             .collect();
-        bars.sort_by(|a, b| (a.start_ms, &a.name).cmp(&(b.start_ms, &b.name)));
+        bars.sort_by(|a, b| (a.ran.start, &a.name).cmp(&(b.ran.start, &b.name)));
         let length_ms =
-            (millis(&run.ended).unwrap_or(origin) - origin).max(bars.iter().map(|b| b.end_ms).max().unwrap_or(0));
+            (millis(&run.ended).unwrap_or(origin) - origin).max(bars.iter().map(|b| b.ran.end).max().unwrap_or(0));
         let ran: Vec<Span<'_>> = bars
             .iter()
             .map(|b| Span {
                 name: &b.name,
-                start: b.start_ms,
-                end: b.end_ms,
+                start: b.ran.start,
+                end: b.ran.end,
             })
             .collect();
         let path = plan
@@ -125,8 +140,8 @@ impl Timeline {
                 format!("{}, ", tags.join(", "))
             };
             // A zero-length bar is not drawn: a millisecond at least.
-            let end = b.end_ms.max(b.start_ms + 1);
-            let _ = writeln!(out, "    {label} :{tags}p{k}, {}, {end}", b.start_ms);
+            let end = b.ran.end.max(b.ran.start + 1);
+            let _ = writeln!(out, "    {label} :{tags}p{k}, {}, {end}", b.ran.start);
         }
         out
     }
@@ -155,15 +170,15 @@ impl Timeline {
             xml_text(&self.title)
         );
         let bottom = TOP + rows * ROW;
-        for (from, to) in &self.idle {
+        for s in &self.idle {
             let _ = writeln!(
                 out,
                 r##"  <rect class="idle" x="{}" y="{}" width="{}" height="{}" fill="#f0f0f0"><title>nothing ran for {}</title></rect>"##,
-                x(*from),
+                x(s.start),
                 TOP - 6,
-                (x(*to) - x(*from)).max(1),
+                (x(s.end) - x(s.start)).max(1),
                 bottom - TOP + 6,
-                seconds(to - from)
+                seconds(s.ms())
             );
         }
         // Ticks: about ten, on whole seconds.
@@ -189,13 +204,13 @@ impl Timeline {
                 r#"  <g class="bar" data-name="{name}" data-status="{status}"><title>{name}: {status}, {from} to {to} ({took})</title><text x="{lx}" y="{ty}" text-anchor="end">{name}</text><rect x="{bx}" y="{y}" width="{bw}" height="{bh}" rx="3" fill="{fill}" stroke="{stroke}" stroke-width="{width}"/></g>"#,
                 name = xml_text(&b.name),
                 status = xml_text(word(b.status)),
-                from = seconds(b.start_ms),
-                to = seconds(b.end_ms),
-                took = seconds(b.end_ms - b.start_ms),
+                from = seconds(b.ran.start),
+                to = seconds(b.ran.end),
+                took = seconds(b.ran.ms()),
                 lx = LEFT - 8,
                 ty = y + 14,
-                bx = x(b.start_ms),
-                bw = (x(b.end_ms) - x(b.start_ms)).max(2),
+                bx = x(b.ran.start),
+                bw = (x(b.ran.end) - x(b.ran.start)).max(2),
                 bh = ROW - 6,
                 fill = status_fill(b.status),
             );
@@ -206,7 +221,7 @@ impl Timeline {
             r##"  <text x="10" y="{ly}" fill="#555">critical path (red outline): {} of {}; grey: nothing ran ({})</text>"##,
             seconds(self.critical_ms),
             seconds(self.length_ms),
-            seconds(self.idle.iter().map(|(a, b)| b - a).sum())
+            seconds(self.idle.iter().map(|s| s.ms()).sum())
         );
         out.push_str("</svg>\n");
         out
@@ -225,23 +240,29 @@ pub(crate) fn status_fill(status: Told) -> &'static str {
 }
 
 /// Stretches of `[0, length)` covered by no bar.
-fn idle_stretches(bars: &[Bar], length: i64) -> Vec<(i64, i64)> {
-    let mut spans: Vec<(i64, i64)> = bars.iter().map(|b| (b.start_ms, b.end_ms)).collect();
-    spans.sort_unstable();
+fn idle_stretches(bars: &[Bar], length: i64) -> Vec<Stretch> {
+    let mut ran: Vec<Stretch> = bars.iter().map(|b| b.ran).collect();
+    ran.sort_unstable();
     let mut idle = Vec::new();
     let mut covered = 0;
-    for (a, b) in spans {
-        if a > covered {
-            idle.push((covered, a));
+    for s in ran {
+        if s.start > covered {
+            idle.push(Stretch {
+                start: covered,
+                end: s.start,
+            });
         }
-        covered = covered.max(b);
+        covered = covered.max(s.end);
     }
     if length > covered {
-        idle.push((covered, length));
+        idle.push(Stretch {
+            start: covered,
+            end: length,
+        });
     }
     // A few milliseconds between one project's end and the next one's start are the runner's
     // own bookkeeping, not an idle machine.
-    idle.retain(|(a, b)| b - a >= 50);
+    idle.retain(|s| s.ms() >= 50);
     idle
 }
 
@@ -340,7 +361,8 @@ mod tests {
         assert_eq!(critical, ["a", "c"], "a (2 s) then c (3 s) beats b then d (2.5 s)");
         assert_eq!(t.critical_ms, 5_000);
         assert_eq!(t.length_ms, 9_000);
-        assert_eq!(t.idle, [(5_000, 6_000), (7_500, 9_000)]);
+        let idle: Vec<(i64, i64)> = t.idle.iter().map(|s| (s.start, s.end)).collect();
+        assert_eq!(idle, [(5_000, 6_000), (7_500, 9_000)]);
         assert_eq!(t.bars.len(), 4, "what did not run has no bar");
     }
 

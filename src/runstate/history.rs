@@ -94,7 +94,7 @@ impl History {
             if f.status != Status::Succeeded {
                 continue;
             }
-            let Some(took) = f.started.and_then(|s| f.ended.duration_since(s).ok()) else {
+            let Some(took) = f.took() else {
                 continue;
             };
             let learned = self.projects.entry(name.clone()).or_default();

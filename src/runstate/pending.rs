@@ -110,21 +110,12 @@ impl RunState {
                 Some(p) => {
                     // Every need counts, as in the run: those outside the plan (`--only`,
                     // `--exclude`) with the outputs their last up recorded.
-                    let upstream = || -> BTreeMap<String, String> {
-                        plan.provider
-                            .graph
-                            .needs(i)
-                            .iter()
-                            .map(|n| {
-                                let u = plan.name(n.node);
-                                let digest = if plan.subset.contains(&n.node) {
-                                    outputs.get(u).copied()
-                                } else {
-                                    self.projects.get(u).and_then(|p| p.last_up()).map(|(_, out)| out)
-                                };
-                                (u.to_string(), digest.unwrap_or_default().to_string())
-                            })
-                            .collect()
+                    let upstream = || {
+                        plan.need_digests(
+                            i,
+                            |j| outputs.get(plan.name(j)).copied(),
+                            |u| self.projects.get(u).and_then(|p| p.last_up()).map(|(_, out)| out),
+                        )
                     };
                     match (p.last_up(), digests, first_running) {
                         (_, _, Some(u)) => Pending::runs(Why::After((*u).to_string())),

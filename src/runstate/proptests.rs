@@ -11,7 +11,7 @@ use std::time::Duration;
 use proptest::prelude::*;
 
 use super::{Digests, RunState};
-use crate::exec::{Control, Engine, Event, Job, JobEnd, Options, Outputs, Resume, RunResult, Status, execute};
+use crate::exec::{Control, Engine, Event, Job, JobEnd, Options, Outputs, Policy, Resume, RunResult, Status, execute};
 use crate::plan::{Operation, Plan};
 use crate::provider::Provider;
 use crate::workspace::RunDir;
@@ -124,12 +124,14 @@ fn run(
         most: AtomicUsize::new(0),
     });
     let options = Options {
-        parallel: c.parallel,
-        keep_going: c.keep_going,
+        policy: Policy {
+            parallel: c.parallel,
+            keep_going: c.keep_going,
+            grace: Duration::from_secs(30),
+            timeout: None,
+        },
         deployed: None,
         given: BTreeMap::new(),
-        grace: Duration::from_secs(30),
-        timeout: None,
     };
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let (sig_tx, sig_rx) = tokio::sync::mpsc::unbounded_channel();
@@ -293,15 +295,8 @@ fn check(
     Ok(())
 }
 
-fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(256)
-}
-
 proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(), failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(crate::proptest_config(256))]
 
     /// Up and destroy of random graphs with random failures, delays and interruptions:
     /// nothing starts before what it waits for succeeded (needs going up, dependents going

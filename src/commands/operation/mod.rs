@@ -13,11 +13,11 @@ mod selection;
 
 use std::path::PathBuf;
 
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Instant, SystemTime};
 
 use crate::config::backend::Backend;
 use crate::error::{RunnerError, exit};
-use crate::exec::{self, Options, RunResult, would_change};
+use crate::exec::{self, Options, Policy, RunResult, would_change};
 use crate::fs::Output;
 use crate::plan::Operation;
 use crate::pulumi::{RunFlags, Store};
@@ -50,8 +50,6 @@ pub(crate) struct RunOptions {
     pub(crate) excludes: Vec<String>,
     /// `--only X`: X alone, its needs proven done in the backend first.
     pub(crate) only: Option<String>,
-    pub(crate) parallel: usize,
-    pub(crate) keep_going: bool,
     /// Run every project, even those unchanged since their last successful `up`.
     pub(crate) fresh: bool,
     /// Also write the JSON summary there.
@@ -65,13 +63,12 @@ pub(crate) struct RunOptions {
     pub(crate) yes: bool,
     /// What changes a preview finds mean to the exit code.
     pub(crate) changes: Changes,
-    /// How long any project may run.
-    pub(crate) timeout: Option<Duration>,
-    /// How long a project gets to stop before the next, harder signal.
-    pub(crate) grace: Duration,
     /// What every `pulumi` of the run is asked (`drift`: the previews are drift checks of what
     /// the backend holds), handed to the engine whole.
     pub(crate) pulumi: RunFlags,
+    /// How the scheduler runs the plan: at most how many at once, on after a failure or not,
+    /// how long a project may run and gets to stop.
+    pub(crate) scheduler: Policy,
 }
 
 /// What changes a preview finds mean to the run's exit code.
@@ -118,12 +115,9 @@ pub(crate) fn run(s: &Settings, t: &StackContext, o: &RunOptions) -> Result<i32,
     // `--fresh` runs everything but still records the digests, so the next `up` can skip.
     let resume = (o.operation == Operation::Up).then(|| state.state.resume(&t.provider, digests, o.fresh));
     let mut options = Options {
-        parallel: o.parallel,
-        keep_going: o.keep_going,
+        policy: o.scheduler,
         deployed: deployed_for_preview(&plan, o, &state.state),
         given: std::collections::BTreeMap::new(),
-        grace: o.grace,
-        timeout: o.timeout,
     };
     let known = known_stacks(s, t, &state.state, &store);
     if !asks {
@@ -138,7 +132,7 @@ pub(crate) fn run(s: &Settings, t: &StackContext, o: &RunOptions) -> Result<i32,
         &format!(
             "running {} projects, at most {} at once; backend {}",
             plan.order.len(),
-            options.parallel,
+            options.policy.parallel,
             Backend::of(&engine.env)
         ),
     );
@@ -151,7 +145,7 @@ pub(crate) fn run(s: &Settings, t: &StackContext, o: &RunOptions) -> Result<i32,
         .fresh(o.fresh)
         .drift(drift);
     let live = (o.output == OutputMode::Auto && s.live)
-        .then(|| Live::new(&plan, s.style.debug, prediction.estimates.clone(), o.parallel).drift(drift));
+        .then(|| Live::new(&plan, s.style.debug, prediction.estimates.clone(), o.scheduler.parallel).drift(drift));
     let mut sinks = Sinks::new(lines, live, Logs::new(&t.run_dir), state);
     let result = execute(&plan, engine, &options, resume.as_ref(), |ev| sinks.event(ev))?;
     let code = exit_code(o, &result);

@@ -90,7 +90,7 @@ pub(super) fn prediction(
     };
     let recorded: BTreeSet<String> = state.projects.keys().cloned().collect();
     let settled = Settled::new(plan, &skipped_by_up, (&deployed, &recorded));
-    predict(plan, history, &settled, o.parallel)
+    predict(plan, history, &settled, o.scheduler.parallel)
 }
 
 /// Remembers how long each project that succeeded took, for the next run's estimates.

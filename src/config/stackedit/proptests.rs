@@ -591,15 +591,8 @@ fn new_entries() -> impl Strategy<Value = Vec<(String, Value)>> {
     })
 }
 
-fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(1000)
-}
-
 proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(), failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(crate::proptest_config(1000))]
 
     #[test]
     fn an_edited_stack_file_reads_back_as_before_plus_the_new_entries(doc in doc(), entries in new_entries()) {
