@@ -793,6 +793,7 @@ on_both_engines!(
     day_one_and_day_two,
     ctrl_c_during_up,
     a_killed_pulumi_leaves_its_lock,
+    a_stale_lock_goes_with_its_attributes,
     sigint_to_runner_pulumi,
     sighup_to_runner_pulumi
 );
@@ -1157,6 +1158,56 @@ fn a_killed_pulumi_leaves_its_lock(e: &E2e) {
     assert!(removed.stderr.contains("removed the stale lock"), "{}", removed.stderr);
     assert!(e.lock_files("logstore").is_empty(), "{:?}", e.lock_files("logstore"));
     assert_eq!(e.statuses()["app"], "succeeded");
+}
+
+/// A stale lock of this host (a `pulumi` killed with its runner) with the attributes the file
+/// backend keeps beside each file it writes (`<lock>.attrs`, gocloud's fileblob), and an
+/// `.attrs` whose lock is gone. The backend's listing hides both (`pulumi` names one lock);
+/// `--remove-stale-locks` removes the lock and its `.attrs`, and the next `up` runs. The orphan
+/// is no lock to either engine, and nothing removes it.
+fn a_stale_lock_goes_with_its_attributes(e: &E2e) {
+    e.runner(&["up", "--yes", "--target", "logstore"]).expect(0);
+    let dir = e.path().join(".pulumi-state/.pulumi/locks/organization/logstore/dev");
+    std::fs::create_dir_all(&dir).unwrap();
+    let lock = dir.join("5d0c9a3e-7b21-4f6a-9c84-2e1b7d3f0a65.json");
+    let attrs = dir.join("5d0c9a3e-7b21-4f6a-9c84-2e1b7d3f0a65.json.attrs");
+    let orphan = dir.join("9e4f1b7c-03d2-4a58-b6e1-7c5a2d8f3b90.json.attrs");
+    let dead = {
+        let mut c = Command::new("true").spawn().unwrap();
+        let pid = c.id();
+        c.wait().unwrap();
+        pid
+    };
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let held = serde_json::json!({
+        "pid": dead, "username": "ann", "hostname": host.trim(), "timestamp": "2026-11-23T10:00:00Z"
+    });
+    std::fs::write(&lock, held.to_string()).unwrap();
+    // As fileblob writes them (its `xattrs`, through Go's `json.Encoder`).
+    let xattrs = "{\"user.cache_control\":\"\",\"user.content_disposition\":\"\",\"user.content_encoding\":\"\",\
+                  \"user.content_language\":\"\",\"user.content_type\":\"application/octet-stream\",\
+                  \"user.metadata\":null,\"md5\":\"1B2M2Y8AsgTpgAmY7PhCfg==\"}\n";
+    std::fs::write(&attrs, xattrs).unwrap();
+    std::fs::write(&orphan, xattrs).unwrap();
+
+    let up = ["up", "--yes", "--fresh", "--target", "logstore"];
+    e.runner(&up).expect(1);
+    let error = e.project("logstore")["error"].as_str().unwrap().to_string();
+    assert!(
+        error.contains("the stack is currently locked by 1 lock(s)"),
+        "no .attrs is a lock: {error}"
+    );
+    assert!(error.contains("--remove-stale-locks"), "{error}");
+    assert!(lock.exists() && attrs.exists());
+
+    let removing = [&up[..], &["--remove-stale-locks"]].concat();
+    let removed = e.runner(&removing).expect(0);
+    assert!(removed.stderr.contains("removed the stale lock"), "{}", removed.stderr);
+    assert!(!lock.exists(), "the stale lock stays");
+    assert!(!attrs.exists(), "its .attrs stays");
+    e.runner(&up).expect(0);
+    assert_eq!(e.statuses()["logstore"], "succeeded");
+    assert_eq!(e.lock_files("logstore"), [orphan], "what is left of the locks");
 }
 
 /// `runner pulumi PROJECT -- up` while a SIGINT is sent to the runner (not through a

@@ -1,5 +1,7 @@
 //! The DIY file backend in project mode (`pkg/backend/diy`): `.pulumi/meta.yaml`,
 //! `stacks/<project>/<stack>.json` (+ `.bak`), `history/`, `backups/`, per-stack `locks/`.
+//! Directories are listed, and files deleted, as the backend's blob store does (gocloud's
+//! fileblob): the `<file>.attrs` beside a blob is hidden from a listing and deleted with it.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -171,22 +173,14 @@ impl Backend {
         Ok(lock)
     }
 
-    /// `checkForLock`: every file in the stack's lock directory but our own is a lock, whatever
-    /// its name; one that does not read as a lock fails the command with the reading's error.
+    /// `checkForLock`: every file the backend lists in the stack's lock directory but our own
+    /// is a lock, whatever its name (an `.attrs` is not listed); one that does not read as a lock
+    /// fails the command with the reading's error.
     fn check_unlocked(dir: &Path, ours: Option<&Path>) -> Result<(), Failure> {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return Ok(());
-        };
-        let mut others: Vec<PathBuf> = entries
-            .filter_map(Result::ok)
-            .filter(|e| e.file_type().is_ok_and(|t| !t.is_dir()))
-            .map(|e| e.path())
-            .filter(|p| Some(p.as_path()) != ours)
-            .collect();
+        let others: Vec<PathBuf> = list(dir).into_iter().filter(|p| Some(p.as_path()) != ours).collect();
         if others.is_empty() {
             return Ok(());
         }
-        others.sort();
         let mut message = format!(
             "the stack is currently locked by {} lock(s). Either wait for the other process(es) to end or delete the lock file with `pulumi cancel`.",
             others.len()
@@ -210,16 +204,45 @@ impl Backend {
         Err(fail(message))
     }
 
-    /// `pulumi cancel` (`CancelCurrentUpdate`): every file in the stack's lock directory goes, directories stay.
+    /// `pulumi cancel` (`CancelCurrentUpdate`): every file the backend lists in the stack's lock
+    /// directory is deleted (with its `.attrs`); directories stay, and so does an `.attrs` whose
+    /// file is gone, which no listing shows.
     pub fn unlock_all(&self, project: &str, stack: &str) {
-        let Ok(entries) = std::fs::read_dir(self.lock_dir(project, stack)) else {
-            return;
-        };
-        for e in entries.filter_map(Result::ok) {
-            if e.file_type().is_ok_and(|t| !t.is_dir()) {
-                let _ = std::fs::remove_file(e.path());
-            }
+        for file in list(&self.lock_dir(project, stack)) {
+            let _ = delete(&file);
         }
+    }
+}
+
+/// The files of `dir` as the backend lists them (`listBucket`: gocloud fileblob's `ListPaged`
+/// with the delimiter `/`): sorted by name, subdirectories left out (each caller skips them),
+/// and no `<file>.attrs`, the attributes fileblob keeps beside each blob it writes and skips
+/// ("the self-generated attribute files", `blob/fileblob/fileblob.go`). None when `dir` is missing.
+pub fn list(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| !t.is_dir()))
+        .map(|e| e.path())
+        .filter(|p| !p.as_os_str().as_encoded_bytes().ends_with(ATTRS.as_bytes()))
+        .collect();
+    files.sort();
+    files
+}
+
+/// The suffix of fileblob's attribute files (`attrsExt`).
+const ATTRS: &str = ".attrs";
+
+/// Deletes a file as fileblob's `Delete` does: the file, then its `.attrs` when there is one.
+fn delete(file: &Path) -> std::io::Result<()> {
+    std::fs::remove_file(file)?;
+    let mut attrs = file.as_os_str().to_owned();
+    attrs.push(ATTRS);
+    match std::fs::remove_file(PathBuf::from(attrs)) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
     }
 }
 
@@ -246,14 +269,15 @@ fn go_json_error(text: &str) -> String {
     }
 }
 
-/// A held stack lock, released on drop (a killed process leaves it behind, as the real one).
+/// A held stack lock, released on drop (a killed process leaves it behind, as the real one):
+/// `Unlock` deletes it through the blob store, its `.attrs` with it.
 pub struct Lock {
     path: PathBuf,
 }
 
 impl Drop for Lock {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        let _ = delete(&self.path);
     }
 }
 

@@ -422,18 +422,12 @@ pub fn stack_ls(args: &Args) -> Result<i32, Failure> {
     let b = open_backend(Some(&project))?;
     let current = selected(&project, &b);
     let dir = b.dir.join(format!(".pulumi/stacks/{}", project.name));
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
-        .map(|rd| {
-            rd.filter_map(Result::ok)
-                .filter_map(|e| {
-                    e.file_name()
-                        .to_str()
-                        .and_then(|n| n.strip_suffix(".json"))
-                        .map(str::to_string)
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+    // `ListReferences`: the files the backend lists there named `<stack>.json` (not `.bak`);
+    // sorted by stack name (`stack_list.go`).
+    let mut names: Vec<String> = crate::backend::list(&dir)
+        .iter()
+        .filter_map(|p| p.file_name()?.to_str()?.strip_suffix(".json").map(str::to_string))
+        .collect();
     names.sort();
     let mut list = Vec::new();
     for n in names {
@@ -484,12 +478,10 @@ pub fn stack_history(args: &Args) -> Result<i32, Failure> {
         .backend
         .dir
         .join(format!(".pulumi/history/{}/{}", scope.project.name, scope.stack));
-    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
-        .map(|rd| rd.filter_map(Result::ok).map(|e| e.path()).collect())
-        .unwrap_or_default();
+    // `getHistory`: the files the backend lists there, named `<stack>-<nanoseconds>`, newest
+    // first, but for the checkpoints beside them.
+    let mut files = crate::backend::list(&dir);
     files.retain(|p| p.to_string_lossy().ends_with(".history.json"));
-    // Named `<stack>-<nanoseconds>`: newest first.
-    files.sort();
     files.reverse();
     let updates: Vec<Value> = files
         .iter()

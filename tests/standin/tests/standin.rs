@@ -696,6 +696,56 @@ fn any_file_in_a_stacks_lock_directory_is_a_lock() {
     e.run("vpc", &["stack", "list", "--json"]).ok();
 }
 
+/// The file backend's blob store (gocloud's fileblob) writes `<file>.attrs` beside each file and
+/// hides them when it lists a directory (`ListPaged`), and deletes a file's with it (`Delete`):
+/// no `.attrs` is a lock, a stack or a history entry.
+#[test]
+fn an_attrs_file_is_hidden_from_the_backends_listings_and_deleted_with_its_file() {
+    let e = Env::new();
+    e.init("vpc");
+    e.set_secret("vpc");
+    // As fileblob writes them (`xattrs`, encoded by Go's `json.Encoder`).
+    let attrs = r#"{"user.cache_control":"","user.content_disposition":"","user.content_encoding":"","user.content_language":"","user.content_type":"application/octet-stream","user.metadata":null,"md5":"1B2M2Y8AsgTpgAmY7PhCfg=="}"#;
+    let locks = e.state().join(".pulumi/locks/organization/vpc/dev");
+    std::fs::create_dir_all(&locks).unwrap();
+    // One whose lock is gone: no lock.
+    std::fs::write(locks.join("gone.json.attrs"), format!("{attrs}\n")).unwrap();
+    e.up("vpc").ok();
+    // A lock with its attributes: one lock.
+    std::fs::write(
+        locks.join("held.json"),
+        r#"{"pid":4242,"username":"ann","hostname":"build-7","timestamp":"2026-11-23T10:00:00Z"}"#,
+    )
+    .unwrap();
+    std::fs::write(locks.join("held.json.attrs"), format!("{attrs}\n")).unwrap();
+    let refused = e.up("vpc").code(1);
+    assert!(
+        refused.stderr.contains("the stack is currently locked by 1 lock(s)") && !refused.stderr.contains(".attrs"),
+        "{}",
+        refused.stderr
+    );
+    // `cancel` deletes each lock it lists with its attributes; the orphan, which it does not list, stays.
+    e.run("vpc", &["cancel", "--yes"]).ok();
+    let left: Vec<String> = std::fs::read_dir(&locks)
+        .unwrap()
+        .map(|f| f.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["gone.json.attrs"]);
+    // Beside a stack's checkpoint and its history: neither a stack nor an update.
+    let stacks = e.state().join(".pulumi/stacks/vpc");
+    std::fs::write(stacks.join("dev.json.attrs"), format!("{attrs}\n")).unwrap();
+    let ls = e.run("vpc", &["stack", "ls", "--json"]).ok().json();
+    assert_eq!(ls.as_array().map(Vec::len), Some(1), "{ls}");
+    let history = e.state().join(".pulumi/history/vpc/dev");
+    for entry in std::fs::read_dir(&history).unwrap() {
+        let mut path = entry.unwrap().path().into_os_string();
+        path.push(".attrs");
+        std::fs::write(path, format!("{attrs}\n")).unwrap();
+    }
+    let updates = e.run("vpc", &["stack", "history", "--json"]).ok().json();
+    assert_eq!(updates.as_array().map(Vec::len), Some(1), "{updates}");
+}
+
 #[test]
 fn preview_json_digest_and_event_log() {
     let e = Env::new();
