@@ -820,18 +820,27 @@ fn older_than_its_sources(bin: &Path) -> bool {
             })
             .max()
     }
-    let built = std::fs::metadata(bin).and_then(|m| m.modified()).ok();
-    let sources = ["src", "Cargo.toml"]
-        .iter()
-        .filter_map(|p| {
-            let path = Path::new(REPO).join("tests/standin").join(p);
-            if path.is_dir() {
-                newest(&path)
-            } else {
-                std::fs::metadata(path).and_then(|m| m.modified()).ok()
-            }
-        })
-        .max();
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let built = modified(bin);
+    // The files the binary was built from, as cargo lists them beside it (`pulumi.d`): a change
+    // to the other binary (`check-programs`) or to a test relinks nothing, so it must not count.
+    // Without that list, everything under the crate's `src/`.
+    let sources = match std::fs::read_to_string(bin.with_extension("d")) {
+        Ok(deps) => deps
+            .split_once(": ")
+            .map(|(_, files)| files.replace("\\ ", "\u{0}"))
+            .unwrap_or_default()
+            .split_whitespace()
+            .filter_map(|f| modified(Path::new(&f.replace('\u{0}', " "))))
+            .max()
+            .into_iter()
+            .chain(modified(&Path::new(REPO).join("tests/standin/Cargo.toml")))
+            .max(),
+        Err(_) => newest(&Path::new(REPO).join("tests/standin/src"))
+            .into_iter()
+            .chain(modified(&Path::new(REPO).join("tests/standin/Cargo.toml")))
+            .max(),
+    };
     matches!((built, sources), (Some(b), Some(s)) if s > b)
 }
 
