@@ -36,7 +36,14 @@ pub enum Yaml {
 }
 
 /// The document of `text`, or the parser's message.
-pub fn parse(text: &str) -> Result<Node, String> {
+/// Why a text is not YAML, and where (1-based line; 1 when the parser names none).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotYaml {
+    pub line: usize,
+    pub message: String,
+}
+
+pub fn parse(text: &str) -> Result<Node, NotYaml> {
     if text.trim().is_empty() {
         return Ok(Node {
             line: 1,
@@ -46,7 +53,10 @@ pub fn parse(text: &str) -> Result<Node, String> {
     }
     // YAML 1.2's booleans, as Pulumi YAML's parser reads them (`on`, `yes`, `n` are text).
     let options = serde_saphyr::options! { strict_booleans: true };
-    let doc: Spanned<Yaml> = serde_saphyr::from_str_with_options(text, options).map_err(|e| e.to_string())?;
+    let doc: Spanned<Yaml> = serde_saphyr::from_str_with_options(text, options).map_err(|e| NotYaml {
+        line: e.location().map_or(1, |l| at(l.line()).max(1)),
+        message: e.to_string(),
+    })?;
     Ok(spanned(doc))
 }
 

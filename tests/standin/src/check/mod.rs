@@ -44,8 +44,8 @@ pub fn program(text: &str, schema: Option<&Schema>) -> Vec<Problem> {
         Err(e) => {
             return vec![Problem {
                 severity: Severity::Error,
-                line: 1,
-                summary: format!("not valid YAML: {}", e.lines().next().unwrap_or_default()),
+                line: e.line,
+                summary: format!("not valid YAML: {}", e.message.lines().next().unwrap_or_default()),
                 detail: String::new(),
                 against: Against::ProjectSchema,
                 fix: None,

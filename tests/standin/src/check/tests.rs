@@ -159,3 +159,12 @@ fn a_package_the_schema_does_not_describe_is_not_checked() {
     assert!(problems(&text).is_empty());
     assert!(program_problems(&text, &Schema::new(String::new())).is_empty());
 }
+
+#[test]
+fn text_that_is_not_yaml_is_placed_at_the_line_the_parser_stopped() {
+    let text = format!("{HEAD}resources:\n  a:\n    type: \"p:index:Th\u{1b}ing\"\n");
+    let got = program(&text, Some(&schema()));
+    assert_eq!(got.len(), 1, "{got:#?}");
+    assert_eq!(got[0].line, HEAD.lines().count() + 3, "{got:#?}");
+    assert!(got[0].summary.starts_with("not valid YAML: "), "{}", got[0].summary);
+}
