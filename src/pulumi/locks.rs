@@ -199,10 +199,18 @@ pub(crate) fn broken_notes(broken: &[std::path::PathBuf]) -> Vec<String> {
     broken
         .iter()
         .map(|file| {
-            format!(
-                "{} is not a lock, and pulumi reads every file there as one: a file left by a pulumi killed while it took the stack's lock; remove it",
-                file.display()
-            )
+            // The backend reads a lock's attributes (`<lock>.attrs`, JSON) with the lock.
+            if file.extension().is_some_and(|x| x == "attrs") {
+                format!(
+                    "{} is not the attributes file the backend keeps beside a lock (not a JSON object), and pulumi reads it with the lock; remove it",
+                    file.display()
+                )
+            } else {
+                format!(
+                    "{} is not a lock, and pulumi reads every file there as one: a file left by a pulumi killed while it took the stack's lock; remove it",
+                    file.display()
+                )
+            }
         })
         .collect()
 }
@@ -253,6 +261,19 @@ fn rfc3339(at: &str) -> Option<SystemTime> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_broken_file_among_the_locks_is_named_for_what_it_is() {
+        let notes = broken_notes(&[
+            std::path::PathBuf::from("/w/locks/a.json.1f.tmp"),
+            std::path::PathBuf::from("/w/locks/b.json.attrs"),
+        ]);
+        assert!(notes[0].starts_with("/w/locks/a.json.1f.tmp is not a lock, and pulumi reads every file there as one"));
+        assert!(
+            notes[1].starts_with("/w/locks/b.json.attrs is not the attributes file the backend keeps beside a lock")
+        );
+        assert!(notes.iter().all(|n| n.ends_with("; remove it")));
+    }
 
     #[test]
     fn a_refusal_names_its_locks() {
