@@ -52,11 +52,11 @@ pub fn short_invoke(key: &str) -> Option<&str> {
 }
 
 impl<'a> Checker<'a> {
-    pub(super) fn builtin(&mut self, node: &'a Node, key: &'a Key, arg: &'a Node) -> Ty {
+    pub(super) fn builtin(&mut self, key: &'a Key, arg: &'a Node) -> Ty {
         let lower = key.name.to_lowercase();
         if !BUILTINS.iter().any(|b| b.eq_ignore_ascii_case(&lower)) {
             if let Some(function) = short_invoke(&key.name) {
-                return self.invoke_parts(node, function, arg.line, Some(arg).filter(|a| a.is_map()), None, None);
+                return self.invoke_parts(function, arg.line, Some(arg).filter(|a| a.is_map()), None);
             }
             // ast/expr.go tryParseFunction: a warning, and the key is kept as it is.
             self.warning(
@@ -72,7 +72,7 @@ impl<'a> Checker<'a> {
             return Ty::Object(None, vec![(key.name.clone(), Ty::Invalid, true)]);
         }
         if lower == "fn::invoke" {
-            return self.invoke(node, arg);
+            return self.invoke(arg);
         }
         if lower == "fn::stackreference" {
             self.warning(
@@ -146,7 +146,7 @@ impl<'a> Checker<'a> {
     }
 
     /// `fn::invoke: {function, arguments, options, return}` (`parseInvoke`).
-    fn invoke(&mut self, node: &'a Node, arg: &'a Node) -> Ty {
+    fn invoke(&mut self, arg: &'a Node) -> Ty {
         let Yaml::Map(entries) = &arg.value else {
             self.error(
                 arg.line,
@@ -230,12 +230,10 @@ impl<'a> Checker<'a> {
             return Ty::Invalid;
         };
         self.invoke_parts(
-            node,
             function,
             line,
             arguments,
             ret.and_then(|r| r.as_str().map(|s| (s, r.line))),
-            Some(()),
         )
     }
 
@@ -243,12 +241,10 @@ impl<'a> Checker<'a> {
     /// their types are not checked); its `return` is an output.
     fn invoke_parts(
         &mut self,
-        _node: &'a Node,
         function: &str,
         line: usize,
         arguments: Option<&'a Node>,
         ret: Option<(&str, usize)>,
-        _long: Option<()>,
     ) -> Ty {
         for (_, v) in arguments.map(Node::entries).unwrap_or_default() {
             self.type_of(v);

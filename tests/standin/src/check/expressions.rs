@@ -93,7 +93,7 @@ impl<'a> Checker<'a> {
                 if let [(k, v)] = entries.as_slice()
                     && k.name.to_lowercase().starts_with("fn::")
                 {
-                    return self.builtin(node, k, v);
+                    return self.builtin(k, v);
                 }
                 let props = entries
                     .iter()

@@ -130,11 +130,9 @@ impl<'a> Checker<'a> {
     fn check(&mut self) {
         let doc = self.doc;
         self.config_block();
-        let names: Vec<String> = self.resources.keys().cloned().collect();
         for (key, decl) in doc.get("resources").map(Node::entries).unwrap_or_default() {
             self.resource(key, decl);
         }
-        let _ = names;
         let variables: Vec<String> = self.variables.keys().cloned().collect();
         for name in variables {
             self.variable(&name);
