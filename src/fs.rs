@@ -302,7 +302,12 @@ pub(crate) fn read_text(path: impl AsRef<Path>) -> std::io::Result<String> {
     let mut text = String::new();
     std::fs::File::open(path)?
         .take(READ_LIMIT + 1)
-        .read_to_string(&mut text)?;
+        .read_to_string(&mut text)
+        .map_err(|e| match e.kind() {
+            // What a person would say of the file (std says "stream did not contain valid UTF-8").
+            std::io::ErrorKind::InvalidData => std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text"),
+            _ => e,
+        })?;
     if text.len() as u64 > READ_LIMIT {
         return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
@@ -480,6 +485,18 @@ impl ProgramStats for NoStats {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_text_file_that_is_not_utf8_is_said_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("Pulumi.dev.yaml");
+        std::fs::write(&file, b"config:\n  a: caf\xe9\n").unwrap();
+        let e = read_text(&file).unwrap_err();
+        assert_eq!(
+            (e.kind(), e.to_string()),
+            (std::io::ErrorKind::InvalidData, "not UTF-8 text".to_string())
+        );
+    }
 
     #[test]
     fn home_is_put_in_for_a_leading_tilde_alone() {

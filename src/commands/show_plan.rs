@@ -63,7 +63,7 @@ fn learned<'p>(s: &Settings, provider: &'p Provider, operation: Operation) -> Co
     let Some(stack) = s.known_stack() else {
         return Cow::Borrowed(provider);
     };
-    let learned = match History::load(&s.ws.run_dir(&stack)) {
+    let learned = match History::load(&s.ws.run_dir(&stack), &|p| s.ws.show(p)) {
         Ok(history) => history.estimates(&provider.name, operation),
         Err(why) => {
             report::warning(&why.to_string());

@@ -108,7 +108,7 @@ pub(crate) fn run(s: &Settings, t: &StackContext, format: StatusFormat) -> Resul
     if crate::workspace::going(&t.run_dir) == crate::workspace::Going::No {
         state.cut_short();
     }
-    let history = History::load(&t.run_dir).map_err(|m| super::operation::state_error(s, t, m))?;
+    let history = History::load(&t.run_dir, &|p| s.ws.show(p)).map_err(|m| super::operation::state_error(s, t, m))?;
     let digests = super::operation::digests_now(s, t);
     let pending = state.pending(&plan, digests.as_ref());
     let projects: Vec<Row<'_>> = plan

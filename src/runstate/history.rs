@@ -54,12 +54,17 @@ impl History {
     /// JSON the runner wrote (it is only a guide, and the next run rewrites it). What is no
     /// file to read (a pipe, a device, a directory, a file larger than any run writes) is
     /// refused, naming it and the fix: the next run would write through it.
-    pub(crate) fn load(run_dir: &RunDir) -> Result<Self, super::StateError> {
+    pub(crate) fn load(run_dir: &RunDir, show: &dyn Fn(&std::path::Path) -> String) -> Result<Self, super::StateError> {
         let path = run_dir.durations();
         let bytes = match crate::fs::read_bytes(&path, crate::fs::READ_LIMIT) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(History::default()),
-            Err(source) => return Err(super::StateError::UnreadableHistory { path, source }),
+            Err(source) => {
+                return Err(super::StateError::UnreadableHistory {
+                    shown: show(&path),
+                    source,
+                });
+            }
         };
         let mut history: History = serde_json::from_slice(&bytes).unwrap_or_default();
         // What no run took (negative, not a number, past any timeout) is no guide: left out, so

@@ -205,25 +205,26 @@ impl RunState {
         any
     }
 
-    /// The state of `run_dir`'s stack; a fresh one when none was written yet.
-    pub(crate) fn load(run_dir: &RunDir) -> Result<Self, StateError> {
+    /// The state of `run_dir`'s stack; a fresh one when none was written yet. `show` words a
+    /// path for a person (relative to where the runner was started).
+    pub(crate) fn load(run_dir: &RunDir, show: &dyn Fn(&Path) -> String) -> Result<Self, StateError> {
         let path = run_dir.state();
         match crate::fs::read_text(&path) {
             Ok(text) => {
                 let mut state: RunState = serde_json::from_str(&text).map_err(|source| StateError::NotAState {
-                    path: path.clone(),
+                    shown: show(&path),
                     source,
                 })?;
                 if !READS.contains(&state.schema_version) {
                     return Err(StateError::UnknownSchema {
-                        path,
+                        shown: show(&path),
                         found: state.schema_version,
                         writes: SCHEMA_VERSION,
                     });
                 }
                 if state.stack != run_dir.stack() {
                     return Err(StateError::OtherStack {
-                        path,
+                        shown: show(&path),
                         found: state.stack,
                         expected: run_dir.stack().to_string(),
                     });
@@ -236,7 +237,11 @@ impl RunState {
                 stack: run_dir.stack().to_string(),
                 projects: BTreeMap::new(),
             }),
-            Err(source) => Err(StateError::Unreadable { path, source }),
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => Err(StateError::NotText { shown: show(&path) }),
+            Err(source) => Err(StateError::Unreadable {
+                shown: show(&path),
+                source,
+            }),
         }
     }
 
@@ -548,7 +553,7 @@ impl Recorder {
         provider: &Provider,
         show: &dyn Fn(&Path) -> String,
     ) -> Result<(Self, Vec<String>), StateError> {
-        let mut state = RunState::load(run_dir)?;
+        let mut state = RunState::load(run_dir, show)?;
         let path = run_dir.journal();
         let known = known(provider);
         let (records, warnings) = journal::read(&path, &show(&path), &|p| known.contains(p)).map_err(|source| {
@@ -865,7 +870,7 @@ mod tests {
         };
         std::fs::create_dir_all(run_dir.state().parent().unwrap()).unwrap();
         std::fs::write(run_dir.state(), old(&text)).unwrap();
-        let state = RunState::load(&run_dir).unwrap();
+        let state = RunState::load(&run_dir, &|p| p.display().to_string()).unwrap();
         assert_eq!(
             state.projects["p"].last_up(),
             Some((&now, out.as_str())),
@@ -875,7 +880,7 @@ mod tests {
         let saved: Value = serde_json::from_str(&std::fs::read_to_string(run_dir.state()).unwrap()).unwrap();
         assert_eq!(saved["schema_version"], 2);
         assert_eq!(saved["projects"]["p"]["inputs"][0]["kind"], "file");
-        assert_eq!(RunState::load(&run_dir).unwrap(), state);
+        assert_eq!(RunState::load(&run_dir, &|p| p.display().to_string()).unwrap(), state);
         // A changed key is named, as before.
         std::fs::write(&cfg, "config:\n  p:size: 4\n").unwrap();
         let changed = Digests::open(dir.path(), &run_dir, &cfg)
@@ -887,7 +892,7 @@ mod tests {
         );
         // The single digest of older runners still: the project runs once more.
         std::fs::write(run_dir.state(), old(&"f".repeat(64))).unwrap();
-        let state = RunState::load(&run_dir).unwrap();
+        let state = RunState::load(&run_dir, &|p| p.display().to_string()).unwrap();
         assert_eq!(state.projects["p"].inputs, Some(Inputs::Whole("f".repeat(64))));
         // A journal line of that time.
         let line = serde_json::json!({ "finished": {

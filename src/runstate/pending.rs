@@ -65,7 +65,7 @@ impl RunState {
         provider: &Provider,
         show: &dyn Fn(&Path) -> String,
     ) -> Result<(Self, Vec<String>), super::StateError> {
-        let mut state = RunState::load(run_dir)?;
+        let mut state = RunState::load(run_dir, show)?;
         let path = run_dir.journal();
         let shown = show(&path);
         let known = super::known(provider);

@@ -167,7 +167,7 @@ fn a_pipe_or_a_device_among_the_run_state_is_refused_naming_it() {
     for args in [&status[..], &up[..]] {
         within_a_minute(&ws, args)
             .expect(3)
-            .stderr_has("state.json")
+            .stderr_has(".runner/dev/state.json is not a run state the runner can read")
             .stderr_has("to start afresh");
     }
     std::fs::write(&state, kept_state).unwrap();
@@ -194,7 +194,10 @@ fn a_pipe_or_a_device_among_the_run_state_is_refused_naming_it() {
         for args in [&status[..], &up[..]] {
             let run = within_a_minute(&ws, args).expect(3);
             assert!(
-                run.stderr.contains("durations.json: not a regular file") && run.stderr.contains("remove it"),
+                // Named as from where the runner was started, the workspace.
+                run.stderr
+                    .contains("cannot read .runner/dev/durations.json: not a regular file")
+                    && run.stderr.contains("remove it"),
                 "{}",
                 run.stderr
             );

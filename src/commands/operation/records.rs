@@ -45,7 +45,7 @@ pub(super) fn outside(t: &StackContext, env: &Env, config: &Map<String, Value>) 
 /// Whether an `up` would find every project unchanged, told from what the last runs left
 /// (nothing is written: a workspace without digests is not up to date).
 pub(super) fn up_to_date(s: &Settings, t: &StackContext, plan: &Plan<'_>) -> bool {
-    let Ok(state) = RunState::load(&t.run_dir) else {
+    let Ok(state) = RunState::load(&t.run_dir, &|p| s.ws.show(p)) else {
         return false;
     };
     digests_now(s, t).is_some_and(|d| state.up_to_date(plan, &d))
@@ -114,7 +114,7 @@ pub(super) fn learned(
     t: &StackContext,
     operation: Operation,
 ) -> Result<(History, Provider), RunnerError> {
-    let history = History::load(&t.run_dir).map_err(|m| state_error(s, t, m))?;
+    let history = History::load(&t.run_dir, &|p| s.ws.show(p)).map_err(|m| state_error(s, t, m))?;
     let mut provider = t.provider.clone();
     provider.learn_estimates(&history.estimates(&t.provider.name, operation));
     Ok((history, provider))
