@@ -59,7 +59,19 @@ pub(crate) fn write_html(s: &Settings, t: &StackContext, plan: &Plan<'_>, summar
 }
 
 fn html_of(t: &StackContext, plan: &Plan<'_>, run: &Summary) -> String {
-    let svg = render::svg_of(plan, &render::EdgeLabels::default(), run.operation.word());
+    // Each box marked with how its project ended, in the colours of the timeline and the counts.
+    let marks: BTreeMap<&str, render::Mark> = run
+        .projects
+        .iter()
+        .map(|p| {
+            let mark = render::Mark {
+                colour: report::timeline::status_fill(p.status),
+                said: report::status::word(p.status).to_string(),
+            };
+            (p.name.as_str(), mark)
+        })
+        .collect();
+    let svg = render::svg_of(plan, &render::EdgeLabels::default(), run.operation.word(), &marks);
     // The log of each failure, as the run wrote it (scrubbed of secrets when written).
     let logs: BTreeMap<String, String> = run
         .projects

@@ -11,7 +11,7 @@ mod xml;
 pub(crate) use dot::dot;
 pub(crate) use json::json;
 pub(crate) use mermaid::mermaid;
-pub(crate) use svg::{svg, svg_of};
+pub(crate) use svg::{Mark, svg, svg_of};
 pub(crate) use tree::tree;
 pub(crate) use xml::xml_text;
 

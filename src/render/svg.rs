@@ -3,6 +3,7 @@
 //! layer with their estimate, arrows in run order: the critical path in red with its running
 //! total, ordering-only needs dashed, the outputs an edge carries in its tooltip.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::xml::xml_text;
@@ -28,13 +29,26 @@ fn fill(layer: Layer) -> &'static str {
     }
 }
 
-/// The plan as one standalone SVG document.
-pub(crate) fn svg(plan: &Plan<'_>, labels: &super::EdgeLabels<'_>) -> String {
-    svg_of(plan, labels, plan.operation.as_str())
+/// A dot on a project's box, in a colour, saying something (in the HTML report: how the project
+/// ended, in the colours of the timeline and the counts).
+pub(crate) struct Mark {
+    pub(crate) colour: &'static str,
+    pub(crate) said: String,
 }
 
-/// [`svg`], its title naming the command as `command` (a drift check runs a preview plan).
-pub(crate) fn svg_of(plan: &Plan<'_>, labels: &super::EdgeLabels<'_>, command: &str) -> String {
+/// The plan as one standalone SVG document.
+pub(crate) fn svg(plan: &Plan<'_>, labels: &super::EdgeLabels<'_>) -> String {
+    svg_of(plan, labels, plan.operation.as_str(), &BTreeMap::new())
+}
+
+/// [`svg`], its title naming the command as `command` (a drift check runs a preview plan), each
+/// project's box with its mark, if any.
+pub(crate) fn svg_of(
+    plan: &Plan<'_>,
+    labels: &super::EdgeLabels<'_>,
+    command: &str,
+    marks: &BTreeMap<&str, Mark>,
+) -> String {
     let rows = plan.waves.iter().map(Vec::len).max().unwrap_or(0);
     let cols = plan.waves.len();
     let width = MARGIN * 2 + u32::try_from(cols.max(1)).unwrap_or(1) * COL_W - (COL_W - NODE_W);
@@ -79,7 +93,7 @@ pub(crate) fn svg_of(plan: &Plan<'_>, labels: &super::EdgeLabels<'_>, command: &
         let _ = writeln!(out, r##"  <text x="{x}" y="44" fill="#777">wave {}</text>"##, w + 1);
     }
     edges(&mut out, plan, labels, &at, unit);
-    nodes(&mut out, plan, &at);
+    nodes(&mut out, plan, &at, marks);
     legend(&mut out, plan, height);
     out.push_str("</svg>\n");
     out
@@ -141,8 +155,9 @@ fn edges(out: &mut String, plan: &Plan<'_>, labels: &super::EdgeLabels<'_>, at: 
     }
 }
 
-/// A box per project: its name, layer and estimate, the critical path outlined in red.
-fn nodes(out: &mut String, plan: &Plan<'_>, at: &Places) {
+/// A box per project: its name, layer and estimate, the critical path outlined in red, its
+/// mark as a dot in the top right corner.
+fn nodes(out: &mut String, plan: &Plan<'_>, at: &Places, marks: &BTreeMap<&str, Mark>) {
     for &i in &plan.order {
         let Some((x, y)) = at[i] else { continue };
         let p = plan.project(i);
@@ -154,9 +169,19 @@ fn nodes(out: &mut String, plan: &Plan<'_>, at: &Places) {
         let estimate = p
             .estimate
             .map_or_else(|| "no estimate".to_string(), |e| format!("est. {e}s"));
+        let mark = marks.get(plan.name(i));
+        let said = mark.map_or_else(String::new, |m| format!(": {}", xml_text(&m.said)));
+        let dot = mark.map_or_else(String::new, |m| {
+            format!(
+                r##"<circle cx="{}" cy="{}" r="6" fill="{}" stroke="#fff" stroke-width="1.5"/>"##,
+                x + NODE_W - 13,
+                y + 13,
+                m.colour
+            )
+        });
         let _ = writeln!(
             out,
-            r##"  <g class="project" data-name="{name}"><title>{name} ({layer}, wave {wave}, {estimate})</title><rect x="{x}" y="{y}" width="{NODE_W}" height="{NODE_H}" rx="8" fill="{fill}" stroke="{stroke}" stroke-width="{width}"/><text x="{tx}" y="{ty1}" font-weight="bold">{name}</text><text x="{tx}" y="{ty2}" fill="#555" font-size="11">{layer} · {estimate}</text></g>"##,
+            r##"  <g class="project" data-name="{name}"><title>{name} ({layer}, wave {wave}, {estimate}){said}</title><rect x="{x}" y="{y}" width="{NODE_W}" height="{NODE_H}" rx="8" fill="{fill}" stroke="{stroke}" stroke-width="{width}"/>{dot}<text x="{tx}" y="{ty1}" font-weight="bold">{name}</text><text x="{tx}" y="{ty2}" fill="#555" font-size="11">{layer} · {estimate}</text></g>"##,
             name = xml_text(plan.name(i)),
             layer = p.layer,
             wave = plan.wave(i),

@@ -45,6 +45,25 @@ fn the_html_report_shows_the_plan_the_timeline_and_each_failure_with_its_log_in_
         html.contains("<details class=\"log\"><summary>log of logstore"),
         "its log, folded"
     );
+    // The plan's boxes say how each project ended, in the colours of the timeline.
+    let plan = &html[html.find("<section id=\"plan\">").expect("a plan")..];
+    let plan = &plan[..plan.find("</section>").unwrap()];
+    let node = |project: &str| {
+        let at = plan
+            .find(&format!("<g class=\"project\" data-name=\"{project}\">"))
+            .unwrap_or_else(|| panic!("{project} has a box"));
+        plan[at..].split("</g>").next().unwrap().to_string()
+    };
+    let failed = node("logstore");
+    assert!(
+        failed.contains("): failed</title>") && failed.contains("fill=\"#e06666\""),
+        "{failed}"
+    );
+    let ok = node("identity");
+    assert!(
+        ok.contains("): succeeded</title>") && ok.contains("fill=\"#7cb87e\""),
+        "{ok}"
+    );
 
     let Some(chromium) = chromium() else { return };
     let profile = tempfile::tempdir().unwrap();
