@@ -93,10 +93,14 @@ impl<'p> Live<'p> {
             running: HashMap::new(),
             started: HashMap::new(),
             done: HashSet::new(),
+            // How long it has run, in the units of its ETA and of the finished lines.
             spinner: ProgressStyle::with_template(&format!(
-                "{{spinner:.cyan}} {{prefix:<{width}.bold}} {{elapsed:>4}}{{left}}  {{wide_msg:.dim}}"
+                "{{spinner:.cyan}} {{prefix:<{width}.bold}} {{ran:>7}}{{left}}  {{wide_msg:.dim}}"
             ))
-            .expect("a valid template"),
+            .expect("a valid template")
+            .with_key("ran", |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = write!(w, "{}", clock(state.elapsed()));
+            }),
             width,
             debug,
             estimates,
@@ -306,8 +310,16 @@ fn finished_line(
 
 /// What is left, for an ETA: `12s`, `3m 05s`, `any moment`.
 fn left(d: Duration) -> String {
+    if d.as_secs() == 0 {
+        "any moment".into()
+    } else {
+        clock(d)
+    }
+}
+
+/// A time on the live view, in the largest units that matter: `12s`, `3m 05s`, `1h 02m`.
+fn clock(d: Duration) -> String {
     match d.as_secs() {
-        0 => "any moment".into(),
         s if s < 60 => format!("{s}s"),
         s if s < 3600 => format!("{}m {:02}s", s / 60, s % 60),
         s => format!("{}h {:02}m", s / 3600, s % 3600 / 60),
