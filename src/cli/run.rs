@@ -121,7 +121,8 @@ pub(crate) struct DestroyArgs {
     #[arg(long)]
     prune_kubeconfig: bool,
 
-    /// Do not ask for the stack name (needed without a terminal)
+    /// Do not ask: neither for the stack name (needed without a terminal) nor, after, whether to
+    /// remove what `kubeconfig-merge` added (`--prune-kubeconfig` does, without asking)
     #[arg(short = 'y', long)]
     yes: bool,
 

@@ -355,6 +355,28 @@ fn an_interactive_destroy_offers_to_prune_and_ci_never_asks() {
         "{screen}"
     );
     assert!(names(&yaml(&file), "contexts").is_empty());
+
+    // At a terminal with --yes: nothing asked at all; what stays is said, with the flag.
+    up(&ws, None).expect(0);
+    let c = ws.command(
+        &[
+            "destroy", "-p", "aws", "-s", "dev", "--target", "eks", "--output", "plain", "--yes",
+        ],
+        &[("TERM", "xterm")],
+    );
+    let out = crate::support::at_terminal(&c, Path::new("/dev/null"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let screen = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{screen}");
+    assert!(!screen.contains("remove its cluster, user and context"), "{screen}");
+    assert!(
+        screen.contains("The kubeconfig keeps the cluster, user and context that eks merged into it")
+            && screen.contains("`--prune-kubeconfig` removes them"),
+        "{screen}"
+    );
+    assert_eq!(names(&yaml(&file), "contexts"), ["eks-dev"]);
 }
 
 #[test]

@@ -154,6 +154,12 @@ pub(super) fn summary(
     Summary::of(&run, result)
 }
 
+/// Whether a destroy asks, after, to remove what `kubeconfig-merge` added: at a terminal,
+/// unless `--yes` said not to ask (then what stays is said, with the flag that removes it).
+fn prune_asked(s: &Settings, o: &RunOptions) -> bool {
+    s.interactive && !o.yes
+}
+
 /// What a destroy that went well leaves, as `pulumi destroy` says it of its stack: the stacks
 /// themselves, the configuration and stored secrets, the logs; and, where nobody was asked,
 /// the kubeconfig's contexts.
@@ -166,7 +172,7 @@ fn left_after_destroy(s: &Settings, t: &StackContext, o: &RunOptions, result: &R
         s.ws.show(&t.run_dir.stack_dir())
     );
     let kept = super::confirm::merged_and_destroyed(t, result);
-    if !o.pulumi.prune_kubeconfig && !s.interactive && !kept.is_empty() {
+    if !o.pulumi.prune_kubeconfig && !prune_asked(s, o) && !kept.is_empty() {
         let _ = write!(
             text,
             "\nThe kubeconfig keeps the cluster, user and context that {} merged into it: a destroy with \
@@ -190,7 +196,7 @@ pub(super) fn after(
     history: History,
     summary: &Summary,
 ) -> bool {
-    if o.operation == Operation::Destroy && !o.pulumi.prune_kubeconfig && s.interactive {
+    if o.operation == Operation::Destroy && !o.pulumi.prune_kubeconfig && prune_asked(s, o) {
         offer_kubeconfig_prune(s, t, result);
     }
     if o.operation == Operation::Destroy && !result.failed() && !result.interrupted {
