@@ -29,6 +29,8 @@ mod operations;
 pub mod pins;
 pub mod program;
 pub mod schema;
+mod secret;
+mod signals;
 mod stackconfig;
 mod switches;
 mod time;
@@ -38,7 +40,8 @@ use std::sync::atomic::Ordering;
 
 use args::Command;
 use fail::Failure;
-use operations::{LAST_SIGNAL, Op, SIGNALS, signal_name};
+use operations::Op;
+use signals::{LAST_SIGNAL, SIGNALS, signal_name};
 
 /// The `pulumi` stand-in's entry: runs the command line and exits with its code.
 pub fn pulumi_main() {

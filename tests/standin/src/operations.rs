@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
-use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
@@ -15,7 +15,9 @@ use crate::backend::Backend;
 use crate::commands::{Scope, scope};
 use crate::crypto::Crypter;
 use crate::fail::{Failure, cancelled, config_error, fail, no_changes_expected};
-use crate::program::{self, Context, Evaluator, SIG_KEY, SIG_SECRET, deep_reveal, is_secret, reveal};
+use crate::program::{self, Context, Evaluator};
+use crate::secret::{SIG_KEY, SIG_SECRET, deep_reveal, is_secret, reveal};
+use crate::signals::{CANCELLED_WHILE_EVALUATING, LAST_SIGNAL, SIGNALS, signal_name};
 use crate::stackconfig::StackConfig;
 use crate::{switches, time};
 
@@ -94,20 +96,6 @@ impl Events {
     }
 }
 
-/// Signals seen since start (SIGINT / SIGTERM), set by the handler in `main`.
-pub static SIGNALS: AtomicUsize = AtomicUsize::new(0);
-/// The last of them.
-pub static LAST_SIGNAL: AtomicI32 = AtomicI32::new(0);
-
-/// How the CLI names a signal in its messages: `^C` for SIGINT.
-pub fn signal_name(signal: i32) -> &'static str {
-    if signal == signal_hook::consts::SIGTERM {
-        "SIGTERM"
-    } else {
-        "^C"
-    }
-}
-
 pub fn interactive(args: &Args) -> bool {
     use std::io::IsTerminal as _;
     !args.flag("non-interactive")
@@ -159,30 +147,6 @@ fn acknowledge(op: Op) {
         }
     );
     let _ = std::io::stdout().flush();
-}
-
-/// Exit code of a [`Failure`] a program's evaluation returns when a signal cancelled it.
-pub const CANCELLED_WHILE_EVALUATING: i32 = 8;
-
-/// `read` done on a thread of its own while the program waits for it, unless a signal comes
-/// first: the engine cancels an update at once, without waiting for its language host, which
-/// may be blocked reading (a FIFO nobody writes to), `pkg/engine/deployment.go`. Then a failure
-/// with [`CANCELLED_WHILE_EVALUATING`], and the thread is left to the process's end.
-pub fn unless_cancelled<T: Send + 'static>(read: impl FnOnce() -> T + Send + 'static) -> Result<T, Failure> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(read());
-    });
-    loop {
-        if SIGNALS.load(Ordering::SeqCst) > 0 {
-            return Err(cancelled("program"));
-        }
-        match rx.recv_timeout(Duration::from_millis(10)) {
-            Ok(v) => return Ok(v),
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return Err(fail("the program's read ended")),
-        }
-    }
 }
 
 pub fn run(args: &Args, op: Op) -> Result<i32, Failure> {

@@ -19,39 +19,8 @@ use crate::crypto::Crypter;
 use crate::diag::{Diag, Severity, line_containing};
 use crate::fail::{Failure, bail, fail};
 use crate::schema;
+use crate::secret::{contains_secret, deep_reveal, is_secret, reveal, secret};
 use crate::stackconfig::as_config_string;
-
-/// Pulumi's secret signature (`sdk/go/common/resource/sig`).
-pub const SIG_KEY: &str = "4dabf18193072939515e22adb298388d";
-pub const SIG_SECRET: &str = "1b47061264138c4ac30d75fd1eb44270";
-
-pub fn secret(v: Value) -> Value {
-    json!({ SIG_KEY: SIG_SECRET, "plaintext": v })
-}
-
-pub fn is_secret(v: &Value) -> bool {
-    v.get(SIG_KEY).is_some_and(|s| s == SIG_SECRET)
-}
-
-/// The value under any secret wrappers, and whether there was one.
-pub fn reveal(v: &Value) -> (Value, bool) {
-    if is_secret(v) {
-        let (inner, _) = reveal(&v["plaintext"]);
-        (inner, true)
-    } else {
-        (v.clone(), false)
-    }
-}
-
-/// Does a value hold a secret anywhere?
-pub fn contains_secret(v: &Value) -> bool {
-    is_secret(v)
-        || match v {
-            Value::Array(a) => a.iter().any(contains_secret),
-            Value::Object(m) => m.values().any(contains_secret),
-            _ => false,
-        }
-}
 
 pub struct Project {
     pub dir: PathBuf,
@@ -706,7 +675,7 @@ impl<'a> Evaluator<'a> {
             "fn::readfile" => match &plain {
                 Value::String(p) => {
                     let path = self.ctx.project.dir.join(p);
-                    crate::operations::unless_cancelled(move || std::fs::read_to_string(path))?
+                    crate::signals::unless_cancelled(move || std::fs::read_to_string(path))?
                         .map(|t| wrap(Value::String(t)))
                         .map_err(|e| fail(format!("Pulumi.yaml: fn::readFile {p}: {e}")))
                 }
@@ -783,15 +752,5 @@ fn runtime(doc: &Value) -> Option<&str> {
         Value::String(s) => Some(s),
         Value::Object(m) => m.get("name").and_then(Value::as_str),
         _ => None,
-    }
-}
-
-/// The value with every secret wrapper removed.
-pub fn deep_reveal(v: &Value) -> Value {
-    let (v, _) = reveal(v);
-    match v {
-        Value::Array(a) => Value::Array(a.iter().map(deep_reveal).collect()),
-        Value::Object(m) => Value::Object(m.iter().map(|(k, x)| (k.clone(), deep_reveal(x))).collect()),
-        other => other,
     }
 }
