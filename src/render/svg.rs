@@ -51,7 +51,9 @@ pub(crate) fn svg_of(
 ) -> String {
     let rows = plan.waves.iter().map(Vec::len).max().unwrap_or(0);
     let cols = plan.waves.len();
-    let width = MARGIN * 2 + u32::try_from(cols.max(1)).unwrap_or(1) * COL_W - (COL_W - NODE_W);
+    // As wide as the waves, or as the legend under them (a swatch per layer, then the lines).
+    let legend_width = MARGIN * 2 + u32::try_from(plan.layers().len()).unwrap_or(0) * 90 + 360;
+    let width = (MARGIN * 2 + u32::try_from(cols.max(1)).unwrap_or(1) * COL_W - (COL_W - NODE_W)).max(legend_width);
     let height = TOP + u32::try_from(rows.max(1)).unwrap_or(1) * ROW_H + 48;
     // Where each project's box is: its wave's column, its place in the wave.
     let mut at = vec![None; plan.provider.projects.len()];
@@ -207,14 +209,15 @@ fn legend(out: &mut String, plan: &Plan<'_>, height: u32) {
         );
         lx += 90;
     }
+    // The numbers on the critical path's arrows are its running total, said here.
     let _ = writeln!(
         out,
-        r##"  <line x1="{lx}" y1="{y}" x2="{}" y2="{y}" stroke="{CRITICAL}" stroke-width="2.5"/><text x="{}" y="{ly}">critical path</text><line x1="{}" y1="{y}" x2="{}" y2="{y}" stroke="#555" stroke-dasharray="5,4"/><text x="{}" y="{ly}">order only</text>"##,
+        r##"  <line x1="{lx}" y1="{y}" x2="{}" y2="{y}" stroke="{CRITICAL}" stroke-width="2.5"/><text x="{}" y="{ly}">critical path (its running total)</text><line x1="{}" y1="{y}" x2="{}" y2="{y}" stroke="#555" stroke-dasharray="5,4"/><text x="{}" y="{ly}">order only</text>"##,
         lx + 24,
         lx + 30,
-        lx + 130,
-        lx + 154,
-        lx + 160,
+        lx + 250,
+        lx + 274,
+        lx + 280,
         y = ly - 4
     );
 }
