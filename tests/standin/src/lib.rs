@@ -17,6 +17,7 @@
     clippy::single_match_else
 )]
 
+mod access;
 mod args;
 mod backend;
 pub mod check;

@@ -5,45 +5,8 @@ use super::Checker;
 use super::messages::{did_you_mean, existing};
 use super::problem::Against;
 use super::types::Ty;
+use crate::access::Step;
 use crate::yaml::{Node, Yaml};
-
-/// One step of a `${…}` read.
-#[derive(Debug, Clone, PartialEq)]
-enum Step {
-    Name(String),
-    Key(String),
-    Index(u64),
-}
-
-/// `a.b[0]["c"]` → `("a", [Name b, Index 0, Key c])`.
-fn parse_access(expr: &str) -> Option<(String, Vec<Step>)> {
-    let expr = expr.trim();
-    let end = expr.find(['.', '[']).unwrap_or(expr.len());
-    let root = expr[..end].to_string();
-    if root.is_empty() {
-        return None;
-    }
-    let mut rest = &expr[end..];
-    let mut steps = Vec::new();
-    while !rest.is_empty() {
-        if let Some(r) = rest.strip_prefix('.') {
-            let e = r.find(['.', '[']).unwrap_or(r.len());
-            steps.push(Step::Name(r[..e].to_string()));
-            rest = &r[e..];
-        } else if let Some(r) = rest.strip_prefix('[') {
-            let e = r.find(']')?;
-            let inner = r[..e].trim();
-            steps.push(match inner.strip_prefix('"').and_then(|x| x.strip_suffix('"')) {
-                Some(q) => Step::Key(q.to_string()),
-                None => Step::Index(inner.parse::<u64>().ok()?),
-            });
-            rest = &r[e + 1..];
-        } else {
-            return None;
-        }
-    }
-    Some((root, steps))
-}
 
 /// The `${…}` reads of a string (not `$${…}`, which is literal), and whether the string is one
 /// read alone.
@@ -116,7 +79,12 @@ impl<'a> Checker<'a> {
 
     /// `typeSymbol`: the type a `${…}` reads, each step checked.
     fn read(&mut self, node: &'a Node, expr: &str) -> Ty {
-        let Some((root, steps)) = parse_access(expr) else {
+        let (root, steps) = crate::access::parse(expr);
+        let Some(steps) = steps
+            .collect::<Result<Vec<Step>, _>>()
+            .ok()
+            .filter(|_| !root.is_empty())
+        else {
             return Ty::Invalid;
         };
         let (ty, against) = if root == "pulumi" {
@@ -130,9 +98,9 @@ impl<'a> Checker<'a> {
                 ),
                 Against::Names,
             )
-        } else if let Some(t) = self.config.get(&root) {
+        } else if let Some(t) = self.config.get(root) {
             (t.clone(), Against::Names)
-        } else if let Some(decl) = self.resources.get(&root).copied() {
+        } else if let Some(decl) = self.resources.get(root).copied() {
             let ty = decl.get_ci("type").and_then(|(_, t)| t.as_str()).unwrap_or_default();
             match self.resource_spec(ty) {
                 Some((_, sdk)) => (
@@ -144,8 +112,8 @@ impl<'a> Checker<'a> {
                 ),
                 None => (Ty::Invalid, Against::Names),
             }
-        } else if self.variables.contains_key(&root) {
-            (self.variable(&root), Against::Names)
+        } else if self.variables.contains_key(root) {
+            (self.variable(root), Against::Names)
         } else if root.contains(':') {
             (Ty::Any, Against::Names) // a configuration key of another namespace
         } else {
@@ -163,10 +131,10 @@ impl<'a> Checker<'a> {
                 "",
                 Against::Names,
             );
-            self.with_fix(did_you_mean(names.iter().map(String::as_str), &root));
+            self.with_fix(did_you_mean(names.iter().map(String::as_str), root));
             return Ty::Invalid;
         };
-        self.access(node, ty, root, &steps, &against)
+        self.access(node, ty, root.to_string(), &steps, &against)
     }
 
     /// `typePropertyAccess`.

@@ -14,6 +14,7 @@ use base64::engine::general_purpose::STANDARD as B64;
 use serde_json::{Map, Value, json};
 use sha2::Digest as _;
 
+use crate::access::{BadAccess, Step};
 use crate::backend::Backend;
 use crate::crypto::Crypter;
 use crate::diag::{Diag, Severity, line_containing};
@@ -513,35 +514,19 @@ impl<'a> Evaluator<'a> {
     }
 
     fn expression(&mut self, expr: &str) -> Result<Value, Failure> {
+        let (root, steps) = crate::access::parse(expr);
         let expr = expr.trim();
-        let root_len = expr.find(['.', '[']).unwrap_or(expr.len());
-        let root = &expr[..root_len];
         let mut value = self.root(root)?;
-        let mut rest = &expr[root_len..];
         let mut path = root.to_string();
-        while !rest.is_empty() {
-            let key: Value;
-            if let Some(r) = rest.strip_prefix('.') {
-                let end = r.find(['.', '[']).unwrap_or(r.len());
-                key = Value::String(r[..end].to_string());
-                rest = &r[end..];
-            } else if let Some(r) = rest.strip_prefix('[') {
-                let end = r
-                    .find(']')
-                    .ok_or_else(|| fail(format!("Pulumi.yaml: bad expression ${{{expr}}}")))?;
-                let inner = r[..end].trim();
-                key = if let Some(q) = inner.strip_prefix('"').and_then(|x| x.strip_suffix('"')) {
-                    Value::String(q.to_string())
-                } else {
-                    inner
-                        .parse::<u64>()
-                        .map(Value::from)
-                        .map_err(|_| fail(format!("Pulumi.yaml: bad index [{inner}] in ${{{expr}}}")))?
-                };
-                rest = &r[end + 1..];
-            } else {
-                return Err(fail(format!("Pulumi.yaml: bad expression ${{{expr}}}")));
-            }
+        for step in steps {
+            let key = match step {
+                Ok(Step::Name(k) | Step::Key(k)) => Value::String(k),
+                Ok(Step::Index(i)) => Value::from(i),
+                Err(BadAccess::Expression) => return Err(fail(format!("Pulumi.yaml: bad expression ${{{expr}}}"))),
+                Err(BadAccess::Index(inner)) => {
+                    return Err(fail(format!("Pulumi.yaml: bad index [{inner}] in ${{{expr}}}")));
+                }
+            };
             let (plain, was_secret) = reveal(&value);
             let next = match (&plain, &key) {
                 (Value::Object(m), Value::String(k)) => m.get(k).cloned(),
