@@ -713,16 +713,6 @@ fn missing(what: &str) {
     eprintln!("skipped: {what} is not installed (scripts/install-test-tools installs it)");
 }
 
-/// The SDK cache of `scripts/install-test-tools` (outside git): `$RUNNER_SDK_CACHE`, else
-/// `$XDG_CACHE_HOME/runner-sdk`, else `~/.cache/runner-sdk` (as `scripts/lib/sdk-cache-dir`).
-pub fn sdk_cache() -> PathBuf {
-    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
-    var("RUNNER_SDK_CACHE")
-        .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("runner-sdk")))
-        .or_else(|| var("HOME").map(|h| h.join(".cache/runner-sdk")))
-        .unwrap_or_else(|| PathBuf::from(".cache/runner-sdk"))
-}
-
 /// The schema the SDKs export (`<cache>/schema.json`), when `scripts/install-test-tools` has
 /// built it for the pins of `scripts/provider-versions`: the stand-in refuses what the engine
 /// refuses from it. `None` when it is missing or stale.
@@ -730,7 +720,7 @@ pub fn sdk_schema() -> Option<PathBuf> {
     static SCHEMA: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
     SCHEMA
         .get_or_init(|| {
-            let cache = sdk_cache();
+            let cache = pulumi_standin::pins::sdk_cache();
             // The pins (a reworded comment changes no SDK), read by the stand-in's reader.
             let pins = |path: PathBuf| -> Option<Vec<(String, String, String, String)>> {
                 let pins = pulumi_standin::pins::read(&path, &path.display().to_string()).ok()?;
@@ -755,12 +745,12 @@ pub fn require_sdk_schema() -> Result<PathBuf, ()> {
         Some(s) => Ok(s),
         None if tool_required() => panic!(
             "the provider SDK schema is missing or stale in {}: run scripts/install-test-tools",
-            sdk_cache().display()
+            pulumi_standin::pins::sdk_cache().display()
         ),
         None => {
             eprintln!(
                 "skipped: no provider SDK schema in {} (run scripts/install-test-tools)",
-                sdk_cache().display()
+                pulumi_standin::pins::sdk_cache().display()
             );
             Err(())
         }

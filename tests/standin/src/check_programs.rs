@@ -63,16 +63,6 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// The SDK cache: `$RUNNER_SDK_CACHE`, else `$XDG_CACHE_HOME/runner-sdk`, else
-/// `~/.cache/runner-sdk` (as `scripts/lib/sdk-cache-dir`).
-fn sdk_cache() -> PathBuf {
-    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
-    var("RUNNER_SDK_CACHE")
-        .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("runner-sdk")))
-        .or_else(|| var("HOME").map(|h| h.join(".cache/runner-sdk")))
-        .unwrap_or_else(|| PathBuf::from(".cache/runner-sdk"))
-}
-
 /// The versions the schema was built from (its header's `pins`).
 fn schema_pins(path: &Path) -> BTreeMap<String, String> {
     let Ok(text) = std::fs::read_to_string(path) else {
@@ -489,7 +479,7 @@ fn main() {
     let repo = repo();
     let pins =
         pins::read(&repo.join("scripts/provider-versions"), "scripts/provider-versions").unwrap_or_else(|e| die(&e));
-    let schema_file = sdk_cache().join("schema.json");
+    let schema_file = pins::sdk_cache().join("schema.json");
     if !schema_file.is_file() {
         die(&format!(
             "the provider SDKs are not installed (no {}): run scripts/install-test-tools",

@@ -2,7 +2,7 @@
 //! `package version pypi:<package>`, `#` comments and blank lines ignored. The one reader in
 //! Rust (`scripts/lib/pins` is the shell's, with the same rule and message).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// One pinned provider package.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,6 +66,17 @@ pub fn parse(text: &str, file: &str) -> Result<Vec<Pin>, String> {
 pub fn read(path: &Path, shown: &str) -> Result<Vec<Pin>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
     parse(&text, shown)
+}
+
+/// Where `scripts/install-test-tools` installs the pinned SDKs (outside git):
+/// `$RUNNER_SDK_CACHE`, else `$XDG_CACHE_HOME/runner-sdk`, else `~/.cache/runner-sdk`, the rule
+/// of `scripts/lib/sdk-cache-dir`.
+pub fn sdk_cache() -> PathBuf {
+    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    var("RUNNER_SDK_CACHE")
+        .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("runner-sdk")))
+        .or_else(|| var("HOME").map(|h| h.join(".cache/runner-sdk")))
+        .unwrap_or_else(|| PathBuf::from(".cache/runner-sdk"))
 }
 
 #[cfg(test)]
