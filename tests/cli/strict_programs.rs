@@ -310,7 +310,12 @@ fn check_programs_fix_writes_the_pins_into_a_program_that_lacks_them() {
         "name: unpinned\nruntime: yaml\nresources:\n  repository:\n    type: aws:ecr/repository:Repository\n    properties:\n      forceDelete: true\noutputs:\n  url: ${repository.repositoryUrl}\n",
     )
     .unwrap();
-    let path = program.to_str().unwrap();
+    // Named through a link, a mode of its own: both stay as they were after the fix.
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let link = dir.path().join("linked.yaml");
+    std::os::unix::fs::symlink(&program, &link).unwrap();
+    let path = link.to_str().unwrap();
     check_programs(&[path])
         .expect(1)
         .stdout
@@ -318,6 +323,12 @@ fn check_programs_fix_writes_the_pins_into_a_program_that_lacks_them() {
         .then_some(())
         .expect("the missing pin is reported");
     check_programs(&["--fix", path]).expect(0);
+    assert!(
+        std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(),
+        "the link stays a link"
+    );
+    let mode = std::fs::metadata(&program).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o640, "the program keeps its mode");
     let fixed = std::fs::read_to_string(&program).unwrap();
     let pin = &pins()["aws"].version;
     assert!(

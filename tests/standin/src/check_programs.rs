@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::exit;
 
+use pulumi_standin::backend;
 use pulumi_standin::check::{self, Against, Problem, closest, short_invoke};
 use pulumi_standin::diag::Severity;
 use pulumi_standin::pins::{self, Pin};
@@ -370,26 +371,6 @@ impl Own<'_> {
     }
 }
 
-/// Writes `text` to a new file beside `file` and renames it over `file` (the file's mode
-/// kept): a kill midway leaves the program as it was, never half written. A link is written
-/// through, to the file it names.
-fn write_beside(file: &Path, text: &str) -> std::io::Result<()> {
-    let file = std::fs::canonicalize(file)?;
-    let name = file
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = file.with_file_name(format!(".{name}.check-programs.{}", std::process::id()));
-    std::fs::write(&tmp, text)?;
-    let done = std::fs::metadata(&file)
-        .and_then(|m| std::fs::set_permissions(&tmp, m.permissions()))
-        .and_then(|()| std::fs::rename(&tmp, &file));
-    if done.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    done
-}
-
 /// A problem in one line.
 fn line_of(shown: &str, p: &Problem) -> String {
     let mut message = p.summary.replace("\n\t* ", ": ").replace(['\n', '\t'], " ");
@@ -518,7 +499,9 @@ fn main() {
         let (mut problems, edits) = check(&text, &schema, &pins);
         if fix && !edits.is_empty() {
             let fixed = apply(&text, &edits);
-            write_beside(file, &fixed).unwrap_or_else(|e| die(&format!("{shown}: cannot write the pins: {e}")));
+            // Beside it, then renamed over it (mode kept, a link written through).
+            backend::write_atomic(file, fixed.as_bytes())
+                .unwrap_or_else(|e| die(&format!("{shown}: cannot write the pins: {}", e.message)));
             let written = edits
                 .iter()
                 .map(Edit::line)

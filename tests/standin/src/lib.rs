@@ -19,7 +19,7 @@
 
 mod access;
 mod args;
-mod backend;
+pub mod backend;
 pub mod check;
 mod commands;
 mod crypto;
