@@ -302,6 +302,7 @@ fn check_programs_fails_on_each_broken_fixture_with_its_line_and_the_sdk_type() 
 
 #[test]
 fn check_programs_fix_writes_the_pins_into_a_program_that_lacks_them() {
+    use std::os::unix::fs::PermissionsExt as _;
     let Ok(_) = require_sdk_schema() else { return };
     let dir = tempfile::tempdir().unwrap();
     let program = dir.path().join("Pulumi.yaml");
@@ -311,7 +312,6 @@ fn check_programs_fix_writes_the_pins_into_a_program_that_lacks_them() {
     )
     .unwrap();
     // Named through a link, a mode of its own: both stay as they were after the fix.
-    use std::os::unix::fs::PermissionsExt as _;
     std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o640)).unwrap();
     let link = dir.path().join("linked.yaml");
     std::os::unix::fs::symlink(&program, &link).unwrap();
