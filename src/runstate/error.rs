@@ -5,8 +5,6 @@
 pub(crate) enum StateError {
     #[error("{shown} is not a run state the runner can read ({source}); delete it to start afresh")]
     NotAState { shown: String, source: serde_json::Error },
-    #[error("{shown} is not a run state the runner can read (not UTF-8 text); delete it to start afresh")]
-    NotText { shown: String },
     #[error(
         "{shown} is a run state of schema version {found}, which this runner does not know (it writes {writes}); \
          use the runner that wrote it, or delete it to start afresh"

@@ -237,7 +237,6 @@ impl RunState {
                 stack: run_dir.stack().to_string(),
                 projects: BTreeMap::new(),
             }),
-            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => Err(StateError::NotText { shown: show(&path) }),
             Err(source) => Err(StateError::Unreadable {
                 shown: show(&path),
                 source,

@@ -167,7 +167,7 @@ fn a_pipe_or_a_device_among_the_run_state_is_refused_naming_it() {
     for args in [&status[..], &up[..]] {
         within_a_minute(&ws, args)
             .expect(3)
-            .stderr_has(".runner/dev/state.json is not a run state the runner can read")
+            .stderr_has("cannot read .runner/dev/state.json: not UTF-8 text; remove it to start afresh")
             .stderr_has("to start afresh");
     }
     std::fs::write(&state, kept_state).unwrap();
