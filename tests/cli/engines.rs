@@ -573,14 +573,22 @@ fn a_killed_runner_leaves_its_pulumi_to_finish(e: &E2e) {
     });
     assert!(e.lock_files("logstore").is_empty(), "{:?}", e.lock_files("logstore"));
     // It finished its update: the stack holds what the program declares. (When not, its own
-    // output, kept in the project's log, says why.)
+    // output says why: after the runner died it went on into the files the runner had given it,
+    // left under the run's directory, not into the project's log.)
     assert!(
         !e.resources("logstore").is_empty(),
-        "the stack holds no resources; pulumi's output:\n{}",
-        {
-            let log = e.path().join(".runner/dev/logs/logstore.up.log");
-            std::fs::read_to_string(&log).unwrap_or_else(|err| format!("{}: {err}", log.display()))
-        }
+        "the stack holds no resources; what the run left of logstore:\n{}",
+        files_under(&e.path().join(".runner/dev"))
+            .into_iter()
+            .filter(|f| f.to_string_lossy().contains("logstore"))
+            .map(|f| [
+                "--- ",
+                &f.display().to_string(),
+                "\n",
+                &std::fs::read_to_string(&f).unwrap_or_default()
+            ]
+            .concat())
+            .collect::<String>()
     );
     e.runner(&["up", "--yes"]).expect(0);
     let statuses = e.statuses();
