@@ -86,6 +86,10 @@ fn dispatch(cli: &Cli, style: Style, console: Console, cwd: &Path) -> Result<i32
             commands::export::run(&s, &target, request, &out.destination(cwd))
         }
         Command::DayTwo(c) => day_two(c, &settings()?),
+        Command::Charts(args) => match &args.action {
+            None => commands::charts::list(&settings()?, args.format),
+            Some(crate::cli::ChartsAction::Mirror(m)) => commands::charts::mirror(&settings()?, &m.resolve(cwd)),
+        },
         Command::Version => {
             commands::write_result(&format!("runner {}\n", env!("CARGO_PKG_VERSION")))?;
             Ok(exit::SUCCESS)

@@ -10,6 +10,7 @@ use clap::builder::PossibleValue;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use clap_complete::Shell;
 
+use crate::commands::charts::ChartsFormat;
 use crate::commands::status::StatusFormat;
 use crate::error::{RunnerError, exit};
 use crate::export::pko::Source as ExportSource;
@@ -241,6 +242,18 @@ pub(crate) enum Command {
     )]
     Export(ExportArgs),
 
+    /// List the Helm charts the provider's programs install (project, chart, version, the
+    /// repository it comes from), or write a chart repository of exactly those (`charts mirror`)
+    #[command(
+        args_conflicts_with_subcommands = true,
+        after_help = "Versions and repositories as a run would install them: the stack file's values where it sets \
+                      them, else the programs' own.\n\n\
+                      Examples:\n  runner charts -p kubeconfig\n  runner charts -p aws -s dev --format json\n  \
+                      runner charts mirror ./mirror -p kubeconfig                 # from each chart's own repository\n  \
+                      runner charts mirror ./mirror -p aws --from https://artifactory.example/helm-remote"
+    )]
+    Charts(ChartsArgs),
+
     /// Print a shell completion script
     #[command(
         after_help = "Examples:\n  runner completions bash > ~/.local/share/bash-completion/completions/runner\n  \
@@ -319,6 +332,72 @@ pub(crate) enum DayTwo {
         #[arg(short = 'o', long, value_name = "FILE|-")]
         output: Option<PathBuf>,
     },
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ChartsArgs {
+    #[command(subcommand)]
+    pub action: Option<ChartsAction>,
+
+    /// Output format
+    #[arg(short = 'f', long, value_enum, default_value_t = ChartsFormat::Text)]
+    pub format: ChartsFormat,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ChartsAction {
+    /// Write a Helm repository (index.yaml and the packages) of exactly the charts the programs
+    /// install, to serve as `kubernetes:chart_mirror` where the charts' own repositories cannot
+    /// be reached
+    #[command(
+        after_help = "Each chart is pulled from its own repository (or --from), its digest and Chart.yaml checked. A chart \
+                      whose values schema points at documents off the chart (nginx-ingress) is written again with them \
+                      inside, so Helm validates its values offline; Kubernetes definitions that cannot be fetched come \
+                      from the cluster's /openapi/v2 (kubectl). Nothing is written unless every chart was pulled; DIR's \
+                      index.yaml keeps the charts it held.\n\n\
+                      Examples:\n  runner charts mirror ./mirror -p kubeconfig\n  \
+                      runner charts mirror /srv/charts -p aws -s prod --from https://artifactory.example/helm-remote\n  \
+                      runner charts mirror ./mirror -p kubeconfig --kubeconfig ~/.kube/config --context prod"
+    )]
+    Mirror(MirrorArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct MirrorArgs {
+    /// The folder to write (made when missing; a link is refused)
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+
+    /// Pull every chart from this Helm repository instead of each chart's own (a proxy such as
+    /// Artifactory or Nexus); `https://user:password@host/…` is sent as basic authentication and
+    /// never written or shown
+    #[arg(long, value_name = "URL")]
+    pub from: Option<String>,
+
+    /// The kubeconfig of the cluster whose /openapi/v2 stands in for Kubernetes definitions a
+    /// values schema needs and that cannot be fetched [default: kubectl's]
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+
+    /// The context of that kubeconfig [default: its current context]
+    #[arg(long, value_name = "NAME")]
+    pub context: Option<String>,
+}
+
+impl MirrorArgs {
+    pub(crate) fn resolve(&self, cwd: &std::path::Path) -> crate::commands::charts::MirrorOptions {
+        crate::commands::charts::MirrorOptions {
+            dir: cwd.join(&self.dir),
+            from: self.from.clone(),
+            cluster: crate::charts::mirror::Cluster {
+                kubeconfig: self
+                    .kubeconfig
+                    .as_deref()
+                    .map(|k| cwd.join(crate::commands::charts::kubeconfig_path(k))),
+                context: self.context.clone(),
+            },
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -404,6 +483,11 @@ value_enum!(StatusFormat {
     StatusFormat::Json => "json", "JSON (schema: schemas/status.schema.json)";
     StatusFormat::Gantt => "gantt", "The last run's timeline, a Mermaid gantt chart (the critical path marked crit)";
     StatusFormat::GanttSvg => "gantt-svg", "The last run's timeline as SVG";
+});
+
+value_enum!(ChartsFormat {
+    ChartsFormat::Text => "text", "A table";
+    ChartsFormat::Json => "json", "JSON: one object per chart";
 });
 
 value_enum!(Banner {

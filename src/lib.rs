@@ -7,6 +7,7 @@
 //! `fs`. Providers are data (`provider`); only `report` prints.
 
 pub mod app;
+mod charts;
 mod cli;
 mod commands;
 mod config;

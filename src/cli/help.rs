@@ -37,7 +37,7 @@ const ABOUT: [(&str, Does); 4] = [
 ];
 
 /// What each command does, by its name (`export`'s formats do what `export` does).
-const COMMANDS: [(&[&str], &[Does]); 7] = [
+const COMMANDS: [(&[&str], &[Does]); 8] = [
     (
         &["up", "destroy", "refresh", "preview", "drift"],
         &[Workspace, Stack, Run, Ask, RecordStack],
@@ -48,6 +48,8 @@ const COMMANDS: [(&[&str], &[Does]); 7] = [
     (&["output"], &[Workspace, Stack, Ask]),
     (&["show-plan", "status", "logs", "report"], &[Workspace, Stack]),
     (&["list-providers"], &[Workspace]),
+    // The stack file's chart versions and mirror, when there is one.
+    (&["charts"], &[Workspace, Stack]),
     // Text the runner carries.
     (&["version", "completions", "man"], &[]),
 ];

@@ -1,6 +1,7 @@
 //! One module per command: each takes resolved [`crate::settings::Settings`] and plain options,
 //! does its work through the layers below, and returns the exit code.
 
+pub(crate) mod charts;
 pub(crate) mod export;
 pub(crate) mod last_run;
 pub(crate) mod logs;

@@ -7,6 +7,7 @@ pub(crate) mod backend;
 pub(crate) mod checks;
 pub(crate) mod env;
 pub(crate) mod env_file;
+pub(crate) mod generate;
 pub(crate) mod passphrase;
 pub(crate) mod prepare;
 pub(crate) mod questions;

@@ -21,7 +21,7 @@ use crate::error::RunnerError;
 use crate::exec::Failure;
 use crate::fs::{NewFile, write_atomic};
 use crate::programs::{self, Programs};
-use crate::provider::{Project, Provider};
+use crate::provider::{Project, Provider, Secret};
 use crate::report;
 use crate::workspace::Workspace;
 
@@ -184,6 +184,9 @@ fn ask_secrets(
     for note in &answers.notes {
         report::warning(note);
     }
+    for made in &answers.made {
+        report::info(made);
+    }
     Ok(())
 }
 
@@ -206,9 +209,9 @@ fn refuse_programs_first(
         .provider
         .projects
         .iter()
-        .flat_map(|p| p.secrets.iter().map(|s| &s.key));
-    for key in keys.chain(secrets) {
-        config.entry(key.clone()).or_insert(Value::Null);
+        .flat_map(|p| p.secrets.iter().flat_map(Secret::keys));
+    for key in keys.cloned().chain(secrets) {
+        config.entry(key).or_insert(Value::Null);
     }
     let mut problems = programs::check(r.ws, r.provider, programs);
     problems.extend(programs::undeclared(r.ws, r.provider, programs, &config));
@@ -320,7 +323,7 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
     }
     problems.extend(checks::checks(&inputs, &programs, &config, &file, &r.runs));
     if r.mode != Mode::Run {
-        problems.extend(checks::pulumi_cli(&inputs));
+        problems.extend(validate_only(r, &inputs, &config));
     }
     if !problems.is_empty() {
         return Err(RunnerError::Problems(problems));
@@ -333,6 +336,23 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
         secrets,
         passphrase_check: check,
     })
+}
+
+/// What `validate` checks and a run leaves to `pulumi`: the `pulumi` CLI's version, and the
+/// charts the run installs from a mirror ([`crate::charts::check_mirror`]).
+fn validate_only(r: &Request<'_>, inputs: &Inputs<'_>, config: &Map<String, Value>) -> Vec<Problem> {
+    let mut problems: Vec<Problem> = checks::pulumi_cli(inputs).into_iter().collect();
+    if !config.contains_key("kubernetes:chart_mirror") {
+        return problems;
+    }
+    let Ok(charts) = crate::charts::installed(&r.ws.root, &|p| r.ws.show(p), r.runs.iter().copied(), config) else {
+        // A chart field the runner cannot read: `runner charts` says which.
+        return problems;
+    };
+    let (missing, warnings) = crate::charts::check_mirror(&charts, r.stack, &r.provider.name);
+    report::warnings(warnings.into_iter());
+    problems.extend(missing);
+    problems
 }
 
 /// `pulumi whoami` against the backend, from the store's project (any project serves).

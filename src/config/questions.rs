@@ -59,6 +59,8 @@ pub(crate) struct Answers {
     pub defaulted: Vec<(String, String)>,
     /// What the environment gave that differs from what is kept, and what was done about it.
     pub notes: Vec<String>,
+    /// Secrets the runner made (`generate`), said once.
+    pub made: Vec<String>,
 }
 
 /// Where the answer to one prompt comes from.
@@ -269,7 +271,7 @@ pub(crate) fn pending_secrets<'s>(
     }
     let mut keys: Vec<&str> = needed
         .into_iter()
-        .filter(|s| !stored(&s.key) && (cx.var)(&env_name(SECRET_PREFIX, &s.key)).is_none())
+        .filter(|s| s.generate.is_none() && !stored(&s.key) && (cx.var)(&env_name(SECRET_PREFIX, &s.key)).is_none())
         .map(|s| s.key.as_str())
         .collect();
     keys.sort_unstable();
@@ -291,6 +293,10 @@ pub(crate) fn secrets<'s>(
 ) -> std::io::Result<()> {
     for s in needed {
         if answers.secrets.iter().any(|(k, _)| k == &s.key) {
+            continue;
+        }
+        if s.generate.is_some() {
+            generated(cx, s, stored, store, answers);
             continue;
         }
         let var = env_name(SECRET_PREFIX, &s.key);
@@ -332,6 +338,62 @@ pub(crate) fn secrets<'s>(
         answers.secrets.push((s.key.clone(), value));
     }
     Ok(())
+}
+
+/// A secret the runner makes (`generate`), nobody is asked for: each of its keys stored, or
+/// all given in the environment (a key pair made elsewhere), or made now. A run stores what it
+/// made; `validate --check` (no defaults) makes nothing, a run would.
+fn generated(
+    cx: &Context<'_>,
+    s: &Secret,
+    stored: &dyn Fn(&str) -> bool,
+    store: &dyn Fn(&str) -> String,
+    answers: &mut Answers,
+) {
+    let keys: Vec<String> = s.keys().collect();
+    if keys.iter().all(|k| stored(k)) {
+        return;
+    }
+    let vars: Vec<String> = keys.iter().map(|k| env_name(SECRET_PREFIX, k)).collect();
+    let given: Vec<Option<String>> = vars.iter().map(|v| (cx.var)(v)).collect();
+    if given.iter().all(Option::is_some) {
+        answers
+            .secrets
+            .extend(keys.into_iter().zip(given.into_iter().flatten()));
+        return;
+    }
+    if given.iter().any(Option::is_some) {
+        answers.problems.push(Problem::new(
+            format!("only part of `{}` ({}) is given in the environment", s.key, s.question),
+            format!(
+                "set all of {} (one key pair), or none and the runner makes one",
+                vars.join(", ")
+            ),
+        ));
+        return;
+    }
+    if !cx.defaults {
+        return;
+    }
+    match super::generate::rsa_key_pair() {
+        Ok((private, public)) => {
+            let mut made = keys.into_iter();
+            answers.secrets.extend(made.next().map(|k| (k, private)));
+            answers.secrets.extend(made.next().map(|k| (k, public)));
+            answers.made.push(format!(
+                "made a new RSA key pair for `{}` ({}): stored encrypted with the other secrets, never shown",
+                s.key, s.question
+            ));
+        }
+        Err(why) => answers.problems.push(Problem::new(
+            format!("`{}` ({}): {why}", s.key, s.question),
+            format!(
+                "make one elsewhere and give it as {}, or run `{}`",
+                vars.join(" and "),
+                store(&s.key)
+            ),
+        )),
+    }
 }
 
 fn missing(cx: &Context<'_>, p: &Prompt, var: &str) -> Problem {

@@ -153,6 +153,25 @@ pub struct Secret {
     pub default: Option<String>,
     /// Asked without echo (a password); `hidden = false` for a user name.
     pub hidden: bool,
+    /// Made by the runner the first time, never asked (`generate = "rsa-key-pair"`).
+    pub generate: Option<Generate>,
+}
+
+impl Secret {
+    /// The keys it stores: its own, and for a key pair `<key>_pub`, the public key.
+    pub fn keys(&self) -> impl Iterator<Item = String> + '_ {
+        let public = self.generate.map(|Generate::RsaKeyPair| format!("{}_pub", self.key));
+        std::iter::once(self.key.clone()).chain(public)
+    }
+}
+
+/// What the runner makes for a secret nobody is asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Generate {
+    /// An RSA key pair of 2048 bits: the private key (PKCS#8 PEM) under the secret's key, the
+    /// public one (`SubjectPublicKeyInfo` PEM) under `<key>_pub`.
+    RsaKeyPair,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]

@@ -38,6 +38,11 @@ pub(crate) fn parse(stderr: &str) -> Vec<StackLock> {
         .filter_map(|line| {
             let line = line.trim();
             let (url, rest) = line.split_once(": created by ")?;
+            // Every backend keeps a stack's locks under `.pulumi/locks/`: a line naming anything
+            // else is a lock's own field (a user name with a line break), not a lock.
+            if !url.contains("/.pulumi/locks/") {
+                return None;
+            }
             let (who, rest) = rest.split_once(" (pid ")?;
             let (pid, at) = rest.split_once(") at ")?;
             let (user, host) = who.rsplit_once('@')?;
@@ -58,13 +63,6 @@ impl StackLock {
     /// Left by a process of this host that no longer runs.
     pub(crate) fn stale(&self) -> bool {
         self.owner.host == this_host() && !alive(self.owner.pid)
-    }
-
-    /// The lock's file, on a file backend. The CLI prints the backend's URL as Go's `net/url`
-    /// writes it (`pkg/backend/diy/lock.go` `lockURLForError`): the path percent-encoded, and
-    /// the query the backend adds (`?no_tmp_dir=true`) after it.
-    pub(crate) fn file(&self) -> Option<std::path::PathBuf> {
-        crate::config::backend::file_url_path(&self.url)
     }
 
     /// What a person needs to know about it.
@@ -98,20 +96,89 @@ impl StackLock {
     }
 }
 
-/// The locks a refusal names, when there are some and every one is stale: what
-/// `--remove-stale-locks` may remove.
+/// The locks a refusal names, when there are some, as many as `pulumi` counted (a lock's user
+/// or host can hold a line break and forge another line: a refusal that reads as more locks
+/// than it counts is not trusted), and every one is stale: what `--remove-stale-locks` may
+/// cancel on a backend that is not a directory.
 pub(crate) fn all_stale(stderr: &str) -> Option<Vec<StackLock>> {
     let held = parse(stderr);
-    (!held.is_empty() && held.iter().all(StackLock::stale)).then_some(held)
+    let trusted = counted(stderr) == Some(held.len());
+    (trusted && !held.is_empty() && held.iter().all(StackLock::stale)).then_some(held)
+}
+
+/// Whether `stderr` is a refusal for the stack's locks.
+pub(crate) fn says_locked(stderr: &str) -> bool {
+    says(stderr, Message::StackLocked)
+}
+
+/// How many locks `pulumi` says hold the stack: `…locked by N lock(s)…`.
+fn counted(stderr: &str) -> Option<usize> {
+    let (_, rest) = stderr.split_once("currently locked by ")?;
+    rest.split_whitespace().next()?.parse().ok()
+}
+
+/// The locks of a file backend's stack as its lock directory holds them, when every one is
+/// stale: each a regular file `*.json` directly in that directory (read there, never from the
+/// refusal's text, which a lock's own fields can forge), left by a process of this host that
+/// no longer runs. `None` when there is none, when one is not stale or not a lock, or when a
+/// link stands anywhere between the backend's directory and the locks (a shared backend's
+/// writer could aim it elsewhere): nothing outside that directory is ever removed.
+pub(crate) fn stale_in_dir(
+    backend: &Backend,
+    project: &str,
+    stack: &str,
+) -> Option<Vec<(std::path::PathBuf, StackLock)>> {
+    let root = backend.dir()?;
+    let dir = backend.lock_dir(project, stack)?;
+    let below = dir.strip_prefix(root).ok()?;
+    if std::fs::canonicalize(&dir).ok()? != std::fs::canonicalize(root).ok()?.join(below) {
+        return None;
+    }
+    let mut locks = Vec::new();
+    for entry in std::fs::read_dir(&dir).ok()?.filter_map(Result::ok) {
+        let path = entry.path();
+        if path.extension().is_none_or(|x| x != "json") {
+            continue;
+        }
+        if !entry.file_type().ok()?.is_file() {
+            return None;
+        }
+        let lock: serde_json::Value = serde_json::from_slice(&crate::fs::read_bytes(&path, 64 << 10).ok()?).ok()?;
+        let text = |k: &str| lock.get(k).and_then(serde_json::Value::as_str).map(str::to_string);
+        let lock = StackLock {
+            url: path.display().to_string(),
+            owner: Owner {
+                user: text("username").unwrap_or_default(),
+                host: text("hostname")?,
+                pid: i32::try_from(lock.get("pid")?.as_u64()?).ok()?,
+            },
+            at: text("timestamp").unwrap_or_default(),
+        };
+        if !lock.stale() {
+            return None;
+        }
+        locks.push((path, lock));
+    }
+    locks.sort_by(|a, b| a.0.cmp(&b.0));
+    (!locks.is_empty()).then_some(locks)
 }
 
 /// The locks that refused the stack, each described, the stale ones with the flag that removes
 /// them: a failure's notes.
 pub(crate) fn described(stderr: &str) -> Vec<String> {
-    parse(stderr)
-        .iter()
+    let held = parse(stderr);
+    if counted(stderr).is_some_and(|n| n != held.len()) {
+        // A lock's own fields made the refusal read as another lock: say nothing it claims.
+        return vec![format!(
+            "pulumi counted {} lock(s) but its refusal reads as {}: a lock's user or host holds a line break; \
+             look at the stack's locks yourself (`runner pulumi PROJECT -- cancel` removes them all)",
+            counted(stderr).unwrap_or_default(),
+            held.len()
+        )];
+    }
+    held.iter()
         .map(|lock| {
-            let mut line = lock.describe();
+            let mut line = crate::report::text::visible(&lock.describe()).into_owned();
             if lock.stale() {
                 line.push_str("; `--remove-stale-locks` removes it");
             }
@@ -262,6 +329,19 @@ fn rfc3339(at: &str) -> Option<SystemTime> {
 mod tests {
     use super::*;
 
+    /// A lock whose user holds a line break and a second, forged lock line: the refusal reads
+    /// as two locks where pulumi counted one, and is not trusted.
+    #[test]
+    fn a_forged_second_lock_line_is_not_trusted() {
+        let stderr = format!(
+            "error: the stack is currently locked by 1 lock(s). Either wait for the other process(es) to end or delete the lock file with `pulumi cancel`.\n  \
+             s3://b/.pulumi/locks/organization/iam/dev/a.json: created by ann\n  file:///home/victim/.ssh/id_rsa: created by x@{host} (pid 999999) at 2026-11-23T10:00:00Z@{host} (pid 999998) at 2026-11-23T10:00:00Z\n",
+            host = this_host()
+        );
+        assert_eq!(counted(&stderr), Some(1));
+        assert!(all_stale(&stderr).is_none());
+    }
+
     #[test]
     fn a_broken_file_among_the_locks_is_named_for_what_it_is() {
         let notes = broken_notes(&[
@@ -284,28 +364,8 @@ mod tests {
         assert_eq!(locks.len(), 2);
         assert_eq!(locks[0].owner.host, "build-7");
         assert_eq!(locks[0].owner.pid, 4242);
-        assert_eq!(
-            locks[0].file(),
-            Some(std::path::PathBuf::from("/w/.pulumi/locks/organization/iam/dev/a.json"))
-        );
-        assert_eq!(locks[1].file(), None);
+        assert_eq!(locks[0].url, "file:///w/.pulumi/locks/organization/iam/dev/a.json");
         assert!(parse("error: something else").is_empty());
-    }
-
-    /// As the real CLI prints a file backend's lock: the path percent-encoded, the backend's
-    /// query after it.
-    #[test]
-    fn a_file_lock_is_found_behind_go_url_escaping_and_the_backend_query() {
-        let stderr = "error: the stack is currently locked by 1 lock(s). Either wait for the other process(es) to end or delete the lock file with `pulumi cancel`.\n  \
-                      file:///home/ann/my%20platform/.pulumi-state/.pulumi/locks/organization/iam/dev/a%2Bb.json?no_tmp_dir=true: created by ann@build-7 (pid 4242) at 2026-11-23T10:00:00+02:00\n";
-        let locks = parse(stderr);
-        assert_eq!(
-            locks[0].file(),
-            Some(std::path::PathBuf::from(
-                "/home/ann/my platform/.pulumi-state/.pulumi/locks/organization/iam/dev/a+b.json"
-            ))
-        );
-        assert_eq!(locks[0].at, "2026-11-23T10:00:00+02:00");
     }
 
     #[test]

@@ -373,11 +373,30 @@ impl Pulumi {
         if !self.flags.remove_stale_locks {
             return None;
         }
-        let held = locks::all_stale(stderr)?;
-        for lock in &held {
-            let removed = match lock.file() {
-                Some(file) => locks::remove_file(&file).map_err(|e| Failure::said(e.to_string())),
-                // Elsewhere `pulumi cancel`, safe since every lock of the stack is stale.
+        if !locks::says_locked(stderr) {
+            return None;
+        }
+        let backend = Backend::of(&self.env);
+        // A file backend's locks are read from its lock directory and removed there, file by
+        // file; elsewhere `pulumi cancel`, safe since every lock of the stack is stale.
+        let held: Vec<(Option<std::path::PathBuf>, locks::StackLock)> = if backend.dir().is_some() {
+            locks::stale_in_dir(&backend, &job.project.name, &self.stack)?
+                .into_iter()
+                .map(|(file, lock)| (Some(file), lock))
+                .collect()
+        } else {
+            // Each lock under the backend's own URL, or the text was forged.
+            let url = self.env.get("PULUMI_BACKEND_URL").unwrap_or_default();
+            let url = url.split('?').next().unwrap_or_default().trim_end_matches('/');
+            let held = locks::all_stale(stderr)?;
+            if url.is_empty() || !held.iter().all(|l| l.url.starts_with(&format!("{url}/"))) {
+                return None;
+            }
+            held.into_iter().take(1).map(|lock| (None, lock)).collect()
+        };
+        for (file, lock) in &held {
+            let removed = match file {
+                Some(file) => locks::remove_file(file).map_err(|e| Failure::said(e.to_string())),
                 None => self.cancel(job, control).await,
             };
             let message = match removed {
@@ -389,9 +408,6 @@ impl Pulumi {
                 level: Level::Warning,
                 message,
             });
-            if lock.file().is_none() {
-                break;
-            }
         }
         Some(Ok(()))
     }

@@ -63,12 +63,15 @@ impl SecretStore for Store {
         let mut out = run(self.command(dir, env, &args), None, what)?;
         // Creating a stack holds its lock (`CreateStack`), which a killed creation leaves.
         // Only lock files are removed here: `pulumi cancel` needs the stack.
+        // The locks are read from the backend's lock directory, never from the refusal's text
+        // (a lock's fields can forge a line of it).
         if self.remove_stale_locks
             && !out.status.success()
-            && let Some(held) = locks::all_stale(&String::from_utf8_lossy(&out.stderr))
-            && let Some(files) = held.iter().map(locks::StackLock::file).collect::<Option<Vec<_>>>()
+            && locks::says_locked(&String::from_utf8_lossy(&out.stderr))
+            && let Ok(Some(project)) = crate::programs::Program::name_in(dir)
+            && let Some(held) = locks::stale_in_dir(&crate::config::backend::Backend::of(env), &project, &self.stack)
         {
-            for (lock, file) in held.iter().zip(&files) {
+            for (file, lock) in &held {
                 // The lock and the attributes the backend keeps beside it, as every other
                 // removal of a stale lock does.
                 locks::remove_file(file)

@@ -14,10 +14,27 @@ pub struct Cluster {
     /// Its kubeconfig (context `runner-local`).
     pub kubeconfig: PathBuf,
     /// The stack configuration of `-p kubeconfig` on it (`stack-config.yaml`): the kubeconfig,
-    /// the context, the chart repository of stand-ins, Bank of Sirius' manifests.
+    /// the context, the chart repository (`runner charts mirror` fills it), Bank of Sirius' manifests.
     pub stack_config: String,
     /// The tools it runs from (`<dir>/bin`, `<dir>/pulumi-plugins`).
     pub tools: PathBuf,
+    /// Its folder (`local-cluster --dir`).
+    pub dir: PathBuf,
+    /// The published charts it serves as its chart repository's upstream, when found.
+    pub charts: Option<PathBuf>,
+    mirrored: OnceLock<Result<String, String>>,
+}
+
+/// The folder of the published charts (`repo/`, `bank-of-sirius/`): `$RUNNER_CHARTS_DIR`, else
+/// `../shared/charts` beside the repository (where CI keeps them). `None` (a test that needs
+/// them skips, or fails under `RUNNER_REQUIRE_TOOLS=1`) when neither holds them.
+pub fn charts_dir() -> Option<PathBuf> {
+    let given = std::env::var_os("RUNNER_CHARTS_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from);
+    let beside = Path::new(REPO).join("../shared/charts");
+    let dir = given.unwrap_or(beside);
+    dir.join("repo/index.yaml").is_file().then_some(dir)
 }
 
 /// The tools of `scripts/install-kube-tools`, found by the same rule: `$RUNNER_KUBE_TOOLS`,
@@ -69,12 +86,16 @@ pub fn cluster() -> Option<&'static Cluster> {
             let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("local-clusters");
             forget_ended(&base);
             let dir = base.join(std::process::id().to_string());
-            let out = Command::new(Path::new(REPO).join("scripts/local-cluster"))
-                .args(["up", "--dir", dir.to_str().unwrap(), "--owner"])
+            let charts = charts_dir();
+            let mut up = Command::new(Path::new(REPO).join("scripts/local-cluster"));
+            up.args(["up", "--dir", dir.to_str().unwrap(), "--owner"])
                 .arg(std::process::id().to_string())
                 .env("RUNNER_KUBE_TOOLS", &tools)
-                .output()
-                .unwrap();
+                .env_remove("RUNNER_CHARTS_DIR");
+            if let Some(c) = &charts {
+                up.arg("--charts").arg(c);
+            }
+            let out = up.output().unwrap();
             assert!(
                 out.status.success(),
                 "scripts/local-cluster up failed:\n{}",
@@ -86,6 +107,9 @@ pub fn cluster() -> Option<&'static Cluster> {
                 kubeconfig,
                 stack_config,
                 tools,
+                dir,
+                charts,
+                mirrored: OnceLock::new(),
             })
         })
         .as_ref()
@@ -102,6 +126,49 @@ fn forget_ended(base: &Path) {
 }
 
 impl Cluster {
+    /// Fills the cluster's chart repository with the charts of `-p kubeconfig` as a site would:
+    /// `runner charts mirror` from the published charts it serves as upstream, the definitions
+    /// nginx-ingress's schema points at taken from this cluster's `/openapi/v2`. Once per
+    /// cluster; what the runner said. `None` (skipped, or failed in CI) without the charts.
+    pub fn mirrored(&self) -> Option<&str> {
+        if self.charts.is_none() {
+            let why =
+                "the published charts are not there (RUNNER_CHARTS_DIR, or ../shared/charts beside the repository)";
+            assert!(!tool_required(), "{why}");
+            eprintln!("skipped: {why}");
+            return None;
+        }
+        let said = self.mirrored.get_or_init(|| {
+            let upstream = std::fs::read_to_string(self.dir.join("upstream")).map_err(|e| e.to_string())?;
+            let home = tempfile::tempdir().unwrap();
+            let path = format!(
+                "{}:{}",
+                self.tools.join("bin").display(),
+                std::env::var("PATH").unwrap_or_default()
+            );
+            let mirror = self.dir.join("www/mirror");
+            let mut c = crate::support::runner(home.path(), &[]);
+            c.args([
+                "--workspace",
+                REPO,
+                "charts",
+                "mirror",
+                mirror.to_str().unwrap(),
+                "-p",
+                "kubeconfig",
+            ])
+            .args(["--from", upstream.trim(), "--kubeconfig"])
+            .arg(&self.kubeconfig)
+            .env("PATH", path);
+            let run = crate::support::run(&mut c);
+            if run.code == 0 { Ok(run.stderr) } else { Err(run.stderr) }
+        });
+        match said {
+            Ok(s) => Some(s),
+            Err(e) => panic!("runner charts mirror failed:\n{e}"),
+        }
+    }
+
     /// `kubectl ARGS…` of the cluster's own release against it.
     pub fn kubectl(&self, args: &[&str]) -> Run {
         let out = Command::new(self.tools.join("bin/kubectl"))

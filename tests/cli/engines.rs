@@ -73,6 +73,7 @@ impl E2e {
         };
         let e = Self::copy(engine, Path::new(REPO), "kubeconfig")?;
         let config = if let Some(c) = cluster {
+            c.mirrored()?;
             c.pulumi_home(&e.path().join(".pulumi-home"));
             c.stack_config.clone()
         } else {
@@ -802,6 +803,7 @@ on_both_engines!(
     ctrl_c_during_up,
     a_killed_pulumi_leaves_its_lock,
     a_stale_lock_goes_with_its_attributes,
+    a_forged_lock_deletes_nothing,
     sigint_to_runner_pulumi,
     sighup_to_runner_pulumi
 );
@@ -1216,6 +1218,55 @@ fn a_stale_lock_goes_with_its_attributes(e: &E2e) {
     e.runner(&up).expect(0);
     assert_eq!(e.statuses()["logstore"], "succeeded");
     assert_eq!(e.lock_files("logstore"), [orphan], "what is left of the locks");
+}
+
+/// A lock planted in the backend by whoever can write it (a shared directory or a bucket): its
+/// `username` holds a line break and a second lock line naming a file of the user's, with this
+/// host and a pid that no longer runs. `pulumi` counts one lock; the runner reads no second one,
+/// advises no removal of that file, and `--remove-stale-locks` leaves it (and the real lock,
+/// whose owner runs) alone.
+fn a_forged_lock_deletes_nothing(e: &E2e) {
+    e.runner(&["up", "--yes", "--target", "logstore"]).expect(0);
+    let victim = e.path().join("home/precious.txt");
+    std::fs::write(&victim, "keep me\n").unwrap();
+    std::fs::write(e.path().join("home/precious.txt.attrs"), "{}").unwrap();
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let host = host.trim();
+    let dead = {
+        let mut c = Command::new("true").spawn().unwrap();
+        let pid = c.id();
+        c.wait().unwrap();
+        pid
+    };
+    let dir = e.path().join(".pulumi-state/.pulumi/locks/organization/logstore/dev");
+    std::fs::create_dir_all(&dir).unwrap();
+    let forged = serde_json::json!({
+        // Alive: the process running this test.
+        "pid": std::process::id(),
+        "username": format!("mallory\n  file://{}: created by x@{host} (pid {dead}) at 2026-11-23T10:00:00Z\n  x", victim.display()),
+        "hostname": host,
+        "timestamp": "2026-11-23T10:00:00Z"
+    });
+    let lock = dir.join("0b7f0c1e-2b5a-4c7e-9d3f-6a1e8b2c4d59.json");
+    std::fs::write(&lock, forged.to_string()).unwrap();
+    let up = ["up", "--yes", "--fresh", "--target", "logstore"];
+    let refused = e.runner(&up).expect(1);
+    assert!(
+        !refused.stderr.contains("precious.txt); `--remove-stale-locks`"),
+        "{}",
+        refused.stderr
+    );
+    let removing = [&up[..], &["--remove-stale-locks"]].concat();
+    e.runner(&removing).expect(1);
+    assert_eq!(
+        std::fs::read_to_string(&victim).unwrap(),
+        "keep me\n",
+        "the forged lock deleted a file"
+    );
+    assert!(e.path().join("home/precious.txt.attrs").exists());
+    assert!(lock.exists(), "a lock whose owner runs is not stale");
+    std::fs::remove_file(&lock).unwrap();
+    e.runner(&up).expect(0);
 }
 
 /// `runner pulumi PROJECT -- up` while a SIGINT is sent to the runner (not through a

@@ -116,7 +116,7 @@ fn man_dir_writes_a_page_per_command_as_man_finds_them() {
     let ws = Ws::reference();
     ws.run(&["man", "--dir", "man/man1"])
         .expect(0)
-        .stderr_has("wrote 24 man pages to man/man1");
+        .stderr_has("wrote 26 man pages to man/man1");
     let dir = ws.path().join("man/man1");
     for (file, title) in [
         ("runner.1", ".TH runner 1"),

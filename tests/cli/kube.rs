@@ -1,10 +1,11 @@
 //! MARA's cluster layer on a real API server: this repository's workspace with `-p kubeconfig`
 //! (its 10 projects, unchanged) run by the real `pulumi` and the real Kubernetes provider
 //! against the local cluster (`scripts/local-cluster`: etcd, kube-apiserver,
-//! kube-controller-manager, kube-scheduler and kwok, built from Go modules), charts from the
-//! cluster's own repository of stand-ins (`kubernetes:chart_mirror`). The same scenario runs on
-//! the stand-in, with the same assertions on what the runner says; the steps that look into the
-//! cluster itself run on the real engine only (the stand-in has no cluster).
+//! kube-controller-manager, kube-scheduler and kwok, built from Go modules), its charts the
+//! published ones: `runner charts mirror` fills the cluster's chart repository from them
+//! (`kubernetes:chart_mirror`) as an air-gapped site's mirror would be filled. The same
+//! scenario runs on the stand-in, with the same assertions on what the runner says; the steps
+//! that look into the cluster itself run on the real engine only (the stand-in has no cluster).
 
 use serde_json::Value;
 
@@ -61,7 +62,7 @@ fn cluster_graph(e: &E2e) {
         up.stderr
     );
     if let Some(k) = e.cluster() {
-        what_the_cluster_holds(k);
+        what_the_cluster_holds(e, k);
     }
     assert_eq!(e.output("sirius", "application_url", false), "http://localhost/");
     assert_eq!(e.output("ingress-controller", "lb_ingress", false), "127.0.0.1");
@@ -82,6 +83,7 @@ fn cluster_graph(e: &E2e) {
 
     if let Some(k) = e.cluster() {
         edited_with_kubectl(e, k);
+        values_checked_against_the_charts_schema(e);
     }
 
     e.runner(&["destroy", "--yes"]).expect(0);
@@ -103,31 +105,37 @@ fn cluster_graph(e: &E2e) {
             "{secrets}"
         );
     }
-    e.assert_no_plain_secret(&[]);
+    // The key pair the runner made for the app is nowhere in plain text.
+    e.assert_no_plain_secret(&["-----BEGIN PRIVATE KEY-----".to_string()]);
 }
 
 /// What `up` left in the cluster: every namespace, every Deployment available (kwok's pods
-/// become Ready), the ingress controller's load balancer with an address, the Ingress of the
-/// app, the stored secrets loaded.
-fn what_the_cluster_holds(k: &Cluster) {
+/// become Ready), every chart's release deployed at the version its program pins and its CRDs,
+/// the ingress controller's load balancer with an address, the app's Ingress, its `ConfigMap`s
+/// and Secrets (passwords in Secrets only, the key pair the runner made), the stored secrets.
+fn what_the_cluster_holds(e: &E2e, k: &Cluster) {
     let namespaces = k.namespaces();
     for ns in NAMESPACES {
         assert!(namespaces.iter().any(|n| n == ns), "no namespace {ns}: {namespaces:?}");
     }
-    let deployments = k.json(&["get", "deployments", "--all-namespaces"]);
-    let deployments = deployments["items"].as_array().unwrap();
-    // One per chart (the stand-ins hold one each) and nine of Bank of Sirius.
-    assert!(deployments.len() >= 16, "{} deployments", deployments.len());
-    for d in deployments {
-        let name = format!("{}/{}", d["metadata"]["namespace"], d["metadata"]["name"]);
-        assert_eq!(
-            d["status"]["availableReplicas"], d["spec"]["replicas"],
-            "{name} is not available: {}",
-            d["status"]
-        );
+    for kind in ["deployments", "statefulsets"] {
+        let all = k.json(&["get", kind, "--all-namespaces"]);
+        for d in all["items"].as_array().unwrap() {
+            let name = format!("{kind} {}/{}", d["metadata"]["namespace"], d["metadata"]["name"]);
+            let ready = if kind == "deployments" {
+                "availableReplicas"
+            } else {
+                "readyReplicas"
+            };
+            assert_eq!(
+                d["status"][ready], d["spec"]["replicas"],
+                "{name} is not ready: {}",
+                d["status"]
+            );
+        }
     }
-    // Bank of Sirius in its own namespace (its manifests name none), beside its Ingress.
-    let bos = k.json(&["-n", "bos", "get", "deployments"]);
+    // Bank of Sirius as published, in its own namespace (its manifests name none).
+    let bos = k.json(&["-n", "bos", "get", "deployments,statefulsets"]);
     assert_eq!(bos["items"].as_array().unwrap().len(), 9, "{bos}");
     let frontend = k.json(&["-n", "bos", "get", "service", "frontend"]);
     assert_eq!(frontend["spec"]["ports"][0]["port"], 80);
@@ -138,20 +146,149 @@ fn what_the_cluster_holds(k: &Cluster) {
     assert_eq!(service["status"]["loadBalancer"]["ingress"][0]["hostname"], "localhost");
     let ingress = k.json(&["-n", "bos", "get", "ingress", "bank-of-sirius"]);
     assert_eq!(ingress["spec"]["rules"][0]["host"], "localhost");
-    // The secrets project loaded the stored values; sirius copied its own into its namespace.
+    // The secrets project loaded the stored values.
     let stored = k.json(&["-n", "default", "get", "secret", "pulumi-secret-prometheus"]);
     assert_eq!(
         decoded(&stored["data"]["adminpass"]),
         secret("MARA_SECRET_PROMETHEUS_ADMINPASS")
     );
-    let credentials = k.json(&["-n", "bos", "get", "secret", "sirius-credentials"]);
+    sirius_config(k);
+    releases(e, k);
+    // The charts' own CRDs: cert-manager's, the Prometheus operator's, OpenTelemetry's, NGINX's.
+    let crds = k.json(&["get", "crds"]);
+    let crds: Vec<&str> = crds["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["metadata"]["name"].as_str().unwrap())
+        .collect();
+    for crd in [
+        "certificates.cert-manager.io",
+        "prometheuses.monitoring.coreos.com",
+        "servicemonitors.monitoring.coreos.com",
+        "opentelemetrycollectors.opentelemetry.io",
+        "virtualservers.k8s.nginx.org",
+    ] {
+        assert!(crds.contains(&crd), "no CRD {crd}: {crds:?}");
+    }
+}
+
+/// What Bank of Sirius' manifests read, made by its program: the six `ConfigMap`s (the
+/// databases' passwords where the manifests read them, see the program) and `jwt-key`, a key
+/// pair whose halves match.
+fn sirius_config(k: &Cluster) {
+    use rsa::pkcs8::{DecodePrivateKey as _, DecodePublicKey as _};
+    let maps = k.json(&["-n", "bos", "get", "configmaps"]);
+    let maps: std::collections::BTreeMap<&str, &Value> = maps["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["metadata"]["name"].as_str().unwrap(), &m["data"]))
+        .collect();
+    for name in [
+        "environment-config",
+        "tracing-config",
+        "service-api-config",
+        "demo-data-config",
+        "accounts-db-config",
+        "ledger-db-config",
+    ] {
+        assert!(maps.contains_key(name), "no ConfigMap {name}: {maps:?}");
+    }
+    assert_eq!(maps["accounts-db-config"]["POSTGRES_DB"], "postgresdb");
     assert_eq!(
-        decoded(&credentials["data"]["LEDGER_DB_PASSWORD"]),
+        maps["accounts-db-config"]["POSTGRES_PASSWORD"],
+        secret("MARA_SECRET_SIRIUS_ACCOUNTS_PWD")
+    );
+    assert_eq!(
+        maps["ledger-db-config"]["SPRING_DATASOURCE_URL"],
+        "jdbc:postgresql://ledger-db:5432/postgresdb"
+    );
+    assert_eq!(
+        maps["ledger-db-config"]["SPRING_DATASOURCE_PASSWORD"],
         secret("MARA_SECRET_SIRIUS_LEDGER_PWD")
     );
-    // Every Helm release came from the cluster's chart repository, at the programs' versions.
-    let releases = k.json(&["get", "secrets", "--all-namespaces", "-l", "owner=helm"]);
-    assert_eq!(releases["items"].as_array().unwrap().len(), 7, "{releases}");
+    assert_eq!(maps["environment-config"]["PUB_KEY_PATH"], "/root/.ssh/publickey");
+    assert_eq!(maps["environment-config"]["LOCAL_ROUTING_NUM"], "883745000");
+    assert_eq!(
+        maps["demo-data-config"]["DEMO_LOGIN_USERNAME"],
+        secret("MARA_SECRET_SIRIUS_DEMO_LOGIN_USER")
+    );
+    let jwt = k.json(&["-n", "bos", "get", "secret", "jwt-key"]);
+    let private = decoded(&jwt["data"]["jwtRS256.key"]);
+    let public = decoded(&jwt["data"]["jwtRS256.key.pub"]);
+    assert!(private.starts_with("-----BEGIN PRIVATE KEY-----\n"));
+    assert!(public.starts_with("-----BEGIN PUBLIC KEY-----\n"));
+    assert_eq!(
+        rsa::RsaPrivateKey::from_pkcs8_pem(&private).unwrap().to_public_key(),
+        rsa::RsaPublicKey::from_public_key_pem(&public).unwrap()
+    );
+}
+
+/// Every Helm release deployed, at the chart version `runner charts` says its program pins.
+fn releases(e: &E2e, k: &Cluster) {
+    use std::io::Read as _;
+    let pinned = e.runner(&["charts", "-f", "json"]).expect(0).json();
+    let releases = k.json(&["get", "secrets", "--all-namespaces", "-l", "owner=helm,status=deployed"]);
+    let mut deployed: Vec<(String, String)> = releases["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            // Helm's release record: base64 of gzipped JSON, in the Secret's base64.
+            let inner = decoded(&s["data"]["release"]);
+            let gz = base64::Engine::decode(&base64::engine::general_purpose::STANDARD, inner).unwrap();
+            let mut json = String::new();
+            flate2::read::GzDecoder::new(gz.as_slice())
+                .read_to_string(&mut json)
+                .unwrap();
+            let r: Value = serde_json::from_str(&json).unwrap();
+            (
+                r["chart"]["metadata"]["name"].as_str().unwrap().to_string(),
+                r["chart"]["metadata"]["version"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let mut wanted: Vec<(String, String)> = pinned
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["chart"].as_str().unwrap().to_string(),
+                c["version"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    deployed.sort();
+    wanted.sort();
+    assert_eq!(deployed, wanted);
+}
+
+/// A value of the wrong type for the chart's schema fails that project's `up` with the chart's
+/// own message, offline (nginx-ingress's schema points at GitHub; the mirror took it in).
+fn values_checked_against_the_charts_schema(e: &E2e) {
+    let program = "projects/services/ingress-controller/public/Pulumi.yaml";
+    let text = std::fs::read_to_string(e.path().join(program)).unwrap();
+    let wrong = text.replacen(
+        "        controller:\n",
+        "        controller:\n          replicaCount: two\n",
+        1,
+    );
+    assert_ne!(wrong, text);
+    std::fs::write(e.path().join(program), wrong).unwrap();
+    let up = e.runner(&["up", "--yes", "--target", "ingress-controller"]).expect(1);
+    assert!(
+        up.stderr
+            .contains("values don't meet the specifications of the schema(s)")
+            && up
+                .stderr
+                .contains("at '/controller/replicaCount': got string, want integer"),
+        "{}",
+        up.stderr
+    );
+    assert!(!up.stderr.contains("raw.githubusercontent.com"), "{}", up.stderr);
+    std::fs::write(e.path().join(program), text).unwrap();
 }
 
 /// A change made with kubectl, outside Pulumi: `drift --refresh` finds it (the provider's

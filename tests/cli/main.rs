@@ -3,6 +3,7 @@
 #![allow(unreachable_pub, clippy::print_stderr)]
 
 mod cache;
+mod charts;
 mod ci;
 mod ci_examples;
 mod cluster;
@@ -31,6 +32,7 @@ mod prompts;
 mod reference;
 mod reruns;
 mod run;
+mod serve;
 mod starts;
 mod stopping;
 mod strict_programs;

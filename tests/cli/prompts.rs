@@ -177,7 +177,8 @@ fn the_answers_are_written(ws: &Ws, screen: &str) {
     assert!(
         screen.contains(
             "stored prometheus:adminpass, sirius:accounts_pwd, sirius:ledger_pwd, sirius:demo_login_user, \
-             sirius:demo_login_pwd (encrypted) in projects/services/secrets/Pulumi.dev.yaml"
+             sirius:demo_login_pwd, sirius:jwt_key, sirius:jwt_key_pub (encrypted) in \
+             projects/services/secrets/Pulumi.dev.yaml"
         ),
         "{screen}"
     );

@@ -301,7 +301,7 @@ fn a_stale_lock_on_a_stack_not_created_yet_is_named_and_removed_only_when_asked(
     removing.push("--remove-stale-locks");
     let run = ws.exec(&removing, &[]).expect(0);
     assert_eq!(
-        run.stderr.matches("removed the stale lock file://").count(),
+        run.stderr.matches("removed the stale lock /").count(),
         2,
         "{}",
         run.stderr
@@ -338,7 +338,7 @@ fn a_stale_lock_is_named_and_removed_only_when_asked_and_another_hosts_never() {
     assert!(stale.exists());
     ws.up("aws", &["--target", "iam", "--fresh", "--remove-stale-locks"], &[])
         .expect(0)
-        .stderr_has("removed the stale lock file://");
+        .stderr_has("removed the stale lock /");
     assert!(!stale.exists());
 
     // Another machine's lock: reported with its host, never removed.

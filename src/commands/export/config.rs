@@ -33,14 +33,21 @@ pub(super) fn common(s: &Settings, t: &StackContext, format: Format) -> Result<C
     }
     let backend = shared_backend(&s.ws.root, &url, format)?;
     let config = read(s, t)?;
-    let project_secrets = t.provider.projects.iter().flat_map(|p| &p.secrets);
+    // A generated key pair too: an engine's jobs share no store, so the pair is made once and
+    // kept in the engine's secrets (or made again by every run of the secrets project).
+    let project_secrets: Vec<String> = t
+        .provider
+        .projects
+        .iter()
+        .flat_map(|p| p.secrets.iter().flat_map(crate::provider::Secret::keys))
+        .collect();
     Ok(Common {
         stack: t.stack.clone(),
         credentials: credentials(&backend, &t.provider.credentials),
         backend,
         config: config.plain,
         config_secrets: config.secrets,
-        store_secrets: secret_keys(project_secrets.map(|s| s.key.as_str())),
+        store_secrets: secret_keys(project_secrets.iter().map(String::as_str)),
     })
 }
 

@@ -143,6 +143,7 @@ impl Loader<'_> {
                     question: s.question.clone(),
                     default: s.default.clone(),
                     hidden: s.hidden,
+                    generate: s.generate,
                 });
             } else {
                 self.problem(d.file, &s.key, Fault::SecretKey(s.key.get_ref().clone()));

@@ -65,6 +65,8 @@ pub(super) struct RawSecret {
     pub(super) default: Option<String>,
     #[serde(default = "yes")]
     pub(super) hidden: bool,
+    #[serde(default)]
+    pub(super) generate: Option<crate::provider::Generate>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -1,0 +1,272 @@
+//! What the mirror reads over the network: a repository's index, a package, a schema's
+//! document. A URL's user and password (`https://user:pass@host/…`, how a proxy such as
+//! Artifactory is often given) are sent as HTTP basic authentication and never shown: every
+//! URL the runner prints or writes goes through [`Url::shown`]. Proxies come from the usual
+//! variables (`HTTPS_PROXY`, `NO_PROXY`); certificates from the system's store.
+
+use std::io::Read as _;
+use std::time::Duration;
+
+use base64::Engine as _;
+
+/// The largest document read (kube-apiserver's `/openapi/v2` is about 4 MB, a chart index of
+/// a big repository tens of MB).
+const LARGEST: u64 = 128 << 20;
+
+/// A URL, its credentials kept apart from how it is shown.
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) struct Url {
+    /// Without credentials.
+    bare: String,
+    /// `user:password`, when the URL carried them.
+    credentials: Option<String>,
+}
+
+impl std::fmt::Debug for Url {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.shown())
+    }
+}
+
+impl std::fmt::Display for Url {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.shown())
+    }
+}
+
+/// Why a URL cannot be read from.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub(crate) enum BadUrl {
+    #[error("{0} is not an http:// or https:// URL")]
+    Scheme(String),
+    #[error("{0} names no host")]
+    NoHost(String),
+}
+
+impl Url {
+    /// `text` as an http(s) URL; its credentials, if any, set apart.
+    pub(crate) fn parse(text: &str) -> Result<Self, BadUrl> {
+        let text = text.trim();
+        let Some((scheme, rest)) = text.split_once("://") else {
+            return Err(BadUrl::Scheme(hide_credentials(text)));
+        };
+        if !matches!(scheme.to_ascii_lowercase().as_str(), "http" | "https") {
+            return Err(BadUrl::Scheme(hide_credentials(text)));
+        }
+        let (authority, path) = rest.find('/').map_or((rest, ""), |i| rest.split_at(i));
+        let (credentials, host) = match authority.rsplit_once('@') {
+            Some((c, h)) => (Some(c.to_string()), h),
+            None => (None, authority),
+        };
+        if host.is_empty() {
+            return Err(BadUrl::NoHost(hide_credentials(text)));
+        }
+        Ok(Url {
+            bare: format!("{scheme}://{host}{path}"),
+            credentials,
+        })
+    }
+
+    /// The URL as the runner prints and writes it: never with a password.
+    pub(crate) fn shown(&self) -> String {
+        match &self.credentials {
+            Some(c) => {
+                let user = c.split_once(':').map_or(c.as_str(), |(u, _)| u);
+                let (scheme, rest) = self.bare.split_once("://").expect("parsed");
+                format!("{scheme}://{user}:***@{rest}")
+            }
+            None => self.bare.clone(),
+        }
+    }
+
+    /// A URL relative to this one as a directory (a repository: `index.yaml`, a package's
+    /// relative `urls` entry), with the same credentials when on the same host; an absolute
+    /// one as it is.
+    pub(crate) fn join(&self, relative: &str) -> Result<Url, BadUrl> {
+        if relative.contains("://") {
+            let mut url = Url::parse(relative)?;
+            if url.credentials.is_none() && url.host() == self.host() {
+                url.credentials.clone_from(&self.credentials);
+            }
+            return Ok(url);
+        }
+        let folder = self.bare.trim_end_matches('/');
+        let joined = if let Some(absolute) = relative.strip_prefix('/') {
+            let (scheme, rest) = folder.split_once("://").expect("parsed");
+            let host = rest.split('/').next().unwrap_or(rest);
+            format!("{scheme}://{host}/{absolute}")
+        } else {
+            format!("{folder}/{}", relative.trim_start_matches("./"))
+        };
+        Ok(Url {
+            bare: joined,
+            credentials: self.credentials.clone(),
+        })
+    }
+
+    fn host(&self) -> &str {
+        let rest = self.bare.split_once("://").map_or("", |(_, r)| r);
+        rest.split('/').next().unwrap_or(rest)
+    }
+}
+
+/// `user:pass@` in a URL-like text replaced by `user:***@`, for a message about a text that is
+/// not even a URL.
+pub(crate) fn hide_credentials(text: &str) -> String {
+    let Some((scheme, rest)) = text.split_once("://") else {
+        return text.to_string();
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..authority_end].rsplit_once('@') {
+        Some((credentials, host)) => {
+            let user = credentials.split_once(':').map_or(credentials, |(u, _)| u);
+            format!("{scheme}://{user}:***@{host}{}", &rest[authority_end..])
+        }
+        None => text.to_string(),
+    }
+}
+
+/// Why a read failed, in words that name the URL (shown without its password).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum FetchError {
+    #[error("{url} answered HTTP {status}")]
+    Status { url: String, status: u16 },
+    #[error("cannot read {url}: {why}")]
+    Transport { url: String, why: String },
+    #[error("{url} is larger than {} MB", LARGEST >> 20)]
+    TooLarge { url: String },
+}
+
+/// Reads over the network, one agent for the whole mirror (its connections reused).
+pub(crate) struct Fetcher {
+    agent: ureq::Agent,
+}
+
+impl Fetcher {
+    pub(crate) fn new() -> Self {
+        let config = ureq::Agent::config_builder()
+            .timeout_connect(Some(Duration::from_secs(20)))
+            .timeout_global(Some(Duration::from_secs(300)))
+            .http_status_as_error(false)
+            .proxy(ureq::Proxy::try_from_env())
+            .user_agent(concat!("runner/", env!("CARGO_PKG_VERSION")))
+            .build();
+        Fetcher {
+            agent: ureq::Agent::new_with_config(config),
+        }
+    }
+
+    /// The body of `url`, whole.
+    pub(crate) fn get(&self, url: &Url) -> Result<Vec<u8>, FetchError> {
+        let shown = url.shown();
+        let transport = |e: &dyn std::fmt::Display| FetchError::Transport {
+            url: shown.clone(),
+            // The library's words may quote the URL it was given, credentials and all.
+            why: scrub(&e.to_string(), url),
+        };
+        let mut request = self.agent.get(&url.bare);
+        if let Some(c) = &url.credentials {
+            let encoded = base64::engine::general_purpose::STANDARD.encode(percent_decoded(c));
+            request = request.header("Authorization", &format!("Basic {encoded}"));
+        }
+        let response = request.call().map_err(|e| transport(&e))?;
+        let status = response.status().as_u16();
+        if !(200..300).contains(&status) {
+            return Err(FetchError::Status { url: shown, status });
+        }
+        let mut body = Vec::new();
+        response
+            .into_body()
+            .into_reader()
+            .take(LARGEST + 1)
+            .read_to_end(&mut body)
+            .map_err(|e| transport(&e))?;
+        if body.len() as u64 > LARGEST {
+            return Err(FetchError::TooLarge { url: shown });
+        }
+        Ok(body)
+    }
+}
+
+/// `text` with the URL's password, if any, removed.
+fn scrub(text: &str, url: &Url) -> String {
+    match &url.credentials {
+        Some(c) => {
+            let mut out = text.replace(c.as_str(), "***");
+            if let Some((_, password)) = c.split_once(':')
+                && !password.is_empty()
+            {
+                out = out.replace(password, "***");
+            }
+            out
+        }
+        None => text.to_string(),
+    }
+}
+
+/// `user:pa%40ss` as the bytes meant (a URL's userinfo is percent-encoded).
+fn percent_decoded(s: &str) -> Vec<u8> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && let Some(hex) = s.get(i + 1..i + 3)
+            && let Ok(b) = u8::from_str_radix(hex, 16)
+        {
+            out.push(b);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_are_kept_apart_and_never_shown() {
+        let url = Url::parse("https://robot:s3cr%40t@artifactory.example/helm/").unwrap();
+        assert_eq!(url.shown(), "https://robot:***@artifactory.example/helm/");
+        assert_eq!(
+            format!("{url} {url:?}"),
+            "https://robot:***@artifactory.example/helm/ https://robot:***@artifactory.example/helm/"
+        );
+        let package = url.join("charts/demo-1.0.0.tgz").unwrap();
+        assert_eq!(
+            package.shown(),
+            "https://robot:***@artifactory.example/helm/charts/demo-1.0.0.tgz"
+        );
+        assert_eq!(package.credentials.as_deref(), Some("robot:s3cr%40t"));
+        assert_eq!(percent_decoded("robot:s3cr%40t"), b"robot:s3cr@t");
+        // Another host gets none of them.
+        let elsewhere = url.join("https://cdn.example/demo-1.0.0.tgz").unwrap();
+        assert!(elsewhere.credentials.is_none());
+        assert_eq!(hide_credentials("ftp://u:p@host/x"), "ftp://u:***@host/x");
+        assert_eq!(
+            Url::parse("ftp://u:p@host/x").unwrap_err().to_string(),
+            "ftp://u:***@host/x is not an http:// or https:// URL"
+        );
+    }
+
+    #[test]
+    fn relative_package_urls_resolve_as_helm_resolves_them() {
+        let repo = Url::parse("http://127.0.0.1:8879/repo").unwrap();
+        assert_eq!(
+            repo.join("index.yaml").unwrap().shown(),
+            "http://127.0.0.1:8879/repo/index.yaml"
+        );
+        assert_eq!(
+            repo.join("./a-1.tgz").unwrap().shown(),
+            "http://127.0.0.1:8879/repo/a-1.tgz"
+        );
+        assert_eq!(
+            repo.join("/other/a-1.tgz").unwrap().shown(),
+            "http://127.0.0.1:8879/other/a-1.tgz"
+        );
+    }
+}
