@@ -158,23 +158,43 @@ fn man(dir: Option<&Path>) -> Result<i32, RunnerError> {
 }
 
 /// One man page per command (hidden ones left out) into `dir`, named as `man` finds them
-/// (`runner-export-pko.1`): how many.
+/// (`runner-export-pko.1`): how many. Every page is made first; a page's name that is a
+/// symbolic link (or anything but a regular file) refuses them all, before any is written; each
+/// is written beside and renamed over its name, never through a link.
 fn man_pages(dir: &std::path::Path) -> std::io::Result<usize> {
-    fn each(cmd: &clap::Command, dir: &std::path::Path, written: &mut usize) -> std::io::Result<()> {
+    fn each(cmd: &clap::Command, pages: &mut Vec<(String, Vec<u8>)>) -> std::io::Result<()> {
         for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
-            each(sub, dir, written)?;
+            each(sub, pages)?;
         }
         let man = clap_mangen::Man::new(cmd.clone());
         let mut page = Vec::new();
         man.render(&mut page)?;
-        crate::fs::write_atomic(&dir.join(man.get_filename()), &page, crate::fs::NewFile::Default)?;
-        *written += 1;
+        pages.push((man.get_filename(), page));
         Ok(())
     }
-    std::fs::create_dir_all(dir)?;
     let mut cmd = Cli::command().disable_help_subcommand(true);
     cmd.build();
-    let mut written = 0;
-    each(&cmd, dir, &mut written)?;
-    Ok(written)
+    let mut pages = Vec::new();
+    each(&cmd, &mut pages)?;
+    for (name, _) in &pages {
+        match std::fs::symlink_metadata(dir.join(name)) {
+            Ok(m) if !m.file_type().is_file() => {
+                let what = if m.file_type().is_symlink() {
+                    "a symbolic link"
+                } else {
+                    "not a regular file"
+                };
+                return Err(std::io::Error::other(format!(
+                    "{} is {what}: the man pages are never written through one (remove it, or give another --dir)",
+                    dir.join(name).display()
+                )));
+            }
+            _ => {}
+        }
+    }
+    std::fs::create_dir_all(dir)?;
+    for (name, page) in &pages {
+        crate::fs::replace_file(&dir.join(name), page, false)?;
+    }
+    Ok(pages.len())
 }

@@ -118,11 +118,15 @@ pub(crate) fn replace_file(path: &Path, bytes: &[u8], executable: bool) -> std::
 /// user aim the write).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Output {
-    /// `-`: standard output.
+    /// `-`: standard output; also `/dev/stdout`, `/dev/fd/1`, `/proc/self/fd/1`, written
+    /// through the runner's own descriptor (a `>> log` keeps appending, never restarts at 0).
     Stdout,
+    /// `/dev/stderr`, `/dev/fd/2`, `/proc/self/fd/2`: the runner's standard error.
+    Stderr,
     /// A regular file, or none yet: replaced atomically, its mode kept.
     File(PathBuf),
-    /// A character device or a pipe (`/dev/null`, `/dev/stdout`, a FIFO): written into.
+    /// A character device or a pipe (`/dev/null`, a FIFO), or what a system link leads to
+    /// (`/dev/fd/3`): written into, a regular file at its end.
     Stream(PathBuf),
 }
 
@@ -162,6 +166,24 @@ impl Output {
         if path.as_os_str() == "-" {
             return Ok(Output::Stdout);
         }
+        // The runner's own descriptors, by the names the system gives them: written through the
+        // descriptor itself, whatever it was opened as (a new open of a file it names would
+        // write from byte 0 over what the shell's `>>` appends to).
+        let own = |fd: u8| {
+            [
+                format!("/dev/fd/{fd}"),
+                format!("/proc/self/fd/{fd}"),
+                format!("/proc/{}/fd/{fd}", std::process::id()),
+            ]
+            .iter()
+            .any(|p| path.as_os_str() == p.as_str())
+        };
+        if path.as_os_str() == "/dev/stdout" || own(1) {
+            return Ok(Output::Stdout);
+        }
+        if path.as_os_str() == "/dev/stderr" || own(2) {
+            return Ok(Output::Stderr);
+        }
         let meta = match std::fs::symlink_metadata(path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Output::File(path.to_path_buf())),
             Err(e) => return Err(e.into()),
@@ -171,16 +193,15 @@ impl Output {
         if meta.file_type().is_symlink() && !system {
             return Err(OutputError::Link);
         }
-        let meta = if meta.file_type().is_symlink() {
-            std::fs::metadata(path)?
-        } else {
-            meta
-        };
+        let linked = meta.file_type().is_symlink();
+        let meta = if linked { std::fs::metadata(path)? } else { meta };
         #[cfg(unix)]
         {
             use std::os::unix::fs::FileTypeExt as _;
             let kind = meta.file_type();
-            if kind.is_char_device() || kind.is_fifo() || (system && kind.is_file()) {
+            // A regular file a system link leads to (`/dev/fd/3`) is another's open file; one
+            // that merely lives under /dev (`/dev/shm/x`) is replaced like any other.
+            if kind.is_char_device() || kind.is_fifo() || (system && linked && kind.is_file()) {
                 return Ok(Output::Stream(path.to_path_buf()));
             }
             if kind.is_block_device() || kind.is_socket() {
@@ -203,6 +224,11 @@ impl Output {
                 out.write_all(bytes)?;
                 out.flush()?;
             }
+            Output::Stderr => {
+                let mut out = std::io::stderr().lock();
+                out.write_all(bytes)?;
+                out.flush()?;
+            }
             Output::File(path) => {
                 if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
                     std::fs::create_dir_all(dir)?;
@@ -222,6 +248,7 @@ impl Output {
     pub(crate) fn shown(&self, show: impl Fn(&Path) -> String) -> String {
         match self {
             Output::Stdout => "standard output".into(),
+            Output::Stderr => "standard error".into(),
             Output::File(p) | Output::Stream(p) => show(p),
         }
     }
@@ -247,7 +274,9 @@ fn open_stream(path: &Path) -> Result<std::fs::File, OutputError> {
             }
         }
     }
-    Ok(std::fs::OpenOptions::new().write(true).open(path)?)
+    // A regular file (through a link of the system's): at its end, never over what it holds.
+    let regular = std::fs::metadata(path)?.is_file();
+    Ok(std::fs::OpenOptions::new().write(true).append(regular).open(path)?)
 }
 
 /// Removes the temporary files of writes that never finished in `dir` (a killed runner leaves

@@ -110,6 +110,12 @@ impl Url {
     }
 }
 
+/// Whether a URL-like text carries a user or password (`scheme://user:pass@host/…`).
+pub(crate) fn has_credentials(text: &str) -> bool {
+    text.split_once("://")
+        .is_some_and(|(_, rest)| rest.split('/').next().unwrap_or_default().contains('@'))
+}
+
 /// `user:pass@` in a URL-like text replaced by `user:***@`, for a message about a text that is
 /// not even a URL.
 pub(crate) fn hide_credentials(text: &str) -> String {

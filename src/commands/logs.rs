@@ -96,7 +96,7 @@ pub(crate) fn run(s: &Settings, t: &StackContext, o: &LogsOptions) -> Result<i32
             s.ws.show(&path)
         ));
     }
-    write_result(&logs::shown(&text))?;
+    write_result(&logs::shown(&text, s.ci))?;
     if o.follow {
         let mut seen = Seen {
             printed: left_out + text.len() as u64,
@@ -122,7 +122,7 @@ pub(crate) fn run(s: &Settings, t: &StackContext, o: &LogsOptions) -> Result<i32
             report::info(&format!("log: {}", s.ws.show(&path)));
             seen = Seen::new(first_line(&path).unwrap_or_default());
         }
-        follow(&path, seen).map_err(|source| {
+        follow(&path, seen, s.ci).map_err(|source| {
             RunnerError::failed(
                 format!("cannot read {}: {source}", s.ws.show(&path)),
                 "run `runner logs` again once the project's run has started",
@@ -257,7 +257,7 @@ fn newest(paths: &[PathBuf]) -> Option<PathBuf> {
 /// Prints what is appended to `path` after what `seen` printed, whole lines at a time, until
 /// its operation's end line; a log started afresh (a new run of the project) is printed from
 /// its beginning.
-fn follow(path: &Path, mut seen: Seen) -> std::io::Result<()> {
+fn follow(path: &Path, mut seen: Seen, ci: Option<crate::report::ci::CiSystem>) -> std::io::Result<()> {
     use std::io::{Read as _, Seek as _, SeekFrom};
     while !seen.done {
         std::thread::sleep(POLL);
@@ -277,7 +277,7 @@ fn follow(path: &Path, mut seen: Seen) -> std::io::Result<()> {
             continue;
         };
         let chunk = &bytes[..=end];
-        report::result(&logs::shown(chunk))?;
+        report::result(&logs::shown(chunk, ci))?;
         seen.printed += chunk.len() as u64;
         seen.lines += line_count(chunk);
         // The end line, once more than the start line was printed.

@@ -386,6 +386,7 @@ fn file_problems(r: &Request<'_>, file: &StackFile) -> Vec<Problem> {
         .map(|what| Problem::new(what, format!("correct the value in {}", file.shown)))
         .collect();
     problems.extend(file.key_problems());
+    problems.extend(file.credential_problems());
     problems
 }
 

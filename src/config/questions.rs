@@ -417,6 +417,7 @@ fn missing(cx: &Context<'_>, p: &Prompt, var: &str) -> Problem {
 fn expected(p: &Prompt) -> &'static str {
     match p.kind {
         PromptType::String => "a value",
+        PromptType::Url => "an http://, https:// or oci:// URL",
         PromptType::Int => "a whole number",
         PromptType::Bool => "yes or no",
         PromptType::List => "values separated by commas",
@@ -436,6 +437,10 @@ pub(crate) fn parse(p: &Prompt, answer: &str) -> Result<Option<Value>, String> {
     }
     match p.kind {
         PromptType::String | PromptType::Context => Ok(Some(Value::from(if p.secret { answer } else { a }))),
+        PromptType::Url => match super::stackfile::url_problem(a) {
+            None => Ok(Some(Value::from(a))),
+            Some(why) => Err(format!("`{}` is {why}", crate::charts::fetch::hide_credentials(a))),
+        },
         PromptType::Path => Ok(Some(Value::from(expand_home(a).to_string_lossy()))),
         PromptType::Int => a
             .parse::<i64>()

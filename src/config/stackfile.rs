@@ -194,6 +194,31 @@ impl StackFile {
             .collect()
     }
 
+    /// Plain values that are URLs with a user or password in them (`https://robot:pw@…`): the
+    /// stack file's values go into every export and every log, so none may carry one.
+    pub(crate) fn credential_problems(&self) -> Vec<Problem> {
+        self.config
+            .iter()
+            .filter(|(_, v)| v.as_str().is_some_and(crate::charts::fetch::has_credentials))
+            .map(|(k, v)| {
+                Problem::new(
+                    format!(
+                        "{}: `{k}` is a URL with a user and password in it ({}): the stack file's values are \
+                         written into every export and shown in logs",
+                        self.locate(k),
+                        crate::charts::fetch::hide_credentials(v.as_str().unwrap_or_default())
+                    ),
+                    format!(
+                        "remove them from the URL in {}: serve it to the cluster without them (an internal mirror, \
+                         a proxy with anonymous read), or give them to the tool that reads it (Helm's repository \
+                         credentials), never in the URL",
+                        self.shown
+                    ),
+                )
+            })
+            .collect()
+    }
+
     /// A value that does not have the prompt's type: what is wrong, naming the key.
     pub(crate) fn type_problem(&self, prompt: &Prompt) -> Option<String> {
         let value = self.config.get(&prompt.key)?;
@@ -203,6 +228,10 @@ impl StackFile {
             PromptType::List => value.is_array(),
             PromptType::String => value.is_string() || value.is_number() || value.is_boolean(),
             PromptType::Path | PromptType::Context => value.is_string(),
+            // A user and password in it are said by `credential_problems`, the value unshown.
+            PromptType::Url => value
+                .as_str()
+                .is_some_and(|s| url_problem(s).is_none() || crate::charts::fetch::has_credentials(s)),
         };
         (!ok).then(|| {
             format!(
@@ -217,6 +246,7 @@ impl StackFile {
                     PromptType::String => "a text value",
                     PromptType::Path => "a file path",
                     PromptType::Context => "a context name",
+                    PromptType::Url => URL,
                 }
             )
         })
@@ -292,6 +322,28 @@ fn key_offset(text: &str, key: &str) -> Option<usize> {
             return Some(offset + lead);
         }
         offset += line.len();
+    }
+    None
+}
+
+/// What a `url` value is said to be when it is not.
+const URL: &str = "an http://, https:// or oci:// URL";
+
+/// Why `text` is no `url` value: another scheme (`file:`, `javascript:`), no host, or a user
+/// and password in it. `None` when it is one.
+pub(crate) fn url_problem(text: &str) -> Option<String> {
+    let Some((scheme, rest)) = text.trim().split_once("://") else {
+        return Some(format!("not {URL}"));
+    };
+    if !matches!(scheme.to_ascii_lowercase().as_str(), "http" | "https" | "oci") {
+        return Some(format!("a {scheme}:// URL, not {URL}"));
+    }
+    let authority = rest.split('/').next().unwrap_or_default();
+    if authority.contains('@') {
+        return Some("a URL with a user and password in it: they would be written into every export and log".into());
+    }
+    if authority.is_empty() {
+        return Some("a URL with no host".into());
     }
     None
 }

@@ -190,6 +190,9 @@ pub enum PromptType {
     /// A context of the kubeconfig file another prompt names (`kubeconfig = "ns:key"`): its
     /// contexts are offered, its `current-context` is the default.
     Context,
+    /// An `http://`, `https://` or `oci://` URL with a host and no user or password in it (a
+    /// value of the stack file is carried into every export and shown in logs).
+    Url,
 }
 
 /// A prompt's default as written; strings may refer to earlier answers as `${ns:key}`.

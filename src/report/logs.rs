@@ -70,9 +70,15 @@ pub(crate) fn ended(text: &str) -> bool {
 /// stray byte no longer hides the whole log), and every control character but the line break
 /// and the tab made visible, so that nothing a log holds can move the cursor, repaint the
 /// screen, retitle the window or write the clipboard: `^[` for ESC (as `cat -v` shows it),
-/// `^M` for a carriage return, `^?` for DEL, `\u{9b}` for one of C1.
-pub(crate) fn shown(bytes: &[u8]) -> String {
-    super::text::visible(&String::from_utf8_lossy(bytes)).into_owned()
+/// `^M` for a carriage return, `^?` for DEL, `\u{9b}` for one of C1. In GitHub Actions
+/// (`ci`), no line of it reads as a workflow command either (`::error`, `##[warning]`).
+pub(crate) fn shown(bytes: &[u8], ci: Option<super::ci::CiSystem>) -> String {
+    let text = super::text::visible(&String::from_utf8_lossy(bytes)).into_owned();
+    if ci == Some(super::ci::CiSystem::GitHub) {
+        super::text::inert_on_github(&text).into_owned()
+    } else {
+        text
+    }
 }
 
 /// A log for its owner's eyes only (0600). What is there and is no regular file (a link, a
@@ -101,12 +107,12 @@ mod tests {
 
     #[test]
     fn a_log_is_shown_with_its_control_characters_visible_and_its_bytes_read_lossily() {
-        assert_eq!(shown(b"plain\tline\n"), "plain\tline\n");
+        assert_eq!(shown(b"plain\tline\n", None), "plain\tline\n");
         assert_eq!(
-            shown(b"\x1b[2J\x1b[H\x1b]0;title\x07cleared\r\n"),
+            shown(b"\x1b[2J\x1b[H\x1b]0;title\x07cleared\r\n", None),
             "^[[2J^[[H^[]0;title^Gcleared^M\n"
         );
-        assert_eq!(shown("a\u{9b}31m\u{7f}".as_bytes()), "a\\u{9b}31m^?");
-        assert_eq!(shown(b"caf\xe9 ok\n"), "caf\u{fffd} ok\n");
+        assert_eq!(shown("a\u{9b}31m\u{7f}".as_bytes(), None), "a\\u{9b}31m^?");
+        assert_eq!(shown(b"caf\xe9 ok\n", None), "caf\u{fffd} ok\n");
     }
 }

@@ -230,3 +230,37 @@ impl Cluster {
         }
     }
 }
+
+/// `local-cluster down` with a `watchdog.pid` no watchdog of this cluster wrote (a reboot, a
+/// reused pid, a planted file): the process it names is not signalled, nor is `0` (the caller's
+/// process group) or a negative number (a group).
+#[test]
+fn down_signals_no_process_a_stale_watchdog_file_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut bystander = Command::new("sleep").arg("30").spawn().unwrap();
+    for planted in [
+        bystander.id().to_string(),
+        "0".into(),
+        "-1".into(),
+        format!("-{}", bystander.id()),
+    ] {
+        std::fs::write(dir.path().join("watchdog.pid"), &planted).unwrap();
+        let down = Command::new(Path::new(REPO).join("scripts/local-cluster"))
+            .args(["down", "--dir"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            down.status.success(),
+            "{planted}: {}",
+            String::from_utf8_lossy(&down.stderr)
+        );
+        assert!(
+            bystander.try_wait().unwrap().is_none(),
+            "{planted}: the bystander was signalled"
+        );
+        assert!(!dir.path().join("watchdog.pid").exists());
+    }
+    bystander.kill().unwrap();
+    let _ = bystander.wait();
+}

@@ -791,6 +791,17 @@ fn hostile_text_stays_text(e: &E2e) {
     let run = e.runner(&["up", "--yes", "--target", "logstore"]).expect(1);
     assert!(run.stderr.contains("^[]0;TITLE^G"), "{}", run.stderr);
     assert!(!run.stderr.contains(['\u{1b}', '\u{7}']) && !run.stdout.contains(['\u{1b}', '\u{7}']));
+    // The project's log, printed by `runner logs` in a GitHub job: read, not obeyed.
+    let mut logs = e.command(&["-p", "local", "-s", "dev", "logs", "logstore"]);
+    logs.env("CI", "true").env("GITHUB_ACTIONS", "true");
+    let logs = e.record(logs.output().unwrap()).expect(0);
+    assert!(logs.stdout.contains("from a log line"), "{}", logs.stdout);
+    for line in logs.stdout.lines().chain(logs.stderr.lines()) {
+        assert!(
+            !line.trim_start().starts_with("::") && !line.contains("##["),
+            "`runner logs` relays a command GitHub would obey: {line}"
+        );
+    }
 }
 
 on_both_engines!(

@@ -541,3 +541,68 @@ fn argo_sees_no_template_tag_of_a_stack_value() {
     );
     assert!(!ws.path().join("argo2").exists());
 }
+
+/// A URL setting with a user and password in it (`kubernetes:chart_mirror`, a program's
+/// `sirius:manifests_url`): no export writes it (each format refused before any file, the key
+/// named, the password never shown), and `validate` says the same.
+#[test]
+fn a_password_in_a_url_setting_is_written_into_no_export() {
+    let ws = Ws::configured("aws");
+    let home = Home::new();
+    let file = ws.path().join("config/pulumi/Pulumi.dev.yaml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    for (key, url) in [
+        ("kubernetes:chart_mirror", "https://robot:S3cret-pw@charts.example/helm"),
+        ("sirius:manifests_url", "https://ann:S3cret-pw@git.example/bos/raw"),
+    ] {
+        std::fs::write(&file, format!("{text}  {key}: {url}\n")).unwrap();
+        for format in ["pko", "github-actions", "gitlab-ci", "argo-workflows"] {
+            let out = ws.path().join(format!("out-{format}"));
+            let run = export(&ws, &home, format, &["-o", out.to_str().unwrap()]).expect(3);
+            assert!(
+                run.stderr
+                    .contains(&format!("`{key}` is a URL with a user and password in it")),
+                "{format}: {}",
+                run.stderr
+            );
+            assert!(
+                !run.stderr.contains("S3cret") && !run.stdout.contains("S3cret"),
+                "{}",
+                run.stderr
+            );
+            assert!(!out.exists(), "{format} wrote {}", out.display());
+        }
+        let validate = ws.exec(&["validate", "-p", "aws", "-s", "dev"], &[]).expect(3);
+        assert!(
+            validate
+                .stderr
+                .contains(&format!("`{key}` is a URL with a user and password")),
+            "{}",
+            validate.stderr
+        );
+        assert!(!validate.stderr.contains("S3cret"), "{}", validate.stderr);
+    }
+    home.untouched();
+}
+
+/// `kubernetes:chart_mirror` is a URL Helm reads a repository from: another scheme
+/// (`file:`, `javascript:`) is refused where the file is read, naming what it takes.
+#[test]
+fn a_chart_mirror_that_is_no_repository_url_is_refused() {
+    let ws = Ws::configured("aws");
+    let file = ws.path().join("config/pulumi/Pulumi.dev.yaml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    for bad in ["file:///etc/passwd", "javascript:alert(1)", "https://"] {
+        std::fs::write(&file, format!("{text}  kubernetes:chart_mirror: \"{bad}\"\n")).unwrap();
+        ws.exec(&["validate", "-p", "aws", "-s", "dev"], &[])
+            .expect(3)
+            .stderr_has("`kubernetes:chart_mirror` is")
+            .stderr_has("not an http://, https:// or oci:// URL");
+    }
+    std::fs::write(
+        &file,
+        format!("{text}  kubernetes:chart_mirror: oci://registry.example/charts\n"),
+    )
+    .unwrap();
+    ws.exec(&["validate", "-p", "aws", "-s", "dev"], &[]).expect(0);
+}

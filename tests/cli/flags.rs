@@ -135,6 +135,36 @@ fn man_dir_writes_a_page_per_command_as_man_finds_them() {
     assert!(drift.contains("\\-\\-refresh"), "drift's own flag is on its page");
 }
 
+/// A page's name planted as a link to another file (`runner-up.1 → victim`): refused before
+/// any page is written, the link and its target as they were; a page there already is replaced,
+/// its mode kept.
+#[test]
+fn man_dir_writes_through_no_link() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let ws = Ws::reference();
+    let dir = ws.path().join("man/man1");
+    std::fs::create_dir_all(&dir).unwrap();
+    let victim = ws.path().join("victim");
+    std::fs::write(&victim, "precious\n").unwrap();
+    std::os::unix::fs::symlink(&victim, dir.join("runner-up.1")).unwrap();
+    ws.run(&["man", "--dir", "man/man1"])
+        .expect(1)
+        .stderr_has("runner-up.1 is a symbolic link: the man pages are never written through one");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "no page was written");
+    std::fs::remove_file(dir.join("runner-up.1")).unwrap();
+    std::fs::write(dir.join("runner.1"), "old").unwrap();
+    std::fs::set_permissions(dir.join("runner.1"), std::fs::Permissions::from_mode(0o640)).unwrap();
+    ws.run(&["man", "--dir", "man/man1"]).expect(0);
+    assert!(
+        std::fs::read_to_string(dir.join("runner.1"))
+            .unwrap()
+            .starts_with(".ie")
+    );
+    let mode = std::fs::metadata(dir.join("runner.1")).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o640);
+}
+
 #[test]
 fn color_follows_the_flag_and_no_color() {
     let ws = Ws::reference();

@@ -140,3 +140,43 @@ fn dev_null_stays_a_device_as_root() {
         "{stdout}"
     );
 }
+
+/// `report -o /dev/stdout >> log` (and `--summary /dev/stdout`): the report goes after what the
+/// log held, through the runner's own descriptor, as the shell's `>>` asks; a regular file that
+/// merely lives under /dev (`/dev/shm`) is replaced whole, no old tail kept.
+#[test]
+fn dev_stdout_appends_where_the_shell_appends_and_a_file_under_dev_is_replaced() {
+    let ws = Ws::configured("kubeconfig");
+    ws.up("kubeconfig", &[], &[]).expect(0);
+    let log = ws.path().join("build.log");
+    std::fs::write(&log, "earlier lines\n").unwrap();
+    for args in [
+        vec!["report", "-s", "dev", "-o", "/dev/stdout"],
+        vec!["report", "-s", "dev", "-o", "/dev/fd/1"],
+        vec!["report", "-s", "dev", "-o", "/proc/self/fd/1"],
+    ] {
+        let appending = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+        let mut c = ws.command(&args, &[]);
+        c.stdout(appending);
+        assert!(c.status().unwrap().success(), "{args:?}");
+    }
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        text.starts_with("earlier lines\n<!DOCTYPE html>"),
+        "{}",
+        &text[..text.len().min(200)]
+    );
+    assert_eq!(text.matches("<!DOCTYPE html>").count(), 3);
+    if std::path::Path::new("/dev/shm").is_dir() {
+        let shm = tempfile::Builder::new()
+            .prefix("runner-report-")
+            .tempfile_in("/dev/shm")
+            .unwrap();
+        std::fs::write(shm.path(), "x".repeat(4 << 20)).unwrap();
+        ws.exec(&["report", "-s", "dev", "-o", shm.path().to_str().unwrap()], &[])
+            .expect(0);
+        let written = std::fs::read_to_string(shm.path()).unwrap();
+        assert!(written.trim_end().ends_with("</html>"), "the old tail stayed");
+        assert!(!written.contains("xxxx"));
+    }
+}

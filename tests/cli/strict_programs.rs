@@ -197,6 +197,61 @@ fn check_programs_refuses_what_is_no_program_naming_it() {
     assert!(run.stderr.contains("no Pulumi.yaml under"), "{}", run.stderr);
 }
 
+/// A folder walked as found: a FIFO named `Pulumi.yaml` is left unread (said), a loop of links
+/// and a link to `..` end, a link to `/dev/zero` is never read, and a program reached by many
+/// names is checked (and fixed) once.
+#[test]
+fn check_programs_walks_each_real_file_once_and_reads_only_regular_files() {
+    let Ok(_) = require_sdk_schema() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    for d in ["a", "fifo", "zero"] {
+        std::fs::create_dir_all(root.join(d)).unwrap();
+    }
+    std::fs::copy(
+        Path::new(REPO).join("examples/local/projects/identity/identity/Pulumi.yaml"),
+        root.join("a/Pulumi.yaml"),
+    )
+    .unwrap();
+    assert!(
+        Command::new("mkfifo")
+            .arg(root.join("fifo/Pulumi.yaml"))
+            .status()
+            .unwrap()
+            .success()
+    );
+    std::os::unix::fs::symlink("/dev/zero", root.join("zero/Pulumi.yaml")).unwrap();
+    std::os::unix::fs::symlink("..", root.join("a/up")).unwrap();
+    std::os::unix::fs::symlink("loop2", root.join("loop1")).unwrap();
+    std::os::unix::fs::symlink("loop1", root.join("loop2")).unwrap();
+    std::os::unix::fs::symlink("a", root.join("again")).unwrap();
+    let run = std::thread::scope(|s| {
+        let h = s.spawn(|| check_programs(&[root.to_str().unwrap()]));
+        crate::support::wait_until(
+            std::time::Duration::from_secs(120),
+            "check-programs never ended",
+            || h.is_finished(),
+        );
+        h.join().unwrap()
+    })
+    .expect(0);
+    assert!(
+        run.stderr.contains("fifo/Pulumi.yaml: not a regular file"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("zero/Pulumi.yaml: not a regular file"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("check-programs: 1 program matches the pinned SDKs"),
+        "counted once: {}",
+        run.stderr
+    );
+}
+
 #[test]
 fn check_programs_without_the_sdk_cache_says_how_to_install_it() {
     let empty = tempfile::tempdir().unwrap();

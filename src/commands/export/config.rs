@@ -110,6 +110,11 @@ fn read(s: &Settings, t: &StackContext) -> Result<Config, RunnerError> {
     if let Some(p) = prepare::provider_lock(&t.provider, &file) {
         return Err(RunnerError::Problems(vec![p]));
     }
+    // What an export would carry into a repository: a URL's password never.
+    let credentials = file.credential_problems();
+    if !credentials.is_empty() {
+        return Err(RunnerError::Problems(credentials));
+    }
     if file.config.is_empty() {
         return Err(RunnerError::usage(
             format!("the stack configuration {shown} is missing or empty: an export carries its values"),

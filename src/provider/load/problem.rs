@@ -286,6 +286,7 @@ fn type_name(kind: PromptType) -> &'static str {
         PromptType::List => "list",
         PromptType::Path => "path",
         PromptType::Context => "context",
+        PromptType::Url => "url",
     }
 }
 

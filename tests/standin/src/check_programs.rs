@@ -80,21 +80,36 @@ fn schema_pins(path: &Path) -> BTreeMap<String, String> {
         .unwrap_or_default()
 }
 
-/// `path` itself when it is a file, else every `Pulumi.yaml` under it. What is neither a file
-/// nor a directory (a FIFO, a device) is refused: reading it could block, or never end.
-fn programs_under(path: &Path, out: &mut Vec<PathBuf>) {
-    let kind = std::fs::metadata(path)
-        .unwrap_or_else(|e| die(&format!("{}: {e}", path.display())))
-        .file_type();
-    if kind.is_file() {
-        out.push(path.to_path_buf());
+/// The largest program read (the repository's biggest is 14 KB): a link to `/dev/zero` or a
+/// huge file must not be read until memory runs out.
+const LARGEST_PROGRAM: u64 = 4 << 20;
+
+/// What the walk has seen, by device and inode: each directory entered once (a link to `..` or
+/// a loop of links ends there) and each program counted and fixed once, however many names it
+/// is reached by.
+type Seen = std::collections::HashSet<(u64, u64)>;
+
+/// `path` itself when it is a file, else every `Pulumi.yaml` under it, each real file once.
+/// What is neither a file nor a directory (a FIFO, a device) is refused when named, and left
+/// unread (said on standard error) when it is found as a `Pulumi.yaml`: reading it could block,
+/// or never end.
+fn programs_under(path: &Path, out: &mut Vec<PathBuf>, seen: &mut Seen) {
+    use std::os::unix::fs::MetadataExt as _;
+    let meta = std::fs::metadata(path).unwrap_or_else(|e| die(&format!("{}: {e}", path.display())));
+    if meta.is_file() {
+        if seen.insert((meta.dev(), meta.ino())) {
+            out.push(path.to_path_buf());
+        }
         return;
     }
-    if !kind.is_dir() {
+    if !meta.is_dir() {
         die(&format!(
             "{}: not a file or a directory (a FIFO, a socket or a device): name a Pulumi.yaml or a directory holding some",
             path.display()
         ));
+    }
+    if !seen.insert((meta.dev(), meta.ino())) {
+        return;
     }
     let mut entries: Vec<_> = std::fs::read_dir(path)
         .unwrap_or_else(|e| die(&format!("{}: {e}", path.display())))
@@ -107,12 +122,21 @@ fn programs_under(path: &Path, out: &mut Vec<PathBuf>) {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        if p.is_dir() {
+        // A link that leads nowhere, or in a loop, is no program.
+        let Ok(meta) = std::fs::metadata(&p) else { continue };
+        if meta.is_dir() {
             if !["node_modules", ".pulumi", "target"].contains(&name.as_str()) {
-                programs_under(&p, out);
+                programs_under(&p, out, seen);
             }
         } else if name == "Pulumi.yaml" {
-            out.push(p);
+            if !meta.is_file() {
+                eprintln!(
+                    "check-programs: {}: not a regular file (a FIFO, a socket or a device): left unread",
+                    p.display()
+                );
+            } else if seen.insert((meta.dev(), meta.ino())) {
+                out.push(p);
+            }
         }
     }
 }
@@ -414,15 +438,16 @@ fn check(text: &str, schema: &Schema, pins: &[Pin]) -> (Vec<Problem>, Vec<Edit>)
 /// The programs the arguments name (every one under `projects/` when none).
 fn files_to_check(repo: &Path, targets: &[&String]) -> Vec<PathBuf> {
     let mut files = Vec::new();
+    let mut seen = Seen::new();
     if targets.is_empty() {
-        programs_under(&repo.join("projects"), &mut files);
+        programs_under(&repo.join("projects"), &mut files, &mut seen);
     }
     for t in targets {
         let p = Path::new(t.as_str());
         if !p.exists() {
             die(&format!("{t}: no such file or directory"));
         }
-        programs_under(p, &mut files);
+        programs_under(p, &mut files, &mut seen);
     }
     if files.is_empty() {
         let looked: Vec<&str> = targets.iter().map(|t| t.as_str()).collect();
@@ -439,6 +464,12 @@ fn files_to_check(repo: &Path, targets: &[&String]) -> Vec<PathBuf> {
 }
 
 fn read_program(file: &Path, shown: &str) -> String {
+    if std::fs::metadata(file).is_ok_and(|m| m.len() > LARGEST_PROGRAM) {
+        die(&format!(
+            "{shown}: larger than {} MB, so no Pulumi YAML program this checks",
+            LARGEST_PROGRAM >> 20
+        ));
+    }
     match std::fs::read_to_string(file) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
