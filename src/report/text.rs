@@ -30,9 +30,12 @@ pub(crate) fn visible(text: &str) -> Cow<'_, str> {
     out.into()
 }
 
-/// A control character a terminal may act on (C0 but line break and tab, DEL, C1).
+/// A control character a terminal may act on (C0 but line break and tab, DEL, C1), or one
+/// that reorders what is shown around it (the bidirectional embeddings, overrides and isolates,
+/// and the two direction marks: text that reads as one thing and is another, CVE-2021-42574).
 fn is_control(c: char) -> bool {
-    c.is_control() && c != '\n' && c != '\t'
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}')
 }
 
 /// `text` that GitHub Actions reads as text only: its runner takes a line that starts with `::`
@@ -68,6 +71,10 @@ mod tests {
         assert_eq!(visible("plain\ttext\n"), "plain\ttext\n");
         assert_eq!(visible("\u{1b}]0;title\u{7}x\u{1b}[2J"), "^[]0;title^Gx^[[2J");
         assert_eq!(visible("a\rb\u{7f}\u{9b}"), "a^Mb^?\\u{9b}");
+        assert_eq!(
+            visible("admin\u{202e}nimda \u{2066}x\u{2069} \u{200f}é"),
+            "admin\\u{202e}nimda \\u{2066}x\\u{2069} \\u{200f}é"
+        );
     }
 
     #[test]

@@ -737,7 +737,7 @@ fn hostile_text_stays_text(e: &E2e) {
     e.edit(
         "projects/services/logstore/Pulumi.yaml",
         "      input:\n        cluster:",
-        "      \"bogus\\n  ::error title=LOG::from a log line\\n  ##[error]legacy \\u001b]0;TITLE\\u0007 end\": 1\n      input:\n        cluster:",
+        "      \"bogus\\n  ::error title=LOG::from a log line\\n  ##[error]legacy \\u001b]0;TITLE\\u0007 end \\u202eretlif\": 1\n      input:\n        cluster:",
     );
     let mut github = e.command(&["-p", "local", "-s", "dev", "up", "--yes", "--target", "logstore"]);
     github.env("CI", "true").env("GITHUB_ACTIONS", "true");
@@ -791,6 +791,9 @@ fn hostile_text_stays_text(e: &E2e) {
     let run = e.runner(&["up", "--yes", "--target", "logstore"]).expect(1);
     assert!(run.stderr.contains("^[]0;TITLE^G"), "{}", run.stderr);
     assert!(!run.stderr.contains(['\u{1b}', '\u{7}']) && !run.stdout.contains(['\u{1b}', '\u{7}']));
+    // A bidirectional override, shown as what it is rather than reversing what follows.
+    assert!(run.stderr.contains("\\u{202e}retlif"), "{}", run.stderr);
+    assert!(!run.stderr.contains('\u{202e}') && !run.stdout.contains('\u{202e}'));
     // The project's log, printed by `runner logs` in a GitHub job: read, not obeyed.
     let mut logs = e.command(&["-p", "local", "-s", "dev", "logs", "logstore"]);
     logs.env("CI", "true").env("GITHUB_ACTIONS", "true");
