@@ -101,9 +101,11 @@ pub(crate) fn run(s: &Settings, t: &StackContext, output: Option<&Path>) -> Resu
     let text = html_of(t, &plan, &run);
     let Some(path) = output else {
         let path = t.run_dir.last_report();
-        write_atomic(&path, text.as_bytes(), NewFile::Default).map_err(|source| RunnerError::Io {
-            context: format!("cannot write the report to {}", s.ws.show(&path)),
-            source,
+        write_atomic(&path, text.as_bytes(), NewFile::Default).map_err(|e| {
+            RunnerError::failed(
+                format!("cannot write the report to {}: {e}", s.ws.show(&path)),
+                "write it elsewhere: `runner report -o FILE` (a directory you can write), or `-o -` for standard output",
+            )
         })?;
         report::info(&format!(
             "Report of the last run ({} of stack {}): {} — open it in a browser",

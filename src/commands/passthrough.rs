@@ -233,15 +233,17 @@ fn shown(args: &[String]) -> Vec<String> {
     out
 }
 
-/// What a `pulumi` command does to the stack the run state records: `Some(true)` when it
-/// destroys it (`destroy`, `stack rm`), `Some(false)` when it may change it otherwise (`up`,
-/// `refresh`, `import`, `state …`), `None` when it only reads (`stack history`, `preview`,
-/// `config get`…).
+/// What a `pulumi` command does to the stack the run state records: `Some(true)` when the
+/// stack is gone after it (`destroy`, `stack rm`, `stack rename`: no stack of that name is
+/// left), `Some(false)` when it may change it otherwise (`up`, `refresh`, `import`, `state …`,
+/// `watch`, `stack import`, `stack change-secrets-provider`), `None` when it only reads
+/// (`stack history`, `preview`, `config get`…).
 fn changes_state(args: &[String]) -> Option<bool> {
     let (command, arguments) = command_words(before_end(args));
     match (command?, arguments.first().copied()) {
-        ("destroy" | "down" | "dn", _) | ("stack", Some("rm" | "remove" | "delete")) => Some(true),
-        ("up" | "update" | "refresh" | "import" | "state", _) => Some(false),
+        ("destroy" | "down" | "dn", _) | ("stack", Some("rm" | "remove" | "delete" | "rename")) => Some(true),
+        ("up" | "update" | "refresh" | "import" | "state" | "watch", _)
+        | ("stack", Some("import" | "change-secrets-provider")) => Some(false),
         _ => None,
     }
 }
@@ -249,6 +251,17 @@ fn changes_state(args: &[String]) -> Option<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_command_that_changes_a_stack_is_known_as_such() {
+        let changes = |line: &str| changes_state(&line.split(' ').map(String::from).collect::<Vec<_>>());
+        assert_eq!(changes("watch"), Some(false));
+        assert_eq!(changes("stack import --file s.json"), Some(false));
+        assert_eq!(changes("stack change-secrets-provider passphrase"), Some(false));
+        assert_eq!(changes("stack rename dev2"), Some(true));
+        assert_eq!(changes("stack history"), None);
+        assert_eq!(changes("stack export"), None);
+    }
 
     fn args(line: &str) -> Vec<String> {
         line.split_whitespace().map(str::to_string).collect()

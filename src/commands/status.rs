@@ -97,6 +97,15 @@ pub(crate) fn run(s: &Settings, t: &StackContext, format: StatusFormat) -> Resul
         write_result(&super::last_run::timeline(s, t, format == StatusFormat::GanttSvg)?)?;
         return Ok(exit::SUCCESS);
     }
+    // What an `up` would run depends on the stack file: one that cannot be read is said, with
+    // its file and line, as `up` says it, never taken for a change of every input.
+    let config_file = crate::config::stackfile::path(&s.ws.root, &t.stack);
+    let file = crate::config::stackfile::StackFile::load(&config_file, &s.ws.show(&config_file))
+        .map_err(|d| RunnerError::in_configuration(vec![*d]))?;
+    let unreadable = file.key_problems();
+    if !unreadable.is_empty() {
+        return Err(RunnerError::Problems(unreadable));
+    }
     let plan = Plan::new(&t.provider, Operation::Up, &[]).expect("the whole graph has no unknown target");
     let (state, notes) = RunState::current(&t.run_dir, &t.provider, &|p| s.ws.show(p))
         .map_err(|m| super::operation::state_error(s, t, m))?;

@@ -170,12 +170,23 @@ impl<'a> Stored<'a> {
     /// passphrase yet, another one, a damaged value).
     pub(crate) fn value(&self, key: &str) -> Option<String> {
         let secure = self.file.config.get(key)?.get("secure")?.as_str()?;
-        let crypter = self.crypter.get_or_init(|| {
-            let passphrase = self.env.effective_passphrase()?.0;
-            let salt = salt_of(&self.file.path)?;
-            pulumi_passphrase::Crypter::open(passphrase.expose(), &salt, rounds()).ok()
-        });
-        crypter.as_ref()?.decrypt(secure).ok()
+        self.crypter()?.decrypt(secure).ok()
+    }
+
+    /// Whether there is a key to open the values with: a passphrase (its variable, or a file
+    /// that can be read) and the file's salt.
+    pub(crate) fn opens(&self) -> bool {
+        self.crypter().is_some()
+    }
+
+    fn crypter(&self) -> Option<&pulumi_passphrase::Crypter> {
+        self.crypter
+            .get_or_init(|| {
+                let passphrase = self.env.effective_passphrase()?.0;
+                let salt = salt_of(&self.file.path)?;
+                pulumi_passphrase::Crypter::open(passphrase.expose(), &salt, rounds()).ok()
+            })
+            .as_ref()
     }
 }
 

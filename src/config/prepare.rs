@@ -176,7 +176,7 @@ fn ask_secrets(
         cx,
         r.secrets_for.iter().flat_map(|p| &p.secrets),
         &|key| store_file.config.contains_key(key),
-        &|key| opened.value(key),
+        &|key| opened.opens().then(|| opened.value(key)),
         &|key| r.set_secret(true, key),
         ask,
         answers,

@@ -281,12 +281,14 @@ pub(crate) fn pending_secrets<'s>(
 
 /// Asks for (or takes from the environment) each secret not already stored. A stored one the
 /// environment gives another value for (a secret rotated in the CI's store) takes the new
-/// value, said; `stored_value` opens a stored one (`None`: it cannot be).
+/// value, said; `stored_value` opens a stored one (`Some(None)`: it cannot be; `None`: there is
+/// no key to open it with, a passphrase missing or unreadable, which is said on its own, so no
+/// comparison is spoken of).
 pub(crate) fn secrets<'s>(
     cx: &Context<'_>,
     needed: impl IntoIterator<Item = &'s Secret>,
     stored: &dyn Fn(&str) -> bool,
-    stored_value: &dyn Fn(&str) -> Option<String>,
+    stored_value: &dyn Fn(&str) -> Option<Option<String>>,
     store: &dyn Fn(&str) -> String,
     ask: &mut dyn Ask,
     answers: &mut Answers,
@@ -303,15 +305,16 @@ pub(crate) fn secrets<'s>(
         if stored(&s.key) {
             if let Some(given) = (cx.var)(&var) {
                 match stored_value(&s.key) {
-                    Some(old) if old == given => {}
-                    Some(_) => {
+                    Some(Some(old)) if old == given => {}
+                    Some(Some(_)) => {
                         answers.notes.push(format!(
                             "{var} differs from the stored `{}`: the new value is stored",
                             s.key
                         ));
                         answers.secrets.push((s.key.clone(), given));
                     }
-                    None => answers.notes.push(format!(
+                    None => {}
+                    Some(None) => answers.notes.push(format!(
                         "{var} is set, and `{}` is stored already and could not be compared with it: the \
                          stored value is used; to change it, run `{}`",
                         s.key,

@@ -107,6 +107,16 @@ impl Digests {
             hash_file(&mut h, &dir.join(&rel));
             m.push(entry(InputKind::File, &rel, h));
         }
+        // A file the program reads from outside its folder (`fn::readFile: ../../shared/x`):
+        // an input as much as its own files, named as the program writes it.
+        for read in read_outside(&program) {
+            let path = dir.join(&read);
+            if !crate::fs::normalize(&path).starts_with(crate::fs::normalize(&dir)) {
+                let mut h = self.hasher();
+                hash_file(&mut h, &path);
+                m.push(entry(InputKind::File, &read, h));
+            }
+        }
         for (key, path) in &self.outside.files {
             if program.contains(key.as_str()) {
                 let mut h = self.hasher();
@@ -306,6 +316,33 @@ pub(crate) fn changed_input(then: &Inputs, now: &Inputs) -> Option<String> {
     Some(format!("{} {how}{more}", named(*kind, name)))
 }
 
+/// The paths a program reads as files (`fn::readFile`, `fn::fileAsset`, `fn::fileArchive`) that
+/// are written out in it (a path with `${…}` in it is known at run time only) and lead outside
+/// its folder: relative ones with `..` in them, and absolute ones.
+fn read_outside(program: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let lines: Vec<&str> = program.lines().collect();
+    for (n, line) in lines.iter().enumerate() {
+        let code = line.split(" #").next().unwrap_or_default();
+        for f in ["fn::readFile:", "fn::fileAsset:", "fn::fileArchive:"] {
+            let Some(at) = code.find(f) else { continue };
+            let mut value = code[at + f.len()..].trim();
+            if value.is_empty() {
+                value = lines.get(n + 1).map_or("", |l| l.trim());
+            }
+            let value = value.trim_matches(|c| c == '"' || c == '\'');
+            if value.is_empty() || value.contains("${") {
+                continue;
+            }
+            let outside = value.starts_with('/') || value.split(['/', '\\']).any(|part| part == "..");
+            if outside && !out.iter().any(|o| o == value) {
+                out.push(value.to_string());
+            }
+        }
+    }
+    out
+}
+
 /// A regular file's content, streamed (a project may hold a large archive or binary). Anything
 /// else counts by its kind alone: reading a FIFO, a socket or a device could block the run or
 /// never end, and what the program would read there is not a file's content anyway.
@@ -443,6 +480,12 @@ mod tests {
     }
 
     #[cfg(unix)]
+    #[test]
+    fn the_files_a_program_reads_outside_its_folder_are_found() {
+        let program = "resources:\n  a:\n    properties:\n      x:\n        fn::readFile: ../../shared/ca.pem\n      y:\n        fn::readFile: ./local.txt\n      z:\n        fn::fileAsset:\n          \"/etc/site.conf\"\n      w:\n        fn::readFile: ${dir}/../x # a value known at run time\n";
+        assert_eq!(read_outside(program), ["../../shared/ca.pem", "/etc/site.conf"]);
+    }
+
     #[test]
     fn linked_directories_count_and_a_link_to_a_parent_is_entered_once() {
         let dir = tempfile::tempdir().unwrap();

@@ -177,6 +177,39 @@ fn project<'a>(status: &'a serde_json::Value, name: &str) -> &'a serde_json::Val
         .unwrap_or_else(|| panic!("no {name} in {status}"))
 }
 
+/// A shared stack file that cannot be read (YAML that does not parse, a key with a control
+/// character): `status` names the file and line, as `up` does, and exits 3; it never says that
+/// every project would run for reasons it made up.
+#[test]
+fn status_on_a_broken_stack_file_names_it_instead_of_inventing_reasons() {
+    let ws = Ws::configured("aws");
+    ws.up("aws", &["--target", "iam"], &[]).expect(0);
+    let file = ws.path().join("config/pulumi/Pulumi.dev.yaml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, format!("{text}  broken: [unclosed\n")).unwrap();
+    let status = ws.exec(&["status", "-p", "aws", "-s", "dev"], &[]).expect(3);
+    assert!(
+        status.stderr.contains("config/pulumi/Pulumi.dev.yaml:"),
+        "{}",
+        status.stderr
+    );
+    assert!(!status.stdout.contains("would run"), "{}", status.stdout);
+    let up = ws
+        .exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam"], &[])
+        .expect(3);
+    let first = |s: &str| {
+        s.lines()
+            .find(|l| l.contains("Pulumi.dev.yaml:"))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert_eq!(first(&status.stderr), first(&up.stderr), "status and up say it alike");
+    std::fs::write(&file, format!("{text}  \"vpc:ci\\u0007dr\": x\n")).unwrap();
+    ws.exec(&["status", "-p", "aws", "-s", "dev"], &[])
+        .expect(3)
+        .stderr_has("the stack configuration has a key with a control character");
+}
+
 #[test]
 fn status_says_what_ran_how_it_ended_and_what_an_up_would_run_and_why() {
     let ws = Ws::configured("aws");

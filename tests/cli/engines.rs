@@ -637,6 +637,20 @@ fn what_a_user_writes_is_not_missed(e: &E2e) {
     assert!(runs("registry"), "a dotfile changed");
     e.runner(&["up", "--yes"]).expect(0);
 
+    // A file the program reads from outside its folder: an input too.
+    std::fs::write(e.path().join("shared.txt"), "one\n").unwrap();
+    e.edit(
+        "projects/infra/registry/Pulumi.yaml",
+        "outputs:\n",
+        "outputs:\n  shared:\n    fn::readFile: ../../../shared.txt\n",
+    );
+    e.runner(&["up", "--yes"]).expect(0);
+    assert!(!runs("registry"));
+    std::fs::write(e.path().join("shared.txt"), "two\n").unwrap();
+    assert!(runs("registry"), "a file it reads from outside its folder changed");
+    e.runner(&["up", "--yes"]).expect(0);
+    assert_eq!(e.output("registry", "shared", false).trim_end(), "two");
+
     e.runner(&["pulumi", "registry", "--", "destroy", "--yes", "--skip-preview"])
         .expect(0);
     assert!(runs("registry"), "destroyed behind the run state's back");

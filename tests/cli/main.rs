@@ -32,6 +32,7 @@ mod prompts;
 mod reference;
 mod reruns;
 mod run;
+mod scripts;
 mod serve;
 mod starts;
 mod stopping;

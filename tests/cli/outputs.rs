@@ -180,3 +180,18 @@ fn dev_stdout_appends_where_the_shell_appends_and_a_file_under_dev_is_replaced()
         assert!(!written.contains("xxxx"));
     }
 }
+
+/// `report` where its default file cannot be written (a read-only workspace; here a directory
+/// in the way, which stops root as well): said with the fix, another place or standard output.
+#[test]
+fn a_report_that_cannot_be_written_where_it_goes_says_where_else() {
+    let ws = Ws::configured("kubeconfig");
+    ws.up("kubeconfig", &[], &[]).expect(0);
+    let _ = std::fs::remove_file(ws.path().join(".runner/last-run.html"));
+    std::fs::create_dir_all(ws.path().join(".runner/last-run.html/x")).unwrap();
+    ws.exec(&["report", "-s", "dev"], &[])
+        .expect(1)
+        .stderr_has("cannot write the report to .runner/last-run.html")
+        .stderr_has("`runner report -o FILE`")
+        .stderr_has("`-o -` for standard output");
+}

@@ -243,6 +243,25 @@ fn a_passthrough_that_changes_a_stack_is_recorded_and_the_next_up_runs_it() {
     ws.exec(&["pulumi", "iam", "-s", "dev", "--", "refresh", "--yes"], &[])
         .expect(0);
     assert!(next_up(&ws, "iam").0);
+    // And each command that replaces, re-keys, renames or keeps changing a stack: whatever
+    // pulumi made of it, the next up runs the project again, saying which command.
+    for (project, args) in [
+        ("vpc", &["stack", "import", "--file", "empty.json"][..]),
+        ("eks", &["stack", "change-secrets-provider", "passphrase"][..]),
+        ("vpc", &["stack", "rename", "dev2"][..]),
+    ] {
+        ws.up("aws", &["--target", "eks"], &[]).expect(0);
+        assert!(!next_up(&ws, project).0, "{args:?}");
+        let mut all = vec!["pulumi", project, "-s", "dev", "--"];
+        all.extend_from_slice(args);
+        let _ = ws.exec(&all, &[]);
+        let (runs, why) = next_up(&ws, project);
+        assert!(runs, "{args:?}: {why}");
+        assert!(
+            why.contains(&format!("`runner pulumi {project} -- {}", args.join(" "))),
+            "{why}"
+        );
+    }
 }
 
 #[test]

@@ -512,6 +512,9 @@ fn a_passphrase_file_or_a_salt_that_cannot_be_read_is_one_problem_naming_its_fil
             "{stderr}"
         );
         assert!(!started, "a project started: {stderr}");
+        // The passphrase is the problem, said once: no stored secret "could not be compared"
+        // with the one the environment gives (there is no key to open it with).
+        assert!(!stderr.contains("could not be compared"), "{stderr}");
     }
     // A damaged salt in the shared stack file: that file is named, before any project, with the
     // right passphrase (not "incorrect", not another file).
