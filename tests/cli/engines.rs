@@ -459,11 +459,20 @@ pub struct Gate {
 }
 
 impl Gate {
-    /// Replaces the FIFO by a file, so the program reads it at once from now on.
+    /// Replaces the FIFO by a file, so the program reads it at once from now on. The path
+    /// never goes missing: the file is written beside and renamed over the FIFO (removing the
+    /// FIFO first left a moment when a `pulumi` reaching its read found nothing, `fn::readFile
+    /// ./gate: No such file or directory`, and the update failed: the cause of
+    /// `a_killed_runner_leaves_its_pulumi_to_finish`'s rare failure under load). A handle that
+    /// both reads and writes the FIFO (Linux opens one without waiting) is held across the
+    /// rename, so a reader that opens the FIFO just before it does not wait for a writer that
+    /// never comes: it reads the end of the FIFO when the handle is dropped.
     pub fn open(&self) {
-        self.release();
-        let _ = std::fs::remove_file(&self.fifo);
-        std::fs::write(&self.fifo, "open\n").unwrap();
+        let held = std::fs::OpenOptions::new().read(true).write(true).open(&self.fifo);
+        let beside = self.fifo.with_extension("open");
+        std::fs::write(&beside, "open\n").unwrap();
+        std::fs::rename(&beside, &self.fifo).unwrap();
+        drop(held);
     }
 
     fn release(&self) {
