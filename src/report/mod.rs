@@ -230,13 +230,13 @@ pub(crate) fn error(style: Style, err: &RunnerError) {
     let prefix = console::Style::new().red().bold().for_stderr().apply_to("error:");
     match err {
         RunnerError::Usage { message, help } => {
-            say!("{prefix} {message}");
+            say!("{prefix} {}", text::visible(message));
             if let Some(help) = help {
-                say!("  help: {help}");
+                say!("  help: {}", text::visible(help));
             }
         }
         RunnerError::Busy { message, help } | RunnerError::Failed { message, help } => {
-            say!("{prefix} {message}\n  help: {help}");
+            say!("{prefix} {}\n  help: {}", text::visible(message), text::visible(help));
         }
         RunnerError::Declined => say!("{err}"),
         RunnerError::Files {
@@ -253,16 +253,22 @@ pub(crate) fn error(style: Style, err: &RunnerError) {
                 if handler.render_report(&mut text, d).is_err() {
                     text = format!("{d}\n");
                 }
-                say_inline!("{text}");
+                // A name in the file may hold a bidirectional control: shown, never obeyed.
+                say_inline!("{}", text::bidi_visible(&text));
             }
             say!("{prefix} {err}");
         }
         RunnerError::Problems(problems) => {
             say!("{prefix} {err}");
             for (k, p) in problems.iter().enumerate() {
-                say!("  {}. {}\n     fix: {}", k + 1, p.what, p.fix);
+                say!(
+                    "  {}. {}\n     fix: {}",
+                    k + 1,
+                    text::visible(&p.what),
+                    text::visible(&p.fix)
+                );
             }
         }
-        RunnerError::Io { .. } => say!("{prefix} {err}"),
+        RunnerError::Io { .. } => say!("{prefix} {}", text::visible(&err.to_string())),
     }
 }

@@ -10,6 +10,16 @@ use std::fmt::Write as _;
 /// or write the clipboard: `^[` for ESC (as `cat -v` shows it), `^G` for BEL, `^M` for a
 /// carriage return, `^?` for DEL, `\u{9b}` for one of C1.
 pub(crate) fn visible(text: &str) -> Cow<'_, str> {
+    escaped(text, is_control)
+}
+
+/// `text` with only the bidirectional controls made visible (`\u{202e}`): for text the runner
+/// coloured itself (a rendered diagnostic), whose escape sequences are its own.
+pub(crate) fn bidi_visible(text: &str) -> Cow<'_, str> {
+    escaped(text, is_bidi)
+}
+
+fn escaped(text: &str, is_control: fn(char) -> bool) -> Cow<'_, str> {
     if !text.chars().any(is_control) {
         return text.into();
     }
@@ -34,8 +44,12 @@ pub(crate) fn visible(text: &str) -> Cow<'_, str> {
 /// that reorders what is shown around it (the bidirectional embeddings, overrides and isolates,
 /// and the two direction marks: text that reads as one thing and is another, CVE-2021-42574).
 fn is_control(c: char) -> bool {
-    (c.is_control() && c != '\n' && c != '\t')
-        || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}')
+    (c.is_control() && c != '\n' && c != '\t') || is_bidi(c)
+}
+
+/// The bidirectional embeddings, overrides, isolates and marks.
+fn is_bidi(c: char) -> bool {
+    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}')
 }
 
 /// `text` that GitHub Actions reads as text only: its runner takes a line that starts with `::`

@@ -291,3 +291,22 @@ fn a_project_both_targeted_and_excluded_is_refused() {
         assert!(!ws.path().join(".runner").exists(), "{args:?}");
     }
 }
+
+/// A bidirectional override in a provider file's project name (Trojan-source style): the error
+/// names it escaped, in its message and in the file's quoted line, never raw (which would
+/// reverse the rest of the terminal line).
+#[test]
+fn a_bidi_control_in_a_provider_file_is_shown_escaped() {
+    let ws = Ws::empty();
+    ws.project("projects/p", "p").write(
+        "providers/x.toml",
+        "name = \"x\"\ndescription = \"d\"\n\n[[project]]\nname = \"id\u{e9}\u{202e}txt\"\npath = \"projects/p\"\nlayer = \"apps\"\n",
+    );
+    let run = ws.run(&["show-plan", "-p", "x"]).expect(2);
+    assert!(run.stderr.contains("id\u{e9}\\u{202e}txt"), "{}", run.stderr);
+    assert!(
+        !run.stderr.contains('\u{202e}') && !run.stdout.contains('\u{202e}'),
+        "{}",
+        run.stderr
+    );
+}
