@@ -1302,7 +1302,20 @@ fn a_forged_lock_deletes_nothing(e: &E2e) {
     );
     assert!(e.path().join("home/precious.txt.attrs").exists());
     assert!(lock.exists(), "a lock whose owner runs is not stale");
-    std::fs::remove_file(&lock).unwrap();
+    // The same forged lock left by a pid that no longer runs (the attack's own): the lock
+    // itself is stale and goes, and nothing its text names.
+    let mut forged = forged;
+    forged["pid"] = serde_json::json!(dead);
+    std::fs::write(&lock, forged.to_string()).unwrap();
+    let removed = e.runner(&removing).expect(0);
+    assert!(removed.stderr.contains("removed the stale lock"), "{}", removed.stderr);
+    assert_eq!(
+        std::fs::read_to_string(&victim).unwrap(),
+        "keep me\n",
+        "the forged lock deleted a file"
+    );
+    assert!(e.path().join("home/precious.txt.attrs").exists());
+    assert!(!lock.exists(), "the stale lock stays");
     e.runner(&up).expect(0);
 }
 
