@@ -17,7 +17,30 @@ use crate::settings::{Settings, StackContext};
 /// The last run's record, refused (with what to do) when there is none or it is of another
 /// stack than the one asked about.
 pub(crate) fn last_run(s: &Settings, t: &StackContext) -> Result<Summary, RunnerError> {
-    let path = t.run_dir.last_run();
+    let last = read_run(s, t, &t.run_dir.last_run())?;
+    if !last.ran_nothing() {
+        return Ok(last);
+    }
+    // The last run found everything unchanged: draw the stack's last run that ran something,
+    // saying so, rather than "0 projects ran".
+    let ran = t.run_dir.last_ran();
+    if !ran.is_file() {
+        return Ok(last);
+    }
+    let earlier = read_run(s, t, &ran)?;
+    report::info(&format!(
+        "the last run ({} started {}) ran nothing: this is the last one that ran something ({} started {})",
+        last.operation.word(),
+        last.started,
+        earlier.operation.word(),
+        earlier.started
+    ));
+    Ok(earlier)
+}
+
+/// A run's record read from `path`, of stack `t`.
+fn read_run(s: &Settings, t: &StackContext, path: &std::path::Path) -> Result<Summary, RunnerError> {
+    let path = path.to_path_buf();
     let shown = s.ws.show(&path);
     let text = crate::fs::read_text(&path).map_err(|e| {
         RunnerError::usage(
@@ -108,9 +131,10 @@ pub(crate) fn run(s: &Settings, t: &StackContext, output: Option<&Path>) -> Resu
             )
         })?;
         report::info(&format!(
-            "Report of the last run ({} of stack {}): {} — open it in a browser",
+            "Report of the last run ({} of stack {}, started {}): {} — open it in a browser",
             run.operation.word(),
             run.stack,
+            run.started,
             s.ws.show(&path)
         ));
         return Ok(crate::error::exit::SUCCESS);
@@ -124,9 +148,10 @@ pub(crate) fn run(s: &Settings, t: &StackContext, output: Option<&Path>) -> Resu
     })?;
     if out != Output::Stdout {
         report::info(&format!(
-            "Report of the last run ({} of stack {}): {} — open it in a browser",
+            "Report of the last run ({} of stack {}, started {}): {} — open it in a browser",
             run.operation.word(),
             run.stack,
+            run.started,
             out.shown(|p| s.ws.show(p))
         ));
     }

@@ -130,6 +130,7 @@ fn workflow(plan: &Plan<'_>, common: &Common, o: &GithubOptions, names: &Names, 
     );
     jobs.insert(BUILD_JOB.into(), serde_json::Value::Object(build));
     let config = stack_file_path(common);
+    let config_dir = super::stack_file_dir(common);
     for (i, waits_for) in &waits_in(plan, op) {
         let project = plan.name(*i);
         let mut needs = vec![json!(BUILD_JOB)];
@@ -149,7 +150,7 @@ fn workflow(plan: &Plan<'_>, common: &Common, o: &GithubOptions, names: &Names, 
                     {
                         "name": "stack configuration",
                         "run": format!(
-                            "mkdir -p config/pulumi\nprintf '%s' \"$MARA_STACK_CONFIG\" > {config}\n\
+                            "mkdir -p {config_dir}\nprintf '%s' \"$MARA_STACK_CONFIG\" > {config}\n\
                              chmod +x {BIN_DIR}/runner\necho \"$PWD/{BIN_DIR}\" >> \"$GITHUB_PATH\"\n"
                         ),
                     },

@@ -76,7 +76,7 @@ fn pipeline(
         json!({
             "image": o.name,
             "before_script": [
-                "mkdir -p config/pulumi",
+                format!("mkdir -p {}", super::stack_file_dir(common)),
                 format!("printf '%s' \"$MARA_STACK_CONFIG\" > {}", stack_file_path(common)),
             ],
         }),

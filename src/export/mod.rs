@@ -116,6 +116,9 @@ pub(crate) struct Common {
     /// Environment variables of the credentials every project needs: the passphrase, the
     /// backend's, the cloud's.
     pub(crate) credentials: Vec<String>,
+    /// The workspace's directory inside the repository a CI job checks out (`""` at its root,
+    /// else ending in `/`): where its jobs write the stack file and run the runner.
+    pub(crate) workspace: String,
 }
 
 /// A file of an export, its path relative to the output directory.
@@ -395,8 +398,14 @@ fn stack_file(common: &Common) -> String {
 /// The runner command a CI job or task runs for one project: nobody is at a terminal there, so
 /// it says `--yes` (which `destroy` requires without one).
 fn runner_command(plan: &Plan<'_>, common: &Common, op: Operation, project: &str) -> String {
+    // A workspace in a sub-folder of the repository (`examples/local`): the job runs at the
+    // checkout's root, the runner where the workspace is.
+    let workspace = match common.workspace.trim_end_matches('/') {
+        "" => String::new(),
+        dir => format!(" --workspace {}", shell::quote(dir)),
+    };
     format!(
-        "runner {} --only {} -p {} -s {} --non-interactive --yes",
+        "runner {} --only {} -p {} -s {}{workspace} --non-interactive --yes",
         op.as_str(),
         shell::quote(project),
         shell::quote(&plan.provider.name),
@@ -404,9 +413,17 @@ fn runner_command(plan: &Plan<'_>, common: &Common, op: Operation, project: &str
     )
 }
 
-/// Where a CI job writes the shared stack file, as a shell word.
+/// Where a CI job writes the shared stack file, as a shell word (from the checkout's root).
 fn stack_file_path(common: &Common) -> String {
-    shell::quote(&format!("config/pulumi/Pulumi.{}.yaml", common.stack))
+    shell::quote(&format!(
+        "{}config/pulumi/Pulumi.{}.yaml",
+        common.workspace, common.stack
+    ))
+}
+
+/// The directory of that file, as a shell word.
+fn stack_file_dir(common: &Common) -> String {
+    shell::quote(&format!("{}config/pulumi", common.workspace))
 }
 
 /// Is `name` a DNS-1123 label (what a Kubernetes namespace must be): 1 to 63 lower-case letters,

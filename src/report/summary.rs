@@ -86,6 +86,11 @@ pub(crate) struct Run<'a> {
 }
 
 impl Summary {
+    /// No project of it ran (every one unchanged, skipped or not started).
+    pub(crate) fn ran_nothing(&self) -> bool {
+        self.projects.iter().all(|p| p.started.is_none())
+    }
+
     /// The record of a run that just ended, from its result in memory.
     pub(crate) fn of(run: &Run<'_>, result: &RunResult) -> Self {
         let plan = run.plan;

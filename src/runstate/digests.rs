@@ -22,6 +22,9 @@ pub(crate) struct Digests {
     outside: Outside,
     /// The workspace's project names: see [`Digests::with_projects`].
     projects: std::collections::BTreeSet<String>,
+    /// The stack: a project's stack files of other stacks (`Pulumi.<other>.yaml`) are no input
+    /// of this one's.
+    stack: String,
 }
 
 /// What a project depends on beyond its directory and the stack file.
@@ -63,6 +66,7 @@ impl Digests {
             config: stack_config(config_file),
             outside: Outside::default(),
             projects: std::collections::BTreeSet::new(),
+            stack: run_dir.stack().to_string(),
         })
     }
 
@@ -99,6 +103,9 @@ impl Digests {
         let dir = self.root.join(project_path);
         let mut files = Vec::new();
         collect_files(&dir, &dir, &mut Vec::new(), &mut files);
+        // Another stack's file beside the program is that stack's input, not this one's: using
+        // stack `ci` once must not make stack `dev` run everything again.
+        files.retain(|f| self.no_other_stacks_file(f));
         files.sort();
         let program = std::fs::read_to_string(dir.join("Pulumi.yaml")).unwrap_or_default();
         let mut m = Vec::new();
@@ -156,6 +163,18 @@ impl Digests {
             m.push(entry(InputKind::Upstream, name, h));
         }
         Inputs::Each(m)
+    }
+
+    /// Whether a file of a project's folder (`rel`) is anything but another stack's stack file
+    /// beside the program (`Pulumi.<other>.yaml`).
+    fn no_other_stacks_file(&self, rel: &str) -> bool {
+        let Some(middle) = rel
+            .strip_prefix("Pulumi.")
+            .and_then(|r| r.strip_suffix(".yaml").or_else(|| r.strip_suffix(".yml")))
+        else {
+            return true;
+        };
+        rel.contains('/') || middle.is_empty() || middle == self.stack
     }
 
     /// Whether a program (named `own`, its text `program`) may read the stack-file key `key`.
@@ -480,6 +499,19 @@ mod tests {
     }
 
     #[cfg(unix)]
+    #[test]
+    fn another_stacks_file_beside_the_program_is_no_input() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = one_project(dir.path(), "config: {}\n");
+        let d = Digests::open(dir.path(), &RunDir::new(dir.path(), "dev"), &cfg).unwrap();
+        let none = BTreeMap::new();
+        let before = d.inputs("p", &none);
+        std::fs::write(dir.path().join("p/Pulumi.ci.yaml"), "config: {a: b}\n").unwrap();
+        assert_eq!(before, d.inputs("p", &none), "stack ci's file");
+        std::fs::write(dir.path().join("p/Pulumi.dev.yaml"), "config: {a: b}\n").unwrap();
+        assert_ne!(before, d.inputs("p", &none), "its own stack file");
+    }
+
     #[test]
     fn the_files_a_program_reads_outside_its_folder_are_found() {
         let program = "resources:\n  a:\n    properties:\n      x:\n        fn::readFile: ../../shared/ca.pem\n      y:\n        fn::readFile: ./local.txt\n      z:\n        fn::fileAsset:\n          \"/etc/site.conf\"\n      w:\n        fn::readFile: ${dir}/../x # a value known at run time\n";

@@ -3,6 +3,7 @@
 //! ```text
 //! .runner/lock                        one runner at a time per workspace
 //! .runner/last-run.json               the JSON summary of the last run
+//! .runner/<stack>/last-ran.json       the same, of the stack's last run that ran something
 //! .runner/last-run.html               its HTML report (`runner report`)
 //! .runner/digest-key                  the key of the input and output digests
 //! .runner/cache/programs.json         what each program reads and declares, by file (planning)
@@ -67,6 +68,12 @@ impl RunDir {
 
     pub(crate) fn last_run(&self) -> PathBuf {
         self.base.join("last-run.json")
+    }
+
+    /// The record of the stack's last run that ran something (`report` draws it when the last
+    /// run found everything unchanged).
+    pub(crate) fn last_ran(&self) -> PathBuf {
+        self.stack_dir().join("last-ran.json")
     }
 
     /// The provider a command without `-p` last took from the stack file: its note is said

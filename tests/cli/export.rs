@@ -1764,3 +1764,56 @@ fn the_dockerfile_passes_hadolint_and_builds_the_pulumi_the_exports_expect() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("DL3008"));
 }
+
+/// A workspace in a sub-folder of its repository (`examples/local` in this one): the GitHub and
+/// GitLab jobs, which start at the checkout's root, write the stack file where the workspace is
+/// and run the runner there (`--workspace`), so `-p local` is found. (Argo and PKO carry the
+/// folder in their own fields.)
+#[test]
+fn ci_exports_of_a_workspace_in_a_sub_folder_run_the_runner_there() {
+    let repo = tempfile::tempdir().unwrap();
+    let ws_dir = repo.path().join("examples/local");
+    std::fs::create_dir_all(&ws_dir).unwrap();
+    let ws = Ws {
+        dir: tempfile::TempDir::new_in(&ws_dir).unwrap(),
+    };
+    for d in ["providers", "projects", "scripts"] {
+        crate::support::copy_dir(&Path::new(crate::support::REPO).join(d), &ws.path().join(d));
+    }
+    ws.write(
+        "config/pulumi/Pulumi.dev.yaml",
+        &crate::support::stack_config("kubeconfig"),
+    );
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(repo.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    git(&["init", "-q"]);
+    let sub = ws.path().strip_prefix(repo.path()).unwrap().display().to_string();
+    for format in ["gitlab-ci", "github-actions"] {
+        let (run, files) = export(&ws, format, "kubeconfig", &[]);
+        let run = run.expect(0);
+        let all: String = files.values().cloned().collect();
+        assert!(
+            all.contains(&format!("-s dev --workspace {sub} --non-interactive")),
+            "{format}: {}\n{all}",
+            run.stderr
+        );
+        assert!(
+            all.contains(&format!("{sub}/config/pulumi/Pulumi.dev.yaml")),
+            "{format}: {all}"
+        );
+        assert!(
+            all.contains(&format!("mkdir -p {sub}/config/pulumi")),
+            "{format}: {all}"
+        );
+    }
+}

@@ -115,3 +115,59 @@ fn a_dotfile_the_program_reads_is_an_input() {
     ws.write("projects/services/logstore/.git/HEAD", "ref: refs/heads/main\n");
     assert!(!runs(&ws, "logstore"), ".git is no input");
 }
+
+/// Another stack of the same workspace (a `ci` stack used once): its stack files beside the
+/// programs (the secrets store's `Pulumi.ci.yaml`) change nothing for stack `dev`, whose next
+/// `up` runs nothing; `dev`'s own stack file beside a program still counts.
+#[test]
+fn another_stacks_files_make_this_stack_run_nothing() {
+    let ws = Ws::configured("kubeconfig");
+    ws.up("kubeconfig", &[], &[]).expect(0);
+    ws.write(
+        "projects/services/secrets/Pulumi.ci.yaml",
+        "encryptionsalt: v1:abc\nconfig:\n  prometheus:adminpass:\n    secure: v1:def\n",
+    );
+    ws.write("projects/services/logstore/Pulumi.ci.yaml", "config: {}\n");
+    for project in ["secrets", "logstore"] {
+        assert!(!runs(&ws, project), "{project}: stack ci's file made stack dev run it");
+    }
+    let run = ws.up("kubeconfig", &[], &[]).expect(0);
+    assert!(
+        run.stderr.contains("nothing to do") || !run.stderr.contains("▶"),
+        "{}",
+        run.stderr
+    );
+    ws.write("projects/services/logstore/Pulumi.dev.yaml", "config: {}\n");
+    assert!(runs(&ws, "logstore"), "its own stack's file beside it");
+}
+
+/// An `up` that runs nothing (every project unchanged) takes nothing away: `.runner/last-run.json`
+/// is its record (what scripts read after each run), and `report` draws the stack's last run
+/// that ran something, its timeline and durations, saying which, not "0 projects ran".
+#[test]
+fn a_run_that_runs_nothing_keeps_the_record_of_the_last_real_one() {
+    let ws = Ws::configured("kubeconfig");
+    ws.up("kubeconfig", &[], &[]).expect(0);
+    let record = |rel: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(ws.path().join(rel)).unwrap()).unwrap()
+    };
+    let real = record(".runner/last-run.json");
+    assert_eq!(record(".runner/dev/last-ran.json"), real);
+    ws.up("kubeconfig", &[], &[]).expect(0);
+    let noop = record(".runner/last-run.json");
+    assert_ne!(noop["started"], real["started"]);
+    assert_eq!(record(".runner/dev/last-ran.json"), real, "the real run's record stays");
+    let report = ws.exec(&["report", "-s", "dev", "-o", "-"], &[]).expect(0);
+    assert!(
+        report.stderr.contains(&format!(
+            "ran nothing: this is the last one that ran something (up started {})",
+            real["started"].as_str().unwrap()
+        )),
+        "{}",
+        report.stderr
+    );
+    assert!(
+        report.stdout.contains("10 of 10 projects ran"),
+        "the report draws the real run"
+    );
+}

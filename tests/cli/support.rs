@@ -568,7 +568,7 @@ pub fn files_under(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+pub fn copy_dir(from: &Path, to: &Path) {
     if !from.is_dir() {
         return;
     }

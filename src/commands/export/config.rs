@@ -29,6 +29,7 @@ pub(super) fn common(s: &Settings, t: &StackContext, format: Format) -> Result<C
             config: Map::new(),
             config_secrets: Vec::new(),
             store_secrets: Vec::new(),
+            workspace: workspace_in_repository(&s.ws.root),
         });
     }
     let backend = shared_backend(&s.ws.root, &url, format)?;
@@ -48,7 +49,23 @@ pub(super) fn common(s: &Settings, t: &StackContext, format: Format) -> Result<C
         config: config.plain,
         config_secrets: config.secrets,
         store_secrets: secret_keys(project_secrets.iter().map(String::as_str)),
+        workspace: workspace_in_repository(&s.ws.root),
     })
+}
+
+/// The workspace's directory inside its git checkout (`examples/local/`), `""` at the top or
+/// outside git (a CI job checks out the repository and starts at its root).
+fn workspace_in_repository(root: &Path) -> String {
+    let Some(top) = repo::top(root) else {
+        return String::new();
+    };
+    let (Ok(top), Ok(root)) = (std::fs::canonicalize(&top), std::fs::canonicalize(root)) else {
+        return String::new();
+    };
+    match root.strip_prefix(&top) {
+        Ok(rel) if !rel.as_os_str().is_empty() => format!("{}/", rel.to_string_lossy()),
+        _ => String::new(),
+    }
 }
 
 /// `url` (`PULUMI_BACKEND_URL`), refused unless every job of a `format` export reaches it:

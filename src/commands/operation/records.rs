@@ -299,6 +299,15 @@ pub(super) fn write_records(
         written = false;
         report::warning(&format!("cannot write the summary to {}: {e}", s.ws.show(&last)));
     }
+    // The last run of the stack that ran something, kept apart: a run that finds everything
+    // unchanged must not take away the timeline, durations and outputs `report` draws.
+    if !summary.ran_nothing() {
+        let ran = t.run_dir.last_ran();
+        if let Err(e) = write_atomic(&ran, text.as_bytes(), NewFile::Default) {
+            written = false;
+            report::warning(&format!("cannot write the summary to {}: {e}", s.ws.show(&ran)));
+        }
+    }
     if let Some(out) = &o.summary
         && let Err(e) = out.write(text.as_bytes())
     {
