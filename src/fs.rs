@@ -254,23 +254,30 @@ impl Output {
     }
 }
 
-/// Opens a device or a pipe for writing, in place. A pipe is first opened without waiting: with
-/// no reader that fails (ENXIO) and is said, instead of blocking the runner for ever.
+/// Opens a device or a pipe for writing, in place. A pipe is opened without waiting: with no
+/// reader that fails (ENXIO) and is said, instead of blocking the runner for ever.
 fn open_stream(path: &Path) -> Result<std::fs::File, OutputError> {
     #[cfg(unix)]
     {
+        use nix::fcntl::{FcntlArg, OFlag, fcntl};
         use std::os::unix::fs::{FileTypeExt as _, OpenOptionsExt as _};
         if std::fs::metadata(path)?.file_type().is_fifo() {
-            let nonblocking = nix::fcntl::OFlag::O_NONBLOCK.bits();
             match std::fs::OpenOptions::new()
                 .write(true)
-                .custom_flags(nonblocking)
+                .custom_flags(OFlag::O_NONBLOCK.bits())
                 .open(path)
             {
                 Err(e) if e.raw_os_error() == Some(nix::errno::Errno::ENXIO as i32) => return Err(OutputError::Unread),
                 Err(e) => return Err(e.into()),
-                // A reader is there: the write itself may wait for it to read.
-                Ok(probe) => drop(probe),
+                // A reader is there: this very handle is kept, made to wait for it to read. Closed
+                // and opened again, the reader would see its end in between, leave, and the
+                // second open wait for ever for another.
+                Ok(pipe) => {
+                    let flags =
+                        OFlag::from_bits_truncate(fcntl(&pipe, FcntlArg::F_GETFL).map_err(std::io::Error::from)?);
+                    fcntl(&pipe, FcntlArg::F_SETFL(flags - OFlag::O_NONBLOCK)).map_err(std::io::Error::from)?;
+                    return Ok(pipe);
+                }
             }
         }
     }

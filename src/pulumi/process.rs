@@ -333,7 +333,7 @@ impl Step<'_> {
             drop(stdin);
         }
         let pid = child.id();
-        let ended = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let ended = std::sync::Arc::new(ChildDone::default());
         // Captured stdout stays raw and unprinted (it may hold secrets, e.g. `stack output
         // --show-secrets`); everything printed is scrubbed, and stderr is kept for the error.
         // A captured command (a probe, a read) shows nothing: its failure says what it printed.
@@ -389,7 +389,7 @@ impl Step<'_> {
             signal_group(pid, Signal::Kill);
         }
         // Ended: what is left in its files is read to their end.
-        ended.store(true, std::sync::atomic::Ordering::SeqCst);
+        ended.set();
         let (captured, stdout_tail) = out_task.await.unwrap_or_default();
         let (stderr, _) = err_task.await.unwrap_or_default();
         drop(files);
@@ -492,7 +492,7 @@ impl OutputFiles {
     }
 
     /// The runner's end: the file followed as it grows, to its end once `ended` is set.
-    fn follow(&self, stream: Stream, ended: &std::sync::Arc<std::sync::atomic::AtomicBool>) -> std::io::Result<Follow> {
+    fn follow(&self, stream: Stream, ended: &std::sync::Arc<ChildDone>) -> std::io::Result<Follow> {
         Ok(Follow {
             file: std::fs::File::open(self.path(stream))?,
             ended: ended.clone(),
@@ -508,13 +508,51 @@ impl Drop for OutputFiles {
     }
 }
 
+/// Set once a streamed child has ended; wakes the readers of its files at once, so that the
+/// last read of a short command does not wait out a poll (a whole run's worth of them was most
+/// of the runner's cost per project).
+#[derive(Default)]
+struct ChildDone {
+    ended: std::sync::atomic::AtomicBool,
+    wake: tokio::sync::Notify,
+}
+
+impl ChildDone {
+    fn set(&self) {
+        self.ended.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.wake.notify_waiters();
+    }
+
+    fn is_set(&self) -> bool {
+        self.ended.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// A moment (`POLL`), or less when the child ends meanwhile.
+    async fn pause(self: std::sync::Arc<Self>) {
+        let woken = self.wake.notified();
+        tokio::pin!(woken);
+        // Registered before the flag is read: a `set` after this read still wakes it.
+        woken.as_mut().enable();
+        if self.is_set() {
+            return;
+        }
+        tokio::select! {
+            () = tokio::time::sleep(POLL) => {}
+            () = woken => {}
+        }
+    }
+}
+
+/// How often a followed file is read again while its writer runs.
+const POLL: std::time::Duration = std::time::Duration::from_millis(20);
+
 /// A file another process is writing, read as a stream: at its end it waits a moment and reads
 /// again, until the writer has ended (then its end is the stream's).
 struct Follow {
     /// Read directly: a regular file's read does not wait on anyone.
     file: std::fs::File,
-    ended: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    wait: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
+    ended: std::sync::Arc<ChildDone>,
+    wait: Option<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>>,
 }
 
 impl tokio::io::AsyncRead for Follow {
@@ -532,11 +570,11 @@ impl tokio::io::AsyncRead for Follow {
                 self.wait = None;
             }
             // Read after looking at `ended`: what was written before it ended is read.
-            let ended = self.ended.load(std::sync::atomic::Ordering::SeqCst);
+            let ended = self.ended.is_set();
             let read = std::io::Read::read(&mut self.file, buf.initialize_unfilled());
             match read {
                 Ok(0) if !ended => {
-                    self.wait = Some(Box::pin(tokio::time::sleep(std::time::Duration::from_millis(20))));
+                    self.wait = Some(Box::pin(self.ended.clone().pause()));
                 }
                 Ok(n) => {
                     buf.advance(n);
