@@ -59,7 +59,7 @@ fn dispatch(cli: &Cli, style: Style, console: Console, cwd: &Path) -> Result<i32
             commands::write_result(&String::from_utf8_lossy(&buf))?;
             Ok(exit::SUCCESS)
         }
-        Command::Man { dir } => man(dir.as_deref()),
+        Command::Man { command, dir } => man(command, dir.as_deref()),
         Command::ListProviders => commands::providers::list(&settings()?),
         Command::ShowPlan(args) => {
             let options = args.resolve()?;
@@ -77,7 +77,9 @@ fn dispatch(cli: &Cli, style: Style, console: Console, cwd: &Path) -> Result<i32
             } else {
                 s.stack_context("validate")?
             };
-            commands::validate::run(&s, &target, *check)
+            let outcome = commands::validate::run(&s, &target, *check);
+            target.settle_switch(&outcome);
+            outcome
         }
         Command::Export(args) => {
             let s = settings()?;
@@ -119,7 +121,9 @@ fn day_two(command: &DayTwo, s: &Settings) -> Result<i32, RunnerError> {
 
 fn run_plan(options: &RunOptions, s: &Settings) -> Result<i32, RunnerError> {
     let target = s.stack_context(options.operation.as_str())?;
-    commands::operation::run(s, &target, options)
+    let outcome = commands::operation::run(s, &target, options);
+    target.settle_switch(&outcome);
+    outcome
 }
 
 fn flags(g: &GlobalArgs) -> Flags {
@@ -134,7 +138,7 @@ fn flags(g: &GlobalArgs) -> Flags {
 }
 
 /// `runner man`: the main page on standard output, or with `--dir` a page per command.
-fn man(dir: Option<&Path>) -> Result<i32, RunnerError> {
+fn man(command: &[String], dir: Option<&Path>) -> Result<i32, RunnerError> {
     if let Some(dir) = dir {
         let written = man_pages(dir).map_err(|source| RunnerError::Io {
             context: format!("cannot write the man pages to {}", dir.display()),
@@ -146,8 +150,27 @@ fn man(dir: Option<&Path>) -> Result<i32, RunnerError> {
         ));
         return Ok(exit::SUCCESS);
     }
+    let mut cmd = Cli::command().disable_help_subcommand(true);
+    cmd.build();
+    let mut page = cmd;
+    let mut path = vec!["runner".to_string()];
+    for word in command {
+        let Some(sub) = page.find_subcommand(word).filter(|s| !s.is_hide_set()).cloned() else {
+            let names: Vec<String> = page
+                .get_subcommands()
+                .filter(|s| !s.is_hide_set())
+                .map(|s| s.get_name().to_string())
+                .collect();
+            return Err(RunnerError::usage(
+                format!("`{} {word}` is no command: no man page", path.join(" ")),
+                format!("pages: {}", names.join(", ")),
+            ));
+        };
+        path.push(word.clone());
+        page = sub;
+    }
     let mut buf = Vec::new();
-    clap_mangen::Man::new(Cli::command())
+    clap_mangen::Man::new(page)
         .render(&mut buf)
         .map_err(|source| RunnerError::Io {
             context: "the man page".into(),

@@ -93,7 +93,9 @@ fn wrap(pieces: impl IntoIterator<Item = String>, width: usize) -> String {
     name = "runner",
     version,
     before_help = FIRST_STEPS,
-    after_help = top_help()
+    after_help = top_help(),
+    // What the tool is, then the first steps (clap puts `before_help` above the description).
+    help_template = "{about-with-newline}\n{before-help}{usage-heading} {usage}\n\n{all-args}{after-help}"
 )]
 pub(crate) struct Cli {
     #[command(flatten)]
@@ -269,9 +271,12 @@ pub(crate) enum Command {
     /// Print the runner's man page (roff), or write a page per command, made from the same
     /// command definitions as --help
     #[command(
-        after_help = "Examples:\n  runner man | man -l -\n  runner man > ~/.local/share/man/man1/runner.1\n  runner man --dir ~/.local/share/man/man1     # runner.1, runner-up.1, runner-export-pko.1, …\n  man runner-drift"
+        after_help = "Examples:\n  runner man | man -l -\n  runner man up | man -l -                      # the page of one command\n  runner man export pko | man -l -\n  runner man > ~/.local/share/man/man1/runner.1\n  runner man --dir ~/.local/share/man/man1     # runner.1, runner-up.1, runner-export-pko.1, …\n  man runner-drift"
     )]
     Man {
+        /// The command whose page to print (`up`, `export pko`); none: the main page
+        #[arg(value_name = "COMMAND", conflicts_with = "dir")]
+        command: Vec<String>,
         /// Write one page per command into this directory (made if missing), as git and gh
         /// ship theirs, instead of printing the main page
         #[arg(long, value_name = "DIR")]

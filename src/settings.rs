@@ -11,7 +11,7 @@ use crate::config::env::Env;
 use crate::config::env_file::{self, ENVIRONMENT_FILE, EnvironmentFile};
 use crate::config::stackfile::{self, StackFile};
 use crate::config::terminal::Console;
-use crate::error::RunnerError;
+use crate::error::{RunnerError, exit};
 use crate::graph;
 use crate::provider::{self, FileKind, LoadError, Provider};
 use crate::report::ci::CiSystem;
@@ -63,6 +63,37 @@ pub(crate) struct StackContext {
     /// recorded or switched): taken before, so a busy workspace is refused with the file
     /// unchanged, and held for the command (the run takes the same lock).
     _lock: Option<WorkspaceLock>,
+    /// The stack `--switch-stack` switched the workspace from (the environment file's before).
+    switched_from: Option<String>,
+    ws_root: PathBuf,
+    ws_shown: String,
+}
+
+impl StackContext {
+    /// Puts the workspace back on the stack `--switch-stack` switched it from when the command
+    /// ended with nothing run: refused (usage, validation) or not confirmed. A switch is kept
+    /// once the stack was used.
+    pub(crate) fn settle_switch(&self, outcome: &Result<i32, RunnerError>) {
+        let Some(old) = &self.switched_from else { return };
+        let code = match outcome {
+            Ok(code) => *code,
+            Err(e) => e.exit_code(),
+        };
+        if !matches!(code, exit::USAGE | exit::VALIDATION | exit::DECLINED) {
+            return;
+        }
+        let path = self.ws_root.join(ENVIRONMENT_FILE);
+        match env_file::set_stack(&path, old) {
+            Ok(()) => crate::report::info(&format!(
+                "Switched the workspace back to stack {old}: nothing ran on {} (PULUMI_STACK={old} in {})",
+                self.stack, self.ws_shown
+            )),
+            Err(e) => crate::report::warning(&format!(
+                "the workspace stays switched to stack {}: cannot write PULUMI_STACK={old} back to {}: {e}",
+                self.stack, self.ws_shown
+            )),
+        }
+    }
 }
 
 impl Settings {
@@ -133,8 +164,19 @@ impl Settings {
     }
 
     /// As [`Self::target`], writing nothing: neither `PULUMI_STACK` into the environment file
-    /// nor the embedded backend's directory (`validate --check`).
+    /// nor the embedded backend's directory (`validate --check`). A `--switch-stack` given is
+    /// said to be left undone.
     pub(crate) fn stack_context_unchanged(&self, command: &str) -> Result<StackContext, RunnerError> {
+        if self.switch_stack {
+            let why = if command == "validate" {
+                "`validate --check` changes no file".to_string()
+            } else {
+                format!("`{command}` only reads")
+            };
+            crate::report::info(&format!(
+                "--switch-stack left undone: {why}; `runner validate -s STACK --switch-stack` switches"
+            ));
+        }
         self.resolve_stack_context(command, true)
     }
 
@@ -212,6 +254,9 @@ impl Settings {
             (self.switch_stack, read_only),
             command,
         )?;
+        if read_only && self.provider.is_some() && !matches!(command, "validate" | "export") {
+            say_if_unknown(&self.ws, &stack);
+        }
         let mut lock = None;
         if !read_only && source != StackSource::Recorded {
             // Another runner may be running the file's stack: refused before the file changes.
@@ -224,6 +269,10 @@ impl Settings {
         let given_backend = vars.contains_key(BACKEND_VAR) || std::env::var_os(BACKEND_VAR).is_some();
         let env = Env::new(overlay(&self.ws, vars, read_only)?);
         let run_dir = self.ws.run_dir(&stack);
+        let switched_from = match source {
+            StackSource::Switched(old) if !read_only => Some(old),
+            _ => None,
+        };
         Ok(StackContext {
             provider,
             stack,
@@ -231,6 +280,9 @@ impl Settings {
             run_dir,
             default_backend: !given_backend,
             _lock: lock,
+            switched_from,
+            ws_root: self.ws.root.clone(),
+            ws_shown: self.ws.show(&self.ws.root.join(ENVIRONMENT_FILE)),
         })
     }
 }
@@ -421,20 +473,10 @@ fn say_once(ws: &Workspace, stack: Option<&str>, provider: &str, note: &str) {
 /// A stack with neither a stack file nor anything a run left here: the problem that says so,
 /// with the stacks this workspace knows.
 fn unknown_stack(ws: &Workspace, stack: &str, command: &str) -> Option<RunnerError> {
-    if stackfile::path(&ws.root, stack).exists() || ws.run_dir(stack).stack_dir().exists() {
+    if is_known(ws, stack) {
         return None;
     }
-    let mut known: Vec<String> = std::fs::read_dir(ws.root.join("config/pulumi"))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| {
-            let name = e.file_name().into_string().ok()?;
-            let s = name.strip_prefix("Pulumi.")?.strip_suffix(".yaml")?;
-            valid_stack_name(s).then(|| s.to_string())
-        })
-        .collect();
-    known.sort();
+    let known = known_stacks(ws);
     let fix = if known.is_empty() {
         "no stack was configured here yet: `runner up -p PROVIDER -s STACK` makes one".to_string()
     } else {
@@ -451,6 +493,44 @@ fn unknown_stack(ws: &Workspace, stack: &str, command: &str) -> Option<RunnerErr
         ),
         fix,
     ))
+}
+
+/// Looked at with -p, a stack never configured nor run is shown as an up would make it; a typo
+/// should not pass for that: said, with the stacks there are.
+fn say_if_unknown(ws: &Workspace, stack: &str) {
+    if is_known(ws, stack) {
+        return;
+    }
+    let known = known_stacks(ws);
+    let known = if known.is_empty() {
+        "none is configured here yet".to_string()
+    } else {
+        format!("stacks here: {}", known.join(", "))
+    };
+    crate::report::info(&format!(
+        "stack `{stack}` has no runs here and no configuration ({known}): what follows is what an up would make of it"
+    ));
+}
+
+/// Whether `stack` has a configuration or runs in this workspace.
+fn is_known(ws: &Workspace, stack: &str) -> bool {
+    stackfile::path(&ws.root, stack).exists() || ws.run_dir(stack).stack_dir().exists()
+}
+
+/// The stacks configured in this workspace, by name.
+fn known_stacks(ws: &Workspace) -> Vec<String> {
+    let mut known: Vec<String> = std::fs::read_dir(ws.root.join("config/pulumi"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let s = name.strip_prefix("Pulumi.")?.strip_suffix(".yaml")?;
+            valid_stack_name(s).then(|| s.to_string())
+        })
+        .collect();
+    known.sort();
+    known
 }
 
 /// The provider a stack's configuration was written for: the provider file whose `infra_type`
@@ -510,11 +590,21 @@ fn load_provider(
             format!("providers here: {}", available.join(", "))
         }
     };
-    let Some(name) = name else {
-        return Err(RunnerError::usage(
-            format!("`{command}` needs a provider: pass -p/--provider NAME"),
-            choices(&available()),
-        ));
+    let only;
+    let name = if let Some(name) = name {
+        name
+    } else {
+        let available = available();
+        // The one provider of a workspace is the one meant.
+        let [one] = available.as_slice() else {
+            return Err(RunnerError::usage(
+                format!("`{command}` needs a provider: pass -p/--provider NAME"),
+                choices(&available),
+            ));
+        };
+        crate::report::info(&format!("provider {one}: the only one in this workspace"));
+        only = one.clone();
+        &only
     };
     match provider::load_seeing(ws, name, stats) {
         Ok(p) => Ok(p),

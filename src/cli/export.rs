@@ -31,7 +31,7 @@ macro_rules! export_help {
 /// What every export needs, in lines as long as the top-level help's.
 fn backend_needed() -> String {
     let text = format!(
-        "Every export needs a shared state backend: PULUMI_BACKEND_URL ({}), never the workspace's file backend.",
+        "Every export that runs the graph (all but backstage) needs a shared state backend: PULUMI_BACKEND_URL ({}), never the workspace's file backend.",
         Backend::shared_schemes()
     );
     super::wrap(text.split(' ').map(String::from), 88)

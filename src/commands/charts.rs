@@ -166,10 +166,9 @@ pub(crate) fn mirror(s: &Settings, o: &MirrorOptions) -> Result<i32, RunnerError
         )
     })?;
     report::info(&format!(
-        "wrote {} chart{} and index.yaml to {shown}: serve it over HTTP (`python3 -m http.server --directory {shown}`) \
+        "wrote {} and index.yaml to {shown}: serve it over HTTP (`python3 -m http.server --directory {shown}`) \
          and set kubernetes:chart_mirror to its URL",
-        pulled.len(),
-        if pulled.len() == 1 { "" } else { "s" }
+        crate::render::count(pulled.len(), "chart")
     ));
     Ok(exit::SUCCESS)
 }

@@ -81,9 +81,9 @@ fn learned<'p>(s: &Settings, provider: &'p Provider, operation: Operation) -> Co
     let mut provider = provider.clone();
     provider.learn_estimates(&learned);
     report::info(&format!(
-        "estimates: {known} of {} projects' {} durations learned from past runs of stack {stack}",
-        provider.projects.len(),
-        operation.as_str()
+        "estimates: the {} durations of {known} of {} learned from past runs of stack {stack}",
+        operation.as_str(),
+        crate::render::count(provider.projects.len(), "project")
     ));
     Cow::Owned(provider)
 }

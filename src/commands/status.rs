@@ -141,7 +141,7 @@ pub(crate) fn run(s: &Settings, t: &StackContext, format: StatusFormat) -> Resul
     };
     let text = match format {
         StatusFormat::Json => serde_json::to_string_pretty(&doc).expect("status serializes") + "\n",
-        StatusFormat::Text => table(&doc, &s.ws.show(&t.run_dir.state())),
+        StatusFormat::Text => table(&doc, &s.ws.show(&t.run_dir.state()), terminal_columns()),
         StatusFormat::Gantt | StatusFormat::GanttSvg => unreachable!("answered above"),
     };
     write_result(&text)?;
@@ -195,7 +195,32 @@ fn seconds_of(text: &str) -> Option<f64> {
 }
 
 /// The table for people, and what an `up` would run.
-fn table(doc: &Status<'_>, state_file: &str) -> String {
+/// The width of the terminal standard output is, when it is one (a pipe or a file gets whole
+/// lines).
+fn terminal_columns() -> Option<usize> {
+    let term = console::Term::stdout();
+    if !term.is_term() {
+        return None;
+    }
+    term.size_checked()
+        .map(|(_, cols)| usize::from(cols))
+        .filter(|&c| c >= 40)
+}
+
+/// `line` cut to `width` characters, its end an ellipsis, as kubectl and gh fit a table's rows
+/// to the terminal (the whole reasons are in `status --format json`).
+fn fit(line: &str, width: Option<usize>) -> std::borrow::Cow<'_, str> {
+    match width {
+        Some(w) if line.chars().count() > w => {
+            let mut cut: String = line.chars().take(w - 1).collect();
+            cut.push('…');
+            cut.into()
+        }
+        _ => line.into(),
+    }
+}
+
+fn table(doc: &Status<'_>, state_file: &str, columns: Option<usize>) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -212,11 +237,12 @@ fn table(doc: &Status<'_>, state_file: &str) -> String {
     } else {
         String::new()
     };
-    let _ = writeln!(
-        out,
+    let head = format!(
         "  {:<width$}  {:<8}  {:<11}  {:<20}  {:>7}  {:>9}{drift_head}  up would",
         "project", "last op", "result", "ended (UTC)", "took", "resources"
     );
+    let _ = writeln!(out, "{}", fit(&head, columns));
+    let mut cut = false;
     for r in &doc.projects {
         let (op, status, ended, took) = match &r.last {
             Some(l) => (
@@ -252,10 +278,18 @@ fn table(doc: &Status<'_>, state_file: &str) -> String {
                 )
             }
         };
-        let _ = writeln!(
-            out,
+        let line = format!(
             "  {:<width$}  {op:<8}  {status:<11}  {ended:<20}  {took:>7}  {resources:>9}{drift}  {up}",
             r.name
+        );
+        let shown = fit(&line, columns);
+        cut |= shown.len() != line.len();
+        let _ = writeln!(out, "{shown}");
+    }
+    if cut {
+        let _ = writeln!(
+            out,
+            "  (rows cut to the terminal's width: `runner status --format json` has them whole)"
         );
     }
     let total = doc.projects.len();
@@ -267,8 +301,9 @@ fn table(doc: &Status<'_>, state_file: &str) -> String {
     } else {
         let _ = writeln!(
             out,
-            "\nAn up would run {} of {total} projects: {}",
+            "\nAn up would run {} of {}: {}",
             doc.up_would_run.len(),
+            crate::render::count(total, "project"),
             doc.up_would_run.join(", ")
         );
     }
@@ -291,6 +326,17 @@ fn shown_time(t: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_row_too_wide_for_the_terminal_ends_in_an_ellipsis() {
+        assert_eq!(fit("  eks  run: its file changed", Some(12)), "  eks  run:…");
+        assert_eq!(fit("  eks", Some(12)), "  eks");
+        // Not a terminal: the whole line.
+        assert_eq!(
+            fit("  eks  run: its file changed", None),
+            "  eks  run: its file changed"
+        );
+    }
 
     #[test]
     fn timestamps_read_back_to_the_seconds_they_were_written_from() {

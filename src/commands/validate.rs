@@ -28,11 +28,11 @@ pub(crate) fn run(s: &Settings, t: &StackContext, check: bool) -> Result<i32, Ru
     let store = Store::new(PathBuf::from("pulumi"), &t.stack, false);
     prepare::prepare(&request, &mut Terminal::new(s.console), &store)?;
     report::info(&format!(
-        "All configuration is OK: provider {}, stack {}, {} projects (tools, files, passphrase, programs, \
+        "All configuration is OK: provider {}, stack {}, {} (tools, files, passphrase, programs, \
          the provider's checks).\nNext: `runner up -p {0} -s {1}` shows what it will run and asks first.",
         t.provider.name,
         t.stack,
-        t.provider.projects.len()
+        crate::render::count(t.provider.projects.len(), "project")
     ));
     Ok(exit::SUCCESS)
 }

@@ -170,7 +170,10 @@ pub(crate) fn tools(i: &Inputs<'_>, problems: &mut Vec<Problem>) {
         if which(tool, path.as_deref()).is_none() {
             problems.push(Problem::new(
                 format!("`{tool}` is not on PATH (the {} graph needs it)", i.provider.name),
-                format!("install {tool}, or put the directory that holds it on PATH"),
+                match i.provider.install.get(tool) {
+                    Some(how) => format!("{how}; or put the directory that holds `{tool}` on PATH"),
+                    None => format!("install {tool}, or put the directory that holds it on PATH"),
+                },
             ));
         }
     }

@@ -423,7 +423,7 @@ fn known_secrets(provider: &Provider, env: &Env, answers: &Answers) -> Vec<Strin
 
 /// The line before the questions: how many, and where the answers go.
 fn intro(stack: &str, file: &StackFile, questions: usize, (secrets, store): (usize, &str)) -> Option<String> {
-    let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+    let plural = crate::render::count;
     let mut parts = Vec::new();
     if questions > 0 {
         parts.push(format!(

@@ -421,6 +421,7 @@ fn expected(p: &Prompt) -> &'static str {
     match p.kind {
         PromptType::String => "a value",
         PromptType::Url => "an http://, https:// or oci:// URL",
+        PromptType::Cidr => super::stackfile::CIDR,
         PromptType::Int => "a whole number",
         PromptType::Bool => "yes or no",
         PromptType::List => "values separated by commas",
@@ -443,6 +444,10 @@ pub(crate) fn parse(p: &Prompt, answer: &str) -> Result<Option<Value>, String> {
         PromptType::Url => match super::stackfile::url_problem(a) {
             None => Ok(Some(Value::from(a))),
             Some(why) => Err(format!("`{}` is {why}", crate::charts::fetch::hide_credentials(a))),
+        },
+        PromptType::Cidr => match super::stackfile::cidr_problem(a) {
+            None => Ok(Some(Value::from(a))),
+            Some(why) => Err(format!("`{a}` is {why}")),
         },
         PromptType::Path => Ok(Some(Value::from(expand_home(a).to_string_lossy()))),
         PromptType::Int => a

@@ -161,7 +161,8 @@ fn again_of(question: &str) -> String {
     format!("{short} (again)")
 }
 
-/// What an empty answer to a question without a default is told.
+/// What an empty answer to a question without a default is told (after `error: `, as the line
+/// editor says what it refuses, so every question says it alike).
 const REQUIRED: &str = "an answer is required (Ctrl-C stops: nothing is written)";
 
 /// The terminal as it was before the questions (echo back on), and what was left undone.
@@ -197,7 +198,7 @@ impl Ask for Terminal {
                     _ => typed,
                 };
                 if answer.is_empty() {
-                    crate::report::info(REQUIRED);
+                    crate::report::info(&format!("error: {REQUIRED}"));
                     continue;
                 }
                 match check(&answer) {
@@ -236,7 +237,7 @@ impl Ask for Terminal {
                 // The default is what the provider file says, in the open: taking it needs no
                 // second entry, and it is no secret of this site.
                 let Some(d) = default else {
-                    say(REQUIRED)?;
+                    say(&format!("error: {REQUIRED}"))?;
                     continue;
                 };
                 say(

@@ -172,10 +172,10 @@ pub(crate) const HEADER_LINES: usize = 8;
 fn header(plan: &Plan<'_>, common: &Common, format: Format, what: &str) -> Vec<String> {
     vec![
         format!(
-            "{what}: provider {}, stack {}, {} projects.",
+            "{what}: provider {}, stack {}, {}.",
             plan.provider.name,
             common.stack,
-            plan.order.len()
+            crate::render::count(plan.order.len(), "project")
         ),
         format!(
             "{MADE_BY}{} -p {} -s {}`: export again rather than edit.",

@@ -43,6 +43,8 @@ pub struct Provider {
     /// The provider file, as shown to the user.
     pub file: String,
     pub required_tools: Vec<String>,
+    /// How to get a required tool (`install` of the provider file), by its name.
+    pub install: std::collections::BTreeMap<String, String>,
     /// Environment variables holding the cloud credentials the programs need (names only).
     pub credentials: Vec<String>,
     pub projects: Vec<Project>,
@@ -193,6 +195,9 @@ pub enum PromptType {
     /// An `http://`, `https://` or `oci://` URL with a host and no user or password in it (a
     /// value of the stack file is carried into every export and shown in logs).
     Url,
+    /// An IPv4 or IPv6 address range, `10.0.0.0/16`: a typo found when it is typed, not minutes
+    /// later inside a cloud's API.
+    Cidr,
 }
 
 /// A prompt's default as written; strings may refer to earlier answers as `${ns:key}`.
@@ -302,6 +307,7 @@ pub fn for_tests(projects: impl IntoIterator<Item = (String, Vec<String>)>) -> P
         infra_type: None,
         file: "t.toml".into(),
         required_tools: vec![],
+        install: std::collections::BTreeMap::new(),
         credentials: vec![],
         projects: projects
             .iter()

@@ -19,11 +19,11 @@ pub(crate) fn dot(plan: &Plan<'_>, labels: &super::EdgeLabels<'_>) -> String {
         out,
         "  graph [rankdir=LR, labelloc=t, fontname=\"Helvetica\", label={}];",
         quote(&format!(
-            "{} · provider {} · {} projects in {} waves (arrows: run order; red: critical path; dashed: order only)",
+            "{} · provider {} · {} in {} (arrows: run order; red: critical path; dashed: order only)",
             plan.operation.as_str(),
             plan.provider.name,
-            plan.order.len(),
-            plan.waves.len()
+            super::count(plan.order.len(), "project"),
+            super::count(plan.waves.len(), "wave")
         ))
     );
     let _ = writeln!(out, "  node [shape=box, style=rounded, fontname=\"Helvetica\"];");

@@ -42,6 +42,12 @@ fn flows<'l>(labels: &'l EdgeLabels<'_>, a: &'l str, b: &'l str) -> &'l [&'l str
         .map_or(&[], Vec::as_slice)
 }
 
+/// `n` and `noun`, plural when `n` is not 1: "1 project", "3 projects" (a noun whose plural
+/// is its name and an `s`). Every count a person reads goes through here.
+pub(crate) fn count(n: usize, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
 /// `a, b, c`
 fn list(items: &[&str]) -> String {
     items.join(", ")

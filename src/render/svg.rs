@@ -74,10 +74,10 @@ pub(crate) fn svg_of(
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="Helvetica, Arial, sans-serif" font-size="12" role="img">"#
     );
     let title = format!(
-        "{command} · provider {} · {} projects in {} waves · critical path {}{unit}",
+        "{command} · provider {} · {} in {} · critical path {}{unit}",
         plan.provider.name,
-        plan.order.len(),
-        plan.waves.len(),
+        super::count(plan.order.len(), "project"),
+        super::count(plan.waves.len(), "wave"),
         plan.critical.weight
     );
     let _ = writeln!(out, "  <title>{}</title>", xml_text(&title));

@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 
 use console::style;
 
+use super::count;
 use crate::graph::{Direction, EdgeKind, Weighing};
 use crate::plan::Plan;
 
@@ -18,14 +19,13 @@ pub(crate) fn tree(plan: &Plan<'_>) -> String {
     let n = plan.order.len();
     let _ = writeln!(
         out,
-        "{} {} · provider {} ({}) · {n} project{} in {} wave{}",
+        "{} {} · provider {} ({}) · {} in {}",
         style("Plan:").bold(),
         style(plan.operation.as_str()).bold(),
         style(&provider.name).bold(),
         provider.description,
-        plural(n as u64),
-        plan.waves.len(),
-        plural(plan.waves.len() as u64),
+        count(n, "project"),
+        count(plan.waves.len(), "wave"),
     );
     if !plan.targets.is_empty() {
         let targets: Vec<&str> = plan.targets.iter().map(|&i| plan.name(i)).collect();
@@ -39,7 +39,7 @@ pub(crate) fn tree(plan: &Plan<'_>) -> String {
     }
     let names: Vec<&str> = plan.critical.nodes.iter().map(|&i| plan.name(i)).collect();
     let weight = match plan.critical.weighing {
-        Weighing::Count => format!("{} project{}", plan.critical.weight, plural(plan.critical.weight)),
+        Weighing::Count => count(usize::try_from(plan.critical.weight).unwrap_or(usize::MAX), "project"),
         Weighing::Estimate => format!("about {}", duration(plan.critical.weight)),
     };
     let _ = writeln!(
@@ -119,7 +119,7 @@ fn project_line(plan: &Plan<'_>, i: usize, branch: &str, width: usize) -> String
         details.push(format!("on success: {}", list(&hooks)));
     }
     if !p.secrets.is_empty() {
-        details.push(format!("{} secret{}", p.secrets.len(), plural(p.secrets.len() as u64)));
+        details.push(count(p.secrets.len(), "secret"));
     }
     let details = if details.is_empty() {
         String::new()
@@ -132,10 +132,6 @@ fn project_line(plan: &Plan<'_>, i: usize, branch: &str, width: usize) -> String
         wave = plan.wave(i),
     );
     line.trim_end().to_string()
-}
-
-fn plural(n: u64) -> &'static str {
-    if n == 1 { "" } else { "s" }
 }
 
 /// `45 s`, `12 min`, `1 h 05 min`

@@ -47,8 +47,16 @@ impl CiSystem {
         self != CiSystem::Other
     }
 
-    /// One project's output as a group, folded under `title`.
-    pub(crate) fn group(self, project: &str, title: &str, lines: &[String]) -> String {
+    /// One project's output as a group, folded under `title`; it ran from `span.0` (when known)
+    /// to `span.1`, which GitLab shows as the section's duration (its lines are printed together,
+    /// at the end).
+    pub(crate) fn group(
+        self,
+        project: &str,
+        title: &str,
+        lines: &[String],
+        span: (Option<SystemTime>, SystemTime),
+    ) -> String {
         let mut out = String::new();
         match self {
             CiSystem::GitHub => {
@@ -65,13 +73,14 @@ impl CiSystem {
                 let _ = writeln!(out, "::endgroup::");
             }
             CiSystem::GitLab | CiSystem::Other => {
-                let now = unix_now();
+                let end = unix(span.1);
+                let start = span.0.map_or(end, unix);
                 let id = section_id(project);
-                let _ = writeln!(out, "\x1b[0Ksection_start:{now}:{id}[collapsed=true]\r\x1b[0K{title}");
+                let _ = writeln!(out, "\x1b[0Ksection_start:{start}:{id}[collapsed=true]\r\x1b[0K{title}");
                 for l in lines {
                     let _ = writeln!(out, "{l}");
                 }
-                let _ = writeln!(out, "\x1b[0Ksection_end:{}:{id}\r\x1b[0K", unix_now());
+                let _ = writeln!(out, "\x1b[0Ksection_end:{end}:{id}\r\x1b[0K");
             }
         }
         out
@@ -140,10 +149,8 @@ fn section_id(project: &str) -> String {
     format!("runner_{name}")
 }
 
-fn unix_now() -> u64 {
-    SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
+fn unix(at: SystemTime) -> u64 {
+    at.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
 /// The run as a Markdown table, for GitHub's job summary (`$GITHUB_STEP_SUMMARY`).
@@ -259,19 +266,25 @@ mod tests {
             a,
             "::error file=projects/a%2Cb/Pulumi.yaml,line=17,title=app%3A up failed::x\n"
         );
-        let g = CiSystem::GitHub.group("eks", "eks: up", &["a".into(), "  ::add-mask::x".into()]);
+        let span = (
+            Some(SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000)),
+            SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_042),
+        );
+        let g = CiSystem::GitHub.group("eks", "eks: up", &["a".into(), "  ::add-mask::x".into()], span);
         let token = stop_token();
         assert!(token.len() > 20, "{token}");
         assert_eq!(
             g,
             format!("::group::eks: up\n::stop-commands::{token}\na\n  ::add-mask::x\n::{token}::\n::endgroup::\n")
         );
-        let g = CiSystem::GitLab.group("my app", "my app: up", &["a".into()]);
-        assert!(
-            g.starts_with("\x1b[0Ksection_start:")
-                && g.contains(":runner_my_app[collapsed=true]\r\x1b[0Kmy app: up\na\n")
+        // The section lasts as long as the project ran (GitLab shows 42 s), though its lines
+        // are printed together at its end.
+        let g = CiSystem::GitLab.group("my app", "my app: up", &["a".into()], span);
+        assert_eq!(
+            g,
+            "\x1b[0Ksection_start:1700000000:runner_my_app[collapsed=true]\r\x1b[0Kmy app: up\na\n\
+             \x1b[0Ksection_end:1700000042:runner_my_app\r\x1b[0K\n"
         );
-        assert!(g.contains("section_end:") && g.ends_with(":runner_my_app\r\x1b[0K\n"));
         assert_eq!(cell("a|b\nc"), "a\\|b<br>c");
     }
 }

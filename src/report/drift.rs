@@ -100,7 +100,7 @@ pub(crate) fn html(project: &str, diffs: &[ResourceDiff]) -> String {
 
 /// `N resource(s)`.
 fn resources(diffs: &[ResourceDiff]) -> String {
-    format!("{} resource{}", diffs.len(), if diffs.len() == 1 { "" } else { "s" })
+    crate::render::count(diffs.len(), "resource")
 }
 
 /// A drift table's rows, a line each, as `row` writes its cells (resource, change, input,

@@ -38,13 +38,16 @@ pub(crate) struct Live<'p> {
     /// A drift check: previews are told as drift (`drifted`, `no drift`).
     drift: bool,
     ticking: bool,
+    /// The width drawn into; `None`: standard error's terminal, asked at each draw (it may be
+    /// resized).
+    columns: Option<usize>,
 }
 
 impl<'p> Live<'p> {
     pub(crate) fn new(plan: &'p Plan<'p>, debug: bool, estimates: BTreeMap<String, f64>, parallel: usize) -> Self {
         Self::drawn_on(
             ProgressDrawTarget::stderr_with_hz(10),
-            true,
+            None,
             plan,
             debug,
             estimates,
@@ -52,15 +55,17 @@ impl<'p> Live<'p> {
         )
     }
 
-    /// `ticking`: spinners and clocks move on their own (a test draws each frame itself).
+    /// `columns`: `None` for standard error's terminal, whose spinners and clocks move on their
+    /// own; a width for a test's terminal, which draws each frame itself.
     fn drawn_on(
         target: ProgressDrawTarget,
-        ticking: bool,
+        columns: Option<usize>,
         plan: &'p Plan<'p>,
         debug: bool,
         estimates: BTreeMap<String, f64>,
         parallel: usize,
     ) -> Self {
+        let ticking = columns.is_none();
         let multi = MultiProgress::with_draw_target(target);
         let overall = multi.add(ProgressBar::new(plan.order.len() as u64));
         let eta: Arc<Mutex<Option<Instant>>> = Arc::new(Mutex::new(None));
@@ -108,6 +113,7 @@ impl<'p> Live<'p> {
             eta,
             drift: false,
             ticking,
+            columns,
         };
         live.replan();
         live
@@ -149,7 +155,13 @@ impl<'p> Live<'p> {
                 Instant::now().checked_add(crate::duration::of_seconds(p.makespan))
             })
             .flatten();
-        self.waiting.set_message(waiting_line(plan, &self.done, &self.started));
+        // The bar's room: the terminal's width less its two spaces of indent.
+        let columns = self
+            .columns
+            .unwrap_or_else(|| usize::from(console::Term::stderr().size().1));
+        let room = columns.saturating_sub(2);
+        self.waiting
+            .set_message(waiting_line(plan, &self.done, &self.started, room));
     }
 
     pub(crate) fn event(&mut self, ev: &Event) {
@@ -242,8 +254,8 @@ impl<'p> Live<'p> {
 }
 
 /// The line of the projects not started yet, each with what it still waits for (a preview
-/// waits for nothing).
-fn waiting_line(plan: &Plan<'_>, done: &HashSet<String>, started: &HashMap<String, SystemTime>) -> String {
+/// waits for nothing), as many whole as `room` characters hold, then how many more.
+fn waiting_line(plan: &Plan<'_>, done: &HashSet<String>, started: &HashMap<String, SystemTime>, room: usize) -> String {
     let waiting: Vec<String> = plan
         .order
         .iter()
@@ -268,8 +280,37 @@ fn waiting_line(plan: &Plan<'_>, done: &HashSet<String>, started: &HashMap<Strin
     if waiting.is_empty() {
         String::new()
     } else {
-        format!("waiting: {}", waiting.join(" · "))
+        whole_items("waiting: ", &waiting, room)
     }
+}
+
+/// `prefix` and `items` joined by ` · `, in at most `room` characters: an item that does not fit
+/// is left out whole, never cut mid-word, and the line ends with how many were (`· … 3 more`).
+fn whole_items(prefix: &str, items: &[String], room: usize) -> String {
+    let width = |s: &str| s.chars().count();
+    let all = format!("{prefix}{}", items.join(" · "));
+    if width(&all) <= room {
+        return all;
+    }
+    let mut line = prefix.to_string();
+    for (k, item) in items.iter().enumerate() {
+        let sep = if k == 0 { "" } else { " · " };
+        // This item fits only if the count of those after it still fits behind it.
+        let after = items.len() - k - 1;
+        let tail = if after == 0 {
+            String::new()
+        } else {
+            format!(" · … {after} more")
+        };
+        if width(&line) + width(sep) + width(item) + width(&tail) > room {
+            line.push_str(sep);
+            let _ = std::fmt::Write::write_fmt(&mut line, format_args!("… {} more", items.len() - k));
+            return line;
+        }
+        line.push_str(sep);
+        line.push_str(item);
+    }
+    line
 }
 
 /// The line a finished project leaves above the bars, `took` its duration; `None` for an
@@ -341,10 +382,26 @@ mod tests {
 
     use indicatif::{InMemoryTerm, ProgressDrawTarget};
 
-    use super::{Live, finished_line, left};
+    use super::{Live, finished_line, left, whole_items};
     use crate::exec::{Because, Event, Finished, Outcome, Status};
     use crate::plan::{Operation, Plan};
     use crate::provider::for_tests;
+
+    #[test]
+    fn the_waiting_line_holds_whole_items_and_says_how_many_more() {
+        let items: Vec<String> = ["app waits for network", "secrets waits for kubeconfig", "smoke"]
+            .iter()
+            .map(|s| (*s).to_string())
+            .collect();
+        assert_eq!(
+            whole_items("waiting: ", &items, 200),
+            "waiting: app waits for network · secrets waits for kubeconfig · smoke"
+        );
+        let cut = whole_items("waiting: ", &items, 50);
+        assert_eq!(cut, "waiting: app waits for network · … 2 more");
+        assert!(cut.chars().count() <= 50);
+        assert_eq!(whole_items("waiting: ", &items, 20), "waiting: … 3 more");
+    }
 
     fn graph() -> crate::provider::Provider {
         for_tests([
@@ -392,7 +449,7 @@ mod tests {
             ("logstore".to_string(), 60.9),
         ]);
         let target = ProgressDrawTarget::term_like_with_hz(Box::new(term.clone()), 100);
-        let mut live = Live::drawn_on(target, false, &plan, false, estimates, 8);
+        let mut live = Live::drawn_on(target, Some(100), &plan, false, estimates, 8);
         let mut frames = Vec::new();
         let mut frame = |live: &Live<'_>, run: u64, elapsed: &[(&str, u64)]| {
             live.overall.set_elapsed(Duration::from_secs(run));

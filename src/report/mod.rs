@@ -6,7 +6,8 @@
 macro_rules! say {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+        let text = format!($($arg)*);
+        let _ = writeln!(std::io::stderr().lock(), "{}", $crate::report::as_typed(&text));
     }};
 }
 
@@ -14,8 +15,9 @@ macro_rules! say {
 macro_rules! say_inline {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
+        let text = format!($($arg)*);
         let mut err = std::io::stderr().lock();
-        let _ = write!(err, $($arg)*);
+        let _ = write!(err, "{}", $crate::report::as_typed(&text));
         let _ = err.flush();
     }};
 }
@@ -201,6 +203,26 @@ pub(crate) fn markdown_cell(text: &str) -> String {
         .replace('|', "\\|")
         .replace('\r', "")
         .replace('\n', "<br>")
+}
+
+/// The command a person types for the runner when it is not `runner`: a wrapper that starts it
+/// (`scripts/try-local`) names itself in `RUNNER_COMMAND`, so the commands the runner suggests
+/// can be typed as they are.
+pub(crate) const COMMAND_VAR: &str = "RUNNER_COMMAND";
+
+/// `text` with each command it suggests (`` `runner …` ``) as the person types it.
+pub(crate) fn as_typed(text: &str) -> std::borrow::Cow<'_, str> {
+    static TYPED: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    let typed = TYPED.get_or_init(|| {
+        std::env::var(COMMAND_VAR)
+            .ok()
+            .map(|c| c.trim().to_string())
+            .filter(|c| !c.is_empty() && c != "runner" && !c.chars().any(|ch| ch == '`' || ch.is_control()))
+    });
+    match typed {
+        Some(typed) if text.contains("`runner ") => text.replace("`runner ", &format!("`{typed} ")).into(),
+        _ => text.into(),
+    }
 }
 
 /// A message for the user, on standard error.

@@ -121,12 +121,9 @@ impl Plain {
                 };
                 say!("{}", style(line).for_stderr().bold());
             }
+            // In its group, a line needs no `[project]`: the group's title names it.
             Event::Line { project, text, .. } if self.ci.is_some() => {
-                let prefix = style(format!("[{project}]")).for_stdout().cyan();
-                self.kept
-                    .entry(project.clone())
-                    .or_default()
-                    .push(format!("{prefix} {text}"));
+                self.kept.entry(project.clone()).or_default().push(text.clone());
             }
             Event::Line { project, stream, text } => {
                 let prefix = style(format!("[{project}]")).for_stdout().cyan();
@@ -173,7 +170,8 @@ impl Plain {
             let lines = self.kept.remove(project).unwrap_or_default();
             let title = format!("{project}: {operation} {}{took}", outcome_word(result.status.outcome()));
             if !lines.is_empty() {
-                ci::print(&ci.group(project, &title, &lines));
+                let span = (self.started.get(project).copied(), result.ended);
+                ci::print(&ci.group(project, &title, &lines, span));
             }
             if result.status.is_failure()
                 && let Some(a) = ci.annotation(
@@ -291,10 +289,10 @@ impl Plain {
             let _ = writeln!(err, "{}", line.trim_end());
         }
         for (reason, (because, names)) in &unchanged {
-            let again = if plan.operation == Operation::Up {
-                "; `--fresh` to run them anyway"
-            } else {
-                ""
+            let again = match (plan.operation, names.len()) {
+                (Operation::Up, 1) => "; `--fresh` to run it anyway",
+                (Operation::Up, _) => "; `--fresh` to run them anyway",
+                _ => "",
             };
             // The reason is worded for one project; for several, of each.
             let reason = if names.len() > 1 {
@@ -313,7 +311,7 @@ impl Plain {
         }
         // Input by input, from the same engine events: what drifted, or what a preview would do.
         if plan.operation == Operation::Preview {
-            diffs(err, result, if self.drift { "Drifted:" } else { "Would change:" });
+            diffs(err, result, if self.drift { "Drifted:" } else { "In detail:" });
         }
         for (name, f) in result.results.iter().filter(|(_, f)| f.status.is_failure()) {
             let _ = writeln!(
@@ -421,14 +419,16 @@ pub(crate) fn drift_verdict(result: &RunResult) -> String {
     };
     if drifted.is_empty() {
         format!(
-            "No drift: the {} deployed projects checked match their programs and configuration{absent}.",
-            checked.len()
+            "No drift: the {} checked {} their programs and configuration{absent}.",
+            crate::render::count(checked.len(), "deployed project"),
+            if checked.len() == 1 { "matches" } else { "match" }
         )
     } else {
         format!(
-            "Drift: {} of {} deployed projects differ from their programs and configuration{absent}: {}",
+            "Drift: {} of {} {} from their programs and configuration{absent}: {}",
             drifted.len(),
-            checked.len(),
+            crate::render::count(checked.len(), "deployed project"),
+            if drifted.len() == 1 { "differs" } else { "differ" },
             drifted.join(", ")
         )
     }

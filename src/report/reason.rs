@@ -45,7 +45,7 @@ pub(crate) fn because_of_each(b: &Because) -> String {
 /// Why the scheduler runs a project an `up` skips when unchanged.
 pub(crate) fn runs(r: &Runs) -> String {
     match r {
-        Runs::NoRecord => "no successful up of it is recorded (or --fresh)".into(),
+        Runs::NoRecord => "no successful up of it is recorded, or --fresh".into(),
         Runs::InputsChanged { ran_before } => {
             let upstream = if ran_before.is_empty() {
                 String::new()
@@ -63,10 +63,10 @@ pub(crate) fn runs(r: &Runs) -> String {
 pub(crate) fn pending(w: &Why) -> String {
     match w {
         Why::NeverRun => "never run".into(),
-        Why::Running(operation) => format!("running now ({})", operation.as_str()),
+        Why::Running(operation) => format!("running now: {}", operation.as_str()),
         Why::ChangedBy(command) => format!("`{command}` changed its stack since its last up"),
         Why::CutShort(operation) => format!(
-            "its last {} was cut short (its runner ended before it did)",
+            "its last {} was cut short: its runner ended before it did",
             operation.as_str()
         ),
         Why::Ended(operation, outcome) => {
@@ -77,19 +77,19 @@ pub(crate) fn pending(w: &Why) -> String {
             format!("its last {} {how}", operation.as_str())
         }
         Why::NotDeployed => "not deployed".into(),
-        Why::After(upstream) => format!("after {upstream}, which runs (its outputs may change)"),
+        Why::After(upstream) => format!("after {upstream}, which runs and may change its outputs"),
         Why::Unchanged => "unchanged since its last up".into(),
         Why::InputsChanged(None) => {
-            "its inputs changed since its last up (program, stack configuration, environment file or a file it reads)"
+            "its inputs changed since its last up: program, stack configuration, environment file or a file it reads"
                 .into()
         }
         Why::InputsChanged(Some(what)) => format!("{what} since its last up"),
         Why::Refreshed => "its last refresh took changes made outside Pulumi into the state".into(),
         Why::Drifted(None) => {
-            "a drift check found its stack differs from its program and configuration (its up refreshes first)".into()
+            "a drift check found its stack differs from its program and configuration; its up refreshes first".into()
         }
         Why::Drifted(Some(what)) => {
-            format!("{what} since its last up, as a drift check found (its up refreshes first)")
+            format!("{what} since its last up, as a drift check found; its up refreshes first")
         }
         Why::NoRecord => "no record of its inputs".into(),
     }

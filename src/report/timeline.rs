@@ -94,12 +94,12 @@ impl Timeline {
         }
         let idle = idle_stretches(&bars, length_ms);
         let title = format!(
-            "{} · provider {} · stack {} · {} of {} projects ran in {}",
+            "{} · provider {} · stack {} · {} of {} ran in {}",
             run.operation.word(),
             run.provider,
             run.stack,
             bars.len(),
-            run.projects.len(),
+            crate::render::count(run.projects.len(), "project"),
             seconds(length_ms)
         );
         Timeline {

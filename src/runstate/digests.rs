@@ -277,7 +277,7 @@ fn named(kind: InputKind, name: &str) -> String {
                 .and_then(|rest| rest.strip_suffix(".yaml"))
                 .is_some_and(|stack| !stack.is_empty()) =>
         {
-            format!("its own stack file `{name}` (not config/pulumi's)")
+            format!("its own stack file `{name}`, not config/pulumi's,")
         }
         InputKind::File => format!("its file `{name}`"),
         InputKind::Named => format!("the file `{name}` names"),
@@ -639,7 +639,7 @@ mod tests {
         };
         assert_eq!(
             changed_input(&own("0000000000000000"), &own("1111111111111111")).as_deref(),
-            Some("its own stack file `Pulumi.try.yaml` (not config/pulumi's) changed")
+            Some("its own stack file `Pulumi.try.yaml`, not config/pulumi's, changed")
         );
     }
 }

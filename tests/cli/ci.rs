@@ -148,8 +148,14 @@ fn in_github_actions_each_project_is_a_group_a_failure_an_annotation_and_the_run
     assert_eq!(groups.len(), 3, "{titles:?}");
     for (title, lines) in &groups {
         let project = title.split(':').next().unwrap();
+        // The title names the project: its lines carry no `[project]` of their own, and none
+        // is another project's (its stack's root resource names it).
+        assert!(!lines.iter().any(|l| l.starts_with('[')), "{title}: {lines:#?}");
         assert!(
-            lines.iter().all(|l| l.starts_with(&format!("[{project}] "))),
+            lines
+                .iter()
+                .filter(|l| l.contains("pulumi:pulumi:Stack"))
+                .all(|l| l.contains(&format!("{project}-dev"))),
             "{title}: another project's lines inside:\n{lines:#?}"
         );
         assert!(
@@ -174,6 +180,11 @@ fn in_github_actions_each_project_is_a_group_a_failure_an_annotation_and_the_run
         "{annotation}"
     );
     let table = std::fs::read_to_string(&summary).unwrap();
+    // The state goes with the job: the summary says so too, not only the log.
+    assert!(
+        table.contains("> [!WARNING]\n> this CI job keeps the Pulumi state in the workspace's own file backend"),
+        "{table}"
+    );
     assert!(
         table.starts_with("earlier step\n### runner up · provider aws · stack dev\n\n2 succeeded, 1 failed in "),
         "appended:\n{table}"
@@ -240,7 +251,11 @@ fn in_gitlab_ci_each_project_is_a_collapsed_section_and_a_backend_that_outlives_
         .position(|l| l.starts_with("\u{1b}[0Ksection_end:"))
         .unwrap();
     assert!(after[end].ends_with(":runner_vpc\r\u{1b}[0K"), "{:?}", after[end]);
-    assert!(after[1..end].iter().all(|l| l.starts_with("[vpc] ")), "{after:?}");
+    assert!(
+        after[1..end].iter().any(|l| l.ends_with("Updating (dev):")),
+        "{after:?}"
+    );
+    assert!(!after[1..end].iter().any(|l| l.starts_with("[vpc] ")), "{after:?}");
     assert!(!run.stdout.contains("::group::"));
     assert!(!run.stderr.contains("lost when the job ends"), "{}", run.stderr);
 }

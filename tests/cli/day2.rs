@@ -284,7 +284,7 @@ fn status_and_logs_work_while_a_run_holds_the_workspace() {
         (run.code == 0 && project(&run.json(), "eks")["last"]["status"] == "running").then(|| run.json())
     });
     assert_eq!(status["running"], true);
-    assert_eq!(project(&status, "eks")["up"]["why"], "running now (up)");
+    assert_eq!(project(&status, "eks")["up"]["why"], "running now: up");
     // The run holds the workspace: another run is refused, the readers are not.
     ws.up("aws", &[], &[]).expect(4);
     let log = ws.exec(&["logs", "eks", "-s", "dev"], &[]).expect(0);
@@ -544,7 +544,7 @@ fn drift_previews_what_the_backend_holds_and_exits_6_when_anything_differs() {
     crate::ci::ant_schema(&ws.path().join("drift.xml"));
     assert!(
         drifted.stderr.contains(
-            "Drift: 1 of 3 deployed projects differ from their programs and configuration (13 not deployed: not checked): eks (~1 update)"
+            "Drift: 1 of 3 deployed projects differs from their programs and configuration (13 not deployed: not checked): eks (~1 update)"
         ),
         "{}",
         drifted.stderr
@@ -628,7 +628,7 @@ fn after_a_drift_check_status_keeps_the_last_up_and_shows_the_drift_beside_it() 
         project(&doc, "eks")["up"]["why"]
             .as_str()
             .unwrap()
-            .ends_with("as a drift check found (its up refreshes first)"),
+            .ends_with("as a drift check found; its up refreshes first"),
         "{doc}"
     );
     let table = ws.exec(&["status", "-p", "aws", "-s", "dev"], &[]).expect(0).stdout;
@@ -708,7 +708,7 @@ fn only_drift_with_refresh_sees_a_change_made_outside_pulumi() {
     ws.clear_invocations();
     ws.exec(&[&drift[..], &["--refresh"]].concat(), &by_hand)
         .expect(6)
-        .stderr_has("Drift: 1 of 3 deployed projects differ from their programs and configuration (13 not deployed: not checked): eks (~1 update)");
+        .stderr_has("Drift: 1 of 3 deployed projects differs from their programs and configuration (13 not deployed: not checked): eks (~1 update)");
     let previews: Vec<crate::support::Invocation> = ws
         .invocations()
         .into_iter()
@@ -772,7 +772,7 @@ fn only_a_refresh_that_found_changes_makes_an_up_to_date_project_run_again() {
     );
     ws.exec(&up, &[])
         .expect(0)
-        .stderr_has(" for 1 of 1 projects")
+        .stderr_has(" for 1 of 1 project (")
         .stderr_has("✔ [vpc] up succeeded");
 }
 
@@ -897,7 +897,7 @@ fn after_a_runner_is_killed_status_says_its_run_was_cut_short() {
     assert_eq!(project(&killed, "iam")["last"]["status"], "cut short");
     assert_eq!(
         project(&killed, "iam")["up"]["why"],
-        "its last up was cut short (its runner ended before it did)"
+        "its last up was cut short: its runner ended before it did"
     );
     let text = ws.exec(&["status", "-s", "dev"], &[]).expect(0);
     assert!(!text.stdout.contains("a run is going"), "{}", text.stdout);
@@ -970,4 +970,63 @@ fn a_refused_switch_leaves_the_environment_file_as_it_was() {
     .expect(0)
     .stderr_has("Switched the workspace from stack dev to qa");
     assert_eq!(std::fs::read_to_string(&env).unwrap(), "PULUMI_STACK=qa\n");
+}
+
+/// A typo of a stack's name is not taken for a new stack without a word: with -p, `status`
+/// says the stack has neither runs nor configuration and names the stacks there are.
+#[test]
+fn status_of_a_stack_never_seen_says_so_and_names_the_known_ones() {
+    let ws = Ws::configured("kubeconfig");
+    let run = ws.exec(&["status", "-p", "kubeconfig", "-s", "dve"], &[]).expect(0);
+    assert!(
+        run.stderr.contains(
+            "stack `dve` has no runs here and no configuration (stacks here: dev): what follows is what an up would make of it"
+        ),
+        "{}",
+        run.stderr
+    );
+    // A stack that is known says nothing of the kind.
+    let known = ws.exec(&["status", "-p", "kubeconfig", "-s", "dev"], &[]).expect(0);
+    assert!(!known.stderr.contains("no runs here"), "{}", known.stderr);
+}
+
+/// At a terminal of 100 columns every row of `status` fits (cut with an ellipsis, as kubectl
+/// and gh cut theirs); into a pipe the rows are whole.
+#[test]
+fn status_fits_its_rows_to_the_terminal() {
+    let ws = Ws::configured("aws");
+    ws.up("aws", &[], &[]).expect(0);
+    ws.edit("config/pulumi/Pulumi.dev.yaml", "us-east-1", "us-west-2");
+    let piped = ws.exec(&["status", "-s", "dev"], &[]).expect(0);
+    assert!(
+        piped.stdout.lines().any(|l| l.chars().count() > 100),
+        "{}",
+        piped.stdout
+    );
+    let typescript = ws.path().join("typescript");
+    let status = ws.command(&["status", "-s", "dev"], &[]);
+    let mut sized = std::process::Command::new("sh");
+    crate::support::copy_env(&status, &mut sized);
+    sized
+        .arg("-c")
+        .arg("stty cols 100 rows 50 && exec \"$0\" \"$@\"")
+        .arg(status.get_program())
+        .args(status.get_args());
+    let run = crate::support::run(&mut crate::support::at_terminal(&sized, &typescript));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let shown = std::fs::read_to_string(&typescript).unwrap();
+    let rows: Vec<&str> = shown
+        .lines()
+        .filter(|l| l.contains("  up  ") && l.contains("succeeded"))
+        .collect();
+    assert!(!rows.is_empty(), "{shown}");
+    for row in &rows {
+        assert!(row.trim_end_matches('\r').chars().count() <= 100, "{row:?}");
+    }
+    assert!(rows.iter().any(|r| r.trim_end_matches('\r').ends_with('…')), "{shown}");
+    assert!(
+        shown.contains("rows cut to the terminal's width: `runner status --format json` has them whole"),
+        "{shown}"
+    );
+    assert!(!piped.stdout.contains("rows cut"), "{}", piped.stdout);
 }

@@ -108,6 +108,31 @@ fn switch_stack_makes_the_given_stack_the_workspaces_without_editing_files() {
     ws.exec(&["up", "-p", "aws", "-s", "prod", "--target", "iam"], &[])
         .expect(2)
         .stderr_has("the stack `prod` differs from PULUMI_STACK=`dev` in config/pulumi/environment");
+    // A switch to a stack whose run is refused (nothing ran) is undone, and said.
+    ws.write(
+        "config/pulumi/Pulumi.qa.yaml",
+        &prod.replace("eks:min_size: 3", "eks:min_size: lots"),
+    );
+    ws.exec(&["up", "-p", "aws", "-s", "qa", "--switch-stack"], &[])
+    .expect(3)
+    .stderr_has("Switched the workspace back to stack dev: nothing ran on qa (PULUMI_STACK=dev in config/pulumi/environment)");
+    assert_eq!(
+        read(&ws).as_deref(),
+        Some("# ours\nPULUMI_STACK=dev\nAWS_PROFILE=admin\n")
+    );
+    // `validate --check` writes nothing, so it does not switch either: said, not silent.
+    let check = ws.exec(
+        &["validate", "-p", "aws", "-s", "prod", "--check", "--switch-stack"],
+        &[],
+    );
+    assert!(
+        check
+            .stderr
+            .contains("--switch-stack left undone: `validate --check` changes no file"),
+        "{}",
+        check.stderr
+    );
+    assert!(read(&ws).as_deref().unwrap().contains("PULUMI_STACK=dev\n"));
     ws.exec(
         &["up", "-p", "aws", "-s", "prod", "--target", "iam", "--switch-stack"],
         &[],

@@ -166,6 +166,22 @@ fn rewiring_an_unknown_project_is_refused() {
 }
 
 #[test]
+fn the_one_provider_of_a_workspace_needs_no_flag_and_counts_read_as_english() {
+    let ws = small();
+    let run = ws.run(&["show-plan"]).expect(0);
+    assert!(
+        run.stderr.contains("provider mini: the only one in this workspace"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stdout.contains("3 projects in 3 waves"), "{}", run.stdout);
+    // One project, one wave: no plural slips.
+    let one = ws.run(&["show-plan", "--target", "net"]).expect(0);
+    assert!(one.stdout.contains("1 project in 1 wave"), "{}", one.stdout);
+    assert!(!one.stdout.contains("1 projects"), "{}", one.stdout);
+}
+
+#[test]
 fn unknown_or_missing_provider_is_a_usage_error_listing_the_providers() {
     let ws = Ws::reference();
     ws.run(&["show-plan", "-p", "awz"])

@@ -93,7 +93,7 @@ fn the_second_runs_predicted_makespan_is_within_20_percent_of_its_real_one() {
     let plan = ws.exec(&["show-plan", "-p", "kubeconfig", "-s", "dev"], &[]).expect(0);
     assert!(
         plan.stderr
-            .contains("estimates: 10 of 10 projects' up durations learned from past runs of stack dev"),
+            .contains("estimates: the up durations of 10 of 10 projects learned from past runs of stack dev"),
         "{}",
         plan.stderr
     );

@@ -93,6 +93,19 @@ fn the_man_page_is_made_from_the_commands() {
     ] {
         assert!(page.contains(needle), "the man page lacks {needle:?}");
     }
+    // One command's page, as `man runner-up` shows it; a word that is no command is named.
+    let up = ws.run(&["man", "up"]).expect(0).stdout;
+    assert!(
+        up.contains(".TH up 1") || up.contains(".TH runner-up 1"),
+        "{}",
+        &up[..200.min(up.len())]
+    );
+    assert!(up.contains("\\-\\-keep\\-going"), "the page of up lacks its options");
+    let pko = ws.run(&["man", "export", "pko"]).expect(0).stdout;
+    assert!(pko.contains("\\-\\-namespace"), "{}", &pko[..200.min(pko.len())]);
+    ws.run(&["man", "upp"])
+        .expect(2)
+        .stderr_has("`runner upp` is no command: no man page");
     // groff, where it is installed, reads it without a warning.
     if crate::support::have("groff") {
         let mut groff = std::process::Command::new("groff")

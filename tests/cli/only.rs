@@ -175,7 +175,7 @@ fn a_destroy_from_a_fresh_checkout_is_predicted_to_run() {
     let destroy = ws
         .exec(&["destroy", "-p", "aws", "-s", "dev", "--only", "vpc", "--yes"], &[])
         .expect(0);
-    assert!(destroy.stderr.contains("for 1 of 1 projects"), "{}", destroy.stderr);
+    assert!(destroy.stderr.contains("for 1 of 1 project ("), "{}", destroy.stderr);
     assert!(destroy.stderr.contains("1 succeeded"), "{}", destroy.stderr);
 }
 

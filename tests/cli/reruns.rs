@@ -41,7 +41,10 @@ fn a_key_added_in_one_projects_namespace_reruns_that_project_and_is_named() {
     assert_eq!(why("certmgr"), (false, "unchanged since its last up".to_string()));
     assert_eq!(
         why("logagent"),
-        (true, "after logstore, which runs (its outputs may change)".to_string())
+        (
+            true,
+            "after logstore, which runs and may change its outputs".to_string()
+        )
     );
 
     let run = ws.up("kubeconfig", &[], &[]).expect(0);
@@ -170,4 +173,27 @@ fn a_run_that_runs_nothing_keeps_the_record_of_the_last_real_one() {
         report.stdout.contains("10 of 10 projects ran"),
         "the report draws the real run"
     );
+}
+
+/// The prediction before an up prices the projects that run only if the outputs they read
+/// change apart: the least (they do not run) and the most (they do), never the most alone.
+#[test]
+fn the_prediction_gives_the_least_and_the_most_when_some_projects_may_not_run() {
+    let ws = Ws::configured("kubeconfig");
+    ws.up("kubeconfig", &[], &[]).expect(0);
+    let config = std::fs::read_to_string(ws.path().join("config/pulumi/Pulumi.dev.yaml")).unwrap();
+    ws.write(
+        "config/pulumi/Pulumi.dev.yaml",
+        &format!("{config}  logstore:retention: 30d\n"),
+    );
+    let run = ws.up("kubeconfig", &[], &[]).expect(0);
+    let line = run
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("Predicted: "))
+        .unwrap_or_else(|| panic!("no prediction:\n{}", run.stderr));
+    // logstore surely runs; the two that read its outputs only if they change.
+    assert!(line.contains("for 1 of "), "{line}");
+    assert!(line.contains(", up to "), "{line}");
+    assert!(line.contains("if the 2 that read their outputs run too"), "{line}");
 }

@@ -724,7 +724,7 @@ fn debug_says_the_backend_each_pulumi_command_and_why_a_project_runs() {
         .exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam", "-d"], &[])
         .expect(0);
     for needle in [
-        "debug: running 1 projects, at most 8 at once; backend file://",
+        "debug: running 1 project, at most 8 at once; backend file://",
         "debug: [iam] runs: its inputs changed since its last successful up",
         "debug: [iam] pulumi up --stack dev --non-interactive --config-file ",
         "(in projects/identity/iam)",

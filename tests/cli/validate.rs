@@ -50,6 +50,18 @@ fn a_complete_workspace_passes() {
         run.stderr
     );
     assert!(run.stderr.contains("Next: `runner up -p aws -s dev`"), "{}", run.stderr);
+    // Started by a wrapper that names itself, the runner suggests what its user types.
+    let wrapped = ws
+        .exec(
+            &["validate", "-p", "aws", "-s", "dev"],
+            &[("PATH", &path), ("RUNNER_COMMAND", "scripts/try-aws")],
+        )
+        .expect(0);
+    assert!(
+        wrapped.stderr.contains("Next: `scripts/try-aws up -p aws -s dev`"),
+        "{}",
+        wrapped.stderr
+    );
 }
 
 #[test]
@@ -596,4 +608,33 @@ fn the_kubeconfig_file_and_context_docker_buildx_and_the_pulumi_version_are_chec
         .expect(3)
         .stderr_has("is pulumi v3.100.0, older than the programs need")
         .stderr_has("install pulumi v3.142.0 or newer");
+}
+
+/// A provider that says how to get a tool (`install`) has that said as the fix when the tool is
+/// missing: `examples/local` names the script that builds `pulumi`.
+#[test]
+fn a_missing_tool_has_the_providers_own_fix() {
+    let ws = Ws {
+        dir: tempfile::tempdir().unwrap(),
+    };
+    for d in ["providers", "projects", "config", "scripts"] {
+        crate::support::copy_dir(
+            &Path::new(crate::support::REPO).join("examples/local").join(d),
+            &ws.path().join(d),
+        );
+    }
+    let empty = ws.path().join("empty-bin");
+    std::fs::create_dir_all(&empty).unwrap();
+    let run = ws
+        .exec(
+            &["validate", "-p", "local", "-s", "try", "--check"],
+            &[("PATH", empty.to_str().unwrap())],
+        )
+        .expect(3);
+    for needle in [
+        "`pulumi` is not on PATH (the local graph needs it)",
+        "run scripts/install-pulumi (from the repository's root): it builds pulumi and prints the directory to put on PATH; or put the directory that holds `pulumi` on PATH",
+    ] {
+        assert!(run.stderr.contains(needle), "stderr lacks {needle:?}:\n{}", run.stderr);
+    }
 }

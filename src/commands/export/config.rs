@@ -80,10 +80,15 @@ fn shared_backend(root: &Path, url: &str, format: Format) -> Result<String, Runn
             ),
             format!(
                 "set PULUMI_BACKEND_URL (in the environment or config/pulumi/environment) to a shared backend — \
-                 {} or {} (for gitlab-ci also a file:///DIR every runner mounts, outside the repository) — and \
-                 move the stacks there (`pulumi stack export` / `pulumi stack import`, or `runner up` again)",
+                 {} or {}{} — and move the stacks there (`pulumi stack export` / `pulumi stack import`, or \
+                 `runner up` again)",
                 Backend::SHARED_BUCKETS.join(", "),
-                Backend::SHARED_SERVICE
+                Backend::SHARED_SERVICE,
+                if format == Format::GitlabCi {
+                    " (or a file:///DIR every runner mounts, outside the repository)"
+                } else {
+                    ""
+                }
             ),
         ))
     };

@@ -9,7 +9,7 @@
 
 mod config;
 mod outdir;
-mod repo;
+pub(crate) mod repo;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

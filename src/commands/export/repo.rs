@@ -11,7 +11,7 @@ use crate::export::{Format, Repo, Revision};
 use crate::{fs, report};
 
 /// `git -C root ARGS`'s output, trimmed; `None` when it fails (no git, or no checkout).
-pub(super) fn git(root: &Path, args: &[&str]) -> Option<String> {
+pub(crate) fn git(root: &Path, args: &[&str]) -> Option<String> {
     let out = Command::new("git").arg("-C").arg(root).args(args).output().ok()?;
     out.status
         .success()
@@ -19,7 +19,7 @@ pub(super) fn git(root: &Path, args: &[&str]) -> Option<String> {
 }
 
 /// The top directory of the git checkout `root` is in, if it is in one.
-pub(super) fn top(root: &Path) -> Option<PathBuf> {
+pub(crate) fn top(root: &Path) -> Option<PathBuf> {
     git(root, &["rev-parse", "--show-toplevel"]).map(PathBuf::from)
 }
 

@@ -78,6 +78,11 @@ pub(super) fn reports(
     }
     if let Some(file) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|f| !f.is_empty()) {
         let mut text = ci::step_summary(plan, &t.stack, result, total, asked.verdict, asked.drift);
+        // The state goes with the job: said where the job's readers look, not only in its log.
+        if t.default_backend {
+            let warning = crate::config::backend::lost_with_the_job().replace("\n  fix:", "\n>\n> Fix:");
+            let _ = writeln!(text, "> [!WARNING]\n> {warning}\n");
+        }
         // The run's timeline, which GitHub draws from a Mermaid block.
         let chart = Timeline::of(summary, plan).mermaid();
         let _ = write!(text, "\n```mermaid\n{chart}```\n");
@@ -103,9 +108,12 @@ pub(super) fn project_dirs(s: &Settings, plan: &Plan<'_>) -> std::collections::H
     if s.ci != Some(CiSystem::GitHub) {
         return std::collections::HashMap::new();
     }
+    // The checkout GitHub names, else the git repository the workspace is in (a job that
+    // checked out elsewhere, or a try by hand with CI set).
     let checkout = std::env::var_os("GITHUB_WORKSPACE")
         .filter(|w| !w.is_empty())
-        .and_then(|w| std::fs::canonicalize(w).ok());
+        .and_then(|w| std::fs::canonicalize(w).ok())
+        .or_else(|| crate::commands::export::repo::top(&s.ws.root).and_then(|t| std::fs::canonicalize(t).ok()));
     let root = std::fs::canonicalize(&s.ws.root).unwrap_or_else(|_| s.ws.root.clone());
     plan.order
         .iter()

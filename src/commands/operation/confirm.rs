@@ -70,7 +70,11 @@ pub(super) fn what_runs(plan: &Plan<'_>, pending: &[(String, Pending)]) -> Optio
     if own.is_empty() && after.is_empty() {
         return None; // the summary says it, in one line
     }
-    let mut line = format!("up: {} of {} projects will run", own.len(), plan.order.len());
+    let mut line = format!(
+        "up: {} of {} will run",
+        own.len(),
+        crate::render::count(plan.order.len(), "project")
+    );
     // A first run: every project for the same reason, said once.
     if own.len() == pending.len() && own.iter().all(|(_, p)| p.why == own[0].1.why) {
         let _ = write!(line, " ({})", reason::pending(&own[0].1.why));
@@ -130,8 +134,8 @@ pub(super) fn confirm(
         Operation::Destroy => {
             let names: Vec<&str> = plan.order.iter().map(|&i| plan.name(i)).collect();
             report::info(&format!(
-                "destroy: every resource of {} projects of provider {}, stack {}, backend {backend}, in this order:\n  {}",
-                names.len(),
+                "destroy: every resource of {} of provider {}, stack {}, backend {backend}, in this order:\n  {}",
+                crate::render::count(names.len(), "project"),
                 t.provider.name,
                 t.stack,
                 names.join(", ")
@@ -150,9 +154,9 @@ pub(super) fn confirm(
         }
         Operation::Up | Operation::Refresh => {
             report::info(&format!(
-                "{}: {} projects of provider {}, stack {}, backend {backend}",
+                "{}: {} of provider {}, stack {}, backend {backend}",
                 plan.operation.as_str(),
-                plan.order.len(),
+                crate::render::count(plan.order.len(), "project"),
                 t.provider.name,
                 t.stack
             ));

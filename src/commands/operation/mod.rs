@@ -130,8 +130,8 @@ pub(crate) fn run(s: &Settings, t: &StackContext, o: &RunOptions) -> Result<i32,
     report::debug(
         s.style,
         &format!(
-            "running {} projects, at most {} at once; backend {}",
-            plan.order.len(),
+            "running {}, at most {} at once; backend {}",
+            crate::render::count(plan.order.len(), "project"),
             options.policy.parallel,
             Backend::of(&engine.env)
         ),

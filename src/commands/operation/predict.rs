@@ -17,6 +17,9 @@ pub(crate) struct Prediction {
     pub(crate) makespan: Option<f64>,
     /// How many of the estimates were learned from past runs.
     pub(crate) learned: usize,
+    /// The makespan when the projects that run only if their upstream's outputs change do not
+    /// run, and how many those are (none: `makespan` is the whole prediction).
+    pub(crate) unless_outputs_change: Option<(f64, usize)>,
 }
 
 /// What the run will not run: a project whose `up` would find it unchanged, a preview of a
@@ -24,6 +27,8 @@ pub(crate) struct Prediction {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Settled {
     pub(crate) names: BTreeSet<String>,
+    /// Projects an `up` runs only when what they read of a project that runs changes.
+    pub(crate) maybe: BTreeSet<String>,
 }
 
 impl Settled {
@@ -33,7 +38,7 @@ impl Settled {
     /// predicted to run.
     pub(crate) fn new(
         plan: &Plan<'_>,
-        skipped_by_up: &BTreeSet<String>,
+        (skipped_by_up, maybe): (&BTreeSet<String>, BTreeSet<String>),
         (deployed, recorded): (&BTreeSet<String>, &BTreeSet<String>),
     ) -> Self {
         let names = plan
@@ -55,7 +60,12 @@ impl Settled {
             })
             .map(|(_, name)| name.to_string())
             .collect();
-        Settled { names }
+        let maybe = if plan.operation == Operation::Up {
+            maybe
+        } else {
+            BTreeSet::new()
+        };
+        Settled { names, maybe }
     }
 }
 
@@ -81,8 +91,22 @@ pub(crate) fn predict(plan: &Plan<'_>, history: &History, settled: &Settled, par
             None => unknown = true,
         }
     }
-    let makespan = (!unknown && !plan.order.is_empty()).then(|| {
-        let by_node: BTreeMap<usize, f64> = plan.order.iter().map(|&i| (i, estimates[plan.name(i)])).collect();
+    let known = !unknown && !plan.order.is_empty();
+    let makespan_if = |runs: &dyn Fn(&str) -> bool| {
+        let by_node: BTreeMap<usize, f64> = plan
+            .order
+            .iter()
+            .map(|&i| {
+                (
+                    i,
+                    if runs(plan.name(i)) {
+                        estimates[plan.name(i)]
+                    } else {
+                        0.0
+                    },
+                )
+            })
+            .collect();
         plan.provider
             .graph
             .simulate(
@@ -93,11 +117,20 @@ pub(crate) fn predict(plan: &Plan<'_>, history: &History, settled: &Settled, par
                 &|i| by_node.get(&i).copied().unwrap_or(0.0),
             )
             .makespan
-    });
+    };
+    let makespan = known.then(|| makespan_if(&|_| true));
+    let maybe = plan
+        .order
+        .iter()
+        .filter(|&&i| settled.maybe.contains(plan.name(i)) && estimates.get(plan.name(i)).is_some_and(|&e| e > 0.0))
+        .count();
+    let unless_outputs_change =
+        (known && maybe > 0).then(|| (makespan_if(&|name| !settled.maybe.contains(name)), maybe));
     Prediction {
         estimates,
         makespan,
         learned,
+        unless_outputs_change,
     }
 }
 
@@ -128,11 +161,17 @@ impl Prediction {
             n if n == running => "learned from past runs".to_string(),
             n => format!("{n} learned from past runs, the others from {declared}"),
         };
-        Some(format!(
-            "Predicted: about {} for {running} of {} projects ({from})",
-            about(makespan),
-            plan.order.len()
-        ))
+        let all = crate::render::count(plan.order.len(), "project");
+        Some(match self.unless_outputs_change {
+            // Some run only if the outputs they read change: the least and the most.
+            Some((least, maybe)) if maybe < running => format!(
+                "Predicted: about {} for {} of {all}, up to {} if the {maybe} that read their outputs run too ({from})",
+                about(least),
+                running - maybe,
+                about(makespan)
+            ),
+            _ => format!("Predicted: about {} for {running} of {all} ({from})", about(makespan)),
+        })
     }
 }
 

@@ -89,7 +89,13 @@ pub(super) fn prediction(
         state.deployed()
     };
     let recorded: BTreeSet<String> = state.projects.keys().cloned().collect();
-    let settled = Settled::new(plan, &skipped_by_up, (&deployed, &recorded));
+    let maybe: BTreeSet<String> = pending
+        .unwrap_or_default()
+        .iter()
+        .filter(|(_, p)| p.runs && matches!(p.why, crate::runstate::Why::After(_)))
+        .map(|(name, _)| name.clone())
+        .collect();
+    let settled = Settled::new(plan, (&skipped_by_up, maybe), (&deployed, &recorded));
     predict(plan, history, &settled, o.scheduler.parallel)
 }
 

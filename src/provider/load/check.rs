@@ -310,9 +310,10 @@ fn default_fits(kind: PromptType, d: &PromptDefault) -> bool {
         (PromptType::Int, PromptDefault::Int(_))
         | (PromptType::Bool, PromptDefault::Bool(_))
         | (PromptType::List, PromptDefault::List(_) | PromptDefault::Text(_))
-        | (PromptType::Path | PromptType::String | PromptType::Context | PromptType::Url, PromptDefault::Text(_)) => {
-            true
-        }
+        | (
+            PromptType::Path | PromptType::String | PromptType::Context | PromptType::Url | PromptType::Cidr,
+            PromptDefault::Text(_),
+        ) => true,
         _ => refers,
     }
 }

@@ -22,6 +22,9 @@ pub(super) struct RawFile {
     pub(super) exclude: Vec<Spanned<String>>,
     #[serde(default)]
     pub(super) required_tools: Vec<String>,
+    /// How to get a required tool, by its name: the fix said when it is not on PATH.
+    #[serde(default)]
+    pub(super) install: BTreeMap<String, String>,
     /// Environment variables holding the cloud credentials its programs need (exports refer to
     /// them as secrets of the engine they run on; their values are never read).
     #[serde(default)]

@@ -34,6 +34,8 @@ pub(super) struct Draft {
 pub(super) struct Merged {
     pub(super) drafts: Vec<Draft>,
     pub(super) tools: Vec<String>,
+    /// How to get each tool; the provider's word over a layer's (the provider is added first).
+    pub(super) install: std::collections::BTreeMap<String, String>,
     pub(super) credentials: Vec<String>,
     pub(super) prompts: Vec<(usize, Spanned<RawPrompt>)>,
     pub(super) checks: Vec<Check>,
@@ -44,6 +46,9 @@ impl Merged {
     pub(super) fn add(&mut self, file: usize, raw: RawFile) {
         self.drafts.extend(raw.projects.into_iter().map(|p| draft(file, p)));
         self.tools.extend(raw.required_tools);
+        for (tool, how) in raw.install {
+            self.install.entry(tool).or_insert(how);
+        }
         self.credentials.extend(raw.credentials);
         self.prompts.extend(raw.prompts.into_iter().map(|p| (file, p)));
         self.checks.extend(raw.checks);

@@ -145,6 +145,7 @@ impl<'a> Loader<'a> {
             infra_type,
             file: self.files[file].display.clone(),
             required_tools: unique(merged.tools),
+            install: merged.install,
             credentials: unique(merged.credentials),
             projects,
             prompts,

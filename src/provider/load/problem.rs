@@ -287,6 +287,7 @@ fn type_name(kind: PromptType) -> &'static str {
         PromptType::Path => "path",
         PromptType::Context => "context",
         PromptType::Url => "url",
+        PromptType::Cidr => "cidr",
     }
 }
 
