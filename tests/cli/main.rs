@@ -21,6 +21,7 @@ mod journal;
 mod kube;
 mod kubeconfig;
 mod links;
+mod node;
 mod only;
 mod outputs;
 mod passthrough;
