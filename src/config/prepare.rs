@@ -250,12 +250,12 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
     refuse_programs_first(r, &programs, &file, &problems)?;
 
     let (store_dir, store_file) = r.store()?;
-    let set_shared_secret = |key: &str| r.set_secret(false, key);
+    let asks = format!("runner validate -p {} -s {}", r.provider.name, r.stack);
     let cx = Context {
         var: &var,
         example: &example,
         file_shown: &file.shown,
-        set_shared_secret: &set_shared_secret,
+        asks: &asks,
         interactive: r.interactive && problems.is_empty() && r.mode != Mode::Check,
         defaults: r.mode != Mode::Check,
     };
@@ -505,7 +505,7 @@ pub(crate) fn with_passphrase(
         example: &example,
         file_shown: &file.shown,
         // Only the passphrase is asked here: no secret key is reported missing.
-        set_shared_secret: &|_| String::new(),
+        asks: "",
         interactive,
         defaults: false,
     };

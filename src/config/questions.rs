@@ -37,9 +37,9 @@ pub(crate) struct Context<'a> {
     pub var: &'a dyn Fn(&str) -> Option<String>,
     pub example: &'a Map<String, Value>,
     pub file_shown: &'a str,
-    /// Stores a secret key in the shared stack file (`set_secret_command` for a project that
-    /// reads it).
-    pub set_shared_secret: &'a dyn Fn(&str) -> String,
+    /// The command that asks at a terminal for what is missing and stores it (`runner validate
+    /// -p P -s S`): the short fix of a secret nobody could be asked for.
+    pub asks: &'a str,
     pub interactive: bool,
     /// Nobody to ask: a question's default answers it (a run), or it is missing (`validate
     /// --check`, which reports what a run would still ask).
@@ -334,7 +334,10 @@ pub(crate) fn secrets<'s>(
         } else {
             answers.problems.push(Problem::new(
                 format!("the secret `{}` ({}) is not stored", s.key, s.question),
-                format!("set {var} in the environment, or run `{}`", store(&s.key)),
+                format!(
+                    "set {var} in the environment, or run `{}` at a terminal: it asks for it and stores it encrypted",
+                    cx.asks
+                ),
             ));
             continue;
         };
@@ -402,9 +405,9 @@ fn generated(
 fn missing(cx: &Context<'_>, p: &Prompt, var: &str) -> Problem {
     let how = if p.secret {
         format!(
-            "set {var}{} in the environment, or run `{}`",
+            "set {var}{} in the environment, or run `{}` at a terminal: it asks for it and stores it encrypted",
             p.skip_if_env.as_deref().map(|e| format!(" or {e}")).unwrap_or_default(),
-            (cx.set_shared_secret)(&p.key)
+            cx.asks
         )
     } else {
         format!(
@@ -598,14 +601,11 @@ mod tests {
     /// The variables `var`, the example's values, the stack file `f`, at a terminal; a question
     /// nobody answers takes its default.
     fn context<'a>(var: &'a dyn Fn(&str) -> Option<String>, example: &'a Map<String, Value>) -> Context<'a> {
-        fn store(key: &str) -> String {
-            format!("store {key}")
-        }
         Context {
             var,
             example,
             file_shown: "f",
-            set_shared_secret: &store,
+            asks: "runner validate -p p -s s",
             interactive: true,
             defaults: true,
         }

@@ -393,8 +393,8 @@ fn ci_lists_everything_missing_at_once_and_takes_values_from_the_environment() {
         "lacks `kic-helm:fqdn`",
         "fix: set MARA_CONFIG_KIC_HELM_FQDN in the environment",
         "the secret `prometheus:adminpass` (Prometheus administrator password) is not stored",
-        "fix: set MARA_SECRET_PROMETHEUS_ADMINPASS in the environment, or run `runner pulumi secrets -p do -s dev -- stack select --create && runner pulumi secrets -p do -s dev -- config set --secret prometheus:adminpass`",
-        "-p do -s dev -- config set --secret digitalocean:token`",
+        "fix: set MARA_SECRET_PROMETHEUS_ADMINPASS in the environment, or run `runner validate -p do -s dev` at a terminal: it asks for it and stores it encrypted",
+        "fix: set MARA_SECRET_DIGITALOCEAN_TOKEN or DIGITALOCEAN_TOKEN in the environment, or run `runner validate -p do -s dev` at a terminal",
         "the secret `sirius:demo_login_pwd`",
         "needs a passphrase to open the stacks' secrets",
     ] {
