@@ -78,7 +78,7 @@ fn dispatch(cli: &Cli, style: Style, console: Console, cwd: &Path) -> Result<i32
                 s.stack_context("validate")?
             };
             let outcome = commands::validate::run(&s, &target, *check);
-            target.settle_switch(&outcome);
+            target.settle_switch(&s.ws, &outcome);
             outcome
         }
         Command::Export(args) => {
@@ -122,7 +122,7 @@ fn day_two(command: &DayTwo, s: &Settings) -> Result<i32, RunnerError> {
 fn run_plan(options: &RunOptions, s: &Settings) -> Result<i32, RunnerError> {
     let target = s.stack_context(options.operation.as_str())?;
     let outcome = commands::operation::run(s, &target, options);
-    target.settle_switch(&outcome);
+    target.settle_switch(&s.ws, &outcome);
     outcome
 }
 

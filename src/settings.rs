@@ -65,15 +65,13 @@ pub(crate) struct StackContext {
     _lock: Option<WorkspaceLock>,
     /// The stack `--switch-stack` switched the workspace from (the environment file's before).
     switched_from: Option<String>,
-    ws_root: PathBuf,
-    ws_shown: String,
 }
 
 impl StackContext {
     /// Puts the workspace back on the stack `--switch-stack` switched it from when the command
     /// ended with nothing run: refused (usage, validation) or not confirmed. A switch is kept
     /// once the stack was used.
-    pub(crate) fn settle_switch(&self, outcome: &Result<i32, RunnerError>) {
+    pub(crate) fn settle_switch(&self, ws: &Workspace, outcome: &Result<i32, RunnerError>) {
         let Some(old) = &self.switched_from else { return };
         let code = match outcome {
             Ok(code) => *code,
@@ -82,15 +80,16 @@ impl StackContext {
         if !matches!(code, exit::USAGE | exit::VALIDATION | exit::DECLINED) {
             return;
         }
-        let path = self.ws_root.join(ENVIRONMENT_FILE);
+        let path = ws.root.join(ENVIRONMENT_FILE);
+        let shown = ws.show(&path);
         match env_file::set_stack(&path, old) {
             Ok(()) => crate::report::info(&format!(
-                "Switched the workspace back to stack {old}: nothing ran on {} (PULUMI_STACK={old} in {})",
-                self.stack, self.ws_shown
+                "Switched the workspace back to stack {old}: nothing ran on {} (PULUMI_STACK={old} in {shown})",
+                self.stack
             )),
             Err(e) => crate::report::warning(&format!(
-                "the workspace stays switched to stack {}: cannot write PULUMI_STACK={old} back to {}: {e}",
-                self.stack, self.ws_shown
+                "the workspace stays switched to stack {}: cannot write PULUMI_STACK={old} back to {shown}: {e}",
+                self.stack
             )),
         }
     }
@@ -281,8 +280,6 @@ impl Settings {
             default_backend: !given_backend,
             _lock: lock,
             switched_from,
-            ws_root: self.ws.root.clone(),
-            ws_shown: self.ws.show(&self.ws.root.join(ENVIRONMENT_FILE)),
         })
     }
 }
@@ -590,9 +587,8 @@ fn load_provider(
             format!("providers here: {}", available.join(", "))
         }
     };
-    let only;
     let name = if let Some(name) = name {
-        name
+        name.to_string()
     } else {
         let available = available();
         // The one provider of a workspace is the one meant.
@@ -603,10 +599,9 @@ fn load_provider(
             ));
         };
         crate::report::info(&format!("provider {one}: the only one in this workspace"));
-        only = one.clone();
-        &only
+        one.clone()
     };
-    match provider::load_seeing(ws, name, stats) {
+    match provider::load_seeing(ws, &name, stats) {
         Ok(p) => Ok(p),
         Err(LoadError::NotAProvider { name, is_layer }) => {
             let available = available();

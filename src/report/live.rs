@@ -37,9 +37,8 @@ pub(crate) struct Live<'p> {
     eta: Arc<Mutex<Option<Instant>>>,
     /// A drift check: previews are told as drift (`drifted`, `no drift`).
     drift: bool,
-    ticking: bool,
     /// The width drawn into; `None`: standard error's terminal, asked at each draw (it may be
-    /// resized).
+    /// resized), whose spinners and clocks move on their own (a test's draws each frame).
     columns: Option<usize>,
 }
 
@@ -65,7 +64,6 @@ impl<'p> Live<'p> {
         estimates: BTreeMap<String, f64>,
         parallel: usize,
     ) -> Self {
-        let ticking = columns.is_none();
         let multi = MultiProgress::with_draw_target(target);
         let overall = multi.add(ProgressBar::new(plan.order.len() as u64));
         let eta: Arc<Mutex<Option<Instant>>> = Arc::new(Mutex::new(None));
@@ -84,7 +82,7 @@ impl<'p> Live<'p> {
             .progress_chars("█▉▊▋▌▍▎▏ "),
         );
         overall.set_message(format!("{} · provider {}", plan.operation.as_str(), plan.provider.name));
-        if ticking {
+        if columns.is_none() {
             overall.enable_steady_tick(Duration::from_millis(200));
         }
         let waiting = multi.add(ProgressBar::new_spinner());
@@ -112,7 +110,6 @@ impl<'p> Live<'p> {
             parallel,
             eta,
             drift: false,
-            ticking,
             columns,
         };
         live.replan();
@@ -177,7 +174,7 @@ impl<'p> Live<'p> {
                 }
                 bar.set_style(spinner);
                 bar.set_prefix(project.clone());
-                if self.ticking {
+                if self.columns.is_none() {
                     bar.enable_steady_tick(Duration::from_millis(120));
                 }
                 self.running.insert(project.clone(), bar);

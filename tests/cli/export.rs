@@ -756,19 +756,7 @@ fn kebap_needs_the_esc_organization_and_a_repository() {
     assert!(run.stderr.contains("no git remote `origin`"), "{}", run.stderr);
     assert!(run.stderr.contains("--repo URL"), "{}", run.stderr);
     // An `origin` no pod can clone is said, with the flag that overrides it.
-    let git = |args: &[&str]| {
-        let out = std::process::Command::new("git")
-            .arg("-C")
-            .arg(ws.path())
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
+    let git = |args: &[&str]| crate::support::git(ws.path(), args);
     git(&["init", "-q", "-b", "main"]);
     git(&["remote", "add", "origin", "/home/me/platform"]);
     let argo = [
@@ -1784,19 +1772,7 @@ fn ci_exports_of_a_workspace_in_a_sub_folder_run_the_runner_there() {
         "config/pulumi/Pulumi.dev.yaml",
         &crate::support::stack_config("kubeconfig"),
     );
-    let git = |args: &[&str]| {
-        let out = std::process::Command::new("git")
-            .args(args)
-            .current_dir(repo.path())
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    git(&["init", "-q"]);
+    crate::support::git(repo.path(), &["init", "-q"]);
     let sub = ws.path().strip_prefix(repo.path()).unwrap().display().to_string();
     for format in ["gitlab-ci", "github-actions"] {
         let (run, files) = export(&ws, format, "kubeconfig", &[]);

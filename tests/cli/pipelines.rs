@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 
 use crate::engines::{ADMIN_PASSWORD, DB_PASSWORD, E2e, Engine, assert_order};
 use crate::export::{tool, tools_dir};
-use crate::support::Run;
+use crate::support::{Run, git};
 
 const BUCKET: &str = "runner-state";
 /// The keys the jobs reach moto with (it takes any).
@@ -346,20 +346,6 @@ fn spans(summaries: &BTreeMap<String, Value>) -> BTreeMap<String, (String, Strin
             (p.clone(), (t("started"), t("ended")))
         })
         .collect()
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(["-c", "user.name=runner tests", "-c", "user.email=tests@example.invalid"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 /// The shared backend the jobs use: S3 (moto) when given its server, else a directory outside

@@ -4,8 +4,8 @@
 
 use crate::support::Ws;
 
-#[test]
-fn a_key_added_in_one_projects_namespace_reruns_that_project_and_is_named() {
+/// The kubeconfig graph, deployed, then a key added in logstore's namespace of its stack file.
+fn deployed_then_a_logstore_key_added() -> Ws {
     let ws = Ws::configured("kubeconfig");
     ws.up("kubeconfig", &[], &[]).expect(0);
     let config = std::fs::read_to_string(ws.path().join("config/pulumi/Pulumi.dev.yaml")).unwrap();
@@ -13,6 +13,12 @@ fn a_key_added_in_one_projects_namespace_reruns_that_project_and_is_named() {
         "config/pulumi/Pulumi.dev.yaml",
         &format!("{config}  logstore:retention: 30d\n"),
     );
+    ws
+}
+
+#[test]
+fn a_key_added_in_one_projects_namespace_reruns_that_project_and_is_named() {
+    let ws = deployed_then_a_logstore_key_added();
 
     let status = ws
         .exec(&["status", "-s", "dev", "--format", "json"], &[])
@@ -179,13 +185,7 @@ fn a_run_that_runs_nothing_keeps_the_record_of_the_last_real_one() {
 /// change apart: the least (they do not run) and the most (they do), never the most alone.
 #[test]
 fn the_prediction_gives_the_least_and_the_most_when_some_projects_may_not_run() {
-    let ws = Ws::configured("kubeconfig");
-    ws.up("kubeconfig", &[], &[]).expect(0);
-    let config = std::fs::read_to_string(ws.path().join("config/pulumi/Pulumi.dev.yaml")).unwrap();
-    ws.write(
-        "config/pulumi/Pulumi.dev.yaml",
-        &format!("{config}  logstore:retention: 30d\n"),
-    );
+    let ws = deployed_then_a_logstore_key_added();
     let run = ws.up("kubeconfig", &[], &[]).expect(0);
     let line = run
         .stderr
