@@ -106,6 +106,14 @@ fn the_man_page_is_made_from_the_commands() {
     ws.run(&["man", "upp"])
         .expect(2)
         .stderr_has("`runner upp` is no command: no man page");
+    // A word that drives a terminal is shown, not obeyed.
+    let hostile = ws.run(&["man", "\u{1b}[2Jx"]).expect(2);
+    assert!(
+        hostile.stderr.contains("`runner ^[[2Jx` is no command"),
+        "{}",
+        hostile.stderr
+    );
+    assert!(!hostile.stderr.contains('\u{1b}'), "{:?}", hostile.stderr);
     // groff, where it is installed, reads it without a warning.
     if crate::support::have("groff") {
         let mut groff = std::process::Command::new("groff")

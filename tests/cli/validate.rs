@@ -62,6 +62,17 @@ fn a_complete_workspace_passes() {
         "{}",
         wrapped.stderr
     );
+    // A name that would drive the terminal or break the quoting is not taken: `runner` stays.
+    for hostile in ["evil\u{1b}[2J", "a`b"] {
+        let run = ws
+            .exec(
+                &["validate", "-p", "aws", "-s", "dev"],
+                &[("PATH", &path), ("RUNNER_COMMAND", hostile)],
+            )
+            .expect(0);
+        assert!(run.stderr.contains("Next: `runner up -p aws -s dev`"), "{}", run.stderr);
+        assert!(!run.stderr.contains('\u{1b}'), "{:?}", run.stderr);
+    }
 }
 
 #[test]
