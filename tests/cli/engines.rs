@@ -82,8 +82,7 @@ impl E2e {
             format!(
                 "config:\n  kubernetes:infra_type: kubeconfig\n  kubernetes:kubeconfig: {}\n  \
                  kubernetes:context_name: k3s\n  kubernetes:cluster_name: runner-local\n  \
-                 kubernetes:chart_mirror: http://127.0.0.1:9/charts\n  \
-                 sirius:manifests_url: http://127.0.0.1:9/bank-of-sirius\n",
+                 kubernetes:chart_mirror: http://127.0.0.1:9/charts\n",
                 file.display()
             )
         };

@@ -1256,7 +1256,10 @@ fn accepted_by_the_server(
                 namespaces.insert(s(&object["metadata"]["name"]));
             }
             namespaces.extend(ns.map(str::to_string));
-            secrets_named(&object, ns.unwrap_or("default"), &mut secrets);
+            // A PKO Program holds a Pulumi program: its Secrets are resources it makes, not ones it reads.
+            if kind != "Program" {
+                secrets_named(&object, ns.unwrap_or("default"), &mut secrets);
+            }
             objects.push((path.clone(), object));
         }
     }

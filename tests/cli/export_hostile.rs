@@ -543,7 +543,7 @@ fn argo_sees_no_template_tag_of_a_stack_value() {
 }
 
 /// A URL setting with a user and password in it (`kubernetes:chart_mirror`, a program's
-/// `sirius:manifests_url`): no export writes it (each format refused before any file, the key
+/// `sirius:tracing_endpoint`): no export writes it (each format refused before any file, the key
 /// named, the password never shown), and `validate` says the same.
 #[test]
 fn a_password_in_a_url_setting_is_written_into_no_export() {
@@ -553,7 +553,7 @@ fn a_password_in_a_url_setting_is_written_into_no_export() {
     let text = std::fs::read_to_string(&file).unwrap();
     for (key, url) in [
         ("kubernetes:chart_mirror", "https://robot:S3cret-pw@charts.example/helm"),
-        ("sirius:manifests_url", "https://ann:S3cret-pw@git.example/bos/raw"),
+        ("sirius:tracing_endpoint", "https://ann:S3cret-pw@otel.example:4318"),
     ] {
         std::fs::write(&file, format!("{text}  {key}: {url}\n")).unwrap();
         for format in ["pko", "github-actions", "gitlab-ci", "argo-workflows"] {

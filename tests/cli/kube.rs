@@ -7,6 +7,8 @@
 //! scenario runs on the stand-in, with the same assertions on what the runner says; the steps
 //! that look into the cluster itself run on the real engine only (the stand-in has no cluster).
 
+use std::collections::BTreeMap;
+
 use serde_json::Value;
 
 use crate::cluster::Cluster;
@@ -134,7 +136,7 @@ fn what_the_cluster_holds(e: &E2e, k: &Cluster) {
             );
         }
     }
-    // Bank of Sirius as published, in its own namespace (its manifests name none).
+    // Bank of Sirius in its own namespace.
     let bos = k.json(&["-n", "bos", "get", "deployments,statefulsets"]);
     assert_eq!(bos["items"].as_array().unwrap().len(), 9, "{bos}");
     let frontend = k.json(&["-n", "bos", "get", "service", "frontend"]);
@@ -153,6 +155,7 @@ fn what_the_cluster_holds(e: &E2e, k: &Cluster) {
         secret("MARA_SECRET_PROMETHEUS_ADMINPASS")
     );
     sirius_config(k);
+    sirius_as_published(k);
     releases(e, k);
     // The charts' own CRDs: cert-manager's, the Prometheus operator's, OpenTelemetry's, NGINX's.
     let crds = k.json(&["get", "crds"]);
@@ -173,56 +176,252 @@ fn what_the_cluster_holds(e: &E2e, k: &Cluster) {
     }
 }
 
-/// What Bank of Sirius' manifests read, made by its program: the six `ConfigMap`s (the
-/// databases' passwords where the manifests read them, see the program) and `jwt-key`, a key
-/// pair whose halves match.
+/// What Bank of Sirius' workloads read, made by its program: the six `ConfigMap`s, the
+/// Secrets holding the passwords (no `ConfigMap` holds one) and `jwt-key`, a key pair whose halves
+/// match. Each container's environment resolved as a kubelet resolves it: every reference
+/// found (kwok's pods start without them, a real node's would not), and each password where
+/// its reader looks for it.
 fn sirius_config(k: &Cluster) {
     use rsa::pkcs8::{DecodePrivateKey as _, DecodePublicKey as _};
-    let maps = k.json(&["-n", "bos", "get", "configmaps"]);
-    let maps: std::collections::BTreeMap<&str, &Value> = maps["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| (m["metadata"]["name"].as_str().unwrap(), &m["data"]))
+    let named = |kind: &str| -> BTreeMap<String, Value> {
+        k.json(&["-n", "bos", "get", kind])["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| (m["metadata"]["name"].as_str().unwrap().to_string(), m["data"].clone()))
+            .collect()
+    };
+    let maps = named("configmaps");
+    let secrets: BTreeMap<String, Value> = named("secrets")
+        .into_iter()
+        .map(|(name, data)| {
+            let plain = data
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(k, v)| (k.clone(), decoded(v).into()));
+            (name, Value::Object(plain.collect()))
+        })
         .collect();
-    for name in [
-        "environment-config",
-        "tracing-config",
-        "service-api-config",
-        "demo-data-config",
-        "accounts-db-config",
-        "ledger-db-config",
-    ] {
-        assert!(maps.contains_key(name), "no ConfigMap {name}: {maps:?}");
+    let passwords = [
+        "MARA_SECRET_SIRIUS_ACCOUNTS_PWD",
+        "MARA_SECRET_SIRIUS_LEDGER_PWD",
+        "MARA_SECRET_SIRIUS_DEMO_LOGIN_PWD",
+    ]
+    .map(secret);
+    for (name, data) in &maps {
+        for password in passwords {
+            assert!(
+                !data.to_string().contains(password),
+                "ConfigMap {name} holds a password: {data}"
+            );
+        }
     }
     assert_eq!(maps["accounts-db-config"]["POSTGRES_DB"], "postgresdb");
-    assert_eq!(
-        maps["accounts-db-config"]["POSTGRES_PASSWORD"],
-        secret("MARA_SECRET_SIRIUS_ACCOUNTS_PWD")
-    );
-    assert_eq!(
-        maps["ledger-db-config"]["SPRING_DATASOURCE_URL"],
-        "jdbc:postgresql://ledger-db:5432/postgresdb"
-    );
-    assert_eq!(
-        maps["ledger-db-config"]["SPRING_DATASOURCE_PASSWORD"],
-        secret("MARA_SECRET_SIRIUS_LEDGER_PWD")
-    );
     assert_eq!(maps["environment-config"]["PUB_KEY_PATH"], "/root/.ssh/publickey");
     assert_eq!(maps["environment-config"]["LOCAL_ROUTING_NUM"], "883745000");
-    assert_eq!(
-        maps["demo-data-config"]["DEMO_LOGIN_USERNAME"],
-        secret("MARA_SECRET_SIRIUS_DEMO_LOGIN_USER")
-    );
-    let jwt = k.json(&["-n", "bos", "get", "secret", "jwt-key"]);
-    let private = decoded(&jwt["data"]["jwtRS256.key"]);
-    let public = decoded(&jwt["data"]["jwtRS256.key.pub"]);
+
+    // Who reads which password, and under which name.
+    let accounts = secret("MARA_SECRET_SIRIUS_ACCOUNTS_PWD");
+    let ledger = secret("MARA_SECRET_SIRIUS_LEDGER_PWD");
+    let accounts_uri = format!("postgresql://admin:{accounts}@accounts-db:5432/postgresdb");
+    let expected: &[(&str, &str, &str)] = &[
+        ("accounts-db", "POSTGRES_PASSWORD", accounts),
+        (
+            "accounts-db",
+            "DEMO_LOGIN_PASSWORD",
+            secret("MARA_SECRET_SIRIUS_DEMO_LOGIN_PWD"),
+        ),
+        ("userservice", "ACCOUNTS_DB_URI", &accounts_uri),
+        ("contacts", "ACCOUNTS_DB_URI", &accounts_uri),
+        ("ledger-db", "POSTGRES_PASSWORD", ledger),
+        ("ledgerwriter", "SPRING_DATASOURCE_PASSWORD", ledger),
+        ("balancereader", "SPRING_DATASOURCE_PASSWORD", ledger),
+        ("transactionhistory", "SPRING_DATASOURCE_PASSWORD", ledger),
+        (
+            "frontend",
+            "DEFAULT_PASSWORD",
+            secret("MARA_SECRET_SIRIUS_DEMO_LOGIN_PWD"),
+        ),
+        (
+            "frontend",
+            "DEFAULT_USERNAME",
+            secret("MARA_SECRET_SIRIUS_DEMO_LOGIN_USER"),
+        ),
+        (
+            "ledgerwriter",
+            "SPRING_DATASOURCE_URL",
+            "jdbc:postgresql://ledger-db:5432/postgresdb",
+        ),
+    ];
+    let workloads = k.json(&["-n", "bos", "get", "deployments,statefulsets"]);
+    let mut seen = BTreeMap::new();
+    for w in workloads["items"].as_array().unwrap() {
+        let name = w["metadata"]["name"].as_str().unwrap();
+        for c in w["spec"]["template"]["spec"]["containers"].as_array().unwrap() {
+            seen.insert(name.to_string(), environment(name, c, &maps, &secrets));
+        }
+    }
+    for (workload, variable, value) in expected {
+        assert_eq!(
+            seen[*workload].get(*variable).map(String::as_str),
+            Some(*value),
+            "{workload}'s {variable}"
+        );
+    }
+
+    let jwt = &secrets["jwt-key"];
+    let private = jwt["jwtRS256.key"].as_str().unwrap();
+    let public = jwt["jwtRS256.key.pub"].as_str().unwrap();
     assert!(private.starts_with("-----BEGIN PRIVATE KEY-----\n"));
     assert!(public.starts_with("-----BEGIN PUBLIC KEY-----\n"));
     assert_eq!(
-        rsa::RsaPrivateKey::from_pkcs8_pem(&private).unwrap().to_public_key(),
-        rsa::RsaPublicKey::from_public_key_pem(&public).unwrap()
+        rsa::RsaPrivateKey::from_pkcs8_pem(private).unwrap().to_public_key(),
+        rsa::RsaPublicKey::from_public_key_pem(public).unwrap()
     );
+}
+
+/// A container's environment as the kubelet builds it (`envFrom` in order, then `env`), each
+/// reference checked to exist: a missing `ConfigMap`, Secret or key is the
+/// `CreateContainerConfigError` a real node would give.
+fn environment(
+    workload: &str,
+    container: &Value,
+    maps: &BTreeMap<String, Value>,
+    secrets: &BTreeMap<String, Value>,
+) -> BTreeMap<String, String> {
+    let source = |kind: &str, name: &Value| -> &Value {
+        let name = name.as_str().unwrap();
+        let all = if kind == "secret" { secrets } else { maps };
+        all.get(name)
+            .unwrap_or_else(|| panic!("{workload} reads the {kind} {name}, which is not there"))
+    };
+    let mut env = BTreeMap::new();
+    for from in container["envFrom"].as_array().into_iter().flatten() {
+        let (kind, r) = match (&from["configMapRef"], &from["secretRef"]) {
+            (Value::Null, r) => ("secret", r),
+            (r, _) => ("configmap", r),
+        };
+        for (key, value) in source(kind, &r["name"]).as_object().unwrap() {
+            env.insert(key.clone(), value.as_str().unwrap().to_string());
+        }
+    }
+    for e in container["env"].as_array().into_iter().flatten() {
+        let name = e["name"].as_str().unwrap().to_string();
+        let value = match (
+            &e["value"],
+            &e["valueFrom"]["configMapKeyRef"],
+            &e["valueFrom"]["secretKeyRef"],
+        ) {
+            (Value::String(v), _, _) => v.clone(),
+            (_, r, Value::Null) if !r.is_null() => lookup(workload, source("configmap", &r["name"]), r),
+            (_, _, r) if !r.is_null() => lookup(workload, source("secret", &r["name"]), r),
+            _ => continue,
+        };
+        env.insert(name, value);
+    }
+    env
+}
+
+fn lookup(workload: &str, data: &Value, r: &Value) -> String {
+    let key = r["key"].as_str().unwrap();
+    data[key]
+        .as_str()
+        .unwrap_or_else(|| {
+            panic!(
+                "{workload} reads the key {key} of {}, which it does not hold",
+                r["name"]
+            )
+        })
+        .to_string()
+}
+
+/// The program's workloads and Services are Bank of Sirius' published manifests (the copy in the
+/// folder of published charts) with only the changes its comment lists: every field of each
+/// published object is in the object on the server, but for the `ConfigMap`s that held passwords
+/// (each followed by its Secret) and the demo's password (read from its Secret).
+fn sirius_as_published(k: &Cluster) {
+    let dir = crate::cluster::charts_dir()
+        .expect("the published charts")
+        .join("bank-of-sirius");
+    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|f| f.unwrap().path()).collect();
+    files.sort();
+    assert_eq!(files.len(), 9, "{files:?}");
+    for file in files {
+        // One JSON document an object, as kubectl prints several.
+        let published = k
+            .kubectl(&["create", "--dry-run=client", "-o", "json", "-f", file.to_str().unwrap()])
+            .expect(0)
+            .stdout;
+        let objects = serde_json::Deserializer::from_str(&published).into_iter::<Value>();
+        for object in objects {
+            let mut object = object.unwrap();
+            let kind = object["kind"].as_str().unwrap().to_lowercase();
+            let name = object["metadata"]["name"].as_str().unwrap().to_string();
+            let live = k.json(&["-n", "bos", "get", &kind, &name]);
+            let containers = object
+                .pointer_mut("/spec/template/spec/containers")
+                .and_then(Value::as_array_mut);
+            for c in containers.into_iter().flatten() {
+                owned(c);
+            }
+            if let Err(at) = within(&object["spec"], &live["spec"], "spec") {
+                panic!("{} {kind}/{name}: {at}", file.display());
+            }
+        }
+    }
+}
+
+/// What the program changes in a published container: each `ConfigMap` that held a password is
+/// followed by the Secret that holds it now, the demo's password is read from its Secret, and a
+/// variable listed twice is listed once.
+fn owned(container: &mut Value) {
+    let credentials = |map: &str| match map {
+        "accounts-db-config" => Some("accounts-db-credentials"),
+        "ledger-db-config" => Some("ledger-db-credentials"),
+        "demo-data-config" => Some("demo-data-credentials"),
+        _ => None,
+    };
+    if let Some(from) = container["envFrom"].as_array_mut() {
+        let mut with = Vec::new();
+        for f in from.drain(..) {
+            let secret = credentials(f["configMapRef"]["name"].as_str().unwrap_or_default());
+            with.push(f);
+            if let Some(secret) = secret {
+                with.push(serde_json::json!({ "secretRef": { "name": secret } }));
+            }
+        }
+        *from = with;
+    }
+    if let Some(env) = container["env"].as_array_mut() {
+        let mut names = std::collections::BTreeSet::new();
+        env.retain(|e| names.insert(e["name"].as_str().unwrap().to_string()));
+        for e in env.iter_mut() {
+            let r = &e["valueFrom"]["configMapKeyRef"];
+            if r["name"] == "demo-data-config" && r["key"] == "DEMO_LOGIN_PASSWORD" {
+                e["valueFrom"] = serde_json::json!({
+                    "secretKeyRef": { "name": "demo-data-credentials", "key": "DEMO_LOGIN_PASSWORD" }
+                });
+            }
+        }
+    }
+}
+
+/// Every field of `want` is in `have` with the same value (the server adds its defaults); lists
+/// match item by item. The path of the first difference, else `Ok`.
+fn within(want: &Value, have: &Value, at: &str) -> Result<(), String> {
+    match (want, have) {
+        (Value::Object(w), Value::Object(h)) => w
+            .iter()
+            .try_for_each(|(key, v)| within(v, h.get(key).unwrap_or(&Value::Null), &format!("{at}.{key}"))),
+        (Value::Array(w), Value::Array(h)) if w.len() == h.len() => w
+            .iter()
+            .zip(h)
+            .enumerate()
+            .try_for_each(|(i, (w, h))| within(w, h, &format!("{at}[{i}]"))),
+        _ if want == have => Ok(()),
+        _ => Err(format!("{at} is {have}, published {want}")),
+    }
 }
 
 /// Every Helm release deployed, at the chart version `runner charts` says its program pins.

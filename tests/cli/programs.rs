@@ -207,7 +207,7 @@ fn a_removed_stack_reference_and_a_misspelled_output_are_named_precisely() {
     );
     ws.exec(&["validate", "-p", "aws", "-s", "dev"], &[])
         .expect(3)
-        .stderr_has("projects/apps/sirius/Pulumi.yaml:42: `sirius` references the stack of `secrets`, but `sirius` (providers/kubernetes.toml:")
+        .stderr_has("projects/apps/sirius/Pulumi.yaml:47: `sirius` references the stack of `secrets`, but `sirius` (providers/kubernetes.toml:")
         .stderr_has("add \"secrets\" to the `needs` of `sirius`");
 }
 
