@@ -101,17 +101,49 @@ impl Digests {
     /// safe, a missed one deploys the wrong thing).
     pub(crate) fn inputs(&self, project_path: &str, upstream: &BTreeMap<String, String>) -> Inputs {
         let dir = self.root.join(project_path);
-        let mut files = Vec::new();
-        collect_files(&dir, &dir, &mut Vec::new(), &mut files);
+        let mut walk = Walk::new(&dir);
+        walk.enter(&dir);
+        let Walk {
+            mut files, links, cut, ..
+        } = walk;
         // Another stack's file beside the program is that stack's input, not this one's: using
         // stack `ci` once must not make stack `dev` run everything again.
         files.retain(|f| self.no_other_stacks_file(f));
         files.sort();
         let program = std::fs::read_to_string(dir.join("Pulumi.yaml")).unwrap_or_default();
         let mut m = Vec::new();
-        for rel in files {
+        if files.len() <= FILES_LISTED && !cut {
+            for rel in files {
+                let mut h = self.hasher();
+                hash_file(&mut h, &dir.join(&rel));
+                m.push(entry(InputKind::File, &rel, h));
+            }
+        } else {
+            // One entry for them all: the run state keeps every input of every project, and a
+            // folder of thousands of files would make it too big to write (then to read back).
+            let mut all = self.hasher();
+            for rel in &files {
+                let mut h = self.hasher();
+                hash_file(&mut h, &dir.join(rel));
+                all.update(rel.as_bytes());
+                all.update(h.finalize());
+            }
+            let name = if cut {
+                // Not all read, so a change can hide in the rest: it runs every time (a needless
+                // run is safe, a missed one deploys the wrong thing).
+                all.update(std::process::id().to_le_bytes());
+                all.update(format!("{:?}", std::time::SystemTime::now()).as_bytes());
+                format!("{ALL_FILES} (more than {WALK_LIMIT}: not all read, so it runs every time)")
+            } else {
+                format!("{ALL_FILES} ({} files, compared as one)", files.len())
+            };
+            m.push(entry(InputKind::File, &name, all));
+        }
+        // A link to a directory on another file system (`/proc`, `/sys`, a mount): an input by
+        // where it points, never walked (reading `/proc/kmsg` would wait for ever).
+        for (rel, target) in links {
             let mut h = self.hasher();
-            hash_file(&mut h, &dir.join(&rel));
+            h.update(target.as_os_str().as_encoded_bytes());
             m.push(entry(InputKind::File, &rel, h));
         }
         // A file the program reads from outside its folder (`fn::readFile: ../../shared/x`):
@@ -279,7 +311,10 @@ fn named(kind: InputKind, name: &str) -> String {
         {
             format!("its own stack file `{name}`, not config/pulumi's,")
         }
-        InputKind::File => format!("its file `{name}`"),
+        InputKind::File => match name.strip_prefix(ALL_FILES) {
+            Some(rest) => format!("a file of its folder{rest}"),
+            None => format!("its file `{name}`"),
+        },
         InputKind::Named => format!("the file `{name}` names"),
         InputKind::Environment => format!("environment variable `{name}`"),
         InputKind::Upstream => format!("the outputs of `{name}`"),
@@ -377,35 +412,92 @@ fn hash_file(h: &mut Sha256, path: &Path) {
     }
 }
 
-/// Files under `dir`, relative, skipping hidden entries and dependency or build directories.
-/// Links are followed (a program may link a shared library in), but a directory already on the
-/// way down is not entered again: a link to a parent would otherwise repeat the tree until the
-/// path grows too long, and two such links would double it at every level.
-fn collect_files(root: &Path, dir: &Path, above: &mut Vec<DirId>, out: &mut Vec<String>) {
-    let Some(real) = dir_id(dir) else { return };
-    if above.contains(&real) {
-        return;
-    }
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    above.push(real);
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        // A dotfile the program reads (`./.settings`) is an input like any file; what is left
-        // out is what tools keep beside a program, never read by it.
-        if matches!(
-            name.as_str(),
-            ".git" | ".pulumi" | ".venv" | "node_modules" | "venv" | "__pycache__" | "target"
-        ) {
-            continue;
+/// A project folder of more files than this is one input, not one per file (the run state
+/// keeps each input of each project).
+const FILES_LISTED: usize = 1_000;
+/// A walk of a project's folder stops after this many files: a link to `/` is not read whole.
+const WALK_LIMIT: usize = 100_000;
+/// The name of the one input that stands for a folder's files when they are too many to list
+/// (a name no file has: it cannot start a relative path).
+const ALL_FILES: &str = "/*";
+
+/// The files under a project's folder, relative to it, skipping dependency and build
+/// directories. Links are followed (a program may link a shared library in), but each real
+/// directory is entered once, however many links lead to it (a chain of links that each lead
+/// twice to the next would otherwise double the walk at every step), and never one on another
+/// file system than the folder's (`/proc`, `/sys`, `/dev`, a mount): such a link is kept in
+/// `links` with where it points. The walk stops after [`WALK_LIMIT`] files (`cut`).
+struct Walk<'a> {
+    root: &'a Path,
+    device: Option<u64>,
+    seen: std::collections::HashSet<DirId>,
+    files: Vec<String>,
+    links: Vec<(String, PathBuf)>,
+    cut: bool,
+    limit: usize,
+}
+
+impl<'a> Walk<'a> {
+    fn new(root: &'a Path) -> Self {
+        Walk {
+            root,
+            device: device(root),
+            seen: std::collections::HashSet::new(),
+            files: Vec::new(),
+            links: Vec::new(),
+            cut: false,
+            limit: WALK_LIMIT,
         }
-        let path = e.path();
-        if path.is_dir() {
-            collect_files(root, &path, above, out);
-        } else if let Ok(rel) = path.strip_prefix(root) {
-            out.push(rel.display().to_string());
+    }
+
+    fn enter(&mut self, dir: &Path) {
+        let Some(real) = dir_id(dir) else { return };
+        if self.device.is_some() && device(dir) != self.device {
+            if let (Ok(rel), Ok(target)) = (dir.strip_prefix(self.root), std::fs::read_link(dir)) {
+                self.links.push((rel.display().to_string(), target));
+            }
+            return;
+        }
+        if !self.seen.insert(real) {
+            return;
+        }
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        // In name order, so that a directory two links lead to is named the same way each time.
+        let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+        entries.sort();
+        for path in entries {
+            if self.cut {
+                return;
+            }
+            // A dotfile the program reads (`./.settings`) is an input like any file; what is left
+            // out is what tools keep beside a program, never read by it.
+            let skipped = path.file_name().is_some_and(|n| {
+                [
+                    ".git",
+                    ".pulumi",
+                    ".venv",
+                    "node_modules",
+                    "venv",
+                    "__pycache__",
+                    "target",
+                ]
+                .iter()
+                .any(|s| n == *s)
+            });
+            if skipped {
+                continue;
+            }
+            if path.is_dir() {
+                self.enter(&path);
+            } else if let Ok(rel) = path.strip_prefix(self.root) {
+                if self.files.len() == self.limit {
+                    self.cut = true;
+                    return;
+                }
+                self.files.push(rel.display().to_string());
+            }
         }
     }
-    above.pop();
 }
 
 /// What tells a directory from any other, whatever the path it is reached by.
@@ -423,6 +515,18 @@ fn dir_id(dir: &Path) -> Option<DirId> {
 #[cfg(not(unix))]
 fn dir_id(dir: &Path) -> Option<DirId> {
     std::fs::canonicalize(dir).ok()
+}
+
+/// The file system a directory is on.
+#[cfg(unix)]
+fn device(dir: &Path) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::metadata(dir).ok().map(|m| m.dev())
+}
+
+#[cfg(not(unix))]
+fn device(_: &Path) -> Option<u64> {
+    None
 }
 
 /// A workspace in `root` of one project, `p`, and a stack file `cfg.yaml` holding `config`:
@@ -530,13 +634,12 @@ mod tests {
         // Two links up: followed blindly, the tree doubles at every level.
         std::os::unix::fs::symlink("..", p.join("up")).unwrap();
         std::os::unix::fs::symlink(".", p.join("here")).unwrap();
-        let mut files = Vec::new();
-        collect_files(&p, &p, &mut Vec::new(), &mut files);
-        files.sort();
+        let mut walk = Walk::new(&p);
+        walk.enter(&p);
         assert_eq!(
-            files,
-            ["Pulumi.yaml", "lib/lib.yaml", "up/shared/lib.yaml"],
-            "each directory once below the project, a parent's files through the link"
+            walk.files,
+            ["Pulumi.yaml", "lib/lib.yaml"],
+            "each directory once, by the first link in name order"
         );
         // The stack file only now: the link to the parent would make it one of the files.
         let cfg = dir.path().join("cfg.yaml");
@@ -546,6 +649,84 @@ mod tests {
         let before = d.inputs("p", &none);
         std::fs::write(dir.path().join("shared/lib.yaml"), "a: 2\n").unwrap();
         assert_ne!(before, d.inputs("p", &none), "a linked file is an input");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_chain_of_doubled_links_is_walked_once_per_directory() {
+        // d0 … d20, each with a file and two links to the next: each directory entered once
+        // (followed per path, 2^20 walks).
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("p");
+        for i in 0..=20 {
+            let d = p.join(format!("lib/d{i}"));
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join("f"), i.to_string()).unwrap();
+            if i < 20 {
+                std::os::unix::fs::symlink(format!("../d{}", i + 1), d.join("a")).unwrap();
+                std::os::unix::fs::symlink(format!("../d{}", i + 1), d.join("b")).unwrap();
+            }
+        }
+        let mut walk = Walk::new(&p);
+        walk.enter(&p);
+        assert_eq!(walk.files.len(), 21, "{:?}", walk.files);
+        assert!(!walk.cut);
+        // A walk that reaches its limit stops there and says so.
+        let mut walk = Walk::new(&p);
+        walk.limit = 5;
+        walk.enter(&p);
+        assert_eq!(walk.files.len(), 5);
+        assert!(walk.cut);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_to_another_file_system_counts_by_where_it_points_and_is_not_walked() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = one_project(dir.path(), "config: {}\n");
+        let p = dir.path().join("p");
+        // /proc is never the file system of a temporary folder; reading /proc/kmsg would block.
+        std::os::unix::fs::symlink("/proc", p.join("proc")).unwrap();
+        let mut walk = Walk::new(&p);
+        walk.enter(&p);
+        assert_eq!(walk.files, ["Pulumi.yaml"]);
+        assert_eq!(walk.links, [("proc".to_string(), PathBuf::from("/proc"))]);
+        let d = Digests::open(dir.path(), &RunDir::new(dir.path(), "dev"), &cfg).unwrap();
+        let none = BTreeMap::new();
+        let before = d.inputs("p", &none);
+        std::fs::remove_file(p.join("proc")).unwrap();
+        std::os::unix::fs::symlink("/sys", p.join("proc")).unwrap();
+        let after = d.inputs("p", &none);
+        assert_eq!(
+            changed_input(&before, &after).as_deref(),
+            Some("its file `proc` changed")
+        );
+    }
+
+    #[test]
+    fn a_folder_of_thousands_of_files_is_one_input_and_a_change_in_it_is_seen() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = one_project(dir.path(), "config: {}\n");
+        let assets = dir.path().join("p/assets");
+        std::fs::create_dir_all(&assets).unwrap();
+        for i in 0..FILES_LISTED {
+            std::fs::write(assets.join(i.to_string()), "x").unwrap();
+        }
+        let d = Digests::open(dir.path(), &RunDir::new(dir.path(), "dev"), &cfg).unwrap();
+        let none = BTreeMap::new();
+        let before = d.inputs("p", &none);
+        let Inputs::Each(each) = &before else {
+            panic!("{before:?}")
+        };
+        assert_eq!(each.len(), 1, "{each:?}");
+        assert_eq!(each[0].name, format!("{ALL_FILES} (1001 files, compared as one)"));
+        assert_eq!(before, d.inputs("p", &none), "stable");
+        std::fs::write(assets.join("17"), "y").unwrap();
+        let after = d.inputs("p", &none);
+        assert_eq!(
+            changed_input(&before, &after).as_deref(),
+            Some("a file of its folder (1001 files, compared as one) changed")
+        );
     }
 
     #[cfg(unix)]

@@ -27,6 +27,9 @@ pub(crate) enum StateError {
          is forgotten: those projects run again)"
     )]
     UnreadableJournal { shown: String, source: std::io::Error },
-    #[error("cannot fold {shown} into the run state: {source}")]
+    #[error(
+        "cannot fold {shown} into the run state: {source}; remove it to go on (what it recorded since the last run \
+         ended is forgotten: those projects run again; no stack is touched)"
+    )]
     NotFolded { shown: String, source: std::io::Error },
 }

@@ -197,3 +197,41 @@ fn the_prediction_gives_the_least_and_the_most_when_some_projects_may_not_run() 
     assert!(line.contains(", up to "), "{line}");
     assert!(line.contains("if the 2 that read their outputs run too"), "{line}");
 }
+
+/// A project folder of thousands of files (data a program ships, say) and a chain of links that
+/// each lead twice to the next: the run state stays small enough to be written and read back,
+/// every later command works, a change to one of the files is seen and said, and the links are
+/// walked once per directory.
+#[test]
+fn a_folder_of_many_files_and_doubled_links_leave_every_later_command_working() {
+    let ws = Ws::configured("kubeconfig");
+    let assets = ws.path().join("projects/services/logstore/assets");
+    for d in 0..30 {
+        let dir = assets.join(format!("d{d}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in 0..100 {
+            std::fs::write(dir.join(f.to_string()), format!("{d}/{f}")).unwrap();
+        }
+        if d < 29 {
+            std::os::unix::fs::symlink(format!("../d{}", d + 1), dir.join("a")).unwrap();
+            std::os::unix::fs::symlink(format!("../d{}", d + 1), dir.join("b")).unwrap();
+        }
+    }
+    ws.up("kubeconfig", &[], &[]).expect(0);
+    let state = std::fs::metadata(ws.path().join(".runner/dev/state.json"))
+        .unwrap()
+        .len();
+    assert!(state < 200_000, "the run state is {state} bytes");
+    assert!(!runs(&ws, "logstore"), "nothing changed");
+    ws.write("projects/services/logstore/assets/d17/42", "changed\n");
+    let status = ws.exec(&["status", "-s", "dev"], &[]).expect(0);
+    assert!(
+        status
+            .stdout
+            .contains("run: a file of its folder (3002 files, compared as one) changed since its last up"),
+        "{}",
+        status.stdout
+    );
+    ws.up("kubeconfig", &[], &[]).expect(0);
+    assert!(!runs(&ws, "logstore"));
+}
