@@ -18,6 +18,9 @@ const LARGEST: u64 = 128 << 20;
 pub(crate) struct Url {
     /// Without credentials.
     bare: String,
+    /// Its query with its `?`, or nothing: kept on the URLs joined to it on the same host
+    /// (a token a repository wants), shown with its secret values hidden.
+    query: String,
     /// `user:password`, when the URL carried them.
     credentials: Option<String>,
 }
@@ -53,7 +56,9 @@ impl Url {
         if !matches!(scheme.to_ascii_lowercase().as_str(), "http" | "https") {
             return Err(BadUrl::Scheme(hide_credentials(text)));
         }
-        let (authority, path) = rest.find('/').map_or((rest, ""), |i| rest.split_at(i));
+        let (authority, path) = split_authority(rest);
+        let path = path.split_once('#').map_or(path, |(p, _)| p);
+        let (path, query) = path.split_at(path.find('?').unwrap_or(path.len()));
         let (credentials, host) = match authority.rsplit_once('@') {
             Some((c, h)) => (Some(c.to_string()), h),
             None => (None, authority),
@@ -63,8 +68,14 @@ impl Url {
         }
         Ok(Url {
             bare: format!("{scheme}://{host}{path}"),
+            query: query.to_string(),
             credentials,
         })
+    }
+
+    /// What is asked for: the URL with its query, without its credentials (sent apart).
+    fn target(&self) -> String {
+        format!("{}{}", self.bare, self.query)
     }
 
     /// The URL as the runner prints and writes it: never with a password.
@@ -73,9 +84,9 @@ impl Url {
             Some(c) => {
                 let user = c.split_once(':').map_or(c.as_str(), |(u, _)| u);
                 let (scheme, rest) = self.bare.split_once("://").expect("parsed");
-                format!("{scheme}://{user}:***@{rest}")
+                format!("{scheme}://{user}:***@{rest}{}", hidden_query(&self.query))
             }
-            None => self.bare.clone(),
+            None => format!("{}{}", self.bare, hidden_query(&self.query)),
         }
     }
 
@@ -87,6 +98,9 @@ impl Url {
             let mut url = Url::parse(relative)?;
             if url.credentials.is_none() && url.host() == self.host() {
                 url.credentials.clone_from(&self.credentials);
+            }
+            if url.query.is_empty() && url.host() == self.host() {
+                url.query.clone_from(&self.query);
             }
             return Ok(url);
         }
@@ -100,6 +114,7 @@ impl Url {
         };
         Ok(Url {
             bare: joined,
+            query: self.query.clone(),
             credentials: self.credentials.clone(),
         })
     }
@@ -110,26 +125,80 @@ impl Url {
     }
 }
 
-/// Whether a URL-like text carries a user or password (`scheme://user:pass@host/…`).
-pub(crate) fn has_credentials(text: &str) -> bool {
-    text.split_once("://")
-        .is_some_and(|(_, rest)| rest.split('/').next().unwrap_or_default().contains('@'))
+/// The credential a URL-like text carries, as a message says it: "a user and password"
+/// (`scheme://user:pass@host/…`), or "the query parameter `token`" for a parameter named as
+/// services name a secret (`token`, `password`, `secret`, `…key`, `sig`, `signature`, an S3
+/// presigned URL's `X-Amz-Credential`). `None` when it carries none.
+pub(crate) fn credential_in(text: &str) -> Option<String> {
+    let (_, rest) = text.split_once("://")?;
+    let (authority, _) = split_authority(rest);
+    if authority.contains('@') {
+        return Some("a user and password".into());
+    }
+    query_params(rest)
+        .find(|(name, _)| secret_parameter(name))
+        .map(|(name, _)| format!("the query parameter `{name}`"))
 }
 
-/// `user:pass@` in a URL-like text replaced by `user:***@`, for a message about a text that is
-/// not even a URL.
+/// Whether a URL-like text carries a credential ([`credential_in`]).
+pub(crate) fn has_credentials(text: &str) -> bool {
+    credential_in(text).is_some()
+}
+
+/// A URL-like text with its credentials hidden: `user:pass@` as `user:***@`, and the value of
+/// each secret query parameter as `***`, for a message about a text that may not even be a URL.
 pub(crate) fn hide_credentials(text: &str) -> String {
     let Some((scheme, rest)) = text.split_once("://") else {
         return text.to_string();
     };
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    match rest[..authority_end].rsplit_once('@') {
+    let (authority, path) = split_authority(rest);
+    let authority = match authority.rsplit_once('@') {
         Some((credentials, host)) => {
             let user = credentials.split_once(':').map_or(credentials, |(u, _)| u);
-            format!("{scheme}://{user}:***@{host}{}", &rest[authority_end..])
+            format!("{user}:***@{host}")
         }
-        None => text.to_string(),
-    }
+        None => authority.to_string(),
+    };
+    let (path, fragment) = path.split_at(path.find('#').unwrap_or(path.len()));
+    let (path, query) = path.split_at(path.find('?').unwrap_or(path.len()));
+    format!("{scheme}://{authority}{path}{}{fragment}", hidden_query(query))
+}
+
+/// A URL's query (`?a=1&token=x`, or nothing) with each secret parameter's value as `***`.
+fn hidden_query(query: &str) -> String {
+    let Some(pairs) = query.strip_prefix('?') else {
+        return query.to_string();
+    };
+    let hidden: Vec<String> = pairs
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((name, _)) if secret_parameter(name) => format!("{name}=***"),
+            _ => pair.to_string(),
+        })
+        .collect();
+    format!("?{}", hidden.join("&"))
+}
+
+/// A URL's authority (`user@host:port`) and the rest (path, query, fragment).
+fn split_authority(rest: &str) -> (&str, &str) {
+    rest.split_at(rest.find(['/', '?', '#']).unwrap_or(rest.len()))
+}
+
+/// The query's `name=value` pairs (none without a `?`).
+fn query_params(rest: &str) -> impl Iterator<Item = (&str, &str)> {
+    let query = rest.split_once('?').map_or("", |(_, q)| q);
+    let query = query.split_once('#').map_or(query, |(q, _)| q);
+    query.split('&').filter_map(|pair| pair.split_once('='))
+}
+
+/// A query parameter's name as services name a secret.
+fn secret_parameter(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    ["token", "pass", "pwd", "secret", "signature", "credential"]
+        .iter()
+        .any(|s| name.contains(s))
+        || name.ends_with("key")
+        || matches!(name.as_str(), "sig" | "auth" | "authorization")
 }
 
 /// Why a read failed, in words that name the URL (shown without its password).
@@ -170,7 +239,7 @@ impl Fetcher {
             // The library's words may quote the URL it was given, credentials and all.
             why: scrub(&e.to_string(), url),
         };
-        let mut request = self.agent.get(&url.bare);
+        let mut request = self.agent.get(&url.target());
         if let Some(c) = &url.credentials {
             let encoded = base64::engine::general_purpose::STANDARD.encode(percent_decoded(c));
             request = request.header("Authorization", &format!("Basic {encoded}"));
@@ -194,8 +263,11 @@ impl Fetcher {
     }
 }
 
-/// `text` with the URL's password, if any, removed.
+/// `text` with the URL's password and secret query values, if any, removed.
 fn scrub(text: &str, url: &Url) -> String {
+    let text = &query_params(&url.query)
+        .filter(|(name, value)| secret_parameter(name) && !value.is_empty())
+        .fold(text.to_string(), |text, (_, value)| text.replace(value, "***"));
     match &url.credentials {
         Some(c) => {
             let mut out = text.replace(c.as_str(), "***");
@@ -253,6 +325,23 @@ mod tests {
         let elsewhere = url.join("https://cdn.example/demo-1.0.0.tgz").unwrap();
         assert!(elsewhere.credentials.is_none());
         assert_eq!(hide_credentials("ftp://u:p@host/x"), "ftp://u:***@host/x");
+        // A credential in the query: said and hidden, the other parameters kept.
+        let url = "https://harbor.example/chartrepo?project=a&token=QTok-55&X-Amz-Signature=abc#top";
+        assert_eq!(credential_in(url).as_deref(), Some("the query parameter `token`"));
+        assert_eq!(
+            hide_credentials(url),
+            "https://harbor.example/chartrepo?project=a&token=***&X-Amz-Signature=***#top"
+        );
+        assert_eq!(
+            credential_in("https://robot:pw@h/x").as_deref(),
+            Some("a user and password")
+        );
+        // An `@` after the host is no user; a harmless parameter is no credential.
+        assert_eq!(credential_in("https://h/x?q=a@b&author=me"), None);
+        assert_eq!(
+            credential_in("https://h?apiKey=1").as_deref(),
+            Some("the query parameter `apiKey`")
+        );
         assert_eq!(
             Url::parse("ftp://u:p@host/x").unwrap_err().to_string(),
             "ftp://u:***@host/x is not an http:// or https:// URL"
@@ -273,6 +362,21 @@ mod tests {
         assert_eq!(
             repo.join("/other/a-1.tgz").unwrap().shown(),
             "http://127.0.0.1:8879/other/a-1.tgz"
+        );
+        // A repository's query (a token it wants) goes with each file asked of it, hidden when shown.
+        let repo = Url::parse("https://harbor.example/chartrepo/bos?token=T0k#x").unwrap();
+        let index = repo.join("index.yaml").unwrap();
+        assert_eq!(
+            index.target(),
+            "https://harbor.example/chartrepo/bos/index.yaml?token=T0k"
+        );
+        assert_eq!(
+            index.shown(),
+            "https://harbor.example/chartrepo/bos/index.yaml?token=***"
+        );
+        assert_eq!(
+            scrub("cannot read https://harbor.example/x?token=T0k", &index),
+            "cannot read https://harbor.example/x?token=***"
         );
     }
 }

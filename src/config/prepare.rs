@@ -238,7 +238,7 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
     if let Some(p) = provider_lock(r.provider, &file) {
         return Err(RunnerError::Problems(vec![p]));
     }
-    let mut problems = file_problems(r, &file);
+    let mut problems = file_problems(r.provider, &file);
     // Read once, for the check before the questions and the checks after them; `validate
     // --check` leaves the cache as it is.
     let learn = if r.mode == Mode::Check {
@@ -376,10 +376,9 @@ fn reach_backend(
 }
 
 /// What is wrong in the stack file itself: values not of their prompt's type, keys Pulumi
-/// cannot read.
-fn file_problems(r: &Request<'_>, file: &StackFile) -> Vec<Problem> {
-    let mut problems: Vec<Problem> = r
-        .provider
+/// cannot read, URLs carrying a credential. Every run refuses them, so an export does too.
+pub(crate) fn file_problems(provider: &Provider, file: &StackFile) -> Vec<Problem> {
+    let mut problems: Vec<Problem> = provider
         .prompts
         .iter()
         .filter_map(|p| file.type_problem(p))

@@ -194,16 +194,16 @@ impl StackFile {
             .collect()
     }
 
-    /// Plain values that are URLs with a user or password in them (`https://robot:pw@…`): the
+    /// Plain values that are URLs with a credential in them (`https://robot:pw@…`, `?token=…`): the
     /// stack file's values go into every export and every log, so none may carry one.
     pub(crate) fn credential_problems(&self) -> Vec<Problem> {
         self.config
             .iter()
-            .filter(|(_, v)| v.as_str().is_some_and(crate::charts::fetch::has_credentials))
-            .map(|(k, v)| {
+            .filter_map(|(k, v)| Some((k, v, crate::charts::fetch::credential_in(v.as_str()?)?)))
+            .map(|(k, v, credential)| {
                 Problem::new(
                     format!(
-                        "{}: `{k}` is a URL with a user and password in it ({}): the stack file's values are \
+                        "{}: `{k}` is a URL with {credential} in it ({}): the stack file's values are \
                          written into every export and shown in logs",
                         self.locate(k),
                         crate::charts::fetch::hide_credentials(v.as_str().unwrap_or_default())
@@ -379,10 +379,12 @@ pub(crate) fn url_problem(text: &str) -> Option<String> {
     if !matches!(scheme.to_ascii_lowercase().as_str(), "http" | "https" | "oci") {
         return Some(format!("a {scheme}:// URL, not {URL}"));
     }
-    let authority = rest.split('/').next().unwrap_or_default();
-    if authority.contains('@') {
-        return Some("a URL with a user and password in it: they would be written into every export and log".into());
+    if let Some(credential) = crate::charts::fetch::credential_in(text.trim()) {
+        return Some(format!(
+            "a URL with {credential} in it: it would be written into every export and log"
+        ));
     }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
     if authority.is_empty() {
         return Some("a URL with no host".into());
     }

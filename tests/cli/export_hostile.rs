@@ -551,9 +551,22 @@ fn a_password_in_a_url_setting_is_written_into_no_export() {
     let home = Home::new();
     let file = ws.path().join("config/pulumi/Pulumi.dev.yaml");
     let text = std::fs::read_to_string(&file).unwrap();
-    for (key, url) in [
-        ("kubernetes:chart_mirror", "https://robot:S3cret-pw@charts.example/helm"),
-        ("sirius:tracing_endpoint", "https://ann:S3cret-pw@otel.example:4318"),
+    for (key, url, credential) in [
+        (
+            "kubernetes:chart_mirror",
+            "https://robot:S3cret-pw@charts.example/helm",
+            "a user and password",
+        ),
+        (
+            "sirius:tracing_endpoint",
+            "https://ann:S3cret-pw@otel.example:4318",
+            "a user and password",
+        ),
+        (
+            "kubernetes:chart_mirror",
+            "https://harbor.example/chartrepo/bos?token=S3cret-tok",
+            "the query parameter `token`",
+        ),
     ] {
         std::fs::write(&file, format!("{text}  {key}: {url}\n")).unwrap();
         for format in ["pko", "github-actions", "gitlab-ci", "argo-workflows"] {
@@ -561,7 +574,7 @@ fn a_password_in_a_url_setting_is_written_into_no_export() {
             let run = export(&ws, &home, format, &["-o", out.to_str().unwrap()]).expect(3);
             assert!(
                 run.stderr
-                    .contains(&format!("`{key}` is a URL with a user and password in it")),
+                    .contains(&format!("`{key}` is a URL with {credential} in it")),
                 "{format}: {}",
                 run.stderr
             );
@@ -576,7 +589,7 @@ fn a_password_in_a_url_setting_is_written_into_no_export() {
         assert!(
             validate
                 .stderr
-                .contains(&format!("`{key}` is a URL with a user and password")),
+                .contains(&format!("`{key}` is a URL with {credential} in it")),
             "{}",
             validate.stderr
         );
@@ -598,6 +611,13 @@ fn a_chart_mirror_that_is_no_repository_url_is_refused() {
             .expect(3)
             .stderr_has("`kubernetes:chart_mirror` is")
             .stderr_has("not an http://, https:// or oci:// URL");
+        // Nor written into an export, which every job would refuse.
+        let home = Home::new();
+        let out = ws.path().join("out");
+        export(&ws, &home, "pko", &["-o", out.to_str().unwrap()])
+            .expect(3)
+            .stderr_has("not an http://, https:// or oci:// URL");
+        assert!(!out.exists());
     }
     std::fs::write(
         &file,

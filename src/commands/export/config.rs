@@ -132,10 +132,11 @@ fn read(s: &Settings, t: &StackContext) -> Result<Config, RunnerError> {
     if let Some(p) = prepare::provider_lock(&t.provider, &file) {
         return Err(RunnerError::Problems(vec![p]));
     }
-    // What an export would carry into a repository: a URL's password never.
-    let credentials = file.credential_problems();
-    if !credentials.is_empty() {
-        return Err(RunnerError::Problems(credentials));
+    // What every run refuses in the file (a value of the wrong type, a URL's password, which
+    // an export would carry into a repository), refused before anything is written.
+    let problems = prepare::file_problems(&t.provider, &file);
+    if !problems.is_empty() {
+        return Err(RunnerError::Problems(problems));
     }
     if file.config.is_empty() {
         return Err(RunnerError::usage(
