@@ -265,7 +265,7 @@ impl Fetcher {
 
 /// `text` with the URL's password and secret query values, if any, removed.
 fn scrub(text: &str, url: &Url) -> String {
-    let text = &query_params(&url.query)
+    let text = query_params(&url.query)
         .filter(|(name, value)| secret_parameter(name) && !value.is_empty())
         .fold(text.to_string(), |text, (_, value)| text.replace(value, "***"));
     match &url.credentials {
@@ -278,7 +278,7 @@ fn scrub(text: &str, url: &Url) -> String {
             }
             out
         }
-        None => text.to_string(),
+        None => text,
     }
 }
 
