@@ -189,7 +189,9 @@ impl Output {
             Err(e) => return Err(e.into()),
             Ok(m) => m,
         };
-        let system = path.starts_with("/dev/") || path.starts_with("/proc/");
+        // Only the system's links to open descriptors are followed; any other link, under /dev
+        // too (`/dev/shm/x` → a victim's file), is refused like one anywhere else.
+        let system = descriptor_link(path);
         if meta.file_type().is_symlink() && !system {
             return Err(OutputError::Link);
         }
@@ -422,6 +424,28 @@ pub(crate) fn comparable(path: &Path) -> PathBuf {
     real
 }
 
+/// Whether `path` is one of the system's names of an open descriptor (`/dev/stdout`,
+/// `/dev/fd/3`, `/proc/self/fd/3`, `/proc/<pid>/fd/3`, `/proc/thread-self/fd/3`), however
+/// spelt (`/dev/./stdout`, `//dev/stdout`).
+fn descriptor_link(path: &Path) -> bool {
+    let norm = normalize(path);
+    let parts: Vec<&str> = norm
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(p) => p.to_str(),
+            _ => None,
+        })
+        .collect();
+    let number = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    norm.has_root()
+        && match parts.as_slice() {
+            ["dev", "stdin" | "stdout" | "stderr"] => true,
+            ["dev", "fd", n] => number(n),
+            ["proc", who, "fd", n] => (matches!(*who, "self" | "thread-self") || number(who)) && number(n),
+            _ => false,
+        }
+}
+
 /// The file a chain of symlinks ends at (the path itself when it is not a link). A dangling
 /// link gives the path it points to, so the write creates the target.
 fn resolve_symlinks(path: &Path) -> std::io::Result<PathBuf> {
@@ -521,6 +545,33 @@ impl ProgramStats for NoStats {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_systems_names_of_descriptors_are_links_followed() {
+        for followed in [
+            "/dev/stdout",
+            "/dev/./stdout",
+            "//dev/stderr",
+            "/dev/../dev/stdout",
+            "/dev/fd/3",
+            "/proc/self/fd/1",
+            "/proc/thread-self/fd/1",
+            "/proc/4242/fd/7",
+        ] {
+            assert!(descriptor_link(Path::new(followed)), "{followed}");
+        }
+        for refused in [
+            "/dev/shm/lnk",
+            "/dev/mylink",
+            "/dev/fd/x",
+            "/proc/self/root/tmp/x",
+            "dev/stdout",
+            "/tmp/dev/stdout",
+            "/proc/self/fd/",
+        ] {
+            assert!(!descriptor_link(Path::new(refused)), "{refused}");
+        }
+    }
 
     #[test]
     fn a_text_file_that_is_not_utf8_is_said_so() {
