@@ -140,6 +140,23 @@ impl Problem {
     }
 }
 
+/// A YAML error as a person reads it: the library's first line, without the advice it gives
+/// the programs that use it ("set `DuplicateKeyPolicy` in Options").
+pub(crate) fn yaml_message(error: &serde_saphyr::Error) -> String {
+    let text = error.to_string();
+    let first = text.lines().next().unwrap_or("invalid YAML");
+    match first.split_once("duplicate mapping key").map(|(_, rest)| rest) {
+        Some(rest) => {
+            let key = rest.split(", set DuplicateKeyPolicy").next().unwrap_or_default();
+            match key.trim_start_matches(':').trim() {
+                "" => "a key appears twice in one mapping (keep one)".into(),
+                key => format!("the key `{key}` appears twice in one mapping (keep one)"),
+            }
+        }
+        None => first.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -100,10 +100,9 @@ fn read(text: &str) -> Result<Value, Refused> {
         return Ok(Value::Null);
     }
     serde_saphyr::from_str(text).map_err(|e| {
-        let message = e.to_string();
         Refused(format!(
             "it is not valid YAML ({})",
-            message.lines().next().unwrap_or("invalid YAML")
+            crate::diagnostic::yaml_message(&e)
         ))
     })
 }

@@ -164,8 +164,9 @@ pub(crate) fn stale_in_dir(
 }
 
 /// The locks that refused the stack, each described, the stale ones with the flag that removes
+/// them, or, when that flag was given (`removal_tried`) and they are still there, why it left
 /// them: a failure's notes.
-pub(crate) fn described(stderr: &str) -> Vec<String> {
+pub(crate) fn described(stderr: &str, removal_tried: bool) -> Vec<String> {
     let held = parse(stderr);
     if counted(stderr).is_some_and(|n| n != held.len()) {
         // A lock's own fields made the refusal read as another lock: say nothing it claims.
@@ -179,7 +180,13 @@ pub(crate) fn described(stderr: &str) -> Vec<String> {
     held.iter()
         .map(|lock| {
             let mut line = crate::report::text::visible(&lock.describe()).into_owned();
-            if lock.stale() {
+            if lock.stale() && removal_tried {
+                line.push_str(
+                    "; `--remove-stale-locks` left it: it removes only regular files of the stack's own lock \
+                     directory (look at the lock yourself; `runner pulumi PROJECT -- cancel` removes every lock \
+                     of the stack)",
+                );
+            } else if lock.stale() {
                 line.push_str("; `--remove-stale-locks` removes it");
             }
             line

@@ -553,7 +553,7 @@ impl Pulumi {
         let mut notes = Vec::new();
         for message in messages::classify(said) {
             match message {
-                Message::StackLocked => notes.extend(locks::described(said)),
+                Message::StackLocked => notes.extend(locks::described(said, self.flags.remove_stale_locks)),
                 Message::UnreadableLock => {
                     let broken = locks::broken(&Backend::of(&self.env), &job.project.name, &self.stack);
                     notes.extend(locks::broken_notes(&broken));

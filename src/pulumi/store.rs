@@ -80,7 +80,7 @@ impl SecretStore for Store {
             }
             out = run(self.command(dir, env, &args), None, what)?;
         }
-        checked(&out, what)?;
+        checked(&out, what, self.remove_stale_locks)?;
         if let Ok(mut created) = self.created.lock() {
             created.insert(dir.to_path_buf());
         }
@@ -153,7 +153,7 @@ impl Drop for Scratch {
 }
 
 fn finish(c: std::process::Command, input: Option<&str>, what: &str) -> Result<(), StoreError> {
-    checked(&run(c, input, what)?, what)
+    checked(&run(c, input, what)?, what, false)
 }
 
 /// Runs `c` to its end, `input` on its standard input.
@@ -173,7 +173,7 @@ fn run(mut c: std::process::Command, input: Option<&str>, what: &str) -> Result<
 
 /// A run that failed, as a failure: how it ended, what it said, and the locks that refused the
 /// stack (then the error is [`StoreError::Locked`]).
-fn checked(out: &std::process::Output, what: &str) -> Result<(), StoreError> {
+fn checked(out: &std::process::Output, what: &str, removal_tried: bool) -> Result<(), StoreError> {
     if out.status.success() {
         return Ok(());
     }
@@ -181,7 +181,7 @@ fn checked(out: &std::process::Output, what: &str) -> Result<(), StoreError> {
     let failure = process::failure(what, &ended, &[]);
     if messages::classify(&ended.stderr).contains(&Message::StackLocked) {
         Err(StoreError::Locked(Box::new(
-            failure.noted(locks::described(&ended.stderr)),
+            failure.noted(locks::described(&ended.stderr, removal_tried)),
         )))
     } else {
         Err(StoreError::Failed(Box::new(failure)))
@@ -211,7 +211,7 @@ mod tests {
                       file:///w/.pulumi/locks/organization/iam/dev/a.json: created by ann@h (pid 1) at \
                       2026-11-23T10:00:00Z\n";
         let what = "pulumi stack select --create";
-        let Err(e @ StoreError::Locked(_)) = checked(&ended(1, locked), what) else {
+        let Err(e @ StoreError::Locked(_)) = checked(&ended(1, locked), what, false) else {
             panic!("not locked")
         };
         assert!(
@@ -221,13 +221,14 @@ mod tests {
             ),
             "{e}"
         );
-        let Err(e @ StoreError::Failed(_)) = checked(&ended(255, "error: no such backend\n"), "pulumi whoami") else {
+        let Err(e @ StoreError::Failed(_)) = checked(&ended(255, "error: no such backend\n"), "pulumi whoami", false)
+        else {
             panic!("not failed")
         };
         assert_eq!(
             e.to_string(),
             "pulumi whoami exited with code 255: error: no such backend"
         );
-        assert_eq!(checked(&ended(0, ""), what), Ok(()));
+        assert_eq!(checked(&ended(0, ""), what, false), Ok(()));
     }
 }

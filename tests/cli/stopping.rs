@@ -341,6 +341,41 @@ fn a_stale_lock_is_named_and_removed_only_when_asked_and_another_hosts_never() {
         .stderr_has("removed the stale lock /");
     assert!(!stale.exists());
 
+    // A lock that is a link (to a file elsewhere, which the removal must never reach): left, and
+    // the flag given says why instead of advising itself.
+    let elsewhere = lock(&ws, "network-elsewhere", "kept", &this_host(), dead_pid());
+    let linked = stale.with_file_name("linked.json");
+    std::os::unix::fs::symlink(&elsewhere, &linked).unwrap();
+    let run = ws
+        .exec(
+            &[
+                "up",
+                "-p",
+                "aws",
+                "-s",
+                "dev",
+                "--target",
+                "iam",
+                "--fresh",
+                "--remove-stale-locks",
+            ],
+            &[],
+        )
+        .expect(1);
+    assert!(
+        run.stderr
+            .contains("`--remove-stale-locks` left it: it removes only regular files"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.contains("`--remove-stale-locks` removes it"),
+        "{}",
+        run.stderr
+    );
+    assert!(linked.exists() && elsewhere.exists());
+    std::fs::remove_file(&linked).unwrap();
+
     // Another machine's lock: reported with its host, never removed.
     let other = lock(&ws, "iam", "other", "build-7", 4242);
     ws.up("aws", &["--target", "iam", "--fresh", "--remove-stale-locks"], &[])

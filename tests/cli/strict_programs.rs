@@ -225,6 +225,8 @@ fn check_programs_walks_each_real_file_once_and_reads_only_regular_files() {
     std::os::unix::fs::symlink("loop2", root.join("loop1")).unwrap();
     std::os::unix::fs::symlink("loop1", root.join("loop2")).unwrap();
     std::os::unix::fs::symlink("a", root.join("again")).unwrap();
+    // A link out to another file system: not walked (through /proc/1/root a walk reaches `/`).
+    std::os::unix::fs::symlink("/proc", root.join("a/proc")).unwrap();
     let run = std::thread::scope(|s| {
         let h = s.spawn(|| check_programs(&[root.to_str().unwrap()]));
         crate::support::wait_until(
@@ -242,6 +244,11 @@ fn check_programs_walks_each_real_file_once_and_reads_only_regular_files() {
     );
     assert!(
         run.stderr.contains("zero/Pulumi.yaml: not a regular file"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("a/proc: on another file system: left unwalked"),
         "{}",
         run.stderr
     );

@@ -93,7 +93,9 @@ type Seen = std::collections::HashSet<(u64, u64)>;
 /// What is neither a file nor a directory (a FIFO, a device) is refused when named, and left
 /// unread (said on standard error) when it is found as a `Pulumi.yaml`: reading it could block,
 /// or never end.
-fn programs_under(path: &Path, out: &mut Vec<PathBuf>, seen: &mut Seen) {
+/// `top` is the file system of the path named, for the directories found under it: the walk
+/// stays on it.
+fn programs_under(path: &Path, out: &mut Vec<PathBuf>, seen: &mut Seen, top: Option<u64>) {
     use std::os::unix::fs::MetadataExt as _;
     let meta = std::fs::metadata(path).unwrap_or_else(|e| die(&format!("{}: {e}", path.display())));
     if meta.is_file() {
@@ -111,11 +113,16 @@ fn programs_under(path: &Path, out: &mut Vec<PathBuf>, seen: &mut Seen) {
     if !seen.insert((meta.dev(), meta.ino())) {
         return;
     }
-    let mut entries: Vec<_> = std::fs::read_dir(path)
-        .unwrap_or_else(|e| die(&format!("{}: {e}", path.display())))
-        .flatten()
-        .map(|e| e.path())
-        .collect();
+    let mut entries: Vec<_> = match std::fs::read_dir(path) {
+        Ok(entries) => entries.flatten().map(|e| e.path()).collect(),
+        // A directory found on the way is said and passed; one named is the user's mistake.
+        Err(e) if top.is_some() => {
+            eprintln!("check-programs: {}: {e}: left unread", path.display());
+            return;
+        }
+        Err(e) => die(&format!("{}: {e}", path.display())),
+    };
+    let top = top.unwrap_or(meta.dev());
     entries.sort();
     for p in entries {
         let name = p
@@ -125,8 +132,12 @@ fn programs_under(path: &Path, out: &mut Vec<PathBuf>, seen: &mut Seen) {
         // A link that leads nowhere, or in a loop, is no program.
         let Ok(meta) = std::fs::metadata(&p) else { continue };
         if meta.is_dir() {
-            if !["node_modules", ".pulumi", "target"].contains(&name.as_str()) {
-                programs_under(&p, out, seen);
+            if meta.dev() != top {
+                // A link out to another file system (`/proc`, a mount, `/` itself through
+                // `/proc/1/root`): no program lives there, and walking it may never end.
+                eprintln!("check-programs: {}: on another file system: left unwalked", p.display());
+            } else if !["node_modules", ".pulumi", "target"].contains(&name.as_str()) {
+                programs_under(&p, out, seen, Some(top));
             }
         } else if name == "Pulumi.yaml" {
             if !meta.is_file() {
@@ -440,14 +451,14 @@ fn files_to_check(repo: &Path, targets: &[&String]) -> Vec<PathBuf> {
     let mut files = Vec::new();
     let mut seen = Seen::new();
     if targets.is_empty() {
-        programs_under(&repo.join("projects"), &mut files, &mut seen);
+        programs_under(&repo.join("projects"), &mut files, &mut seen, None);
     }
     for t in targets {
         let p = Path::new(t.as_str());
         if !p.exists() {
             die(&format!("{t}: no such file or directory"));
         }
-        programs_under(p, &mut files, &mut seen);
+        programs_under(p, &mut files, &mut seen, None);
     }
     if files.is_empty() {
         let looked: Vec<&str> = targets.iter().map(|t| t.as_str()).collect();
