@@ -22,6 +22,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>, cwd: &Path) -> i32 {
         Err(e) => {
             // clap prints help and version on stdout with code 0, usage errors on stderr with 2; a
             // command's help shows only the global options about what it does (`cli::help`).
+            let e = crate::cli::with_whole_usage(&args, e);
             let _ = e.print();
             if let Some(note) =
                 crate::cli::flag_elsewhere(&e).or_else(|| crate::cli::passthrough_without_dashes(&args, &e))
@@ -140,10 +141,7 @@ fn flags(g: &GlobalArgs) -> Flags {
 /// `runner man`: the main page on standard output, or with `--dir` a page per command.
 fn man(command: &[String], dir: Option<&Path>) -> Result<i32, RunnerError> {
     if let Some(dir) = dir {
-        let written = man_pages(dir).map_err(|source| RunnerError::Io {
-            context: format!("cannot write the man pages to {}", dir.display()),
-            source,
-        })?;
+        let written = man_pages(dir)?;
         crate::report::info(&format!(
             "wrote {written} man pages to {} (`man runner-up` once the directory is on MANPATH)",
             dir.display()
@@ -184,7 +182,7 @@ fn man(command: &[String], dir: Option<&Path>) -> Result<i32, RunnerError> {
 /// (`runner-export-pko.1`): how many. Every page is made first; a page's name that is a
 /// symbolic link (or anything but a regular file) refuses them all, before any is written; each
 /// is written beside and renamed over its name, never through a link.
-fn man_pages(dir: &std::path::Path) -> std::io::Result<usize> {
+fn man_pages(dir: &std::path::Path) -> Result<usize, RunnerError> {
     fn each(cmd: &clap::Command, pages: &mut Vec<(String, Vec<u8>)>) -> std::io::Result<()> {
         for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
             each(sub, pages)?;
@@ -195,10 +193,14 @@ fn man_pages(dir: &std::path::Path) -> std::io::Result<usize> {
         pages.push((man.get_filename(), page));
         Ok(())
     }
+    let io = |source| RunnerError::Io {
+        context: format!("cannot write the man pages to {}", dir.display()),
+        source,
+    };
     let mut cmd = Cli::command().disable_help_subcommand(true);
     cmd.build();
     let mut pages = Vec::new();
-    each(&cmd, &mut pages)?;
+    each(&cmd, &mut pages).map_err(io)?;
     for (name, _) in &pages {
         match std::fs::symlink_metadata(dir.join(name)) {
             Ok(m) if !m.file_type().is_file() => {
@@ -207,17 +209,21 @@ fn man_pages(dir: &std::path::Path) -> std::io::Result<usize> {
                 } else {
                     "not a regular file"
                 };
-                return Err(std::io::Error::other(format!(
-                    "{} is {what}: the man pages are never written through one (remove it, or give another --dir)",
-                    dir.join(name).display()
-                )));
+                // Refused as an output path is (exit 2): nothing was written.
+                return Err(RunnerError::usage(
+                    format!(
+                        "{} is {what}: the man pages are never written through one",
+                        crate::report::text::visible(&dir.join(name).display().to_string())
+                    ),
+                    "remove it, or give another --dir",
+                ));
             }
             _ => {}
         }
     }
-    std::fs::create_dir_all(dir)?;
+    std::fs::create_dir_all(dir).map_err(io)?;
     for (name, page) in &pages {
-        crate::fs::replace_file(&dir.join(name), page, false)?;
+        crate::fs::replace_file(&dir.join(name), page, false).map_err(io)?;
     }
     Ok(pages.len())
 }

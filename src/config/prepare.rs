@@ -184,9 +184,6 @@ fn ask_secrets(
     for note in &answers.notes {
         report::warning(note);
     }
-    for made in &answers.made {
-        report::info(made);
-    }
     Ok(())
 }
 
@@ -612,6 +609,10 @@ fn save(
         let keys: Vec<&str> = answers.secrets.iter().map(|(k, _)| k.as_str()).collect();
         let own = ws.show(&stackfile::own(store_dir, r.stack));
         report::info(&format!("stored {} (encrypted) in {own}", keys.join(", ")));
+        // Said once stored: a run refused before this forgets what it made (the next makes anew).
+        for made in &answers.made {
+            report::info(made);
+        }
     }
     if needs_salt && passphrase::salt_of(&file.path).is_none() {
         // The project's own file has a salt when `stack select --create` made the stack or a
@@ -644,7 +645,8 @@ fn ask_again(at_terminal: bool, ask: &mut dyn Ask) -> impl FnMut(&StoreError) ->
 /// How to go on when storing failed.
 fn store_fix(e: &StoreError) -> &'static str {
     if matches!(e, StoreError::Locked(_)) {
-        "wait for the process that holds the lock to end; if it no longer runs, run again with `--remove-stale-locks`; nothing else was changed"
+        "wait for the process that holds the lock to end; if it no longer runs, remove its lock: `runner up` (or \
+         `preview`, `refresh`, `destroy`) with `--remove-stale-locks` does; nothing else was changed"
     } else {
         "check the passphrase and the backend (PULUMI_BACKEND_URL), then run again; nothing else was changed"
     }

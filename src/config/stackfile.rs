@@ -79,8 +79,7 @@ impl StackFile {
             let at = e
                 .location()
                 .map_or(0, |l| offset_of(&source.text, l.line(), l.column()));
-            let message = e.to_string();
-            let message = message.lines().next().unwrap_or("invalid YAML").to_string();
+            let message = crate::diagnostic::yaml_message(&e);
             Box::new(FileDiagnostic::new(
                 &source,
                 at..at + 1,
@@ -222,6 +221,13 @@ impl StackFile {
     /// A value that does not have the prompt's type: what is wrong, naming the key.
     pub(crate) fn type_problem(&self, prompt: &Prompt) -> Option<String> {
         let value = self.config.get(&prompt.key)?;
+        // Encrypted (`secure: v1:…`): its type cannot be told, and `pulumi` checks it.
+        if value
+            .as_object()
+            .is_some_and(|m| m.len() == 1 && m.contains_key("secure"))
+        {
+            return None;
+        }
         let ok = match prompt.kind {
             PromptType::Int => value.is_i64() || value.as_str().is_some_and(|s| s.parse::<i64>().is_ok()),
             PromptType::Bool => value.is_boolean() || value.as_str().is_some_and(|s| parse_bool(s).is_some()),
@@ -500,6 +506,16 @@ mod tests {
             "{}",
             e.location
         );
+        // A key written twice: said as such, with no advice meant for the YAML library's users.
+        std::fs::write(&p, "config:\n  logstore:retention: 7d\n  logstore:retention: 30d\n").unwrap();
+        let e = StackFile::load(&p, "Pulumi.dev.yaml").unwrap_err();
+        assert!(
+            e.message
+                .contains("the key `logstore:retention` appears twice in one mapping (keep one)"),
+            "{}",
+            e.message
+        );
+        assert!(!e.message.contains("DuplicateKeyPolicy"), "{}", e.message);
     }
 
     /// Found by fuzzing: a YAML error in a file ending in a byte-order mark panicked.

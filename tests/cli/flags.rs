@@ -168,9 +168,11 @@ fn man_dir_writes_through_no_link() {
     let victim = ws.path().join("victim");
     std::fs::write(&victim, "precious\n").unwrap();
     std::os::unix::fs::symlink(&victim, dir.join("runner-up.1")).unwrap();
+    // Refused as `report -o LINK` is: exit 2, with the fix.
     ws.run(&["man", "--dir", "man/man1"])
-        .expect(1)
-        .stderr_has("runner-up.1 is a symbolic link: the man pages are never written through one");
+        .expect(2)
+        .stderr_has("runner-up.1 is a symbolic link: the man pages are never written through one")
+        .stderr_has("remove it, or give another --dir");
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "no page was written");
     std::fs::remove_file(dir.join("runner-up.1")).unwrap();

@@ -182,6 +182,9 @@ fn the_answers_are_written(ws: &Ws, screen: &str) {
         ),
         "{screen}"
     );
+    // The key pair the runner made, said once it is stored.
+    let made = screen.find("made a new RSA key pair for `sirius:jwt_key`");
+    assert!(made > screen.find("stored prometheus:adminpass"), "{screen}");
 
     let config = stack_yaml(ws);
     assert_eq!(config["kubernetes:infra_type"], "AWS");
@@ -400,6 +403,8 @@ fn ci_lists_everything_missing_at_once_and_takes_values_from_the_environment() {
     ] {
         assert!(stderr.contains(needle), "stderr lacks {needle:?}:\n{stderr}");
     }
+    // The key pair it would make is not said to be stored: nothing was.
+    assert!(!stderr.contains("made a new RSA key pair"), "{stderr}");
     // A key with a default is not missing without a terminal: the default applies (this test
     // used to expect `docean:node_count` and the other defaulted keys listed as missing).
     for defaulted in [
