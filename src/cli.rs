@@ -627,6 +627,30 @@ pub(crate) fn passthrough_without_dashes(args: &[std::ffi::OsString], e: &clap::
     ))
 }
 
+/// clap's usage line under an unknown argument names only what it matched (`Usage: runner up
+/// --keep-going` for `--keepgoing`), which reads as the command's whole usage: the command's own
+/// usage instead (`Usage: runner up [OPTIONS]`), the deepest command the line names.
+pub(crate) fn with_whole_usage(args: &[std::ffi::OsString], mut e: clap::Error) -> clap::Error {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::UnknownArgument {
+        return e;
+    }
+    let mut cmd = command();
+    cmd.build();
+    let mut here = &cmd;
+    for word in args.iter().skip(1).map_while(|a| a.to_str()) {
+        if word == "--" {
+            break;
+        }
+        if let Some(sub) = here.find_subcommand(word) {
+            here = sub;
+        }
+    }
+    let usage = here.clone().render_usage();
+    e.insert(ContextKind::Usage, ContextValue::StyledStr(usage));
+    e
+}
+
 /// For a flag clap refused as unexpected (`runner export github --succeeded-within 1h`): the
 /// commands that do take it, as a line to print after clap's error; `None` when none does.
 pub(crate) fn flag_elsewhere(e: &clap::Error) -> Option<String> {

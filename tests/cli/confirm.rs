@@ -220,3 +220,18 @@ fn an_up_with_nothing_to_do_asks_nothing_and_predicts_nothing() {
     assert!(screen.contains("unchanged"), "{screen}");
     assert_eq!(exit_code(&mut s), 0);
 }
+
+/// An up at a terminal that ran the app ends with where the app is: the last project's address
+/// output, as MARA's runner ended with the application's URL.
+#[test]
+fn up_at_a_terminal_ends_with_the_apps_address() {
+    let ws = Ws::configured("kubeconfig");
+    let mut s = at_terminal(&ws, &["up", "-p", "kubeconfig", "-s", "dev", "--yes"]);
+    let seen = s.expect(expectrl::Eof).unwrap();
+    let screen = String::from_utf8_lossy(seen.as_bytes()).into_owned();
+    let at = screen
+        .find("sirius is at http://")
+        .unwrap_or_else(|| panic!("{screen}"));
+    assert!(screen[at..].contains("(its output `application_url`)"), "{screen}");
+    assert!(at < screen.find("Next: `runner output sirius").unwrap(), "{screen}");
+}

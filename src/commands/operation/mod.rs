@@ -3,6 +3,7 @@
 //! to the views, the logs and the run state, and ends with the closing table, the JSON summary
 //! and the exit code.
 
+mod afterwards;
 mod ci_reports;
 mod confirm;
 mod engine;

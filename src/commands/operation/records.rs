@@ -2,7 +2,6 @@
 //! the JSON summary and the reports after it.
 
 use std::collections::BTreeSet;
-use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use serde_json::{Map, Value};
@@ -10,7 +9,6 @@ use std::time::SystemTime;
 
 use super::RunOptions;
 use super::ci_reports;
-use super::confirm::offer_kubeconfig_prune;
 use super::predict::{Prediction, Settled, predict};
 use crate::config::env::Env;
 use crate::config::prepare::Ready;
@@ -21,7 +19,6 @@ use crate::fs::{NewFile, write_atomic};
 use crate::plan::{Operation, Plan};
 use crate::provider::{PromptType, Provider};
 use crate::report;
-use crate::report::plain::{drift_verdict, refresh_verdict};
 use crate::report::summary::{self, Predicted, Summary};
 use crate::runstate::{Digests, History, Outside, Pending, Recorder, RunState};
 use crate::settings::{Settings, StackContext};
@@ -160,39 +157,10 @@ pub(super) fn summary(
     Summary::of(&run, result)
 }
 
-/// Whether a destroy asks, after, to remove what `kubeconfig-merge` added: at a terminal,
-/// unless `--yes` said not to ask (then what stays is said, with the flag that removes it).
-fn prune_asked(s: &Settings, o: &RunOptions) -> bool {
-    s.interactive && !o.yes
-}
-
-/// What a destroy that went well leaves, as `pulumi destroy` says it of its stack: the stacks
-/// themselves, the configuration and stored secrets, the logs; and, where nobody was asked,
-/// the kubeconfig's contexts.
-fn left_after_destroy(s: &Settings, t: &StackContext, o: &RunOptions, result: &RunResult) -> String {
-    let mut text = format!(
-        "\nLeft as they were: each project's stack `{0}` (empty now, with its history) in the backend, the stack \
-         files with the stored secrets (a later `runner up -s {0}` reuses them without asking) and the logs under \
-         {1}. To remove a stack for good: `runner pulumi PROJECT -s {0} -- stack rm`.",
-        t.stack,
-        s.ws.show(&t.run_dir.stack_dir())
-    );
-    let kept = super::confirm::merged_and_destroyed(t, result);
-    if !o.pulumi.prune_kubeconfig && !prune_asked(s, o) && !kept.is_empty() {
-        let _ = write!(
-            text,
-            "\nThe kubeconfig keeps the cluster, user and context that {} merged into it: a destroy with \
-             `--prune-kubeconfig` removes them.",
-            kept.join(", ")
-        );
-    }
-    text
-}
-
-/// After the run, for whoever reads it: at a terminal after a destroy, the offer to prune the
-/// kubeconfig; a drift check's verdict, what the CI shows (`JUnit`,
-/// GitHub's summary and annotations), the durations the next runs learn from, and the run's
-/// records ([`write_records`]: `false` when a summary could not be written).
+/// After the run, for whoever reads it: what the run says when it is over
+/// ([`super::afterwards::say`]), what the CI shows (`JUnit`, GitHub's summary and annotations),
+/// the durations the next runs learn from, and the run's records ([`write_records`]: `false`
+/// when a summary could not be written).
 pub(super) fn after(
     s: &Settings,
     t: &StackContext,
@@ -202,57 +170,7 @@ pub(super) fn after(
     history: History,
     summary: &Summary,
 ) -> bool {
-    if o.operation == Operation::Destroy && !o.pulumi.prune_kubeconfig && prune_asked(s, o) {
-        offer_kubeconfig_prune(s, t, result);
-    }
-    if o.operation == Operation::Destroy && !result.failed() && !result.interrupted {
-        report::info(&left_after_destroy(s, t, o, result));
-    }
-    let verdict = (o.pulumi.drift.is_some() && !result.interrupted).then(|| drift_verdict(result));
-    if let Some(v) = &verdict {
-        report::info(&format!("\n{v}"));
-    }
-    // A person at a terminal after an up that went well: where to look next.
-    let ran = result
-        .results
-        .iter()
-        .any(|(_, f)| !matches!(f.status, crate::exec::Status::Unchanged { .. }));
-    if o.operation == Operation::Up
-        && s.interactive
-        && ran
-        && !result.failed()
-        && !result.interrupted
-        && o.report.is_none()
-    {
-        // The last project of the run is the one a person came for (the app): its outputs.
-        let last = plan.order.last().map(|&i| plan.name(i)).unwrap_or_default();
-        report::info(&format!(
-            "Next: `runner output {last} -s {0}` shows what it made; `runner status -s {0}` says what is deployed \
-             and why; `runner report -s {0}` draws this run as one HTML file.",
-            t.stack
-        ));
-    }
-    // What a look that found changes leaves to do.
-    let would_change = result
-        .results
-        .iter()
-        .any(|(_, f)| f.status == crate::exec::Status::Succeeded && crate::exec::would_change(&f.changes));
-    if o.operation == Operation::Preview && would_change && !result.interrupted && !result.failed() {
-        let up = format!("runner up -p {} -s {}", t.provider.name, t.stack);
-        report::info(&if o.pulumi.drift.is_some() {
-            format!(
-                "Next: `{up}` sets the declared values back (it refreshes the drifted projects first), or change their programs or configuration to match what is deployed."
-            )
-        } else {
-            format!("Next: `{up}` makes these changes.")
-        });
-    }
-    if o.operation == Operation::Refresh
-        && !result.interrupted
-        && let Some(v) = refresh_verdict(result)
-    {
-        report::info(&format!("\n{v}"));
-    }
+    let verdict = super::afterwards::say(s, t, o, (plan, result));
     let asked = ci_reports::Asked {
         junit: o.junit.as_ref(),
         drift: o.pulumi.drift.is_some(),

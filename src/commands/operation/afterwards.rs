@@ -1,0 +1,128 @@
+//! What a run says when it is over, to whoever reads it: after a destroy, what it leaves (and at
+//! a terminal the offer to prune the kubeconfig); a drift check's or a refresh's verdict; after
+//! an up or a preview that went well, where to look next (the app's address among it).
+
+use std::fmt::Write as _;
+
+use super::RunOptions;
+use super::confirm::offer_kubeconfig_prune;
+use crate::exec::RunResult;
+use crate::plan::{Operation, Plan};
+use crate::report;
+use crate::report::plain::{drift_verdict, refresh_verdict};
+use crate::settings::{Settings, StackContext};
+
+/// Says it all; the drift check's verdict, which the CI reports carry too.
+pub(super) fn say(
+    s: &Settings,
+    t: &StackContext,
+    o: &RunOptions,
+    (plan, result): (&Plan<'_>, &RunResult),
+) -> Option<String> {
+    if o.operation == Operation::Destroy && !o.pulumi.prune_kubeconfig && prune_asked(s, o) {
+        offer_kubeconfig_prune(s, t, result);
+    }
+    if o.operation == Operation::Destroy && !result.failed() && !result.interrupted {
+        report::info(&left_after_destroy(s, t, o, result));
+    }
+    let verdict = (o.pulumi.drift.is_some() && !result.interrupted).then(|| drift_verdict(result));
+    if let Some(v) = &verdict {
+        report::info(&format!("\n{v}"));
+    }
+    // A person at a terminal after an up that went well: where to look next.
+    let ran = result
+        .results
+        .iter()
+        .any(|(_, f)| !matches!(f.status, crate::exec::Status::Unchanged { .. }));
+    if o.operation == Operation::Up
+        && s.interactive
+        && ran
+        && !result.failed()
+        && !result.interrupted
+        && o.report.is_none()
+    {
+        // The last project of the run is the one a person came for (the app): its outputs, and
+        // the address it made if it made one (MARA ended its run with the app's URL too).
+        let last = plan.order.last().map(|&i| plan.name(i)).unwrap_or_default();
+        if let Some((key, url)) = address(result, last) {
+            report::info(&format!("{last} is at {url} (its output `{key}`)"));
+        }
+        report::info(&format!(
+            "Next: `runner output {last} -s {0}` shows what it made; `runner status -s {0}` says what is deployed \
+             and why; `runner report -s {0}` draws this run as one HTML file.",
+            t.stack
+        ));
+    }
+    // What a look that found changes leaves to do.
+    let would_change = result
+        .results
+        .iter()
+        .any(|(_, f)| f.status == crate::exec::Status::Succeeded && crate::exec::would_change(&f.changes));
+    if o.operation == Operation::Preview && would_change && !result.interrupted && !result.failed() {
+        let up = format!("runner up -p {} -s {}", t.provider.name, t.stack);
+        report::info(&if o.pulumi.drift.is_some() {
+            format!(
+                "Next: `{up}` sets the declared values back (it refreshes the drifted projects first), or change their programs or configuration to match what is deployed."
+            )
+        } else {
+            format!("Next: `{up}` makes these changes.")
+        });
+    }
+    if o.operation == Operation::Refresh
+        && !result.interrupted
+        && let Some(v) = refresh_verdict(result)
+    {
+        report::info(&format!("\n{v}"));
+    }
+    verdict
+}
+
+/// Whether a destroy asks, after, to remove what `kubeconfig-merge` added: at a terminal,
+/// unless `--yes` said not to ask (then what stays is said, with the flag that removes it).
+fn prune_asked(s: &Settings, o: &RunOptions) -> bool {
+    s.interactive && !o.yes
+}
+
+/// What a destroy that went well leaves, as `pulumi destroy` says it of its stack: the stacks
+/// themselves, the configuration and stored secrets, the logs; and, where nobody was asked,
+/// the kubeconfig's contexts.
+fn left_after_destroy(s: &Settings, t: &StackContext, o: &RunOptions, result: &RunResult) -> String {
+    let mut text = format!(
+        "\nLeft as they were: each project's stack `{0}` (empty now, with its history) in the backend, the stack \
+         files with the stored secrets (a later `runner up -s {0}` reuses them without asking) and the logs under \
+         {1}. To remove a stack for good: `runner pulumi PROJECT -s {0} -- stack rm`.",
+        t.stack,
+        s.ws.show(&t.run_dir.stack_dir())
+    );
+    let kept = super::confirm::merged_and_destroyed(t, result);
+    if !o.pulumi.prune_kubeconfig && !prune_asked(s, o) && !kept.is_empty() {
+        let _ = write!(
+            text,
+            "\nThe kubeconfig keeps the cluster, user and context that {} merged into it: a destroy with \
+             `--prune-kubeconfig` removes them.",
+            kept.join(", ")
+        );
+    }
+    text
+}
+
+/// A plain output of `project` in this run whose name ends in `_url` (`application_url`), as
+/// it may be shown: never a secret one, its text made visible (an output is the program's).
+fn address(result: &RunResult, project: &str) -> Option<(String, String)> {
+    let outputs = result
+        .results
+        .iter()
+        .find(|(name, _)| name == project)?
+        .1
+        .outputs
+        .as_ref()?;
+    outputs.values.iter().find_map(|(key, value)| {
+        let url = value
+            .as_str()
+            .filter(|_| key.ends_with("_url") && !outputs.secret.contains(key))?;
+        Some((
+            crate::report::text::visible(key).into_owned(),
+            crate::report::text::visible(url).into_owned(),
+        ))
+    })
+}
