@@ -166,14 +166,17 @@ fn an_unchanged_run_says_so_in_one_line_and_a_preview_says_what_would_change() {
         .stderr_has("Would change: eks: ~1 update")
         .stderr_has("(resources: + created, ~ updated, ± replaced, - deleted, = unchanged)");
     ws.exec(&["preview", "-p", "aws", "-s", "dev"], &[]).expect(0);
-    // --fresh runs everything, and says so before it starts (a destroy is weighed with the
-    // provider's estimates of an up until it has run once, and says that too).
+    // --fresh runs everything, and says so before it starts. A destroy is not weighed with the
+    // provider's estimates, which are of an up: no guess until one has been measured.
     ws.up("aws", &["--fresh"], &[])
         .expect(0)
         .stderr_has("up: 16 of 16 projects will run (--fresh: unchanged ones too)");
+    let first = ws.exec(&["destroy", "-p", "aws", "-s", "dev", "--yes"], &[]).expect(0);
+    assert!(!first.stderr.contains("Predicted:"), "{}", first.stderr);
+    ws.up("aws", &[], &[]).expect(0);
     ws.exec(&["destroy", "-p", "aws", "-s", "dev", "--yes"], &[])
         .expect(0)
-        .stderr_has("(from the provider's estimates of an up)");
+        .stderr_has("(learned from past runs)");
 }
 
 #[test]
