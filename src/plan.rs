@@ -7,7 +7,7 @@ use crate::error::RunnerError;
 use crate::graph::{self, CriticalPath, Direction, EdgeKind, Need};
 use crate::provider::{Project, Provider};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, strum::VariantArray)]
 #[serde(rename_all = "lowercase")]
 pub enum Operation {
     Up,
@@ -18,12 +18,7 @@ pub enum Operation {
 
 impl Operation {
     /// Every operation, in the order they are listed to a person.
-    pub const ALL: [Operation; 4] = [
-        Operation::Up,
-        Operation::Destroy,
-        Operation::Refresh,
-        Operation::Preview,
-    ];
+    pub const ALL: &'static [Operation] = <Operation as strum::VariantArray>::VARIANTS;
 
     pub fn as_str(self) -> &'static str {
         match self {

@@ -481,7 +481,7 @@ mod tests {
 
     #[test]
     fn each_format_is_the_subcommand_of_its_name_and_asks_for_itself() {
-        for format in Format::ALL {
+        for &format in Format::ALL {
             let mut args = vec!["runner", "export", format.as_str()];
             if format == Format::Kebap {
                 args.extend(["--esc-org", "acme"]);

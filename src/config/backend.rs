@@ -303,7 +303,7 @@ mod tests {
     fn every_engine_reaches_a_store_and_only_gitlab_jobs_a_shared_disk_outside_the_checkout() {
         let ws = tempfile::tempdir().unwrap();
         let checkouts = [ws.path()];
-        for format in Format::ALL {
+        for &format in Format::ALL {
             for url in ["s3://b?region=eu-west-1", "gs://b", "https://api.pulumi.com"] {
                 assert_eq!(
                     Backend::parse(url).reachable_by(format, &checkouts),

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 /// How a project's operation ended (or that it ended without running).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, strum::VariantArray)]
 pub enum Outcome {
     #[serde(rename = "succeeded")]
     Succeeded,
@@ -27,16 +27,7 @@ pub enum Outcome {
 
 impl Outcome {
     /// Every outcome, in the order they are listed to a person.
-    pub const ALL: [Outcome; 8] = [
-        Outcome::Succeeded,
-        Outcome::Failed,
-        Outcome::TimedOut,
-        Outcome::Interrupted,
-        Outcome::Skipped,
-        Outcome::Unchanged,
-        Outcome::NotStarted,
-        Outcome::Waits,
-    ];
+    pub const ALL: &'static [Outcome] = <Outcome as strum::VariantArray>::VARIANTS;
 
     /// It ended without running: unchanged, skipped, not started, waits.
     pub fn settled(self) -> bool {
@@ -76,7 +67,7 @@ mod tests {
             "not started",
             "waits",
         ];
-        for (o, word) in Outcome::ALL.into_iter().zip(words) {
+        for (o, word) in Outcome::ALL.iter().copied().zip(words) {
             assert_eq!(serde_json::to_string(&o).unwrap(), format!("\"{word}\""));
             assert_eq!(serde_json::from_str::<Outcome>(&format!("\"{word}\"")).unwrap(), o);
             assert_eq!(o.to_string(), word);

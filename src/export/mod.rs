@@ -29,7 +29,7 @@ use names::{Names, Rule};
 
 /// The engines the runner exports to, by the name every part of an export knows them by: the
 /// subcommand, the files' header, the default output directory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::VariantArray)]
 pub(crate) enum Format {
     Pko,
     GithubActions,
@@ -40,14 +40,7 @@ pub(crate) enum Format {
 }
 
 impl Format {
-    pub(crate) const ALL: [Format; 6] = [
-        Format::Pko,
-        Format::GithubActions,
-        Format::GitlabCi,
-        Format::ArgoWorkflows,
-        Format::Kebap,
-        Format::Backstage,
-    ];
+    pub(crate) const ALL: &'static [Format] = <Format as strum::VariantArray>::VARIANTS;
 
     pub(crate) fn as_str(self) -> &'static str {
         match self {
@@ -192,7 +185,7 @@ pub(crate) fn made_by(head: &str) -> Option<Format> {
     head.lines().take(HEADER_LINES).find_map(|line| {
         let rest = line.strip_prefix("# ")?.strip_prefix(MADE_BY)?;
         let word = rest.split(' ').next()?;
-        Format::ALL.into_iter().find(|f| f.as_str() == word)
+        Format::ALL.iter().copied().find(|f| f.as_str() == word)
     })
 }
 
@@ -443,7 +436,7 @@ mod tests {
 
     #[test]
     fn made_by_reads_the_header_of_every_format_and_nothing_else() {
-        for f in Format::ALL {
+        for &f in Format::ALL {
             let text = format!(
                 "#!/bin/sh\n# What: provider aws, stack dev, 3 projects.\n# {MADE_BY}{} -p aws -s dev`: export again rather than edit.\n",
                 f.as_str()

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, strum::VariantArray)]
 pub enum Layer {
     Identity,
     Infra,
@@ -13,13 +13,7 @@ pub enum Layer {
 }
 
 impl Layer {
-    pub const ALL: [Layer; 5] = [
-        Layer::Identity,
-        Layer::Infra,
-        Layer::Cluster,
-        Layer::Services,
-        Layer::Apps,
-    ];
+    pub const ALL: &'static [Layer] = <Layer as strum::VariantArray>::VARIANTS;
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -42,6 +36,6 @@ impl FromStr for Layer {
     type Err = ();
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Layer::ALL.into_iter().find(|l| l.as_str() == s).ok_or(())
+        Layer::ALL.iter().copied().find(|l| l.as_str() == s).ok_or(())
     }
 }

@@ -126,14 +126,14 @@ impl Hook {
 }
 
 /// The hooks the runner implements itself; any other hook is a script under `scripts/`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::VariantArray)]
 pub enum Builtin {
     /// The project's `kubeconfig` output merged into the user's kubeconfig.
     KubeconfigMerge,
 }
 
 impl Builtin {
-    pub const ALL: [Builtin; 1] = [Builtin::KubeconfigMerge];
+    pub const ALL: &'static [Builtin] = <Builtin as strum::VariantArray>::VARIANTS;
 
     /// The name a provider file gives it in `on_success`.
     pub fn name(self) -> &'static str {
@@ -143,7 +143,7 @@ impl Builtin {
     }
 
     pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|b| b.name() == name)
+        Self::ALL.iter().copied().find(|b| b.name() == name)
     }
 }
 

@@ -3,7 +3,7 @@
 //! [`classify`]) which of these a process's standard error holds.
 
 /// A message of the CLI the runner acts on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::VariantArray)]
 pub(crate) enum Message {
     /// `error: the stack is currently locked by N lock(s). Either wait …` followed by one line
     /// per lock (`pkg/backend/diy/lock.go`).
@@ -27,14 +27,7 @@ pub(crate) enum Message {
 }
 
 impl Message {
-    const ALL: [Message; 6] = [
-        Message::StackLocked,
-        Message::NoStack,
-        Message::NoChangesExpected,
-        Message::UnreadableLock,
-        Message::IncorrectPassphrase,
-        Message::FieldConflict,
-    ];
+    const ALL: &'static [Message] = <Message as strum::VariantArray>::VARIANTS;
 
     /// The texts that tell it (any one).
     fn texts(self) -> &'static [&'static str] {
@@ -109,7 +102,7 @@ pub(crate) fn program_line<'a>(lines: impl IntoIterator<Item = &'a str>) -> Opti
 
 /// Every message `stderr` holds.
 pub(crate) fn classify(stderr: &str) -> Vec<Message> {
-    Message::ALL.into_iter().filter(|m| says(stderr, *m)).collect()
+    Message::ALL.iter().copied().filter(|m| says(stderr, *m)).collect()
 }
 
 /// Whether `stderr` holds `message`.

@@ -9,7 +9,7 @@ use crate::exec::{Finished, Outcome, RunResult, Status, would_change};
 use crate::runstate::Recorded;
 
 /// What a drift check found in a project, told instead of how its preview ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::VariantArray)]
 pub(crate) enum Found {
     #[serde(rename = "drifted")]
     Drifted,
@@ -115,6 +115,21 @@ pub(crate) fn recorded_word(recorded: Recorded) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A status added to `Found` or `Outcome` and not to `Told::LISTED` would drop out of every
+    /// counts line: each must be listed, once.
+    #[test]
+    fn every_status_a_run_can_tell_is_listed_once() {
+        use strum::VariantArray as _;
+        let told = Found::VARIANTS
+            .iter()
+            .map(|&f| Told::Found(f))
+            .chain(Outcome::ALL.iter().map(|&o| Told::Ended(o)));
+        for t in told {
+            assert_eq!(Told::LISTED.iter().filter(|&&l| l == t).count(), 1, "{t:?}");
+        }
+        assert_eq!(Told::LISTED.len(), Found::VARIANTS.len() + Outcome::ALL.len());
+    }
 
     /// The summary's `status` and the closing table say a status with the same word.
     #[test]

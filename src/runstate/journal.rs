@@ -127,11 +127,11 @@ pub(crate) fn parse(bytes: &[u8], shown: &str, known: &dyn Fn(&str) -> bool) -> 
 /// Why a journal line is not trusted: what it holds that the runner never writes.
 #[derive(Debug, thiserror::Error)]
 enum Untrusted<'a> {
-    #[error("its status `{}` is none the runner records ({})", quoted(.0), known_words(&Outcome::ALL.map(|o| o.to_string())))]
+    #[error("its status `{}` is none the runner records ({})", quoted(.0), known_words(&Outcome::ALL.iter().map(ToString::to_string).collect::<Vec<_>>()))]
     Status(&'a str),
     #[error("it names project `{}`, which the graph does not have", quoted(.0))]
     Project(&'a str),
-    #[error("its operation `{}` is none of {}", quoted(.0), known_words(&Operation::ALL.map(|o| o.as_str().to_string())))]
+    #[error("its operation `{}` is none of {}", quoted(.0), known_words(&Operation::ALL.iter().map(|o| o.as_str().to_string()).collect::<Vec<_>>()))]
     Operation(&'a str),
     #[error("its time `{}` is not one the runner writes", quoted(.0))]
     Time(&'a str),

@@ -214,7 +214,7 @@ impl Fault {
             }
             Fault::NoScript(_) => "put hook scripts in scripts/ and give their path, such as scripts/notify.sh".into(),
             Fault::UnknownHook(value) => {
-                let names = Builtin::ALL.map(Builtin::name);
+                let names: Vec<&str> = Builtin::ALL.iter().copied().map(Builtin::name).collect();
                 let known = format!(
                     "built-in hooks: {}; a script is given by its path under scripts/",
                     names.join(", ")
