@@ -165,16 +165,25 @@ fn only_takes_one_known_project_and_not_with_target() {
     assert!(run.stderr.contains("cannot be used with"), "{}", run.stderr);
 }
 
-/// A fresh checkout (a CI job) knows nothing of what is deployed: a destroy there is predicted
-/// to run what it names, not settled as "never deployed" by a run state that is merely empty.
+/// A fresh checkout (a CI job) knows nothing of what is deployed: a destroy there runs what it
+/// names, not settled as "never deployed" by a run state that is merely empty; once a destroy
+/// has been measured, it is predicted to run.
 #[test]
 fn a_destroy_from_a_fresh_checkout_is_predicted_to_run() {
     let ws = crate::support::Ws::configured("aws");
+    let destroy_vpc = || {
+        ws.exec(&["destroy", "-p", "aws", "-s", "dev", "--only", "vpc", "--yes"], &[])
+            .expect(0)
+    };
     ws.up("aws", &["--target", "vpc"], &[]).expect(0);
+    destroy_vpc();
+    ws.up("aws", &["--target", "vpc"], &[]).expect(0);
+    // A fresh checkout, but for what past runs took (a CI cache keeps it).
+    let durations = std::fs::read(ws.path().join(".runner/dev/durations.json")).unwrap();
     std::fs::remove_dir_all(ws.path().join(".runner")).unwrap();
-    let destroy = ws
-        .exec(&["destroy", "-p", "aws", "-s", "dev", "--only", "vpc", "--yes"], &[])
-        .expect(0);
+    std::fs::create_dir_all(ws.path().join(".runner/dev")).unwrap();
+    std::fs::write(ws.path().join(".runner/dev/durations.json"), durations).unwrap();
+    let destroy = destroy_vpc();
     assert!(destroy.stderr.contains("for 1 of 1 project ("), "{}", destroy.stderr);
     assert!(destroy.stderr.contains("1 succeeded"), "{}", destroy.stderr);
 }
