@@ -119,14 +119,14 @@ impl Settings {
     /// The provider named by `-p`, loaded and checked. Missing or unknown is a usage error that
     /// lists the providers there are.
     pub(crate) fn provider(&self, command: &str) -> Result<Provider, RunnerError> {
-        self.provider_seeing(command, &crate::fs::NoStats)
+        self.provider_seeing(command, &crate::programs::NoStats)
     }
 
     /// [`Self::provider`], with the `stat`s of project programs that were taken ahead.
     pub(crate) fn provider_seeing(
         &self,
         command: &str,
-        stats: &dyn crate::fs::ProgramStats,
+        stats: &dyn crate::programs::ProgramStats,
     ) -> Result<Provider, RunnerError> {
         let provider = load_provider(&self.ws, self.provider.as_deref(), command, stats)?;
         crate::report::debug(self.style, &format!("provider file: {}", provider.file));
@@ -223,7 +223,7 @@ impl Settings {
                     .map(|(s, _)| s)
                 });
                 say_once(&self.ws, stack.as_deref(), &name, &note);
-                load_provider(&self.ws, Some(&name), command, &crate::fs::NoStats)?
+                load_provider(&self.ws, Some(&name), command, &crate::programs::NoStats)?
             }
             (None, None) if read_only && !matches!(command, "validate" | "export") => {
                 // Looking at a stack this workspace never configured nor ran: say so, not that a
@@ -566,7 +566,7 @@ fn load_provider(
     ws: &Workspace,
     name: Option<&str>,
     command: &str,
-    stats: &dyn crate::fs::ProgramStats,
+    stats: &dyn crate::programs::ProgramStats,
 ) -> Result<Provider, RunnerError> {
     // The list of providers is only for error messages: read it only when one is needed.
     let available = || -> Vec<String> {

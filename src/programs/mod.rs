@@ -6,14 +6,15 @@ mod cache;
 mod crosscheck;
 pub(crate) mod declared;
 mod program;
+mod stats;
 
 use std::sync::{Mutex, OnceLock};
 use std::time::SystemTime;
 
-use crate::fs::on_all_cores;
 use crate::provider::{Project, Provider};
 use crate::workspace::Workspace;
 use cache::{Cache, FileKey};
+pub(crate) use stats::{NoStats, ProgramStats, Taken, on_all_cores};
 
 pub(crate) use crosscheck::{check, undeclared};
 pub(crate) use program::Program;
@@ -34,7 +35,7 @@ pub(crate) fn file(ws: &Workspace, p: &Project) -> String {
 }
 
 /// The program cache, read on a thread of its own from the moment it is asked for, which then
-/// looks at the programs it knows (see [`crate::fs::ProgramStats`]): a big graph's cache takes
+/// looks at the programs it knows (see [`ProgramStats`]): a big graph's cache takes
 /// about as long to read as its provider file to parse, and neither needs the other.
 pub(crate) struct CacheRead {
     thread: Mutex<Option<std::thread::JoinHandle<Ahead>>>,
@@ -79,9 +80,8 @@ impl CacheRead {
     }
 }
 
-impl crate::fs::ProgramStats for CacheRead {
-    fn taken(&self, dir: &str) -> crate::fs::Taken {
-        use crate::fs::Taken;
+impl ProgramStats for CacheRead {
+    fn taken(&self, dir: &str) -> Taken {
         match self.ahead().stats.get(dir) {
             None => Taken::Not,
             Some(None) => Taken::Absent,

@@ -85,7 +85,7 @@ impl Loader<'_> {
         // Looked at on all cores: a big graph has thousands of project directories.
         let root = &self.ws.root;
         let stats = self.stats;
-        let programs = crate::fs::on_all_cores(&drafts, |d| program_stat(root, d.path.get_ref(), stats));
+        let programs = crate::programs::on_all_cores(&drafts, |d| program_stat(root, d.path.get_ref(), stats));
         for (d, program_stat) in drafts.into_iter().zip(programs) {
             // A project with a bad field still takes part in the graph checks, so one run
             // reports every problem (and no misleading "unknown project" for it).
@@ -269,8 +269,8 @@ impl Loader<'_> {
 
 /// The `stat` of the project's `Pulumi.yaml` when there is one (a regular file, links followed)
 /// and the path stays in the workspace.
-fn program_stat(root: &Path, path: &str, stats: &dyn crate::fs::ProgramStats) -> Option<std::fs::Metadata> {
-    use crate::fs::Taken;
+fn program_stat(root: &Path, path: &str, stats: &dyn crate::programs::ProgramStats) -> Option<std::fs::Metadata> {
+    use crate::programs::Taken;
     if !inside_workspace(path) {
         return None;
     }

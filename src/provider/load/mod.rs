@@ -30,7 +30,7 @@ pub(crate) fn entries(ws: &Workspace) -> std::io::Result<(Vec<Entry>, Vec<FileDi
     let mut entries = Vec::new();
     let mut problems = Vec::new();
     for name in file_names(&ws.root)? {
-        let mut loader = Loader::new(ws, &crate::fs::NoStats);
+        let mut loader = Loader::new(ws, &crate::programs::NoStats);
         if let Some((_, raw)) = loader.read(&name)
             && loader.check_name(&name, &raw)
         {
@@ -57,14 +57,14 @@ pub enum LoadError {
 
 /// Loads provider `name` with its layers and checks everything: the result is ready to plan.
 pub(crate) fn load(ws: &Workspace, name: &str) -> Result<Provider, LoadError> {
-    load_seeing(ws, name, &crate::fs::NoStats)
+    load_seeing(ws, name, &crate::programs::NoStats)
 }
 
 /// [`load`], with the `stat`s of project programs that were taken ahead.
 pub(crate) fn load_seeing(
     ws: &Workspace,
     name: &str,
-    stats: &dyn crate::fs::ProgramStats,
+    stats: &dyn crate::programs::ProgramStats,
 ) -> Result<Provider, LoadError> {
     let mut loader = Loader::new(ws, stats);
     if !read::is_file_of_providers(&ws.root, name) {
@@ -94,13 +94,13 @@ pub(crate) fn load_seeing(
 struct Loader<'a> {
     /// Where the files are, and how their paths are shown.
     ws: &'a Workspace,
-    stats: &'a dyn crate::fs::ProgramStats,
+    stats: &'a dyn crate::programs::ProgramStats,
     files: Vec<SourceFile>,
     problems: Vec<FileDiagnostic>,
 }
 
 impl<'a> Loader<'a> {
-    fn new(ws: &'a Workspace, stats: &'a dyn crate::fs::ProgramStats) -> Self {
+    fn new(ws: &'a Workspace, stats: &'a dyn crate::programs::ProgramStats) -> Self {
         Loader {
             ws,
             stats,
