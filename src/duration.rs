@@ -49,9 +49,34 @@ pub(crate) fn of_seconds(seconds: f64) -> Duration {
     }
 }
 
+/// How long ago, to the two largest units a person reads: `5d 14h`, `3h 05m`, `4m 10s`, `12s`.
+pub(crate) fn age(d: Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0..60 => format!("{s}s"),
+        60..3_600 => format!("{}m {:02}s", s / 60, s % 60),
+        3_600..86_400 => format!("{}h {:02}m", s / 3_600, s % 3_600 / 60),
+        _ => format!("{}d {}h", s / 86_400, s % 86_400 / 3_600),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_age_reads_in_its_two_largest_units() {
+        let age = |s| age(Duration::from_secs(s));
+        assert_eq!(
+            [
+                age(12),
+                age(250),
+                age(3 * 3_600 + 300),
+                age(5 * 86_400 + 14 * 3_600 + 1_813)
+            ],
+            ["12s", "4m 10s", "3h 05m", "5d 14h"]
+        );
+    }
 
     #[test]
     fn a_duration_is_more_than_zero_and_at_most_thirty_days() {

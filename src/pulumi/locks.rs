@@ -69,12 +69,7 @@ impl StackLock {
     pub(crate) fn describe(&self) -> String {
         let age = rfc3339(&self.at)
             .and_then(|t| SystemTime::now().duration_since(t).ok())
-            .map(|d| {
-                format!(
-                    ", {} ago",
-                    humantime::format_duration(std::time::Duration::from_secs(d.as_secs()))
-                )
-            })
+            .map(|d| format!(", {} ago", crate::duration::age(d)))
             .unwrap_or_default();
         let Owner { user, host, pid } = &self.owner;
         if *host != this_host() {
