@@ -49,14 +49,20 @@ pub(crate) fn of_seconds(seconds: f64) -> Duration {
     }
 }
 
-/// How long ago, to the two largest units a person reads: `5d 14h`, `3h 05m`, `4m 10s`, `12s`.
+/// A time in the largest units that matter: `12s`, `3m 05s`, `1h 02m` (the live view's clocks).
+pub(crate) fn clock(d: Duration) -> String {
+    match d.as_secs() {
+        s if s < 60 => format!("{s}s"),
+        s if s < 3600 => format!("{}m {:02}s", s / 60, s % 60),
+        s => format!("{}h {:02}m", s / 3600, s % 3600 / 60),
+    }
+}
+
+/// How long ago: a [`clock`], in days and hours past a day (`5d 14h`, a lock left last week).
 pub(crate) fn age(d: Duration) -> String {
-    let s = d.as_secs();
-    match s {
-        0..60 => format!("{s}s"),
-        60..3_600 => format!("{}m {:02}s", s / 60, s % 60),
-        3_600..86_400 => format!("{}h {:02}m", s / 3_600, s % 3_600 / 60),
-        _ => format!("{}d {}h", s / 86_400, s % 86_400 / 3_600),
+    match d.as_secs() {
+        s if s >= 86_400 => format!("{}d {}h", s / 86_400, s % 86_400 / 3_600),
+        _ => clock(d),
     }
 }
 

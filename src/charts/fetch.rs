@@ -56,9 +56,9 @@ impl Url {
         if !matches!(scheme.to_ascii_lowercase().as_str(), "http" | "https") {
             return Err(BadUrl::Scheme(hide_credentials(text)));
         }
-        let (authority, path) = split_authority(rest);
-        let path = path.split_once('#').map_or(path, |(p, _)| p);
-        let (path, query) = path.split_at(path.find('?').unwrap_or(path.len()));
+        let Parts {
+            authority, path, query, ..
+        } = Parts::of(rest);
         let (credentials, host) = match authority.rsplit_once('@') {
             Some((c, h)) => (Some(c.to_string()), h),
             None => (None, authority),
@@ -131,11 +131,11 @@ impl Url {
 /// presigned URL's `X-Amz-Credential`). `None` when it carries none.
 pub(crate) fn credential_in(text: &str) -> Option<String> {
     let (_, rest) = text.split_once("://")?;
-    let (authority, _) = split_authority(rest);
-    if authority.contains('@') {
+    let parts = Parts::of(rest);
+    if parts.authority.contains('@') {
         return Some("a user and password".into());
     }
-    query_params(rest)
+    query_params(parts.query)
         .find(|(name, _)| secret_parameter(name))
         .map(|(name, _)| format!("the query parameter `{name}`"))
 }
@@ -151,7 +151,12 @@ pub(crate) fn hide_credentials(text: &str) -> String {
     let Some((scheme, rest)) = text.split_once("://") else {
         return text.to_string();
     };
-    let (authority, path) = split_authority(rest);
+    let Parts {
+        authority,
+        path,
+        query,
+        fragment,
+    } = Parts::of(rest);
     let authority = match authority.rsplit_once('@') {
         Some((credentials, host)) => {
             let user = credentials.split_once(':').map_or(credentials, |(u, _)| u);
@@ -159,8 +164,6 @@ pub(crate) fn hide_credentials(text: &str) -> String {
         }
         None => authority.to_string(),
     };
-    let (path, fragment) = path.split_at(path.find('#').unwrap_or(path.len()));
-    let (path, query) = path.split_at(path.find('?').unwrap_or(path.len()));
     format!("{scheme}://{authority}{path}{}{fragment}", hidden_query(query))
 }
 
@@ -179,16 +182,35 @@ fn hidden_query(query: &str) -> String {
     format!("?{}", hidden.join("&"))
 }
 
-/// A URL's authority (`user@host:port`) and the rest (path, query, fragment).
-fn split_authority(rest: &str) -> (&str, &str) {
-    rest.split_at(rest.find(['/', '?', '#']).unwrap_or(rest.len()))
+/// A URL after its `scheme://`, in its parts, each possibly empty.
+pub(crate) struct Parts<'a> {
+    /// `user:pass@host:port`.
+    pub(crate) authority: &'a str,
+    path: &'a str,
+    /// With its `?`.
+    query: &'a str,
+    /// With its `#`.
+    fragment: &'a str,
 }
 
-/// The query's `name=value` pairs (none without a `?`).
-fn query_params(rest: &str) -> impl Iterator<Item = (&str, &str)> {
-    let query = rest.split_once('?').map_or("", |(_, q)| q);
-    let query = query.split_once('#').map_or(query, |(q, _)| q);
-    query.split('&').filter_map(|pair| pair.split_once('='))
+impl<'a> Parts<'a> {
+    pub(crate) fn of(rest: &'a str) -> Self {
+        let (authority, rest) = rest.split_at(rest.find(['/', '?', '#']).unwrap_or(rest.len()));
+        let (rest, fragment) = rest.split_at(rest.find('#').unwrap_or(rest.len()));
+        let (path, query) = rest.split_at(rest.find('?').unwrap_or(rest.len()));
+        Parts {
+            authority,
+            path,
+            query,
+            fragment,
+        }
+    }
+}
+
+/// A query's (`?a=1&b=2`) `name=value` pairs.
+fn query_params(query: &str) -> impl Iterator<Item = (&str, &str)> {
+    let pairs = query.strip_prefix('?').unwrap_or_default();
+    pairs.split('&').filter_map(|pair| pair.split_once('='))
 }
 
 /// A query parameter's name as services name a secret.

@@ -260,9 +260,7 @@ fn declared_config(
             };
             // Encrypted (or answered as a secret in this run): its type cannot be told here.
             let secure = match file.config.get(written) {
-                Some(stored) => stored
-                    .as_object()
-                    .is_some_and(|m| m.len() == 1 && m.contains_key("secure")),
+                Some(stored) => super::stackfile::encrypted(stored),
                 None => value.as_str() == Some("[secret]"),
             };
             if secure {

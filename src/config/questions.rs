@@ -334,10 +334,7 @@ pub(crate) fn secrets<'s>(
         } else {
             answers.problems.push(Problem::new(
                 format!("the secret `{}` ({}) is not stored", s.key, s.question),
-                format!(
-                    "set {var} in the environment, or run `{}` at a terminal: it asks for it and stores it encrypted",
-                    cx.asks
-                ),
+                format!("set {var} in the environment, or {}", asks_and_stores(cx)),
             ));
             continue;
         };
@@ -402,12 +399,20 @@ fn generated(
     }
 }
 
+/// The other way to give a secret nobody could be asked for: one command, at a terminal.
+fn asks_and_stores(cx: &Context<'_>) -> String {
+    format!(
+        "run `{}` at a terminal: it asks for it and stores it encrypted",
+        cx.asks
+    )
+}
+
 fn missing(cx: &Context<'_>, p: &Prompt, var: &str) -> Problem {
     let how = if p.secret {
         format!(
-            "set {var}{} in the environment, or run `{}` at a terminal: it asks for it and stores it encrypted",
+            "set {var}{} in the environment, or {}",
             p.skip_if_env.as_deref().map(|e| format!(" or {e}")).unwrap_or_default(),
-            cx.asks
+            asks_and_stores(cx)
         )
     } else {
         format!(

@@ -221,11 +221,8 @@ impl StackFile {
     /// A value that does not have the prompt's type: what is wrong, naming the key.
     pub(crate) fn type_problem(&self, prompt: &Prompt) -> Option<String> {
         let value = self.config.get(&prompt.key)?;
-        // Encrypted (`secure: v1:…`): its type cannot be told, and `pulumi` checks it.
-        if value
-            .as_object()
-            .is_some_and(|m| m.len() == 1 && m.contains_key("secure"))
-        {
+        // Encrypted: its type cannot be told, and `pulumi` checks it.
+        if encrypted(value) {
             return None;
         }
         let ok = match prompt.kind {
@@ -378,6 +375,13 @@ pub(crate) fn cidr_problem(text: &str) -> Option<String> {
     None
 }
 
+/// A value `pulumi config set --secret` wrote (`secure: v1:…`), which only `pulumi` can open.
+pub(crate) fn encrypted(value: &Value) -> bool {
+    value
+        .as_object()
+        .is_some_and(|m| m.len() == 1 && m.contains_key("secure"))
+}
+
 pub(crate) fn url_problem(text: &str) -> Option<String> {
     let Some((scheme, rest)) = text.trim().split_once("://") else {
         return Some(format!("not {URL}"));
@@ -390,8 +394,7 @@ pub(crate) fn url_problem(text: &str) -> Option<String> {
             "a URL with {credential} in it: it would be written into every export and log"
         ));
     }
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    if authority.is_empty() {
+    if crate::charts::fetch::Parts::of(rest).authority.is_empty() {
         return Some("a URL with no host".into());
     }
     None

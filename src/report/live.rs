@@ -102,7 +102,7 @@ impl<'p> Live<'p> {
             ))
             .expect("a valid template")
             .with_key("ran", |state: &ProgressState, w: &mut dyn std::fmt::Write| {
-                let _ = write!(w, "{}", clock(state.elapsed()));
+                let _ = write!(w, "{}", crate::duration::clock(state.elapsed()));
             }),
             width,
             debug,
@@ -351,16 +351,7 @@ fn left(d: Duration) -> String {
     if d.as_secs() == 0 {
         "any moment".into()
     } else {
-        clock(d)
-    }
-}
-
-/// A time on the live view, in the largest units that matter: `12s`, `3m 05s`, `1h 02m`.
-fn clock(d: Duration) -> String {
-    match d.as_secs() {
-        s if s < 60 => format!("{s}s"),
-        s if s < 3600 => format!("{}m {:02}s", s / 60, s % 60),
-        s => format!("{}h {:02}m", s / 3600, s % 3600 / 60),
+        crate::duration::clock(d)
     }
 }
 

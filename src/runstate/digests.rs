@@ -441,7 +441,7 @@ impl<'a> Walk<'a> {
     fn new(root: &'a Path) -> Self {
         Walk {
             root,
-            device: device(root),
+            device: dir_id(root).as_ref().and_then(device),
             seen: std::collections::HashSet::new(),
             files: Vec::new(),
             links: Vec::new(),
@@ -452,7 +452,7 @@ impl<'a> Walk<'a> {
 
     fn enter(&mut self, dir: &Path) {
         let Some(real) = dir_id(dir) else { return };
-        if self.device.is_some() && device(dir) != self.device {
+        if self.device.is_some() && device(&real) != self.device {
             if let (Ok(rel), Ok(target)) = (dir.strip_prefix(self.root), std::fs::read_link(dir)) {
                 self.links.push((rel.display().to_string(), target));
             }
@@ -517,15 +517,15 @@ fn dir_id(dir: &Path) -> Option<DirId> {
     std::fs::canonicalize(dir).ok()
 }
 
-/// The file system a directory is on.
+/// The file system a directory is on, from what tells it apart (no second `stat`).
 #[cfg(unix)]
-fn device(dir: &Path) -> Option<u64> {
-    use std::os::unix::fs::MetadataExt as _;
-    std::fs::metadata(dir).ok().map(|m| m.dev())
+#[allow(clippy::unnecessary_wraps)] // `None` where a directory's id says no file system
+fn device(id: &DirId) -> Option<u64> {
+    Some(id.0)
 }
 
 #[cfg(not(unix))]
-fn device(_: &Path) -> Option<u64> {
+fn device(_: &DirId) -> Option<u64> {
     None
 }
 

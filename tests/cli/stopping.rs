@@ -347,20 +347,7 @@ fn a_stale_lock_is_named_and_removed_only_when_asked_and_another_hosts_never() {
     let linked = stale.with_file_name("linked.json");
     std::os::unix::fs::symlink(&elsewhere, &linked).unwrap();
     let run = ws
-        .exec(
-            &[
-                "up",
-                "-p",
-                "aws",
-                "-s",
-                "dev",
-                "--target",
-                "iam",
-                "--fresh",
-                "--remove-stale-locks",
-            ],
-            &[],
-        )
+        .up("aws", &["--target", "iam", "--fresh", "--remove-stale-locks"], &[])
         .expect(1);
     assert!(
         run.stderr
