@@ -126,3 +126,42 @@ fn address(result: &RunResult, project: &str) -> Option<(String, String)> {
         ))
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::{Finished, Outputs, Status};
+
+    /// A project that ran, its outputs as `stack output --json --show-secrets` and `stack output
+    /// --json` read them.
+    fn ran(values: &serde_json::Value, redacted: &serde_json::Value) -> RunResult {
+        let mut f = Finished::settled(Status::Succeeded, None);
+        f.outputs = Some(Outputs::from_pair(
+            values.as_object().unwrap().clone(),
+            redacted.as_object().unwrap(),
+        ));
+        RunResult {
+            results: vec![("app".to_string(), f)],
+            interrupted: false,
+        }
+    }
+
+    #[test]
+    fn the_address_shown_is_a_plain_url_output_made_visible_and_never_a_secret() {
+        // A program's output is the program's text: an escape in it is shown, not obeyed.
+        let hostile = "http://x/\u{1b}]0;owned\u{7}";
+        let plain = serde_json::json!({"application_url": hostile, "count": 3});
+        let r = ran(&plain, &plain);
+        let (key, url) = address(&r, "app").unwrap();
+        assert_eq!(key, "application_url");
+        assert!(!url.contains('\u{1b}') && !url.contains('\u{7}'), "{url:?}");
+        assert!(url.starts_with("http://x/"), "{url:?}");
+        // A secret one (`[secret]` where it is shown) is never the address.
+        let r = ran(
+            &serde_json::json!({"db_url": "postgres://u:pw@db/x"}),
+            &serde_json::json!({"db_url": "[secret]"}),
+        );
+        assert_eq!(address(&r, "app"), None);
+        assert_eq!(address(&r, "other"), None);
+    }
+}
