@@ -68,6 +68,11 @@ pub(crate) struct StackContext {
 }
 
 impl StackContext {
+    /// `--switch-stack` switched the workspace to this stack for this command.
+    pub(crate) fn switched(&self) -> bool {
+        self.switched_from.is_some()
+    }
+
     /// Puts the workspace back on the stack `--switch-stack` switched it from when the command
     /// ended with nothing run: refused (usage, validation) or not confirmed. A switch is kept
     /// once the stack was used.

@@ -24,6 +24,7 @@ pub(crate) fn run(s: &Settings, t: &StackContext, check: bool) -> Result<i32, Ru
         interactive: s.interactive && !check,
         mode: if check { Mode::Check } else { Mode::Validate },
         idle: false,
+        switched: t.switched(),
     };
     let store = Store::new(PathBuf::from("pulumi"), &t.stack, false);
     prepare::prepare(&request, &mut Terminal::new(s.console), &store)?;

@@ -92,6 +92,9 @@ pub(crate) struct Request<'a> {
     /// Nothing would run unless an answer changes something (an `up` with every project
     /// unchanged): the passphrase is not asked then.
     pub(crate) idle: bool,
+    /// `--switch-stack` switched the workspace to this stack, and a refusal switches it back:
+    /// the command suggested to fix it must switch again.
+    pub(crate) switched: bool,
 }
 
 /// What the preparation is for.
@@ -247,7 +250,12 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
     refuse_programs_first(r, &programs, &file, &problems)?;
 
     let (store_dir, store_file) = r.store()?;
-    let asks = format!("runner validate -p {} -s {}", r.provider.name, r.stack);
+    let asks = format!(
+        "runner validate -p {} -s {}{}",
+        r.provider.name,
+        r.stack,
+        if r.switched { " --switch-stack" } else { "" }
+    );
     let cx = Context {
         var: &var,
         example: &example,

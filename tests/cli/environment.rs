@@ -1,6 +1,6 @@
 //! The environment file's `PULUMI_STACK` rules (MARA's, minus its bug) and its errors.
 
-use crate::support::Ws;
+use crate::support::{SECRETS, Ws};
 
 const FILE: &str = "config/pulumi/environment";
 
@@ -116,6 +116,18 @@ fn switch_stack_makes_the_given_stack_the_workspaces_without_editing_files() {
     ws.exec(&["up", "-p", "aws", "-s", "qa", "--switch-stack"], &[])
     .expect(3)
     .stderr_has("Switched the workspace back to stack dev: nothing ran on qa (PULUMI_STACK=dev in config/pulumi/environment)");
+    // What it suggests works from the workspace as it is left, back on dev: it switches again.
+    ws.write("config/pulumi/Pulumi.qa.yaml", &prod);
+    let mut lacking = ws.command(&["up", "-p", "aws", "-s", "qa", "--switch-stack"], &[("CI", "true")]);
+    for (k, _) in SECRETS {
+        lacking.env_remove(k);
+    }
+    let out = lacking.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("or run `runner validate -p aws -s qa --switch-stack` at a terminal"),
+        "{stderr}"
+    );
     assert_eq!(
         read(&ws).as_deref(),
         Some("# ours\nPULUMI_STACK=dev\nAWS_PROFILE=admin\n")

@@ -102,6 +102,7 @@ pub(super) fn prepare(
         interactive: s.interactive,
         mode: Mode::Run,
         idle: plan.operation == Operation::Up && !fresh && up_to_date(s, t, plan),
+        switched: t.switched(),
     };
     prepare::prepare(&request, &mut Terminal::new(s.console), store)
 }
