@@ -258,8 +258,12 @@ impl Settings {
             (self.switch_stack, read_only),
             command,
         )?;
-        if read_only && self.provider.is_some() && !matches!(command, "validate" | "export") {
-            say_if_unknown(&self.ws, &stack);
+        // A stack never configured nor run has nothing to show: most likely a typo.
+        if read_only
+            && !matches!(command, "validate" | "export")
+            && let Some(problem) = unknown_stack(&self.ws, &stack, command)
+        {
+            return Err(problem);
         }
         let mut lock = None;
         if !read_only && source != StackSource::Recorded {
@@ -483,7 +487,7 @@ fn unknown_stack(ws: &Workspace, stack: &str, command: &str) -> Option<RunnerErr
         "no stack was configured here yet: `runner up -p PROVIDER -s STACK` makes one".to_string()
     } else {
         format!(
-            "stacks here: {} (`runner {command} -s {}`); with -p PROVIDER, `status` says what an up of `{stack}` would run",
+            "stacks here: {} (`runner {command} -s {}`); `runner show-plan -p PROVIDER -s {stack}` says what an up of a new stack would run",
             known.join(", "),
             known[0]
         )
@@ -495,23 +499,6 @@ fn unknown_stack(ws: &Workspace, stack: &str, command: &str) -> Option<RunnerErr
         ),
         fix,
     ))
-}
-
-/// Looked at with -p, a stack never configured nor run is shown as an up would make it; a typo
-/// should not pass for that: said, with the stacks there are.
-fn say_if_unknown(ws: &Workspace, stack: &str) {
-    if is_known(ws, stack) {
-        return;
-    }
-    let known = known_stacks(ws);
-    let known = if known.is_empty() {
-        "none is configured here yet".to_string()
-    } else {
-        format!("stacks here: {}", known.join(", "))
-    };
-    crate::report::info(&format!(
-        "stack `{stack}` has no runs here and no configuration ({known}): what follows is what an up would make of it"
-    ));
 }
 
 /// Whether `stack` has a configuration or runs in this workspace.

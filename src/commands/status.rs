@@ -220,6 +220,21 @@ fn fit(line: &str, width: Option<usize>) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// The project column's width: the longest name, unless that leaves the `up would` column, the
+/// one that says why, less than [`WHY_COLUMN`] characters of the terminal; then long names are cut
+/// (to no less than 16: `--format json` has them whole).
+fn name_width(longest: usize, checked: bool, columns: Option<usize>) -> usize {
+    // Everything but the name and the reason: the other columns and their separators.
+    let others = 2 + 2 + 8 + 2 + 11 + 2 + 20 + 2 + 7 + 2 + 9 + if checked { 22 } else { 0 } + 2;
+    match columns {
+        Some(c) => c.saturating_sub(others + WHY_COLUMN).clamp(longest.min(16), longest),
+        None => longest,
+    }
+}
+
+/// What the `up would` column keeps of a narrow terminal.
+const WHY_COLUMN: usize = 24;
+
 fn table(doc: &Status<'_>, state_file: &str, columns: Option<usize>) -> String {
     let mut out = String::new();
     let _ = writeln!(
@@ -229,9 +244,16 @@ fn table(doc: &Status<'_>, state_file: &str, columns: Option<usize>) -> String {
         doc.stack,
         if doc.running { " · a run is going" } else { "" }
     );
-    let width = doc.projects.iter().map(|r| r.name.len()).max().unwrap_or(0).max(7);
     // The drift column only when a check was made: most stacks never had one.
     let checked = doc.projects.iter().any(|r| r.drift.is_some());
+    let longest = doc
+        .projects
+        .iter()
+        .map(|r| r.name.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(7);
+    let width = name_width(longest, checked, columns);
     let drift_head = if checked {
         format!("  {:<20}", "drift check")
     } else {
@@ -280,10 +302,10 @@ fn table(doc: &Status<'_>, state_file: &str, columns: Option<usize>) -> String {
         };
         let line = format!(
             "  {:<width$}  {op:<8}  {status:<11}  {ended:<20}  {took:>7}  {resources:>9}{drift}  {up}",
-            r.name
+            fit(&r.name, Some(width))
         );
         let shown = fit(&line, columns);
-        cut |= shown.len() != line.len();
+        cut |= shown.len() != line.len() || r.name.chars().count() > width;
         let _ = writeln!(out, "{shown}");
     }
     if cut {
@@ -336,6 +358,17 @@ mod tests {
             fit("  eks  run: its file changed", None),
             "  eks  run: its file changed"
         );
+    }
+
+    #[test]
+    fn long_names_leave_the_reason_room_at_a_narrow_terminal() {
+        // 69 columns are the others': at 100, a name of 24 is cut to 16, leaving 15 to the reason.
+        assert_eq!(name_width(24, false, Some(100)), 16);
+        assert_eq!(name_width(24, false, Some(120)), 24);
+        assert_eq!(name_width(30, false, Some(110)), 17);
+        assert_eq!(name_width(10, false, Some(100)), 10);
+        assert_eq!(name_width(40, true, Some(200)), 40);
+        assert_eq!(name_width(40, false, None), 40);
     }
 
     #[test]

@@ -977,14 +977,17 @@ fn a_refused_switch_leaves_the_environment_file_as_it_was() {
 #[test]
 fn status_of_a_stack_never_seen_says_so_and_names_the_known_ones() {
     let ws = Ws::configured("kubeconfig");
-    let run = ws.exec(&["status", "-p", "kubeconfig", "-s", "dve"], &[]).expect(0);
-    assert!(
-        run.stderr.contains(
-            "stack `dve` has no runs here and no configuration (stacks here: dev): what follows is what an up would make of it"
-        ),
-        "{}",
-        run.stderr
-    );
+    // With -p as without: a typo is not shown as a new stack whose every project never ran.
+    for args in [&["-p", "kubeconfig", "-s", "dve"][..], &["-s", "dve"]] {
+        let run = ws.exec(&[&["status"][..], args].concat(), &[]).expect(2);
+        assert!(
+            run.stderr.contains("stack `dve` has no runs here and no configuration (config/pulumi/Pulumi.dve.yaml)")
+                && run.stderr.contains("stacks here: dev (`runner status -s dev`); `runner show-plan -p PROVIDER -s dve` says what an up of a new stack would run"),
+            "{}",
+            run.stderr
+        );
+        assert!(run.stdout.is_empty(), "{}", run.stdout);
+    }
     // A stack that is known says nothing of the kind.
     let known = ws.exec(&["status", "-p", "kubeconfig", "-s", "dev"], &[]).expect(0);
     assert!(!known.stderr.contains("no runs here"), "{}", known.stderr);
