@@ -302,7 +302,7 @@ fn table(doc: &Status<'_>, state_file: &str, columns: Option<usize>) -> String {
         };
         let line = format!(
             "  {:<width$}  {op:<8}  {status:<11}  {ended:<20}  {took:>7}  {resources:>9}{drift}  {up}",
-            fit(&r.name, Some(width))
+            fit(r.name, Some(width))
         );
         let shown = fit(&line, columns);
         cut |= shown.len() != line.len() || r.name.chars().count() > width;

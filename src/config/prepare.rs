@@ -97,6 +97,14 @@ pub(crate) struct Request<'a> {
     pub(crate) switched: bool,
 }
 
+impl Request<'_> {
+    /// The command that asks for what is missing, as the workspace is left after a refusal.
+    fn asks(&self) -> String {
+        let switch = if self.switched { " --switch-stack" } else { "" };
+        format!("runner validate -p {} -s {}{switch}", self.provider.name, self.stack)
+    }
+}
+
 /// What the preparation is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Mode {
@@ -250,12 +258,7 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
     refuse_programs_first(r, &programs, &file, &problems)?;
 
     let (store_dir, store_file) = r.store()?;
-    let asks = format!(
-        "runner validate -p {} -s {}{}",
-        r.provider.name,
-        r.stack,
-        if r.switched { " --switch-stack" } else { "" }
-    );
+    let asks = r.asks();
     let cx = Context {
         var: &var,
         example: &example,
