@@ -11,6 +11,7 @@ use super::write_result;
 use crate::error::{RunnerError, exit};
 use crate::exec::Outcome;
 use crate::plan::{Operation, Plan};
+use crate::render::fit;
 use crate::report;
 use crate::report::status::{self, Found, Told, recorded_word};
 use crate::runstate::{History, Pending, Recorded, RunState};
@@ -207,19 +208,6 @@ fn terminal_columns() -> Option<usize> {
         .filter(|&c| c >= 40)
 }
 
-/// `line` cut to `width` characters, its end an ellipsis, as kubectl and gh fit a table's rows
-/// to the terminal (the whole reasons are in `status --format json`).
-fn fit(line: &str, width: Option<usize>) -> std::borrow::Cow<'_, str> {
-    match width {
-        Some(w) if line.chars().count() > w => {
-            let mut cut: String = line.chars().take(w - 1).collect();
-            cut.push('…');
-            cut.into()
-        }
-        _ => line.into(),
-    }
-}
-
 /// The project column's width: the longest name, unless that leaves the `up would` column, the
 /// one that says why, less than [`WHY_COLUMN`] characters of the terminal; then long names are cut
 /// (to no less than 16: `--format json` has them whole).
@@ -348,17 +336,6 @@ fn shown_time(t: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_row_too_wide_for_the_terminal_ends_in_an_ellipsis() {
-        assert_eq!(fit("  eks  run: its file changed", Some(12)), "  eks  run:…");
-        assert_eq!(fit("  eks", Some(12)), "  eks");
-        // Not a terminal: the whole line.
-        assert_eq!(
-            fit("  eks  run: its file changed", None),
-            "  eks  run: its file changed"
-        );
-    }
 
     #[test]
     fn long_names_leave_the_reason_room_at_a_narrow_terminal() {

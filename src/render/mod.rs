@@ -48,7 +48,36 @@ pub(crate) fn count(n: usize, noun: &str) -> String {
     format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
 }
 
+/// `line` cut to `width` characters, its end an ellipsis, as kubectl and gh fit a row to the
+/// terminal; `None` (not a terminal): whole.
+pub(crate) fn fit(line: &str, width: Option<usize>) -> std::borrow::Cow<'_, str> {
+    match width {
+        Some(w) if line.chars().count() > w => {
+            let mut cut: String = line.chars().take(w.saturating_sub(1)).collect();
+            cut.push('…');
+            cut.into()
+        }
+        _ => line.into(),
+    }
+}
+
 /// `a, b, c`
 fn list(items: &[&str]) -> String {
     items.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fit;
+
+    #[test]
+    fn a_row_too_wide_for_the_terminal_ends_in_an_ellipsis() {
+        assert_eq!(fit("  eks  run: its file changed", Some(12)), "  eks  run:…");
+        assert_eq!(fit("  eks", Some(12)), "  eks");
+        // Not a terminal: the whole line.
+        assert_eq!(
+            fit("  eks  run: its file changed", None),
+            "  eks  run: its file changed"
+        );
+    }
 }

@@ -42,6 +42,10 @@ pub(crate) struct Live<'p> {
     columns: Option<usize>,
 }
 
+/// A running line's columns before its last output line, but the name's: the spinner, the
+/// clock (7), the longest ETA (` ETA any moment`) and the spaces between them.
+const RUNNING_LINE: usize = 1 + 1 + 1 + 7 + 15 + 2;
+
 impl<'p> Live<'p> {
     pub(crate) fn new(plan: &'p Plan<'p>, debug: bool, estimates: BTreeMap<String, f64>, parallel: usize) -> Self {
         Self::drawn_on(
@@ -153,12 +157,15 @@ impl<'p> Live<'p> {
             })
             .flatten();
         // The bar's room: the terminal's width less its two spaces of indent.
-        let columns = self
-            .columns
-            .unwrap_or_else(|| usize::from(console::Term::stderr().size().1));
-        let room = columns.saturating_sub(2);
+        let room = self.columns().saturating_sub(2);
         self.waiting
             .set_message(waiting_line(plan, &self.done, &self.started, room));
+    }
+
+    /// The width drawn into, now.
+    fn columns(&self) -> usize {
+        self.columns
+            .unwrap_or_else(|| usize::from(console::Term::stderr().size().1))
     }
 
     pub(crate) fn event(&mut self, ev: &Event) {
@@ -185,7 +192,9 @@ impl<'p> Live<'p> {
                 if let Some(bar) = self.running.get(project) {
                     let t = text.trim();
                     if !t.is_empty() && !closing(t) {
-                        bar.set_message(t.to_string());
+                        // Cut here, with an ellipsis: the bar's own cut says nothing was cut.
+                        let room = self.columns().saturating_sub(RUNNING_LINE + self.width);
+                        bar.set_message(crate::render::fit(t, Some(room)).into_owned());
                     }
                 }
             }
@@ -477,6 +486,13 @@ mod tests {
             project: "eks".into(),
             stream: crate::exec::Stream::Stdout,
             text: "Resources:".into(),
+        });
+        // Too long for the line: cut with an ellipsis, not silently.
+        live.event(&Event::Line {
+            project: "eks".into(),
+            stream: crate::exec::Stream::Stdout,
+            text: "  ~  kubernetes:helm.sh/v3:Release ingress-controller updating (200s) [diff: ~values,version]"
+                .into(),
         });
         frame(&live, 275, &[("eks", 200)]);
         live.finish();
