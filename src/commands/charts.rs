@@ -138,7 +138,7 @@ pub(crate) fn mirror(s: &Settings, o: &MirrorOptions) -> Result<i32, RunnerError
             "give the http:// or https:// URL of a Helm repository (the folder of its index.yaml)",
         )
     })?;
-    let (charts, _) = read(s)?;
+    let (charts, file) = read(s)?;
     if charts.is_empty() {
         report::info("no program of this provider installs a Helm chart: nothing to mirror");
         return Ok(exit::SUCCESS);
@@ -165,11 +165,24 @@ pub(crate) fn mirror(s: &Settings, o: &MirrorOptions) -> Result<i32, RunnerError
             e.fix(),
         )
     })?;
-    report::info(&format!(
-        "wrote {} and index.yaml to {shown}: serve it over HTTP (`python3 -m http.server --directory {shown}`) \
-         and set kubernetes:chart_mirror to its URL",
+    let wrote = format!(
+        "wrote {} and index.yaml to {shown}",
         crate::render::count(pulled.len(), "chart")
-    ));
+    );
+    // A stack already installing from a mirror needs only this folder served there.
+    report::info(
+        &match (charts.iter().find_map(|c| c.installed_from.as_deref()), &file) {
+            (Some(from), Some(file)) => format!(
+                "{wrote}: the stack installs from {} (kubernetes:chart_mirror in {}), which must serve this folder",
+                crate::charts::fetch::hide_credentials(from),
+                file.shown
+            ),
+            _ => format!(
+                "{wrote}: serve it over HTTP (`python3 -m http.server --directory {shown}`) and set \
+             kubernetes:chart_mirror to its URL"
+            ),
+        },
+    );
     Ok(exit::SUCCESS)
 }
 

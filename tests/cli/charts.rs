@@ -228,8 +228,27 @@ fn the_mirror_holds_the_chart_with_its_schema_whole_and_an_index_helm_reads() {
     );
     assert_eq!(schema["$defs"]["io.k8s.api.core.v1.Seconds"]["type"], "integer");
     assert!(schema["$defs"].get("io.k8s.api.core.v1.Unused").is_none());
-    // Again: the same files.
-    mirror(&ws, &dir, &[]).expect(0);
+    assert!(
+        run.stderr
+            .contains("wrote 1 chart and index.yaml to mirror: serve it over HTTP"),
+        "{}",
+        run.stderr
+    );
+    // Again, for a stack that installs from a mirror already: the same files, and the advice
+    // is to serve them where it installs from.
+    ws.write(
+        "config/pulumi/Pulumi.dev.yaml",
+        &format!("config:\n  kubernetes:chart_mirror: {}/mirror\n", up.server.url),
+    );
+    let again = mirror(&ws, &dir, &["-s", "dev", "--from", &up.repo()]).expect(0);
+    assert!(
+        again.stderr.contains(&format!(
+            "wrote 1 chart and index.yaml to mirror: the stack installs from {}/mirror (kubernetes:chart_mirror in config/pulumi/Pulumi.dev.yaml), which must serve this folder",
+            up.server.url
+        )),
+        "{}",
+        again.stderr
+    );
     assert_eq!(std::fs::read(dir.join("demo-1.2.0.tgz")).unwrap(), package);
 }
 
