@@ -609,8 +609,22 @@ fn save(
     {
         // Each is a `pulumi` start (its key derivation included): say so before the wait.
         if answers.secrets.len() > 1 {
+            // More than were asked when some are made here: said, so the counts add up.
+            let made: Vec<String> = r
+                .secrets_for
+                .iter()
+                .flat_map(|p| &p.secrets)
+                .filter(|s| s.generate.is_some())
+                .flat_map(crate::provider::Secret::keys)
+                .collect();
+            let made = answers.secrets.iter().filter(|(k, _)| made.contains(k)).count();
+            let of_them = if made > 0 {
+                format!(" ({made} of them made here)")
+            } else {
+                String::new()
+            };
             report::info(&format!(
-                "storing {} secrets, one `pulumi config set --secret` each…",
+                "storing {} secrets{of_them}, one `pulumi config set --secret` each…",
                 answers.secrets.len()
             ));
         }

@@ -182,6 +182,11 @@ fn the_answers_are_written(ws: &Ws, screen: &str) {
         ),
         "{screen}"
     );
+    // Seven stored where five were asked: the two the runner made are counted as such.
+    assert!(
+        screen.contains("storing 7 secrets (2 of them made here), one `pulumi config set --secret` each…"),
+        "{screen}"
+    );
     // The key pair the runner made, said once it is stored.
     let made = screen.find("made a new RSA key pair for `sirius:jwt_key`");
     assert!(made > screen.find("stored prometheus:adminpass"), "{screen}");
