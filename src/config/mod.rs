@@ -11,6 +11,7 @@ pub(crate) mod generate;
 pub(crate) mod passphrase;
 pub(crate) mod prepare;
 pub(crate) mod questions;
+pub(crate) mod shape;
 pub(crate) mod stackedit;
 pub(crate) mod stackfile;
 pub(crate) mod terminal;

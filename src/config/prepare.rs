@@ -529,6 +529,28 @@ pub(crate) fn with_passphrase(
     }
 }
 
+/// Said before the wait of storing the secrets: how many, and how many of them were made here
+/// (more are stored than were asked then: said, so the counts add up).
+fn storing(r: &Request<'_>, answers: &Answers) -> String {
+    let made: Vec<String> = r
+        .secrets_for
+        .iter()
+        .flat_map(|p| &p.secrets)
+        .filter(|s| s.generate.is_some())
+        .flat_map(crate::provider::Secret::keys)
+        .collect();
+    let made = answers.secrets.iter().filter(|(k, _)| made.contains(k)).count();
+    let of_them = if made > 0 {
+        format!(" ({made} of them made here)")
+    } else {
+        String::new()
+    };
+    format!(
+        "storing {} secrets{of_them}, one `pulumi config set --secret` each…",
+        answers.secrets.len()
+    )
+}
+
 /// Writes the answers: the stack file (with `kubernetes:infra_type`), the provider's token
 /// secrets into it and the projects' secrets into the store's own stack, both encrypted by
 /// `pulumi`. The shared file gets its passphrase salt now, before projects run in parallel and
@@ -609,24 +631,7 @@ fn save(
     {
         // Each is a `pulumi` start (its key derivation included): say so before the wait.
         if answers.secrets.len() > 1 {
-            // More than were asked when some are made here: said, so the counts add up.
-            let made: Vec<String> = r
-                .secrets_for
-                .iter()
-                .flat_map(|p| &p.secrets)
-                .filter(|s| s.generate.is_some())
-                .flat_map(crate::provider::Secret::keys)
-                .collect();
-            let made = answers.secrets.iter().filter(|(k, _)| made.contains(k)).count();
-            let of_them = if made > 0 {
-                format!(" ({made} of them made here)")
-            } else {
-                String::new()
-            };
-            report::info(&format!(
-                "storing {} secrets{of_them}, one `pulumi config set --secret` each…",
-                answers.secrets.len()
-            ));
+            report::info(&storing(r, answers));
         }
         for (key, value) in &answers.secrets {
             stored(&mut || store.set_secret(store_dir, env, key, value, None))?;

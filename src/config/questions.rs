@@ -205,7 +205,7 @@ pub(crate) fn prompts(
                 Err(why) => {
                     answers.problems.push(Problem::new(
                         format!("{var}: {why}"),
-                        format!("set {var} to {}", expected(p)),
+                        format!("set {var} to {}", p.kind.answer_shape()),
                     ));
                     continue;
                 }
@@ -418,24 +418,11 @@ fn missing(cx: &Context<'_>, p: &Prompt, var: &str) -> Problem {
         format!(
             "set {var} in the environment, or add `{}: <{}>` under `config:` in {}",
             p.key,
-            expected(p),
+            p.kind.answer_shape(),
             cx.file_shown
         )
     };
     Problem::new(format!("{} lacks `{}` ({})", cx.file_shown, p.key, p.question), how)
-}
-
-fn expected(p: &Prompt) -> &'static str {
-    match p.kind {
-        PromptType::String => "a value",
-        PromptType::Url => "an http://, https:// or oci:// URL",
-        PromptType::Cidr => super::stackfile::CIDR,
-        PromptType::Int => "a whole number",
-        PromptType::Bool => "yes or no",
-        PromptType::List => "values separated by commas",
-        PromptType::Path => "a file path",
-        PromptType::Context => "a context of the kubeconfig",
-    }
 }
 
 /// An answer as the value to store; `None` for the prompt's `none_value`. Errors say why.
@@ -449,13 +436,9 @@ pub(crate) fn parse(p: &Prompt, answer: &str) -> Result<Option<Value>, String> {
     }
     match p.kind {
         PromptType::String | PromptType::Context => Ok(Some(Value::from(if p.secret { answer } else { a }))),
-        PromptType::Url => match super::stackfile::url_problem(a) {
+        PromptType::Url | PromptType::Cidr | PromptType::Duration => match p.kind.text_problem(a) {
             None => Ok(Some(Value::from(a))),
             Some(why) => Err(format!("`{}` is {why}", crate::charts::fetch::hide_credentials(a))),
-        },
-        PromptType::Cidr => match super::stackfile::cidr_problem(a) {
-            None => Ok(Some(Value::from(a))),
-            Some(why) => Err(format!("`{a}` is {why}")),
         },
         PromptType::Path => Ok(Some(Value::from(expand_home(a).to_string_lossy()))),
         PromptType::Int => a

@@ -234,8 +234,10 @@ impl StackFile {
             // A user and password in it are said by `credential_problems`, the value unshown.
             PromptType::Url => value
                 .as_str()
-                .is_some_and(|s| url_problem(s).is_none() || crate::charts::fetch::has_credentials(s)),
-            PromptType::Cidr => value.as_str().is_some_and(|s| cidr_problem(s).is_none()),
+                .is_some_and(|s| prompt.kind.text_problem(s).is_none() || crate::charts::fetch::has_credentials(s)),
+            PromptType::Cidr | PromptType::Duration => {
+                value.as_str().is_some_and(|s| prompt.kind.text_problem(s).is_none())
+            }
         };
         (!ok).then(|| {
             format!(
@@ -243,16 +245,7 @@ impl StackFile {
                 self.locate(&prompt.key),
                 prompt.key,
                 describe(value),
-                match prompt.kind {
-                    PromptType::Int => "a whole number",
-                    PromptType::Bool => "true or false",
-                    PromptType::List => "a list",
-                    PromptType::String => "a text value",
-                    PromptType::Path => "a file path",
-                    PromptType::Context => "a context name",
-                    PromptType::Url => URL,
-                    PromptType::Cidr => CIDR,
-                }
+                prompt.kind.file_shape()
             )
         })
     }
@@ -331,73 +324,11 @@ fn key_offset(text: &str, key: &str) -> Option<usize> {
     None
 }
 
-/// What a `url` value is said to be when it is not.
-const URL: &str = "an http://, https:// or oci:// URL";
-
-/// Why `text` is no `url` value: another scheme (`file:`, `javascript:`), no host, or a user
-/// and password in it. `None` when it is one.
-/// What a `cidr` value should be, as said when it is not.
-pub(crate) const CIDR: &str = "an address range such as 10.0.0.0/16";
-
-/// Why `text` is not an address range (`10.0.0.0/16`, `fd00::/48`): the whole of it, a prefix
-/// length the address has room for, and no bits set past the prefix (the network's own
-/// address is said).
-pub(crate) fn cidr_problem(text: &str) -> Option<String> {
-    let Some((address, prefix)) = text.trim().split_once('/') else {
-        return Some(format!("not {CIDR}: no `/` and prefix length"));
-    };
-    let Ok(address) = address.parse::<std::net::IpAddr>() else {
-        return Some(format!("not {CIDR}: `{address}` is not a whole IP address"));
-    };
-    let bits: u32 = if address.is_ipv4() { 32 } else { 128 };
-    let Some(prefix) = prefix.parse::<u32>().ok().filter(|p| *p <= bits) else {
-        return Some(format!("not {CIDR}: the prefix length `{prefix}` is not 0 to {bits}"));
-    };
-    let value = match address {
-        std::net::IpAddr::V4(a) => u128::from(u32::from(a)),
-        std::net::IpAddr::V6(a) => u128::from(a),
-    };
-    let host = if prefix == bits {
-        0
-    } else {
-        u128::MAX >> (128 - bits + prefix)
-    };
-    if value & host != 0 {
-        let network = value & !host;
-        let shown = match address {
-            std::net::IpAddr::V4(_) => std::net::Ipv4Addr::from(u32::try_from(network).unwrap_or(0)).to_string(),
-            std::net::IpAddr::V6(_) => std::net::Ipv6Addr::from(network).to_string(),
-        };
-        return Some(format!(
-            "not a network's address range: bits are set past /{prefix} (the range is {shown}/{prefix})"
-        ));
-    }
-    None
-}
-
 /// A value `pulumi config set --secret` wrote (`secure: v1:…`), which only `pulumi` can open.
 pub(crate) fn encrypted(value: &Value) -> bool {
     value
         .as_object()
         .is_some_and(|m| m.len() == 1 && m.contains_key("secure"))
-}
-
-pub(crate) fn url_problem(text: &str) -> Option<String> {
-    let Some((scheme, rest)) = text.trim().split_once("://") else {
-        return Some(format!("not {URL}"));
-    };
-    if !matches!(scheme.to_ascii_lowercase().as_str(), "http" | "https" | "oci") {
-        return Some(format!("a {scheme}:// URL, not {URL}"));
-    }
-    if let Some(credential) = crate::charts::fetch::credential_in(text.trim()) {
-        return Some(format!(
-            "a URL with {credential} in it: it would be written into every export and log"
-        ));
-    }
-    if crate::charts::fetch::Parts::of(rest).authority.is_empty() {
-        return Some("a URL with no host".into());
-    }
-    None
 }
 
 #[cfg(test)]
@@ -409,24 +340,6 @@ mod tests {
         let p = dir.path().join("Pulumi.dev.yaml");
         std::fs::write(&p, text).unwrap();
         StackFile::load(&p, "Pulumi.dev.yaml").unwrap()
-    }
-
-    #[test]
-    fn an_address_range_is_checked_whole() {
-        for good in ["10.0.0.0/16", "0.0.0.0/0", "192.168.1.7/32", "fd00::/48", "::/0"] {
-            assert_eq!(cidr_problem(good), None, "{good}");
-        }
-        for (bad, why) in [
-            ("10.0.0/16", "`10.0.0` is not a whole IP address"),
-            ("10.0.0.0", "no `/` and prefix length"),
-            ("10.0.0.0/33", "the prefix length `33` is not 0 to 32"),
-            ("10.0.0.0/x", "the prefix length `x` is not 0 to 32"),
-            ("10.0.0.1/16", "bits are set past /16 (the range is 10.0.0.0/16)"),
-            ("fd00::1/48", "the range is fd00::/48"),
-        ] {
-            let said = cidr_problem(bad).unwrap_or_default();
-            assert!(said.contains(why), "{bad}: {said}");
-        }
     }
 
     fn entries() -> Vec<(String, Value)> {

@@ -198,6 +198,9 @@ pub enum PromptType {
     /// An IPv4 or IPv6 address range, `10.0.0.0/16`: a typo found when it is typed, not minutes
     /// later inside a cloud's API.
     Cidr,
+    /// A duration such as `7d` or `1h30m`: numbers each with its unit, as log stores and Go
+    /// programs read them.
+    Duration,
 }
 
 /// A prompt's default as written; strings may refer to earlier answers as `${ns:key}`.

@@ -649,3 +649,31 @@ fn a_missing_tool_has_the_providers_own_fix() {
         assert!(run.stderr.contains(needle), "stderr lacks {needle:?}:\n{}", run.stderr);
     }
 }
+
+/// The shaped values of `examples/local`'s questions (an address range, a duration) are checked
+/// in the stack file as a typed answer is: a typo is said before a program reads it.
+#[test]
+fn an_address_range_and_a_duration_are_checked_in_the_stack_file() {
+    let ws = Ws {
+        dir: tempfile::tempdir().unwrap(),
+    };
+    for d in ["providers", "projects", "config", "scripts"] {
+        crate::support::copy_dir(
+            &Path::new(crate::support::REPO).join("examples/local").join(d),
+            &ws.path().join(d),
+        );
+    }
+    ws.write(
+        "config/pulumi/Pulumi.try.yaml",
+        "config:\n  kubernetes:infra_type: local\n  network:cidr: 10.0.0.1/16\n  logstore:retention: sevendays\n",
+    );
+    let run = ws
+        .exec(&["validate", "-p", "local", "-s", "try", "--check"], &[])
+        .expect(3);
+    for needle in [
+        "config/pulumi/Pulumi.try.yaml:3: `network:cidr` is `10.0.0.1/16`, not an address range such as 10.0.0.0/16",
+        "config/pulumi/Pulumi.try.yaml:4: `logstore:retention` is `sevendays`, not a duration such as 7d, 12h or 1h30m",
+    ] {
+        assert!(run.stderr.contains(needle), "stderr lacks {needle:?}:\n{}", run.stderr);
+    }
+}

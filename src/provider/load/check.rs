@@ -311,7 +311,12 @@ fn default_fits(kind: PromptType, d: &PromptDefault) -> bool {
         | (PromptType::Bool, PromptDefault::Bool(_))
         | (PromptType::List, PromptDefault::List(_) | PromptDefault::Text(_))
         | (
-            PromptType::Path | PromptType::String | PromptType::Context | PromptType::Url | PromptType::Cidr,
+            PromptType::Path
+            | PromptType::String
+            | PromptType::Context
+            | PromptType::Url
+            | PromptType::Cidr
+            | PromptType::Duration,
             PromptDefault::Text(_),
         ) => true,
         _ => refers,

@@ -288,6 +288,7 @@ fn type_name(kind: PromptType) -> &'static str {
         PromptType::Context => "context",
         PromptType::Url => "url",
         PromptType::Cidr => "cidr",
+        PromptType::Duration => "duration",
     }
 }
 
