@@ -201,6 +201,8 @@ fn the_confirmation_reads_a_whole_line_at_any_terminal() {
     );
     let mut s = expectrl::Session::spawn(c).expect("a pseudo-terminal");
     s.set_expect_timeout(Some(Duration::from_secs(60)));
+    // How long it will take is said before the question: it is part of the answer.
+    s.expect("Predicted: about").unwrap();
     s.expect("Go ahead? [y/N] ").unwrap();
     // Read a key at a time, `nonsense` would be its `n`: a no. A line is neither: asked again.
     s.send_line("nonsense").unwrap();

@@ -108,11 +108,13 @@ pub(crate) fn run(s: &Settings, t: &StackContext, o: &RunOptions) -> Result<i32,
     }
     // What an `up` will skip, told once: said before it starts, and left out of its prediction.
     let pending = (o.operation == Operation::Up && !o.fresh).then(|| state.state.pending(&plan, Some(&digests)));
+    // Said before the question: how long is part of whether to go ahead.
+    let prediction = prediction(&plan, &state.state, pending.as_deref(), &history, o);
+    prediction.say(&plan);
     go_ahead(s, t, &plan, o, &ready, pending.as_deref())?;
     // The run's time starts with its first project, not with the questions.
     let started = SystemTime::now();
     let clock = Instant::now();
-    let prediction = prediction(&plan, &state.state, pending.as_deref(), &history, o);
     // `--fresh` runs everything but still records the digests, so the next `up` can skip.
     let resume = (o.operation == Operation::Up).then(|| state.state.resume(&t.provider, digests, o.fresh));
     let mut options = Options {
@@ -138,7 +140,6 @@ pub(crate) fn run(s: &Settings, t: &StackContext, o: &RunOptions) -> Result<i32,
         ),
     );
 
-    prediction.say(&plan);
     let drift = o.pulumi.drift.is_some();
     let lines = Plain::new(&plan, s.banner, s.style.debug)
         .grouped(s.ci)
