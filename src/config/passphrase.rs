@@ -31,6 +31,7 @@ pub(crate) fn in_use(env: &Env, file: &StackFile) -> bool {
 /// environment only. `Some` problem when it cannot be had.
 fn obtain(
     var: &dyn Fn(&str) -> Option<String>,
+    environment: &str,
     interactive: bool,
     file: &StackFile,
     salted: &[PathBuf],
@@ -78,19 +79,22 @@ fn obtain(
         format!(
             "the backend {backend} needs a passphrase to open the stacks' secrets (pulumi reads them on every operation), and none is set"
         ),
-        "set PULUMI_CONFIG_PASSPHRASE or PULUMI_CONFIG_PASSPHRASE_FILE in the environment (or in config/pulumi/environment for the file)",
+        format!(
+            "set PULUMI_CONFIG_PASSPHRASE or PULUMI_CONFIG_PASSPHRASE_FILE in the environment (or in {environment} for the file)"
+        ),
     )))
 }
 
 /// [`obtain`], and the check of what was obtained against `salted` started.
 pub(crate) fn obtain_checked(
     cx: &Context<'_>,
+    environment: &str,
     file: &StackFile,
     salted: &[PathBuf],
     env: &mut Env,
     ask: &mut dyn Ask,
 ) -> std::io::Result<(Option<Problem>, Option<Check>)> {
-    if let Some(p) = obtain(cx.var, cx.interactive, file, salted, env, ask)? {
+    if let Some(p) = obtain(cx.var, environment, cx.interactive, file, salted, env, ask)? {
         return Ok((Some(p), None));
     }
     let check = in_use(env, file)

@@ -280,6 +280,12 @@ pub(crate) fn error(style: Style, err: &RunnerError) {
             }
             say!("{prefix} {err}");
         }
+        // One problem is the headline itself, as every other error is (`output` without its
+        // passphrase was "validation failed"); more are counted and listed.
+        RunnerError::Problems(problems) if problems.len() == 1 => {
+            let p = &problems[0];
+            say!("{prefix} {}\n  fix: {}", text::visible(&p.what), text::visible(&p.fix));
+        }
         RunnerError::Problems(problems) => {
             say!("{prefix} {err}");
             for (k, p) in problems.iter().enumerate() {

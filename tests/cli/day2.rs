@@ -358,6 +358,21 @@ fn output_reads_the_backend_and_shows_secrets_only_when_asked() {
         "the passphrase from PULUMI_CONFIG_PASSPHRASE in the environment does not open config/pulumi/Pulumi.dev.yaml",
     )
     .stderr_has("fix: set PULUMI_CONFIG_PASSPHRASE to the passphrase this stack was created with");
+    // None at all, from a folder of the workspace: the problem is the headline (not "validation
+    // failed"), and the environment file is named where it is from there.
+    let mut none = ws.command(&["output", "eks", "-s", "dev"], &[]);
+    none.current_dir(ws.path().join("projects"))
+        .env_remove("PULUMI_CONFIG_PASSPHRASE");
+    let run = crate::support::run(&mut none).expect(3);
+    assert!(
+        run.stderr.starts_with("error: the backend file://")
+            && run.stderr.contains(&format!(
+                "(or in {} for the file)",
+                ws.path().join("config/pulumi/environment").display()
+            )),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]

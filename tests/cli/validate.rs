@@ -324,7 +324,8 @@ fn another_providers_stack_and_broken_yaml() {
             &[("PATH", &path), ("CI", "true")],
         )
         .expect(3)
-        .stderr_has("validation failed: 1 problem\n");
+        .stderr_has("error: Stack has already been used with the provider [DO]");
+    assert!(!run.stderr.contains("problems"), "{}", run.stderr);
     assert!(!run.stderr.contains("linode:"), "{}", run.stderr);
     ws.write(
         "config/pulumi/Pulumi.dev.yaml",
