@@ -88,13 +88,21 @@ fn obtain(
 /// [`obtain`], and the check of what was obtained against `salted` started.
 pub(crate) fn obtain_checked(
     cx: &Context<'_>,
-    environment: &str,
+    ws: &crate::workspace::Workspace,
     file: &StackFile,
     salted: &[PathBuf],
     env: &mut Env,
     ask: &mut dyn Ask,
 ) -> std::io::Result<(Option<Problem>, Option<Check>)> {
-    if let Some(p) = obtain(cx.var, environment, cx.interactive, file, salted, env, ask)? {
+    if let Some(p) = obtain(
+        cx.var,
+        &ws.show(&ws.root.join(super::env_file::ENVIRONMENT_FILE)),
+        cx.interactive,
+        file,
+        salted,
+        env,
+        ask,
+    )? {
         return Ok((Some(p), None));
     }
     let check = in_use(env, file)

@@ -11,7 +11,6 @@ use serde_json::{Map, Value};
 
 use super::checks::{self, Inputs};
 use super::env::Env;
-use super::env_file::ENVIRONMENT_FILE;
 use super::passphrase::{self, Check};
 use super::questions::{self, Answers, Ask, Context};
 use super::set_secret_command;
@@ -293,15 +292,7 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
     let mut check = None;
     if changes || !r.idle {
         let salted = r.salted(&path, store_dir.as_deref());
-        let (problem, started) = passphrase::obtain_checked(
-            &cx,
-            &ws.show(&ws.root.join(ENVIRONMENT_FILE)),
-            &file,
-            &salted,
-            &mut env,
-            ask,
-        )
-        .map_err(io)?;
+        let (problem, started) = passphrase::obtain_checked(&cx, ws, &file, &salted, &mut env, ask).map_err(io)?;
         problems.extend(problem);
         check = started;
     }
@@ -525,15 +516,8 @@ pub(crate) fn with_passphrase(
         interactive,
         defaults: false,
     };
-    let (mut problem, check) = passphrase::obtain_checked(
-        &cx,
-        &ws.show(&ws.root.join(ENVIRONMENT_FILE)),
-        &file,
-        std::slice::from_ref(&path),
-        &mut env,
-        ask,
-    )
-    .map_err(|source| RunnerError::Io {
+    let (mut problem, check) = passphrase::obtain_checked(&cx, ws, &file, std::slice::from_ref(&path), &mut env, ask)
+        .map_err(|source| RunnerError::Io {
         context: "cannot read the answer from the terminal".into(),
         source,
     })?;
