@@ -142,6 +142,23 @@ impl RunnerError {
         }
     }
 
+    /// What was wrong, each with its fix when one is known: the problems listed, or the error
+    /// itself (for a report beside the terminal's, as GitHub's job summary).
+    pub(crate) fn items(&self) -> Vec<(String, Option<String>)> {
+        match self {
+            RunnerError::Problems(problems) => problems.iter().map(|p| (p.what.clone(), Some(p.fix.clone()))).collect(),
+            RunnerError::Files { problems, .. } => problems
+                .iter()
+                .map(|d| (format!("{}: {}", d.location, d.message), d.help.clone()))
+                .collect(),
+            RunnerError::Usage { message, help } => vec![(message.clone(), help.clone())],
+            RunnerError::Busy { message, help } | RunnerError::Failed { message, help } => {
+                vec![(message.clone(), Some(help.clone()))]
+            }
+            RunnerError::Declined | RunnerError::Io { .. } => vec![(self.to_string(), None)],
+        }
+    }
+
     pub(crate) fn exit_code(&self) -> i32 {
         match self {
             RunnerError::Usage { .. }

@@ -65,6 +65,9 @@ pub(crate) struct StackContext {
     _lock: Option<WorkspaceLock>,
     /// The stack `--switch-stack` switched the workspace from (the environment file's before).
     switched_from: Option<String>,
+    /// While it lives, a signal that ends the runner before anything ran (at a question) puts
+    /// the switch back, as a refusal does.
+    _undo: Option<crate::exec::signals::Undo>,
 }
 
 impl StackContext {
@@ -86,17 +89,28 @@ impl StackContext {
             return;
         }
         let path = ws.root.join(ENVIRONMENT_FILE);
-        let shown = ws.show(&path);
-        match env_file::set_stack(&path, old) {
-            Ok(()) => crate::report::info(&format!(
-                "Switched the workspace back to stack {old}: nothing ran on {} (PULUMI_STACK={old} in {shown})",
-                self.stack
-            )),
-            Err(e) => crate::report::warning(&format!(
-                "the workspace stays switched to stack {}: cannot write PULUMI_STACK={old} back to {shown}: {e}",
-                self.stack
-            )),
-        }
+        say_switched_back(&path, &ws.show(&path), old, &self.stack);
+    }
+}
+
+/// While it lives, a signal that ends the runner puts `PULUMI_STACK=old` back.
+fn undo_switch(ws: &Workspace, old: &str, stack: &str) -> crate::exec::signals::Undo {
+    let path = ws.root.join(ENVIRONMENT_FILE);
+    let shown = ws.show(&path);
+    let (old, stack) = (old.to_string(), stack.to_string());
+    crate::exec::signals::hub().undo_on_interrupt(move || say_switched_back(&path, &shown, &old, &stack))
+}
+
+/// Puts `PULUMI_STACK=old` back into the environment file at `path` (`shown`), and says so:
+/// nothing ran on `stack`.
+fn say_switched_back(path: &Path, shown: &str, old: &str, stack: &str) {
+    match env_file::set_stack(path, old) {
+        Ok(()) => crate::report::info(&format!(
+            "Switched the workspace back to stack {old}: nothing ran on {stack} (PULUMI_STACK={old} in {shown})"
+        )),
+        Err(e) => crate::report::warning(&format!(
+            "the workspace stays switched to stack {stack}: cannot write PULUMI_STACK={old} back to {shown}: {e}"
+        )),
     }
 }
 
@@ -281,6 +295,7 @@ impl Settings {
             StackSource::Switched(old) if !read_only => Some(old),
             _ => None,
         };
+        let undo = switched_from.as_ref().map(|old| undo_switch(&self.ws, old, &stack));
         Ok(StackContext {
             provider,
             stack,
@@ -289,6 +304,7 @@ impl Settings {
             default_backend: !given_backend,
             _lock: lock,
             switched_from,
+            _undo: undo,
         })
     }
 }

@@ -64,45 +64,32 @@ pub(crate) struct Terminal {
     /// A dumb terminal: the questions are plain lines.
     plain: bool,
     guard: Option<OnInterrupt>,
-    #[cfg(unix)]
-    saved: Option<nix::sys::termios::Termios>,
 }
 
 impl Terminal {
     pub(crate) fn new(console: Console) -> Self {
         #[cfg(unix)]
-        let saved = nix::sys::termios::tcgetattr(std::io::stdin()).ok();
-        #[cfg(unix)]
-        let restore = saved.clone();
+        let restore = nix::sys::termios::tcgetattr(std::io::stdin()).ok();
         #[cfg(not(unix))]
         let restore = None;
         let guard = signals::hub().on_interrupt(move || leave(restore.as_ref()));
         Terminal {
             plain: console.kind == TermKind::Dumb,
             guard: Some(guard),
-            #[cfg(unix)]
-            saved,
         }
     }
 
-    /// Ctrl-C while reading an answer: the terminal library may see it before the signal
-    /// handler does; either way the runner ends the same way, exit 130.
-    fn interrupted(&self) -> ! {
-        #[cfg(unix)]
-        leave(self.saved.as_ref());
-        #[cfg(not(unix))]
-        leave(None);
-        std::process::exit(crate::error::exit::INTERRUPTED);
-    }
-
-    fn io(&self, e: dialoguer::Error) -> std::io::Error {
+    fn io(e: dialoguer::Error) -> std::io::Error {
         let dialoguer::Error::IO(e) = e;
-        self.read_error(e)
+        Self::read_error(e)
     }
 
-    fn read_error(&self, e: std::io::Error) -> std::io::Error {
+    fn read_error(e: std::io::Error) -> std::io::Error {
+        // Ctrl-C while reading an answer: the terminal library may see it before the signal
+        // handler does; either way the runner ends the same way, exit 130 (the guard's action
+        // restores the terminal and says so, once).
         if e.kind() == std::io::ErrorKind::Interrupted {
-            self.interrupted();
+            signals::hub().end();
         }
         e
     }
@@ -112,14 +99,14 @@ impl Terminal {
     // terminal's own line editing), as `dialoguer`'s simple theme words them.
 
     /// A visible answer on a dumb terminal.
-    fn line(&self, prompt: &str) -> std::io::Result<String> {
+    fn line(prompt: &str) -> std::io::Result<String> {
         use std::io::Write as _;
         let mut err = std::io::stderr().lock();
         write!(err, "{prompt}")?;
         err.flush()?;
         drop(err);
         let mut line = String::new();
-        if std::io::stdin().read_line(&mut line).map_err(|e| self.read_error(e))? == 0 {
+        if std::io::stdin().read_line(&mut line).map_err(Self::read_error)? == 0 {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::UnexpectedEof,
                 "the terminal closed before an answer",
@@ -131,20 +118,20 @@ impl Terminal {
     /// One hidden entry (empty allowed): `dialoguer`'s, or a plain line on a dumb terminal.
     fn hidden_entry(&self, prompt: &str) -> std::io::Result<String> {
         if self.plain {
-            return self.hidden_line(prompt);
+            return Self::hidden_line(prompt);
         }
         Password::with_theme(&SimpleTheme)
             .with_prompt(prompt)
             .allow_empty_password(true)
             .interact()
-            .map_err(|e| self.io(e))
+            .map_err(Self::io)
     }
 
     /// A hidden answer on a dumb terminal: the question, then the answer read with echo off.
-    fn hidden_line(&self, prompt: &str) -> std::io::Result<String> {
+    fn hidden_line(prompt: &str) -> std::io::Result<String> {
         let term = console::Term::stderr();
         term.write_str(&format!("{prompt}: "))?;
-        let answer = term.read_secure_line().map_err(|e| self.read_error(e))?;
+        let answer = term.read_secure_line().map_err(Self::read_error)?;
         // The Enter that ended it was not echoed either.
         term.write_line("")?;
         Ok(answer)
@@ -192,7 +179,7 @@ impl Ask for Terminal {
                 None => format!("{question}: "),
             };
             loop {
-                let typed = self.line(&prompt)?;
+                let typed = Self::line(&prompt)?;
                 let answer = match default {
                     Some(d) if typed.is_empty() => d.to_string(),
                     _ => typed,
@@ -221,7 +208,7 @@ impl Ask for Terminal {
         if let Some(d) = default {
             input = input.default(d.to_string());
         }
-        input.interact_text().map_err(|e| self.io(e))
+        input.interact_text().map_err(Self::io)
     }
 
     fn hidden(&mut self, question: &str, default: Option<&str>, confirm: bool) -> std::io::Result<String> {
@@ -258,7 +245,11 @@ impl Ask for Terminal {
     /// is asked again.
     fn confirm(&mut self, question: &str) -> std::io::Result<bool> {
         loop {
-            match self.line(&format!("{question} [y/N] "))?.trim().to_lowercase().as_str() {
+            match Self::line(&format!("{question} [y/N] "))?
+                .trim()
+                .to_lowercase()
+                .as_str()
+            {
                 "y" | "yes" => return Ok(true),
                 "" | "n" | "no" => return Ok(false),
                 _ => {

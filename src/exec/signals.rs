@@ -23,6 +23,11 @@ pub struct Hub {
     forward: Mutex<Option<UnboundedSender<()>>>,
     relay: Mutex<Option<std::sync::mpsc::Sender<Received>>>,
     actions: Mutex<Vec<Action>>,
+    /// What is undone before the runner exits on a signal, whatever the moment's action.
+    undo: Mutex<Vec<Action>>,
+    /// The runner is ending on a signal: a second path to the end (the terminal's read sees the
+    /// Ctrl-C too) waits for it instead of saying it again.
+    ending: std::sync::atomic::AtomicBool,
 }
 
 /// Which signal the runner received.
@@ -44,6 +49,8 @@ pub fn hub() -> &'static Hub {
         forward: Mutex::new(None),
         relay: Mutex::new(None),
         actions: Mutex::new(Vec::new()),
+        undo: Mutex::new(Vec::new()),
+        ending: std::sync::atomic::AtomicBool::new(false),
     });
     STARTED.get_or_init(|| listen(hub));
     hub
@@ -81,10 +88,47 @@ impl Hub {
         {
             return;
         }
+        self.end();
+    }
+
+    /// While the guard lives, `undo` runs before the runner exits on a signal, after the
+    /// moment's action (a `--switch-stack` put back when nothing ran).
+    pub fn undo_on_interrupt(&'static self, undo: impl Fn() + Send + 'static) -> Undo {
+        self.undo.lock().expect("not poisoned").push(Box::new(undo));
+        Undo(self)
+    }
+
+    /// Ends the runner as a signal does before any project started (exit 130): the moment's
+    /// action, then every undo; said once, however many paths get here.
+    pub fn end(&self) -> ! {
+        if self.ending.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            // The other path exits the process.
+            loop {
+                std::thread::park();
+            }
+        }
         if let Some(action) = self.actions.lock().expect("not poisoned").last() {
             action();
         }
+        for undo in self.undo.lock().expect("not poisoned").iter().rev() {
+            undo();
+        }
         std::process::exit(crate::error::exit::INTERRUPTED);
+    }
+}
+
+/// The undo set by [`Hub::undo_on_interrupt`] is removed when this is dropped.
+pub struct Undo(&'static Hub);
+
+impl std::fmt::Debug for Undo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Undo")
+    }
+}
+
+impl Drop for Undo {
+    fn drop(&mut self) {
+        self.0.undo.lock().expect("not poisoned").pop();
     }
 }
 

@@ -170,9 +170,15 @@ fn header(plan: &Plan<'_>, common: &Common, format: Format, what: &str) -> Vec<S
             common.stack,
             crate::render::count(plan.order.len(), "project")
         ),
+        // From the repository's root, as its jobs run: the workspace named when it is a folder.
         format!(
-            "{MADE_BY}{} -p {} -s {}`: export again rather than edit.",
+            "{MADE_BY}{}{} -p {} -s {}`: export again rather than edit.",
             format.as_str(),
+            if common.workspace.is_empty() {
+                String::new()
+            } else {
+                format!(" --workspace {}", shell::quote(common.workspace.trim_end_matches('/')))
+            },
             plan.provider.name,
             common.stack
         ),

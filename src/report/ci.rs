@@ -153,6 +153,32 @@ fn unix(at: SystemTime) -> u64 {
     at.duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
+/// A run refused before any project started, for GitHub's job summary: that nothing ran, what
+/// was wrong and each fix (the log has them too, but the summary is where a job's readers look).
+pub(crate) fn refused_summary(command: &str, provider: &str, stack: &str, err: &crate::error::RunnerError) -> String {
+    let mut out = String::new();
+    let items = err.items();
+    let _ = writeln!(
+        out,
+        "### runner {command} · provider {provider} · stack {stack}\n\n❌ nothing ran: {}\n",
+        if items.len() == 1 {
+            cell(&items[0].0)
+        } else {
+            cell(&err.to_string())
+        }
+    );
+    for (k, (what, fix)) in items.iter().enumerate() {
+        if items.len() > 1 {
+            let _ = writeln!(out, "{}. {}", k + 1, cell(what));
+        }
+        if let Some(fix) = fix {
+            let indent = if items.len() > 1 { "   " } else { "" };
+            let _ = writeln!(out, "{indent}Fix: {}", cell(fix));
+        }
+    }
+    out
+}
+
 /// The run as a Markdown table, for GitHub's job summary (`$GITHUB_STEP_SUMMARY`).
 pub(crate) fn step_summary(
     plan: &Plan<'_>,

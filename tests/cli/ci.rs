@@ -219,6 +219,39 @@ fn in_github_actions_each_project_is_a_group_a_failure_an_annotation_and_the_run
     assert_eq!(run.stderr.matches("lost when the job ends").count(), 1);
 }
 
+/// A run refused before its first project (here a value of the wrong type) is said in the job
+/// summary too: where a job's readers look first, not only in its log.
+#[test]
+fn in_github_actions_a_refused_run_is_said_in_the_job_summary() {
+    let ws = Ws::configured("aws");
+    ws.edit(
+        "config/pulumi/Pulumi.dev.yaml",
+        "eks:min_size: 3",
+        "eks:min_size: <b>lots</b>",
+    );
+    let summary = ws.path().join("step-summary.md");
+    ws.exec(
+        &["up", "-p", "aws", "-s", "dev"],
+        &[
+            ("CI", "true"),
+            ("GITHUB_ACTIONS", "true"),
+            ("GITHUB_STEP_SUMMARY", summary.to_str().unwrap()),
+        ],
+    )
+    .expect(3);
+    let table = std::fs::read_to_string(&summary).unwrap_or_default();
+    assert!(
+        table
+            .starts_with("### runner up · provider aws · stack dev\n\n❌ nothing ran: validation failed: 2 problems\n"),
+        "{table}"
+    );
+    assert!(
+        table.contains("1. config/pulumi/Pulumi.dev.yaml:7: `eks:min_size` is `&lt;b&gt;lots&lt;/b&gt;`, not a whole number\n   Fix: correct the value in config/pulumi/Pulumi.dev.yaml"),
+        "{table}"
+    );
+    assert!(!table.contains("<b>"), "{table}");
+}
+
 #[test]
 fn in_gitlab_ci_each_project_is_a_collapsed_section_and_a_backend_that_outlives_the_job_is_not_warned_about() {
     let ws = Ws::configured("aws");

@@ -192,6 +192,31 @@ fn ctrl_c_after_the_questions_and_before_the_first_project_exits_130() {
     );
 }
 
+/// Ctrl-C at the question of a run that switched stacks: nothing ran, so the switch is put back
+/// as a refusal puts it back, and the interruption is said once.
+#[test]
+fn ctrl_c_at_the_question_puts_a_switch_back_and_says_so_once() {
+    let ws = Ws::configured("aws");
+    ws.write("config/pulumi/environment", "PULUMI_STACK=dev\n");
+    let dev = std::fs::read_to_string(ws.path().join("config/pulumi/Pulumi.dev.yaml")).unwrap();
+    ws.write("config/pulumi/Pulumi.qa.yaml", &dev);
+    let mut s = at_terminal(&ws, &["destroy", "-p", "aws", "-s", "qa", "--switch-stack"]);
+    s.expect("Type the stack name `qa` to destroy it").unwrap();
+    s.send(expectrl::ControlCode::EndOfText).unwrap();
+    let mut screen = String::new();
+    let _ = std::io::Read::read_to_string(&mut s, &mut screen);
+    assert_eq!(exit_code(&mut s), 130);
+    assert_eq!(screen.matches("interrupted").count(), 1, "{screen}");
+    assert!(
+        screen.contains("Switched the workspace back to stack dev: nothing ran on qa"),
+        "{screen}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.path().join("config/pulumi/environment")).unwrap(),
+        "PULUMI_STACK=dev\n"
+    );
+}
+
 #[test]
 fn the_confirmation_reads_a_whole_line_at_any_terminal() {
     let ws = Ws::configured("aws");
@@ -239,4 +264,10 @@ fn up_at_a_terminal_ends_with_the_apps_address() {
         .unwrap_or_else(|| panic!("{screen}"));
     assert!(screen[at..].contains("(its output `application_url`)"), "{screen}");
     assert!(at < screen.find("Next: `runner output sirius").unwrap(), "{screen}");
+    // In a CI log too (no terminal): the address, without the terminal's `Next:`.
+    let ci = ws
+        .exec(&["up", "-p", "kubeconfig", "-s", "dev", "--fresh"], &[("CI", "true")])
+        .expect(0);
+    assert!(ci.stderr.contains("sirius is at http://"), "{}", ci.stderr);
+    assert!(!ci.stderr.contains("Next: `runner output"), "{}", ci.stderr);
 }

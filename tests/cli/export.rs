@@ -1794,5 +1794,12 @@ fn ci_exports_of_a_workspace_in_a_sub_folder_run_the_runner_there() {
             all.contains(&format!("mkdir -p {sub}/config/pulumi")),
             "{format}: {all}"
         );
+        // The header's command works from the root, where the files live, too.
+        assert!(
+            all.contains(&format!(
+                "# Made by `runner export {format} --workspace {sub} -p kubeconfig -s dev`"
+            )),
+            "{format}: {all}"
+        );
     }
 }

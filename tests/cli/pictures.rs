@@ -143,8 +143,13 @@ fn runner_report_writes_the_last_runs_report_and_status_draws_its_timeline() {
     well_formed(&svg);
     assert!(svg.contains("data-name=\"logstore\" data-status=\"failed\""));
 
-    // Another stack's last run is not shown as this one's.
+    // Another stack's last run is not shown as this one's (a stack configured, never run).
     std::fs::remove_file(e.path().join("config/pulumi/environment")).unwrap();
+    std::fs::copy(
+        e.path().join("config/pulumi/Pulumi.dev.yaml"),
+        e.path().join("config/pulumi/Pulumi.qa.yaml"),
+    )
+    .unwrap();
     let other = e
         .command(&["status", "-s", "qa", "-p", "local", "--format", "gantt"])
         .output()

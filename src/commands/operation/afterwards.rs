@@ -23,35 +23,35 @@ pub(super) fn say(
         offer_kubeconfig_prune(s, t, result);
     }
     if o.operation == Operation::Destroy && !result.failed() && !result.interrupted {
-        report::info(&left_after_destroy(s, t, o, result));
+        let left = left_after_destroy(s, t, o, result);
+        if !left.is_empty() {
+            report::info(&left);
+        }
     }
     let verdict = (o.pulumi.drift.is_some() && !result.interrupted).then(|| drift_verdict(result));
     if let Some(v) = &verdict {
         report::info(&format!("\n{v}"));
     }
-    // A person at a terminal after an up that went well: where to look next.
+    // After an up that went well: where the app is (in a CI log too), and at a terminal, where
+    // to look next.
     let ran = result
         .results
         .iter()
         .any(|(_, f)| !matches!(f.status, crate::exec::Status::Unchanged { .. }));
-    if o.operation == Operation::Up
-        && s.interactive
-        && ran
-        && !result.failed()
-        && !result.interrupted
-        && o.report.is_none()
-    {
+    if o.operation == Operation::Up && ran && !result.failed() && !result.interrupted {
         // The last project of the run is the one a person came for (the app): its outputs, and
         // the address it made if it made one (MARA ended its run with the app's URL too).
         let last = plan.order.last().map(|&i| plan.name(i)).unwrap_or_default();
         if let Some((key, url)) = address(result, last) {
             report::info(&format!("{last} is at {url} (its output `{key}`)"));
         }
-        report::info(&format!(
-            "Next: `runner output {last} -s {0}` shows what it made; `runner status -s {0}` says what is deployed \
-             and why; `runner report -s {0}` draws this run as one HTML file.",
-            t.stack
-        ));
+        if s.interactive && o.report.is_none() {
+            report::info(&format!(
+                "Next: `runner output {last} -s {0}` shows what it made; `runner status -s {0}` says what is deployed \
+                 and why; `runner report -s {0}` draws this run as one HTML file.",
+                t.stack
+            ));
+        }
     }
     // What a look that found changes leaves to do.
     let would_change = result
@@ -87,13 +87,19 @@ fn prune_asked(s: &Settings, o: &RunOptions) -> bool {
 /// themselves, the configuration and stored secrets, the logs; and, where nobody was asked,
 /// the kubeconfig's contexts.
 fn left_after_destroy(s: &Settings, t: &StackContext, o: &RunOptions, result: &RunResult) -> String {
-    let mut text = format!(
-        "\nLeft as they were: each project's stack `{0}` (empty now, with its history) in the backend, the stack \
-         files with the stored secrets (a later `runner up -s {0}` reuses them without asking) and the logs under \
-         {1}. To remove a stack for good: `runner pulumi PROJECT -s {0} -- stack rm`.",
-        t.stack,
-        s.ws.show(&t.run_dir.stack_dir())
-    );
+    // The stack files and logs stay on this machine: nothing a CI job's reader keeps (its
+    // checkout goes with it).
+    let mut text = if s.ci.is_none() {
+        format!(
+            "\nLeft as they were: each project's stack `{0}` (empty now, with its history) in the backend, the stack \
+             files with the stored secrets (a later `runner up -s {0}` reuses them without asking) and the logs under \
+             {1}. To remove a stack for good: `runner pulumi PROJECT -s {0} -- stack rm`.",
+            t.stack,
+            s.ws.show(&t.run_dir.stack_dir())
+        )
+    } else {
+        String::new()
+    };
     let kept = super::confirm::merged_and_destroyed(t, result);
     if !o.pulumi.prune_kubeconfig && !prune_asked(s, o) && !kept.is_empty() {
         let _ = write!(

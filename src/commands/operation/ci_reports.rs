@@ -92,6 +92,20 @@ pub(super) fn reports(
     }
 }
 
+/// In GitHub Actions, a run refused before any project started (validation, a busy workspace)
+/// is said in the job summary too.
+pub(crate) fn refused(s: &Settings, t: &StackContext, command: &str, err: &crate::error::RunnerError) {
+    if s.ci != Some(CiSystem::GitHub) || matches!(err, crate::error::RunnerError::Declined) {
+        return;
+    }
+    if let Some(file) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|f| !f.is_empty()) {
+        let text = ci::refused_summary(command, &t.provider.name, &t.stack, err);
+        if let Err(e) = append(Path::new(&file), &text) {
+            report::warning(&format!("cannot append the run to GITHUB_STEP_SUMMARY: {e}"));
+        }
+    }
+}
+
 fn append(path: &Path, text: &str) -> std::io::Result<()> {
     use std::io::Write as _;
     std::fs::OpenOptions::new()

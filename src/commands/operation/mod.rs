@@ -83,6 +83,20 @@ pub(crate) enum Changes {
 }
 
 pub(crate) fn run(s: &Settings, t: &StackContext, o: &RunOptions) -> Result<i32, RunnerError> {
+    let outcome = run_plan(s, t, o);
+    // An error is a run refused before its first project: the CI's readers are told too.
+    if let Err(e) = &outcome {
+        let command = if o.pulumi.drift.is_some() {
+            "drift"
+        } else {
+            o.operation.as_str()
+        };
+        ci_reports::refused(s, t, command, e);
+    }
+    outcome
+}
+
+fn run_plan(s: &Settings, t: &StackContext, o: &RunOptions) -> Result<i32, RunnerError> {
     ci_reports::warn_lost_backend(s, t);
     let (history, provider) = learned(s, t, o.operation)?;
     let plan = plan(&provider, o)?;
