@@ -86,10 +86,10 @@ pub(crate) fn pending(w: &Why) -> String {
         Why::InputsChanged(Some(what)) => format!("{what} since its last up"),
         Why::Refreshed => "its last refresh took changes made outside Pulumi into the state".into(),
         Why::Drifted(None) => {
-            "a drift check found its stack differs from its program and configuration; its up refreshes first".into()
+            "a preview found its stack differs from its program and configuration; its up refreshes first".into()
         }
         Why::Drifted(Some(what)) => {
-            format!("{what} since its last up, as a drift check found; its up refreshes first")
+            format!("{what} since its last up, and a preview found changes; its up refreshes first")
         }
         Why::NoRecord => "no record of its inputs".into(),
     }

@@ -643,7 +643,7 @@ fn after_a_drift_check_status_keeps_the_last_up_and_shows_the_drift_beside_it() 
         project(&doc, "eks")["up"]["why"]
             .as_str()
             .unwrap()
-            .ends_with("as a drift check found; its up refreshes first"),
+            .ends_with("and a preview found changes; its up refreshes first"),
         "{doc}"
     );
     let table = ws.exec(&["status", "-p", "aws", "-s", "dev"], &[]).expect(0).stdout;
