@@ -22,24 +22,27 @@ pub struct Measured<'a> {
 }
 
 impl ProjectGraph {
-    /// The longest chain of `ran` by measured time, along the edges of `subset` in `direction`
-    /// that were waited on: an edge counts only where the project started after what it waits
-    /// for ended (a drift check waits for nothing, so its path is one check long). A project
-    /// outside `subset` (or no longer in the graph) waits for nothing. Ties go to the chain
-    /// whose last project's name sorts first, and within it to the later name, so that the
-    /// same run always draws the same path.
+    /// The chain of `ran` that set the run's length, by measured time: each project's link is
+    /// what held it, the one it started within `slack` of the end of — the last of what it waits
+    /// for along the edges of `subset` in `direction`, else whatever freed the slot it took
+    /// (`--parallel`). A project that started later than `slack` after either waited for
+    /// neither, and begins a chain (a drift check waits for nothing, so its path is one check
+    /// long). A project outside `subset` (or no longer in the graph) waits for nothing. Ties go
+    /// to the chain whose last project's name sorts first, and within it to the later name, so
+    /// that the same run always draws the same path.
     pub fn measured_critical_path<'a>(
         &self,
         ran: &[Span<'a>],
         subset: &BTreeSet<usize>,
         direction: Direction,
+        slack: i64,
     ) -> Measured<'a> {
         let mut ran = ran.to_vec();
         ran.sort_by(|a, b| (a.start, a.name).cmp(&(b.start, b.name)));
         let ended: BTreeMap<&str, i64> = ran.iter().map(|s| (s.name, s.end)).collect();
         // Each project's longest chain ending with it, and the project before it there.
         let mut best: BTreeMap<&'a str, (i64, Option<&'a str>)> = BTreeMap::new();
-        // In order of start, what a project waited for has its best chain already.
+        // In order of start, what held a project has its best chain already.
         for s in &ran {
             let waits: Vec<&str> = self
                 .find(s.name)
@@ -50,11 +53,22 @@ impl ProjectGraph {
                         .collect()
                 })
                 .unwrap_or_default();
-            let before = waits
-                .into_iter()
-                .filter(|w| ended.get(w).is_some_and(|&end| end <= s.start))
-                .filter_map(|w| best.get_key_value(w).map(|(&name, (len, _))| (*len, name)))
+            let last_wait = waits
+                .iter()
+                .filter_map(|w| ended.get(w).map(|&end| (end, *w)))
+                .filter(|&(end, _)| end <= s.start)
                 .max();
+            let by = match last_wait {
+                // Held by what it waits for, or it waited for a slot after that.
+                Some((end, w)) if s.start - end <= slack => Some(w),
+                _ => ran
+                    .iter()
+                    .filter(|r| r.name != s.name && r.end <= s.start && s.start - r.end <= slack)
+                    .map(|r| (r.end, r.name))
+                    .max()
+                    .map(|(_, w)| w),
+            };
+            let before = by.and_then(|w| best.get_key_value(w).map(|(&name, (len, _))| (*len, name)));
             let own = s.end - s.start;
             best.insert(
                 s.name,
@@ -108,6 +122,7 @@ mod tests {
             &spans(&[("a", 0, 2), ("b", 0, 1), ("c", 2, 5), ("d", 6, 9)]),
             &all,
             Direction::Forward,
+            0,
         );
         assert_eq!(
             path.names,
@@ -120,9 +135,39 @@ mod tests {
             &spans(&[("a", 0, 2), ("b", 0, 1), ("c", 1, 5), ("x", 0, 4)]),
             &all,
             Direction::Forward,
+            0,
         );
         assert_eq!(path.names, BTreeSet::from(["b", "c"]));
         assert_eq!(path.length, 5);
-        assert_eq!(g.measured_critical_path(&[], &all, Direction::Forward).length, 0);
+        assert_eq!(g.measured_critical_path(&[], &all, Direction::Forward, 0).length, 0);
+    }
+
+    /// A run at `--parallel 2`: `c` needs `a`, which ended at 3, but started at 5, when `b`
+    /// freed a slot: the chain is `b` then `c`, not `a` then `c` (a wait that did not happen).
+    #[test]
+    fn a_project_that_waited_for_a_slot_is_held_by_what_freed_it() {
+        let p = for_tests(
+            [("a", vec![]), ("b", vec![]), ("x", vec![]), ("c", vec!["a"])]
+                .into_iter()
+                .map(|(n, ns): (&str, Vec<&str>)| (n.to_string(), ns.into_iter().map(str::to_string).collect())),
+        );
+        let all: BTreeSet<usize> = (0..4).collect();
+        let path = p.graph.measured_critical_path(
+            &spans(&[("a", 0, 3), ("x", 0, 4), ("b", 3, 5), ("c", 5, 9)]),
+            &all,
+            Direction::Forward,
+            0,
+        );
+        assert_eq!(
+            path.names,
+            BTreeSet::from(["a", "b", "c"]),
+            "a freed b's slot, b freed c's"
+        );
+        assert_eq!(path.length, 9);
+        // Started long after anything ended: it begins its own chain.
+        let path = p
+            .graph
+            .measured_critical_path(&spans(&[("a", 0, 3), ("c", 20, 24)]), &all, Direction::Forward, 0);
+        assert_eq!(path.names, BTreeSet::from(["c"]));
     }
 }

@@ -1,6 +1,7 @@
 //! A run as a picture over time, from its record (`report::summary`): each project's start and
 //! end, the chain that set the run's length (the critical path of what really ran, longest by
-//! measured time along the plan's edges, as the graph finds it), the moments nothing ran. Drawn
+//! measured time, each project linked to what held it: what it waited for, or the project that
+//! freed its slot, as the graph finds it), the moments nothing ran. Drawn
 //! as a Mermaid `gantt` (GitHub renders it in a job summary; `runner status --format gantt`) and
 //! as SVG (`runner status --format gantt-svg`, the HTML report).
 
@@ -53,6 +54,8 @@ pub(crate) struct Timeline {
 impl Timeline {
     /// `plan`: the run's, whose edges (needs and ordering-only) the critical path follows.
     pub(crate) fn of(run: &Summary, plan: &Plan<'_>) -> Self {
+        // How late after what held it a project may start: the scheduler's own latency.
+        const SLACK_MS: i64 = 500;
         let origin = millis(&run.started).unwrap_or(0);
         let mut bars: Vec<Bar> = run
             .projects
@@ -85,7 +88,7 @@ impl Timeline {
         let path = plan
             .provider
             .graph
-            .measured_critical_path(&ran, &plan.subset, plan.operation.direction());
+            .measured_critical_path(&ran, &plan.subset, plan.operation.direction(), SLACK_MS);
         let critical_ms = path.length;
         // Owned: the bars it marks are borrowed to find it.
         let critical: BTreeSet<String> = path.names.iter().map(|n| (*n).to_string()).collect();
