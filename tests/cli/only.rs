@@ -78,6 +78,13 @@ fn only_refuses_until_its_needs_are_deployed_then_runs_alone_with_their_outputs(
         "{}",
         run.stderr
     );
+    // And the prediction says they come first, not priced.
+    assert!(
+        run.stderr
+            .contains("(from the provider's estimates), after reading the outputs of 2 projects it waits for"),
+        "{}",
+        run.stderr
+    );
 
     // The same configuration and environment as a full run: the shared stack file, the backend.
     let up = ws.invocations().into_iter().find(|i| i.command() == "up").unwrap();

@@ -160,15 +160,42 @@ impl Prediction {
             n => format!("{n} learned from past runs, the others from the provider's estimates"),
         };
         let all = crate::render::count(plan.order.len(), "project");
+        // `--only` first reads from the backend what it waits for (a `pulumi` each): not priced,
+        // but said, so the wait before the first project is no surprise.
+        let reads = if plan.only {
+            let mut them: Vec<usize> = plan.outside().iter().map(|&(_, other, _)| other).collect();
+            them.sort_unstable();
+            them.dedup();
+            match (them.len(), plan.operation.direction()) {
+                (0, _) => String::new(),
+                (n, crate::graph::Direction::Forward) => {
+                    format!(
+                        ", after reading the outputs of {} it waits for",
+                        crate::render::count(n, "project")
+                    )
+                }
+                (n, crate::graph::Direction::Reverse) => {
+                    format!(
+                        ", after checking {} that need it are gone",
+                        crate::render::count(n, "project")
+                    )
+                }
+            }
+        } else {
+            String::new()
+        };
         Some(match self.unless_outputs_change {
             // Some run only if the outputs they read change: the least and the most.
             Some((least, maybe)) if maybe < running => format!(
-                "Predicted: about {} for {} of {all}, up to {} if the {maybe} that read their outputs run too ({from})",
+                "Predicted: about {} for {} of {all}, up to {} if the {maybe} that read their outputs run too ({from}){reads}",
                 about(least),
                 running - maybe,
                 about(makespan)
             ),
-            _ => format!("Predicted: about {} for {running} of {all} ({from})", about(makespan)),
+            _ => format!(
+                "Predicted: about {} for {running} of {all} ({from}){reads}",
+                about(makespan)
+            ),
         })
     }
 }
