@@ -66,9 +66,24 @@ fn read_run(s: &Settings, t: &StackContext, path: &std::path::Path) -> Result<Su
     Ok(run)
 }
 
-/// The plan of the run's operation over the whole graph (the edges the timeline follows).
-fn plan_of<'p>(t: &'p StackContext, run: &Summary) -> Plan<'p> {
-    Plan::new(&t.provider, run.operation.operation(), &[]).expect("the whole graph has no unknown target")
+/// The plan of the run's operation over the whole graph (the edges the timeline follows), of
+/// `provider`.
+fn plan_of<'p>(provider: &'p crate::provider::Provider, run: &Summary) -> Plan<'p> {
+    Plan::new(provider, run.operation.operation(), &[]).expect("the whole graph has no unknown target")
+}
+
+/// The provider weighed as the run knew it: what each project took when it ran, else the
+/// estimate the run had for it (learned, or the provider's): the report's plan then shows what
+/// runs have taught, not the provider file's first guesses.
+fn as_the_run_knew(t: &StackContext, run: &Summary) -> crate::provider::Provider {
+    let known: BTreeMap<String, f64> = run
+        .projects
+        .iter()
+        .filter_map(|p| Some((p.name.clone(), p.duration_seconds.or(p.estimate_s)?)))
+        .collect();
+    let mut provider = t.provider.clone();
+    provider.learn_estimates(&known);
+    provider
 }
 
 /// The HTML report of the run recorded in `summary`, to `out`; a warning when it cannot be.
@@ -120,7 +135,8 @@ fn html_of(t: &StackContext, plan: &Plan<'_>, run: &Summary) -> String {
 /// `runner report [-o FILE]`: the last run's HTML report.
 pub(crate) fn run(s: &Settings, t: &StackContext, output: Option<&Path>) -> Result<i32, RunnerError> {
     let run = last_run(s, t)?;
-    let plan = plan_of(t, &run);
+    let provider = as_the_run_knew(t, &run);
+    let plan = plan_of(&provider, &run);
     let text = html_of(t, &plan, &run);
     let Some(path) = output else {
         let path = t.run_dir.last_report();
@@ -161,7 +177,7 @@ pub(crate) fn run(s: &Settings, t: &StackContext, output: Option<&Path>) -> Resu
 /// `runner status --format gantt` (Mermaid) or `gantt-svg`: the last run's timeline.
 pub(crate) fn timeline(s: &Settings, t: &StackContext, svg: bool) -> Result<String, RunnerError> {
     let run = last_run(s, t)?;
-    let plan = plan_of(t, &run);
+    let plan = plan_of(&t.provider, &run);
     let t = Timeline::of(&run, &plan);
     Ok(if svg { t.svg() } else { t.mermaid() })
 }

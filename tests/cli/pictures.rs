@@ -118,6 +118,17 @@ fn runner_report_writes_the_last_runs_report_and_status_draws_its_timeline() {
     assert!(run.stderr.contains(".runner/last-run.html"), "{}", run.stderr);
     let html = std::fs::read_to_string(e.path().join(".runner/last-run.html")).unwrap();
     assert!(html.contains("id=\"failure-logstore\""));
+    // The plan is weighed as the run knew it: what each project took (the stand-in's projects
+    // take well under a second), not the provider file's `estimate = 3`.
+    // What did not run keeps the estimate the run had for it.
+    for (project, shown) in [
+        ("identity (identity, wave 1, est. 1s): succeeded", true),
+        ("logstore (services, wave 4, est. 1s): failed", true),
+        ("app (apps, wave 6, est. 3s): skipped", true),
+        ("identity (identity, wave 1, est. 3s)", false),
+    ] {
+        assert_eq!(html.contains(&format!("<title>{project}")), shown, "{project}");
+    }
 
     let gantt = e.runner(&["status", "--format", "gantt"]).expect(0).stdout;
     assert!(
