@@ -117,12 +117,15 @@ fn edges(out: &mut String, plan: &Plan<'_>, labels: &super::EdgeLabels<'_>, at: 
         };
         reached.insert(i, total);
     }
+    // How many long edges each row gap carries so far: each a few pixels apart.
+    let mut in_gap = std::collections::BTreeMap::<u32, u32>::new();
     for (a, b, kind) in plan.edges() {
         let (Some((ax, ay)), Some((bx, by))) = (at[a], at[b]) else {
             continue;
         };
         let (x1, y1) = (ax + NODE_W, ay + NODE_H / 2);
         let (x2, y2) = (bx, by + NODE_H / 2);
+        let route = Route::between((x1, y1), (x2, y2), &mut in_gap);
         let critical = plan.is_critical_edge(a, b);
         let (stroke, width, marker) = if critical {
             (CRITICAL, "2.5", "arrow-critical")
@@ -134,7 +137,6 @@ fn edges(out: &mut String, plan: &Plan<'_>, labels: &super::EdgeLabels<'_>, at: 
         } else {
             ""
         };
-        let mid = u32::midpoint(x1, x2);
         let outputs = super::flows(labels, plan.name(a), plan.name(b));
         let tip = if outputs.is_empty() {
             format!("{} → {}", plan.name(a), plan.name(b))
@@ -143,16 +145,59 @@ fn edges(out: &mut String, plan: &Plan<'_>, labels: &super::EdgeLabels<'_>, at: 
         };
         let _ = writeln!(
             out,
-            r#"  <path d="M{x1},{y1} C{mid},{y1} {mid},{y2} {x2},{y2}" fill="none" stroke="{stroke}" stroke-width="{width}"{dash} marker-end="url(#{marker})"><title>{}</title></path>"#,
+            r#"  <path d="{}" fill="none" stroke="{stroke}" stroke-width="{width}"{dash} marker-end="url(#{marker})"><title>{}</title></path>"#,
+            route.path,
             xml_text(&tip)
         );
         if critical && let Some(t) = reached.get(&a) {
+            let (x, y) = route.label;
             let _ = writeln!(
                 out,
-                r#"  <text x="{}" y="{}" fill="{CRITICAL}" font-size="10" text-anchor="middle">{t}{unit}</text>"#,
-                mid,
-                u32::midpoint(y1, y2) - 4
+                r#"  <text x="{x}" y="{}" fill="{CRITICAL}" font-size="10" text-anchor="middle">{t}{unit}</text>"#,
+                y - 4
             );
+        }
+    }
+}
+
+/// The line of an arrow, and where its label goes.
+struct Route {
+    path: String,
+    label: (u32, u32),
+}
+
+impl Route {
+    /// From the right side of one box to the left side of another. To the next wave, one
+    /// curve: no box lies between two columns. Past it, the boxes of the waves between would
+    /// hide the arrow: it runs along the gap between two rows (the one nearest to half-way,
+    /// each arrow there a few pixels from the last), curving in and out within the columns'
+    /// gaps.
+    fn between((x1, y1): (u32, u32), (x2, y2): (u32, u32), in_gap: &mut std::collections::BTreeMap<u32, u32>) -> Self {
+        let mid = u32::midpoint(x1, x2);
+        if x2 <= x1 + (COL_W - NODE_W) {
+            return Route {
+                path: format!("M{x1},{y1} C{mid},{y1} {mid},{y2} {x2},{y2}"),
+                label: (mid, u32::midpoint(y1, y2)),
+            };
+        }
+        // Row r's box spans TOP + r·ROW_H .. + NODE_H; the gap below it is ROW_H - NODE_H high.
+        let half = u32::midpoint(y1, y2);
+        let row = half.saturating_sub(TOP) / ROW_H;
+        let gap = TOP + row * ROW_H + NODE_H;
+        let taken = in_gap.entry(gap).or_default();
+        let gy = gap + 4 + (*taken % 4) * 3;
+        *taken += 1;
+        let turn = (COL_W - NODE_W) / 2;
+        let (a, b) = (x1 + COL_W - NODE_W, x2 - (COL_W - NODE_W));
+        Route {
+            path: format!(
+                "M{x1},{y1} C{},{y1} {},{gy} {a},{gy} L{b},{gy} C{},{gy} {},{y2} {x2},{y2}",
+                x1 + turn,
+                x1 + turn,
+                b + turn,
+                b + turn
+            ),
+            label: (u32::midpoint(a, b), gy),
         }
     }
 }
@@ -220,4 +265,38 @@ fn legend(out: &mut String, plan: &Plan<'_>, height: u32) {
         lx + 280,
         y = ly - 4
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{Operation, Plan};
+
+    /// d needs a, three waves apart, past b and c in the waves between: its arrow runs along a
+    /// gap between rows, through no box.
+    #[test]
+    fn an_arrow_past_a_wave_runs_between_its_boxes() {
+        let provider = crate::provider::for_tests(
+            [("a", vec![]), ("b", vec!["a"]), ("c", vec!["b"]), ("d", vec!["a", "c"])]
+                .into_iter()
+                .map(|(n, ns): (&str, Vec<&str>)| (n.to_string(), ns.into_iter().map(str::to_string).collect())),
+        );
+        let plan = Plan::new(&provider, Operation::Up, &[]).unwrap();
+        let out = svg(&plan, &super::super::EdgeLabels::default());
+        let long = out
+            .lines()
+            .find(|l| l.contains("<title>a → d</title>"))
+            .unwrap_or_else(|| panic!("{out}"));
+        let d = long.split("d=\"").nth(1).unwrap().split('"').next().unwrap();
+        let straight = d.split(" L").nth(1).unwrap_or_else(|| panic!("a straight run: {d}"));
+        let gy: u32 = straight.split([',', ' ']).nth(1).unwrap().parse().unwrap();
+        // Every box is one row (the graph is a chain, a then b then c then d): row 0.
+        assert!(
+            gy > TOP + NODE_H && gy < TOP + ROW_H,
+            "{gy} is in the gap under row 0: {d}"
+        );
+        // The arrow to the next wave is still one curve.
+        let short = out.lines().find(|l| l.contains("<title>a → b</title>")).unwrap();
+        assert!(!short.contains(" L"), "{short}");
+    }
 }
