@@ -4,13 +4,15 @@ files of this machine: no registry, no container engine.
 
     oci_image.py OUT.tar NAME --file IMAGE_PATH=HOST_FILE… [--link IMAGE_PATH=TARGET…]
                  [--dir IMAGE_PATH…] [--entrypoint JSON] [--cmd JSON] [--env K=V…]
-                 [--busybox-applets IMAGE_DIR]
+                 [--busybox-applets IMAGE_DIR] [--libraries]
 
 NAME is the image's full name (`localhost/runner/busybox:1`): `ctr images import` names it so.
 Every HOST_FILE must be a static executable or a plain file (an image has no libraries); the one
 layer is an uncompressed tar with every time 0 and owner root, so the same files make the same
 digests (the archive is cached by what it was made from). `--busybox-applets DIR` links each
-applet of the busybox at DIR/busybox (`busybox --list`) beside it.
+applet of the busybox at DIR/busybox (`busybox --list`) beside it. `--libraries` allows dynamically
+linked executables: the shared libraries each loads (as `ldd` resolves them on this machine, its
+program interpreter among them) go into the image at the same paths.
 """
 
 import argparse
@@ -50,6 +52,23 @@ def dynamic(path):
         if int.from_bytes(table[i * phentsize : i * phentsize + 4], order) == 3:  # PT_INTERP
             return True
     return False
+
+
+def libraries(path):
+    """The shared libraries the dynamically linked executable at PATH loads, as `ldd` resolves
+    them here (absolute paths, its program interpreter among them)."""
+    out = subprocess.run(["ldd", path], check=True, capture_output=True, text=True).stdout
+    found = []
+    for line in out.splitlines():
+        words = line.split()
+        if "=>" in words:
+            target = words[words.index("=>") + 1]
+            if target == "not":
+                fail(f"{path} needs {words[0]}, which ldd cannot find here")
+            found.append(target)
+        elif words and words[0].startswith("/"):
+            found.append(words[0])
+    return found
 
 
 def info(name, kind, mode):
@@ -127,6 +146,7 @@ def main():
     p.add_argument("--cmd")
     p.add_argument("--env", action="append", default=[])
     p.add_argument("--busybox-applets")
+    p.add_argument("--libraries", action="store_true")
     a = p.parse_args()
 
     files = [pair(v, "--file") for v in a.file]
@@ -134,8 +154,16 @@ def main():
     for path, host in files:
         if not os.path.isfile(host):
             fail(f"{host} (for {path}) is not a file")
-        if dynamic(host):
-            fail(f"{host} is dynamically linked: an image of files alone needs static executables")
+        if dynamic(host) and not a.libraries:
+            fail(f"{host} is dynamically linked: an image of files alone needs static executables (or --libraries)")
+    if a.libraries:
+        given = {path.strip("/") for path, _ in files}
+        for _, host in list(files):
+            if dynamic(host):
+                for lib in libraries(host):
+                    if lib.strip("/") not in given:
+                        given.add(lib.strip("/"))
+                        files.append((lib, os.path.realpath(lib)))
     if a.busybox_applets:
         where = a.busybox_applets.strip("/")
         host = dict(files).get(f"/{where}/busybox") or dict(files).get(f"{where}/busybox")

@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 use super::names::{Names, Rule};
 use super::{
     Common, Export, ExportError, File, Format, Image, Repo, Revision, base_name, config_secret, credentials_secret,
-    header, secret_key, shell, stack_file, stack_file_path, waits_in, yaml,
+    header, secret_key, shell, stack_file, waits_in, yaml,
 };
 use crate::plan::{Operation, Plan};
 
@@ -229,7 +229,8 @@ fn workflow(plan: &Plan<'_>, common: &Common, o: &ArgoOptions, names: &Names, op
     let script = format!(
         "set -eu\nmkdir -p config/pulumi\nprintf '%s' \"$MARA_STACK_CONFIG\" > {}\n\
          runner {} --only \"$PROJECT\" -p {} -s {} --non-interactive --yes\n",
-        stack_file_path(common),
+        // The task runs in the workspace (`workingDir`): the path from there.
+        shell::quote(&format!("config/pulumi/Pulumi.{}.yaml", common.stack)),
         op.as_str(),
         shell::quote(&plan.provider.name),
         shell::quote(&common.stack)

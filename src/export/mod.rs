@@ -250,7 +250,7 @@ impl Image {
                 self.name, self.pulumi_version
             ),
             format!(
-                "  docker build --build-arg PULUMI_VERSION={} -t {} .   (then push it where the jobs pull from)",
+                "  docker build --build-arg PULUMI_VERSION={} -t {} .   # then push it where the jobs pull from",
                 self.pulumi_version, self.name
             ),
         ]
@@ -293,7 +293,7 @@ fn cluster_needs(common: &Common, ns: &str, service_account: bool) -> Vec<String
     h.push(format!("  kubectl create namespace {ns}"));
     if service_account {
         h.push(format!(
-            "  kubectl apply -f rbac.yaml   (the ServiceAccount {} the tasks run as)",
+            "  kubectl apply -f rbac.yaml   # the ServiceAccount {} the tasks run as",
             base_name(common)
         ));
     }

@@ -126,7 +126,7 @@ pub(super) fn stacks_header(plan: &Plan<'_>, common: &Common, o: &PkoOptions, fo
     }
     if format == Format::Pko {
         h.extend(super::cluster_needs(common, &o.namespace, false));
-        h.push("  kubectl apply -f rbac.yaml   (the ServiceAccount the Stacks' workspaces run as)".into());
+        h.push("  kubectl apply -f rbac.yaml   # the ServiceAccount the Stacks' workspaces run as".into());
     }
     h.extend(super::docker_needs(
         plan,

@@ -11,6 +11,10 @@ pub(crate) enum Message {
     /// `error: no stack named 'dev' found`: selecting (or operating on) a stack that does not
     /// exist.
     NoStack,
+    /// `error: stack 'organization/secrets/ci' already exists`: `stack select --create` lost a
+    /// race, another process creating the same stack between its look and its creation (jobs
+    /// of an export starting at once).
+    StackExists,
     /// `error: no changes were expected for preview but changes were proposed`
     /// (`--expect-no-changes`, `pkg/backend/backenderr/backenderr.go`).
     NoChangesExpected,
@@ -34,6 +38,7 @@ impl Message {
         match self {
             Message::StackLocked => &["the stack is currently locked"],
             Message::NoStack => &["no stack named"],
+            Message::StackExists => &["already exists"],
             Message::NoChangesExpected => &["no changes were expected"],
             Message::UnreadableLock => &[
                 "unexpected end of JSON input",
@@ -136,6 +141,11 @@ mod tests {
         let locked = "error: the stack is currently locked by 1 lock(s). Either wait for the other process(es) to end or delete the lock file with `pulumi cancel`.\n  file:///w/.pulumi/locks/organization/iam/dev/a.json: created by ann@h (pid 1) at 2026-11-23T10:00:00Z\n";
         assert_eq!(classify(locked), [Message::StackLocked]);
         assert_eq!(classify("error: no stack named 'dev' found\n"), [Message::NoStack]);
+        // v3.274.1, `stack select --create` of a stack another job created meanwhile (S3).
+        assert_eq!(
+            classify("error: stack 'organization/secrets/ci' already exists\n"),
+            [Message::StackExists]
+        );
         assert_eq!(
             classify("error: no changes were expected for preview but changes were proposed\n"),
             [Message::NoChangesExpected]

@@ -48,6 +48,11 @@ impl Store {
     }
 }
 
+/// How many times (half a second apart) creating the store's stack is tried again while another
+/// process holds its lock: jobs of an export starting at once each create it, and a creation
+/// holds the lock for well under a second.
+const CREATION_WAITS: usize = 20;
+
 impl SecretStore for Store {
     fn create_stack(&self, dir: &Path, env: &Env) -> Result<Vec<String>, StoreError> {
         let what = "pulumi stack select --create";
@@ -79,6 +84,22 @@ impl SecretStore for Store {
                 notes.push(locks::removed(lock));
             }
             out = run(self.command(dir, env, &args), None, what)?;
+        }
+        // Another process (a job of an export started at once) is creating it, which holds its
+        // lock for a moment, or created it meanwhile: waited for, then selected.
+        let said = |out: &std::process::Output, m: Message| {
+            !out.status.success() && messages::says(&String::from_utf8_lossy(&out.stderr), m)
+        };
+        for _ in 0..CREATION_WAITS {
+            if !said(&out, Message::StackLocked) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            out = run(self.command(dir, env, &args), None, what)?;
+        }
+        if said(&out, Message::StackExists) {
+            let select: Vec<&str> = args.iter().copied().filter(|a| *a != "--create").collect();
+            out = run(self.command(dir, env, &select), None, what)?;
         }
         checked(&out, what, self.remove_stale_locks)?;
         if let Ok(mut created) = self.created.lock() {

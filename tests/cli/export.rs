@@ -1777,6 +1777,12 @@ fn ci_exports_of_a_workspace_in_a_sub_folder_run_the_runner_there() {
     );
     crate::support::git(repo.path(), &["init", "-q"]);
     let sub = ws.path().strip_prefix(repo.path()).unwrap().display().to_string();
+    // Argo's task runs in the workspace (its `workingDir`): the stack file's path is from there.
+    let (run, files) = export(&ws, "argo-workflows", "kubeconfig", &[]);
+    run.expect(0);
+    let up = &files["workflow-up.yaml"];
+    assert!(up.contains(&format!("workingDir: /src/{sub}")), "{up}");
+    assert!(up.contains("> config/pulumi/Pulumi.dev.yaml\n"), "{up}");
     for format in ["gitlab-ci", "github-actions"] {
         let (run, files) = export(&ws, format, "kubeconfig", &[]);
         let run = run.expect(0);

@@ -2,6 +2,7 @@
 
 #![allow(unreachable_pub, clippy::print_stderr)]
 
+mod argo;
 mod cache;
 mod charts;
 mod ci;

@@ -15,6 +15,10 @@ use crate::cluster::kube_tools;
 use crate::support::{REPO, tool_required};
 
 const NODE: &str = "10.246.0.1";
+
+/// One real node per machine (its kubelet's cgroups are the machine's): the tests that start one
+/// take turns.
+pub(crate) static REAL_NODE: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// What the kubelet writes, and `down` must put back.
 const SETTINGS: [&str; 3] = ["vm/overcommit_memory", "kernel/panic", "kernel/panic_on_oops"];
 
@@ -34,7 +38,7 @@ spec:
 "#;
 
 /// What the node needs, or why the test cannot run (skip, or fail under `RUNNER_REQUIRE_TOOLS=1`).
-fn node_tools() -> Option<PathBuf> {
+pub(crate) fn node_tools() -> Option<PathBuf> {
     let why = (|| {
         let uid = std::fs::read_to_string("/proc/self/status")
             .unwrap_or_default()
@@ -96,7 +100,7 @@ fn settings() -> Vec<(String, String)> {
 }
 
 /// The processes whose command line names `dir` (every process the cluster starts does).
-fn processes_naming(dir: &Path) -> Vec<(u32, String)> {
+pub(crate) fn processes_naming(dir: &Path) -> Vec<(u32, String)> {
     let mark = format!("{}/", dir.display());
     std::fs::read_dir("/proc")
         .unwrap()
@@ -157,15 +161,15 @@ fn listening(pids: &[u32]) -> Vec<String> {
     found
 }
 
-fn output(c: &mut Command) -> Output {
+pub(crate) fn output(c: &mut Command) -> Output {
     c.stdin(Stdio::null()).output().unwrap()
 }
 
 /// Stops the cluster however the test ends.
-struct Down<'a>(&'a Path);
+pub(crate) struct Down<'a>(pub(crate) &'a Path);
 
 impl Down<'_> {
-    fn run(&self) -> Output {
+    pub(crate) fn run(&self) -> Output {
         output(
             Command::new(Path::new(REPO).join("scripts/local-cluster"))
                 .args(["down", "--dir"])
@@ -184,6 +188,7 @@ impl Drop for Down<'_> {
 
 #[test]
 fn a_pod_runs_on_the_real_node_and_down_leaves_nothing() {
+    let _node = REAL_NODE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let Some(tools) = node_tools() else { return };
     let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
     std::fs::create_dir_all(base).unwrap();
