@@ -502,10 +502,14 @@ fn unknown_stack(ws: &Workspace, stack: &str, command: &str) -> Option<RunnerErr
     let fix = if known.is_empty() {
         "no stack was configured here yet: `runner up -p PROVIDER -s STACK` makes one".to_string()
     } else {
+        // The one it most likely meant: `tyr` is `try`.
+        let likely = known
+            .iter()
+            .max_by(|a, b| strsim::jaro_winkler(stack, a).total_cmp(&strsim::jaro_winkler(stack, b)))
+            .unwrap_or(&known[0]);
         format!(
-            "stacks here: {} (`runner {command} -s {}`); `runner show-plan -p PROVIDER -s {stack}` says what an up of a new stack would run",
+            "stacks here: {} (`runner {command} -s {likely}`); `runner show-plan -p PROVIDER -s {stack}` says what an up of a new stack would run",
             known.join(", "),
-            known[0]
         )
     };
     Some(RunnerError::usage(

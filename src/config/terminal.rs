@@ -59,7 +59,8 @@ impl Console {
 }
 
 /// Asks at the terminal. While it lives, Ctrl-C restores the terminal (a hidden prompt turns
-/// echo off) and ends the runner with exit 130, saying `no answer was written`.
+/// echo off) and ends the runner with exit 130, saying `no answer was written` (or, before a
+/// run, that nothing ran).
 pub(crate) struct Terminal {
     /// A dumb terminal: the questions are plain lines.
     plain: bool,
@@ -68,11 +69,25 @@ pub(crate) struct Terminal {
 
 impl Terminal {
     pub(crate) fn new(console: Console) -> Self {
+        Self::saying(console, "no answer was written")
+    }
+
+    /// For the question before a run (`Go ahead?`): answers given before it were written, so
+    /// Ctrl-C there says that nothing ran.
+    pub(crate) fn before_the_run(console: Console) -> Self {
+        Self::saying(
+            console,
+            "nothing ran (the answers given before are kept; the next run uses them)",
+        )
+    }
+
+    /// Ctrl-C restores the terminal and says `interrupted: {said}`.
+    fn saying(console: Console, said: &'static str) -> Self {
         #[cfg(unix)]
         let restore = nix::sys::termios::tcgetattr(std::io::stdin()).ok();
         #[cfg(not(unix))]
         let restore = None;
-        let guard = signals::hub().on_interrupt(move || leave(restore.as_ref()));
+        let guard = signals::hub().on_interrupt(move || leave(restore.as_ref(), said));
         Terminal {
             plain: console.kind == TermKind::Dumb,
             guard: Some(guard),
@@ -154,16 +169,16 @@ const REQUIRED: &str = "an answer is required (Ctrl-C stops: nothing is written)
 
 /// The terminal as it was before the questions (echo back on), and what was left undone.
 #[cfg(unix)]
-fn leave(saved: Option<&nix::sys::termios::Termios>) {
+fn leave(saved: Option<&nix::sys::termios::Termios>, said: &str) {
     if let Some(saved) = saved {
         let _ = nix::sys::termios::tcsetattr(std::io::stdin(), nix::sys::termios::SetArg::TCSANOW, saved);
     }
-    crate::report::info("\ninterrupted: no answer was written");
+    crate::report::info(&format!("\ninterrupted: {said}"));
 }
 
 #[cfg(not(unix))]
-fn leave(_: Option<&()>) {
-    crate::report::info("\ninterrupted: no answer was written");
+fn leave(_: Option<&()>, said: &str) {
+    crate::report::info(&format!("\ninterrupted: {said}"));
 }
 
 impl Ask for Terminal {

@@ -207,6 +207,7 @@ fn ctrl_c_at_the_question_puts_a_switch_back_and_says_so_once() {
     let _ = std::io::Read::read_to_string(&mut s, &mut screen);
     assert_eq!(exit_code(&mut s), 130);
     assert_eq!(screen.matches("interrupted").count(), 1, "{screen}");
+    assert!(screen.contains("interrupted: nothing ran"), "{screen}");
     assert!(
         screen.contains("Switched the workspace back to stack dev: nothing ran on qa"),
         "{screen}"

@@ -270,7 +270,11 @@ fn a_command_that_only_reads_looks_at_another_stack_without_switching() {
     ws.exec(&["status", "-s", "other"], &[])
         .expect(2)
         .stderr_has("stack `other` has no runs here and no configuration (config/pulumi/Pulumi.other.yaml)")
-        .stderr_has("stacks here: dev, staging (`runner status -s dev`)");
+        .stderr_has("stacks here: dev, staging (`runner status -s ");
+    // The one a typo most likely meant is the one suggested.
+    ws.exec(&["status", "-s", "stagnig"], &[])
+        .expect(2)
+        .stderr_has("stacks here: dev, staging (`runner status -s staging`)");
     ws.exec(&["output", "iam", "-s", "other"], &[])
         .expect(2)
         .stderr_has("stack `other` has no runs here");

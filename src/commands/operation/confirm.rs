@@ -128,7 +128,7 @@ pub(super) fn confirm(
         context: "cannot read the answer from the terminal".into(),
         source,
     };
-    let mut terminal = Terminal::new(s.console);
+    let mut terminal = Terminal::before_the_run(s.console);
     let confirmed = match plan.operation {
         Operation::Preview => true,
         Operation::Destroy => {
