@@ -506,6 +506,7 @@ pub(crate) fn with_passphrase(
     let mut env = env;
     let var_env = env.clone();
     let var = move |name: &str| var_env.get(name);
+    let given = env.passphrase().is_some() || var("PULUMI_CONFIG_PASSPHRASE_FILE").is_some();
     let example = Map::new();
     let cx = Context {
         var: &var,
@@ -525,7 +526,15 @@ pub(crate) fn with_passphrase(
     problem = problem.or_else(|| check?.problem(&env, &|f| ws.show(f)));
     match problem {
         Some(p) => Err(RunnerError::Problems(vec![p])),
-        None => Ok(env),
+        None => {
+            // Asked at each read otherwise: said once it opened the stack.
+            if !given && env.passphrase().is_some() {
+                report::info(
+                    "to be asked no more in this shell: export PULUMI_CONFIG_PASSPHRASE (or PULUMI_CONFIG_PASSPHRASE_FILE, a file holding it)",
+                );
+            }
+            Ok(env)
+        }
     }
 }
 
