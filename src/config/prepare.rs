@@ -524,18 +524,16 @@ pub(crate) fn with_passphrase(
     })?;
     ask.finished();
     problem = problem.or_else(|| check?.problem(&env, &|f| ws.show(f)));
-    match problem {
-        Some(p) => Err(RunnerError::Problems(vec![p])),
-        None => {
-            // Asked at each read otherwise: said once it opened the stack.
-            if !given && env.passphrase().is_some() {
-                report::info(
-                    "to be asked no more in this shell: export PULUMI_CONFIG_PASSPHRASE (or PULUMI_CONFIG_PASSPHRASE_FILE, a file holding it)",
-                );
-            }
-            Ok(env)
-        }
+    if let Some(p) = problem {
+        return Err(RunnerError::Problems(vec![p]));
     }
+    // Asked at each read otherwise: said once it opened the stack.
+    if !given && env.passphrase().is_some() {
+        report::info(
+            "to be asked no more in this shell: export PULUMI_CONFIG_PASSPHRASE (or PULUMI_CONFIG_PASSPHRASE_FILE, a file holding it)",
+        );
+    }
+    Ok(env)
 }
 
 /// Said before the wait of storing the secrets: how many, and how many of them were made here
