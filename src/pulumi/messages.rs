@@ -15,6 +15,10 @@ pub(crate) enum Message {
     /// race, another process creating the same stack between its look and its creation (jobs
     /// of an export starting at once).
     StackExists,
+    /// An error naming a file of the backend's lock directory (`.pulumi/locks/…`): on a bucket,
+    /// a lock another process took or released while this one read the directory (`blob (key
+    /// ".pulumi/locks/…json") (code=NotFound)` when it was gone by the time it was read).
+    LockFile,
     /// `error: no changes were expected for preview but changes were proposed`
     /// (`--expect-no-changes`, `pkg/backend/backenderr/backenderr.go`).
     NoChangesExpected,
@@ -39,6 +43,7 @@ impl Message {
             Message::StackLocked => &["the stack is currently locked"],
             Message::NoStack => &["no stack named"],
             Message::StackExists => &["already exists"],
+            Message::LockFile => &[".pulumi/locks/"],
             Message::NoChangesExpected => &["no changes were expected"],
             Message::UnreadableLock => &[
                 "unexpected end of JSON input",
@@ -139,12 +144,20 @@ mod tests {
     #[test]
     fn the_real_clis_messages_are_told_apart() {
         let locked = "error: the stack is currently locked by 1 lock(s). Either wait for the other process(es) to end or delete the lock file with `pulumi cancel`.\n  file:///w/.pulumi/locks/organization/iam/dev/a.json: created by ann@h (pid 1) at 2026-11-23T10:00:00Z\n";
-        assert_eq!(classify(locked), [Message::StackLocked]);
+        assert_eq!(classify(locked), [Message::StackLocked, Message::LockFile]);
         assert_eq!(classify("error: no stack named 'dev' found\n"), [Message::NoStack]);
         // v3.274.1, `stack select --create` of a stack another job created meanwhile (S3).
         assert_eq!(
             classify("error: stack 'organization/secrets/ci' already exists\n"),
             [Message::StackExists]
+        );
+        // The same race on S3: the lock was gone by the time `pulumi` read it.
+        assert_eq!(
+            classify(
+                "error: could not create stack: blob (key \".pulumi/locks/organization/secrets/ci/795996e9.json\") \
+                 (code=NotFound): operation error S3: GetObject, https response error StatusCode: 404\n"
+            ),
+            [Message::LockFile]
         );
         assert_eq!(
             classify("error: no changes were expected for preview but changes were proposed\n"),

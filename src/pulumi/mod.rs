@@ -565,7 +565,7 @@ impl Pulumi {
                     crate::config::stackfile::own(std::path::Path::new(&job.project.path), &self.stack).display()
                 )),
                 Message::FieldConflict => notes.push(conflict_note(&messages::field_conflicts(said))),
-                Message::NoStack | Message::StackExists | Message::NoChangesExpected => {}
+                Message::NoStack | Message::StackExists | Message::LockFile | Message::NoChangesExpected => {}
             }
         }
         error.noted(notes)

@@ -91,7 +91,7 @@ impl SecretStore for Store {
             !out.status.success() && messages::says(&String::from_utf8_lossy(&out.stderr), m)
         };
         for _ in 0..CREATION_WAITS {
-            if !said(&out, Message::StackLocked) {
+            if !said(&out, Message::StackLocked) && !said(&out, Message::LockFile) {
                 break;
             }
             std::thread::sleep(std::time::Duration::from_millis(500));
