@@ -40,6 +40,10 @@ impl ProjectGraph {
         let mut ran = ran.to_vec();
         ran.sort_by(|a, b| (a.start, a.name).cmp(&(b.start, b.name)));
         let ended: BTreeMap<&str, i64> = ran.iter().map(|s| (s.name, s.end)).collect();
+        // By end, for the slot a project took: what ended just before it started, found by a
+        // binary search (a scan of every project for each would be quadratic in the run).
+        let mut by_end: Vec<(i64, &'a str)> = ran.iter().map(|r| (r.end, r.name)).collect();
+        by_end.sort_unstable();
         // Each project's longest chain ending with it, and the project before it there.
         let mut best: BTreeMap<&'a str, (i64, Option<&'a str>)> = BTreeMap::new();
         // In order of start, what held a project has its best chain already.
@@ -61,12 +65,12 @@ impl ProjectGraph {
             let by = match last_wait {
                 // Held by what it waits for, or it waited for a slot after that.
                 Some((end, w)) if s.start - end <= slack => Some(w),
-                _ => ran
+                _ => by_end[..by_end.partition_point(|&(end, _)| end <= s.start)]
                     .iter()
-                    .filter(|r| r.name != s.name && r.end <= s.start && s.start - r.end <= slack)
-                    .map(|r| (r.end, r.name))
-                    .max()
-                    .map(|(_, w)| w),
+                    .rev()
+                    .take_while(|&&(end, _)| s.start - end <= slack)
+                    .find(|&&(_, name)| name != s.name)
+                    .map(|&(_, w)| w),
             };
             let before = by.and_then(|w| best.get_key_value(w).map(|(&name, (len, _))| (*len, name)));
             let own = s.end - s.start;

@@ -40,6 +40,9 @@ pub(crate) struct Live<'p> {
     /// The width drawn into; `None`: standard error's terminal, asked at each draw (it may be
     /// resized), whose spinners and clocks move on their own (a test's draws each frame).
     columns: Option<usize>,
+    /// Room for a running project's last output line, as of the last replan (asking the
+    /// terminal's size at every line of output would be an ioctl per line).
+    line_room: usize,
 }
 
 /// A running line's columns before its last output line, but the name's: the spinner, the
@@ -115,6 +118,7 @@ impl<'p> Live<'p> {
             eta,
             drift: false,
             columns,
+            line_room: 0,
         };
         live.replan();
         live
@@ -157,7 +161,9 @@ impl<'p> Live<'p> {
             })
             .flatten();
         // The bar's room: the terminal's width less its two spaces of indent.
-        let room = self.columns().saturating_sub(2);
+        let columns = self.columns();
+        self.line_room = columns.saturating_sub(RUNNING_LINE + self.width);
+        let room = columns.saturating_sub(2);
         self.waiting
             .set_message(waiting_line(plan, &self.done, &self.started, room));
     }
@@ -193,8 +199,7 @@ impl<'p> Live<'p> {
                     let t = text.trim();
                     if !t.is_empty() && !closing(t) {
                         // Cut here, with an ellipsis: the bar's own cut says nothing was cut.
-                        let room = self.columns().saturating_sub(RUNNING_LINE + self.width);
-                        bar.set_message(crate::render::fit(t, Some(room)).into_owned());
+                        bar.set_message(crate::render::fit(t, Some(self.line_room)).into_owned());
                     }
                 }
             }

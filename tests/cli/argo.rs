@@ -17,7 +17,7 @@ use std::process::Command;
 use serde_json::Value;
 
 use crate::node::{Down, REAL_NODE, node_tools, output, processes_naming};
-use crate::support::{REPO, RUNNER, copy_dir, git, tool_required};
+use crate::support::{REPO, RUNNER, copy_example_local, git, tool_required};
 
 const STACK: &str = "ci";
 const NAMESPACE: &str = "runner-ci";
@@ -138,9 +138,7 @@ fn tasks(kubectl: &dyn Fn(&[&str]) -> Command, name: &str) -> BTreeMap<String, (
 
 /// The repository the pods clone: examples/local at its root, committed.
 fn committed_workspace(repo: &Path) {
-    for d in ["providers", "projects", "config", "scripts"] {
-        copy_dir(&Path::new(REPO).join("examples/local").join(d), &repo.join(d));
-    }
+    copy_example_local(repo);
     std::fs::copy(
         Path::new(REPO).join("examples/local/.gitignore"),
         repo.join(".gitignore"),

@@ -568,6 +568,13 @@ pub fn files_under(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// `examples/local`'s providers, projects, configuration and scripts into `to`.
+pub fn copy_example_local(to: &Path) {
+    for d in ["providers", "projects", "config", "scripts"] {
+        copy_dir(&Path::new(REPO).join("examples/local").join(d), &to.join(d));
+    }
+}
+
 pub fn copy_dir(from: &Path, to: &Path) {
     if !from.is_dir() {
         return;

@@ -626,15 +626,7 @@ fn the_kubeconfig_file_and_context_docker_buildx_and_the_pulumi_version_are_chec
 /// missing: `examples/local` names the script that builds `pulumi`.
 #[test]
 fn a_missing_tool_has_the_providers_own_fix() {
-    let ws = Ws {
-        dir: tempfile::tempdir().unwrap(),
-    };
-    for d in ["providers", "projects", "config", "scripts"] {
-        crate::support::copy_dir(
-            &Path::new(crate::support::REPO).join("examples/local").join(d),
-            &ws.path().join(d),
-        );
-    }
+    let ws = local_example();
     let empty = ws.path().join("empty-bin");
     std::fs::create_dir_all(&empty).unwrap();
     let run = ws
@@ -655,15 +647,7 @@ fn a_missing_tool_has_the_providers_own_fix() {
 /// in the stack file as a typed answer is: a typo is said before a program reads it.
 #[test]
 fn an_address_range_and_a_duration_are_checked_in_the_stack_file() {
-    let ws = Ws {
-        dir: tempfile::tempdir().unwrap(),
-    };
-    for d in ["providers", "projects", "config", "scripts"] {
-        crate::support::copy_dir(
-            &Path::new(crate::support::REPO).join("examples/local").join(d),
-            &ws.path().join(d),
-        );
-    }
+    let ws = local_example();
     ws.write(
         "config/pulumi/Pulumi.try.yaml",
         "config:\n  kubernetes:infra_type: local\n  network:cidr: 10.0.0.1/16\n  logstore:retention: sevendays\n",
@@ -677,4 +661,13 @@ fn an_address_range_and_a_duration_are_checked_in_the_stack_file() {
     ] {
         assert!(run.stderr.contains(needle), "stderr lacks {needle:?}:\n{}", run.stderr);
     }
+}
+
+/// A copy of `examples/local`: its providers, projects, configuration and scripts.
+fn local_example() -> Ws {
+    let ws = Ws {
+        dir: tempfile::tempdir().unwrap(),
+    };
+    crate::support::copy_example_local(ws.path());
+    ws
 }
