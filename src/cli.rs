@@ -62,28 +62,8 @@ fn top_help() -> String {
         .map(|(i, (c, m))| format!("{c} {m}{}", if i == last { "." } else { "," }));
     format!(
         "{EXAMPLES}\n\n{}",
-        wrap(["Exit codes:".to_string()].into_iter().chain(codes), 88)
+        crate::render::wrap(["Exit codes:".to_string()].into_iter().chain(codes), 88).join("\n")
     )
-}
-
-/// `pieces` joined by spaces into lines of at most `width` characters, never breaking a piece
-/// (a code stays with its meaning; clap leaves an `after_help` as it is).
-fn wrap(pieces: impl IntoIterator<Item = String>, width: usize) -> String {
-    let mut out = String::new();
-    let mut line = 0;
-    for piece in pieces {
-        let len = piece.chars().count();
-        if line > 0 && line + 1 + len > width {
-            out.push('\n');
-            line = 0;
-        } else if line > 0 {
-            out.push(' ');
-            line += 1;
-        }
-        out.push_str(&piece);
-        line += len;
-    }
-    out
 }
 
 /// Stands up a whole Kubernetes platform from many small Pulumi projects, in dependency

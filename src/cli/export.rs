@@ -34,7 +34,7 @@ fn backend_needed() -> String {
         "Every export that runs the graph (all but backstage) needs a shared state backend: PULUMI_BACKEND_URL ({}), never the workspace's file backend.",
         Backend::shared_schemes()
     );
-    super::wrap(text.split(' ').map(String::from), 88)
+    crate::render::wrap(text.split(' '), 88).join("\n")
 }
 
 /// The end of `export`'s help.

@@ -208,20 +208,113 @@ fn terminal_columns() -> Option<usize> {
         .filter(|&c| c >= 40)
 }
 
-/// The project column's width: the longest name, unless that leaves the `up would` column, the
-/// one that says why, less than [`WHY_COLUMN`] characters of the terminal; then long names are cut
-/// (to no less than 16: `--format json` has them whole).
-fn name_width(longest: usize, checked: bool, columns: Option<usize>) -> usize {
-    // Everything but the name and the reason: the other columns and their separators.
-    let others = 2 + 2 + 8 + 2 + 11 + 2 + 20 + 2 + 7 + 2 + 9 + if checked { 22 } else { 0 } + 2;
-    match columns {
-        Some(c) => c.saturating_sub(others + WHY_COLUMN).clamp(longest.min(16), longest),
-        None => longest,
+/// What the `up would` column keeps of a narrow terminal: `skip: unchanged` whole.
+const WHY_COLUMN: usize = 15;
+
+/// The shortest a cut project name gets (`--format json` has them whole).
+const NAME_KEPT: usize = 16;
+
+/// One row's cells, before they are laid out.
+struct Cells {
+    name: String,
+    op: &'static str,
+    status: &'static str,
+    ended: String,
+    took: String,
+    resources: String,
+    drift: String,
+    up: String,
+}
+
+/// How the columns are laid out: the widths, and whether a narrow terminal made them compact
+/// (the date of `ended` short, names cut in the middle, the reasons listed under the table).
+struct Layout {
+    name: usize,
+    op: usize,
+    status: usize,
+    ended: usize,
+    took: usize,
+    resources: usize,
+    drift: Option<usize>,
+}
+
+impl Layout {
+    fn of(rows: &[Cells], checked: bool) -> Self {
+        let widest = |head: &str, cell: &dyn Fn(&Cells) -> usize| {
+            rows.iter().map(cell).max().unwrap_or(0).max(head.chars().count())
+        };
+        Self {
+            name: widest("project", &|r| r.name.chars().count()),
+            op: widest("last op", &|r| r.op.len()),
+            status: widest("result", &|r| r.status.len()),
+            ended: widest("ended (UTC)", &|r| r.ended.chars().count()),
+            took: widest("took", &|r| r.took.chars().count()),
+            resources: widest("resources", &|r| r.resources.chars().count()),
+            drift: checked.then(|| widest("drift check", &|r| r.drift.chars().count())),
+        }
+    }
+
+    /// Every column but the last (`up would`), with their separators.
+    fn before_why(&self) -> usize {
+        2 + self.name
+            + 2
+            + self.op
+            + 2
+            + self.status
+            + 2
+            + self.ended
+            + 2
+            + self.took
+            + 2
+            + self.resources
+            + self.drift.map_or(0, |d| d + 2)
+            + 2
+    }
+
+    fn line(&self, c: &Cells) -> String {
+        let drift = self.drift.map(|w| format!("  {:<w$}", c.drift)).unwrap_or_default();
+        format!(
+            "  {:<name$}  {:<op$}  {:<status$}  {:<ended$}  {:>took$}  {:>res$}{drift}  {}",
+            cut_middle(&c.name, self.name),
+            c.op,
+            c.status,
+            c.ended,
+            c.took,
+            c.resources,
+            c.up,
+            name = self.name,
+            op = self.op,
+            status = self.status,
+            ended = self.ended,
+            took = self.took,
+            res = self.resources,
+        )
     }
 }
 
-/// What the `up would` column keeps of a narrow terminal.
-const WHY_COLUMN: usize = 24;
+/// `2026-11-22 14:06:03`, or `11-22 14:06` when the terminal is narrow.
+fn ended_shown(t: &str, compact: bool) -> String {
+    let full = shown_time(t);
+    if compact {
+        full.get(5..16).map_or(full.clone(), str::to_string)
+    } else {
+        full
+    }
+}
+
+/// `name` in `width` characters: its start and its end kept around an ellipsis, so two long
+/// names sharing a start (`ingress-controller-namespace`, `ingress-controller`) stay apart.
+fn cut_middle(name: &str, width: usize) -> std::borrow::Cow<'_, str> {
+    let n = name.chars().count();
+    if n <= width || width < 3 {
+        return name.into();
+    }
+    let tail = (width - 1) / 2;
+    let head = width - 1 - tail;
+    let start: String = name.chars().take(head).collect();
+    let end: String = name.chars().skip(n - tail).collect();
+    format!("{start}…{end}").into()
+}
 
 fn table(doc: &Status<'_>, state_file: &str, columns: Option<usize>) -> String {
     let mut out = String::new();
@@ -234,72 +327,49 @@ fn table(doc: &Status<'_>, state_file: &str, columns: Option<usize>) -> String {
     );
     // The drift column only when a check was made: most stacks never had one.
     let checked = doc.projects.iter().any(|r| r.drift.is_some());
-    let longest = doc
-        .projects
-        .iter()
-        .map(|r| r.name.chars().count())
-        .max()
-        .unwrap_or(0)
-        .max(7);
-    let width = name_width(longest, checked, columns);
-    let drift_head = if checked {
-        format!("  {:<20}", "drift check")
-    } else {
-        String::new()
-    };
-    let head = format!(
-        "  {:<width$}  {:<8}  {:<11}  {:<20}  {:>7}  {:>9}{drift_head}  up would",
-        "project", "last op", "result", "ended (UTC)", "took", "resources"
-    );
-    let _ = writeln!(out, "{}", fit(&head, columns));
-    let mut cut = false;
-    for r in &doc.projects {
-        let (op, status, ended, took) = match &r.last {
-            Some(l) => (
-                l.operation.as_str(),
-                recorded_word(l.status),
-                l.ended.map(shown_time).unwrap_or_default(),
-                l.duration_seconds
-                    .map(crate::report::plain::duration)
-                    .unwrap_or_default(),
-            ),
-            None => ("-", "never run", String::new(), String::new()),
-        };
-        let resources = r.resources.map_or_else(|| "-".to_string(), |n| n.to_string());
-        let up = if r.up.runs {
-            format!("run: {}", r.up.why)
-        } else {
-            // The line under the table says since when: the column stays narrow enough for 100.
-            format!("skip: {}", r.up.why.trim_end_matches(" since its last up"))
-        };
-        let drift = match (&r.drift, checked) {
-            (_, false) => String::new(),
-            (None, true) => format!("  {:<20}", "-"),
-            // The time of day is enough beside the full date of the last operation.
-            (Some(d), true) => {
-                let at = d.ended.map(shown_time).and_then(|t| t.get(11..16).map(str::to_string));
-                format!(
-                    "  {:<20}",
-                    [Some(checked_word(d.status).to_string()), at]
-                        .into_iter()
-                        .flatten()
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                )
+    let mut rows: Vec<Cells> = doc.projects.iter().map(|r| cells(r, false)).collect();
+    let mut reasons_below = false;
+    let mut layout = Layout::of(&rows, checked);
+    let widest_row = rows.iter().map(|r| layout.before_why() + r.up.chars().count()).max();
+    let narrow = columns.is_some_and(|c| widest_row.is_some_and(|w| w > c));
+    if let (true, Some(c)) = (narrow, columns) {
+        rows = doc.projects.iter().map(|r| cells(r, true)).collect();
+        layout = Layout::of(&rows, checked);
+        // Names give way to the reason, down to NAME_KEPT characters.
+        let room = c.saturating_sub(layout.before_why() - layout.name + WHY_COLUMN);
+        layout.name = room.clamp(layout.name.min(NAME_KEPT), layout.name);
+        // A reason cut short says nothing: the ones that do not fit are listed whole below.
+        let room = c.saturating_sub(layout.before_why());
+        for (cell, row) in rows.iter_mut().zip(&doc.projects) {
+            if row.up.runs && cell.up.chars().count() > room {
+                cell.up = "run".into();
+                reasons_below = true;
             }
-        };
-        let line = format!(
-            "  {:<width$}  {op:<8}  {status:<11}  {ended:<20}  {took:>7}  {resources:>9}{drift}  {up}",
-            fit(r.name, Some(width))
-        );
+        }
+    }
+    let head = Cells {
+        name: "project".into(),
+        op: "last op",
+        status: "result",
+        ended: "ended (UTC)".into(),
+        took: "took".into(),
+        resources: "resources".into(),
+        drift: "drift check".into(),
+        up: "up would".into(),
+    };
+    let _ = writeln!(out, "{}", fit(&layout.line(&head), columns));
+    let mut cut = false;
+    for r in &rows {
+        let line = layout.line(r);
         let shown = fit(&line, columns);
-        cut |= shown.len() != line.len() || r.name.chars().count() > width;
+        cut |= r.name.chars().count() > layout.name || shown.chars().count() != line.chars().count();
         let _ = writeln!(out, "{shown}");
     }
     if cut {
         let _ = writeln!(
             out,
-            "  (rows cut to the terminal's width: `runner status --format json` has them whole)"
+            "  {}",
+            report::as_typed("(rows cut to the terminal's width: `runner status --format json` has them whole)")
         );
     }
     let total = doc.projects.len();
@@ -308,6 +378,22 @@ fn table(doc: &Status<'_>, state_file: &str, columns: Option<usize>) -> String {
             out,
             "\nAn up would run nothing: every project is unchanged since its last up."
         );
+    } else if reasons_below {
+        // The reasons the rows could not hold, whole, word-wrapped under their names.
+        let _ = writeln!(
+            out,
+            "\nAn up would run {} of {}:",
+            doc.up_would_run.len(),
+            crate::render::count(total, "project")
+        );
+        let width = doc.up_would_run.iter().map(|n| n.chars().count()).max().unwrap_or(0);
+        let room = columns.unwrap_or(100).saturating_sub(width + 4).max(30);
+        for r in doc.projects.iter().filter(|r| r.up.runs) {
+            for (i, text) in crate::render::wrap(r.up.why.split(' '), room).iter().enumerate() {
+                let name = if i == 0 { r.name } else { "" };
+                let _ = writeln!(out, "  {name:<width$}  {text}");
+            }
+        }
     } else {
         let _ = writeln!(
             out,
@@ -318,6 +404,49 @@ fn table(doc: &Status<'_>, state_file: &str, columns: Option<usize>) -> String {
         );
     }
     out
+}
+
+/// A row's cells as a person reads them; `compact`: for a narrow terminal.
+fn cells(r: &Row<'_>, compact: bool) -> Cells {
+    let (op, status, ended, took) = match &r.last {
+        Some(l) => (
+            l.operation.as_str(),
+            recorded_word(l.status),
+            l.ended.map(|e| ended_shown(e, compact)).unwrap_or_default(),
+            l.duration_seconds
+                .map(crate::report::plain::duration)
+                .unwrap_or_default(),
+        ),
+        None => ("-", "never run", String::new(), String::new()),
+    };
+    let up = if r.up.runs {
+        format!("run: {}", r.up.why)
+    } else {
+        // The line under the table says since when: the column stays narrow enough for 100.
+        format!("skip: {}", r.up.why.trim_end_matches(" since its last up"))
+    };
+    let drift = match &r.drift {
+        None => "-".to_string(),
+        // The time of day is enough beside the full date of the last operation.
+        Some(d) => {
+            let at = d.ended.map(shown_time).and_then(|t| t.get(11..16).map(str::to_string));
+            [Some(checked_word(d.status).to_string()), at]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join(" ")
+        }
+    };
+    Cells {
+        name: r.name.to_string(),
+        op,
+        status,
+        ended,
+        took,
+        resources: r.resources.map_or_else(|| "-".to_string(), |n| n.to_string()),
+        drift,
+        up,
+    }
 }
 
 /// A drift check's status in words.
@@ -338,14 +467,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn long_names_leave_the_reason_room_at_a_narrow_terminal() {
-        // 69 columns are the others': at 100, a name of 24 is cut to 16, leaving 15 to the reason.
-        assert_eq!(name_width(24, false, Some(100)), 16);
-        assert_eq!(name_width(24, false, Some(120)), 24);
-        assert_eq!(name_width(30, false, Some(110)), 17);
-        assert_eq!(name_width(10, false, Some(100)), 10);
-        assert_eq!(name_width(40, true, Some(200)), 40);
-        assert_eq!(name_width(40, false, None), 40);
+    fn long_names_are_cut_in_the_middle_so_two_sharing_a_start_stay_apart() {
+        assert_eq!(cut_middle("ingress-controller-namespace", 16), "ingress-…espace");
+        assert_eq!(cut_middle("ingress-controller", 16), "ingress-…roller");
+        assert_eq!(cut_middle("app", 16), "app");
     }
 
     #[test]

@@ -61,6 +61,32 @@ pub(crate) fn fit(line: &str, width: Option<usize>) -> std::borrow::Cow<'_, str>
     }
 }
 
+/// `pieces` joined by spaces into lines of at most `width` characters, never breaking a piece
+/// (a word, a path, an exit code with its meaning): a piece longer than `width` gets a line of
+/// its own.
+pub(crate) fn wrap<S: AsRef<str>>(pieces: impl IntoIterator<Item = S>, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    let mut len = 0;
+    for piece in pieces {
+        let piece = piece.as_ref();
+        let n = piece.chars().count();
+        if len > 0 && len + 1 + n > width {
+            lines.push(std::mem::take(&mut line));
+            len = 0;
+        } else if len > 0 {
+            line.push(' ');
+            len += 1;
+        }
+        line.push_str(piece);
+        len += n;
+    }
+    if len > 0 {
+        lines.push(line);
+    }
+    lines
+}
+
 /// `a, b, c`
 fn list(items: &[&str]) -> String {
     items.join(", ")
@@ -68,7 +94,17 @@ fn list(items: &[&str]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::fit;
+    use super::{fit, wrap};
+
+    #[test]
+    fn words_wrap_at_the_width_and_a_long_word_stays_whole() {
+        assert_eq!(wrap("a bb ccc dddd".split(' '), 6), ["a bb", "ccc", "dddd"]);
+        assert_eq!(
+            wrap("a path/longer/than/six b".split(' '), 6),
+            ["a", "path/longer/than/six", "b"]
+        );
+        assert!(wrap(std::iter::empty::<&str>(), 6).is_empty());
+    }
 
     #[test]
     fn a_row_too_wide_for_the_terminal_ends_in_an_ellipsis() {

@@ -656,7 +656,7 @@ fn after_a_drift_check_status_keeps_the_last_up_and_shows_the_drift_beside_it() 
     };
     assert!(table.lines().nth(1).unwrap().contains("drift check"), "{table}");
     assert!(
-        row("eks").contains("up        succeeded") && row("eks").contains("drifted "),
+        row("eks").split_whitespace().take(3).eq(["eks", "up", "succeeded"]) && row("eks").contains("drifted "),
         "{table}"
     );
     assert!(row("vpc").contains("no drift "), "{table}");
@@ -1008,12 +1008,15 @@ fn status_of_a_stack_never_seen_says_so_and_names_the_known_ones() {
     assert!(!known.stderr.contains("no runs here"), "{}", known.stderr);
 }
 
-/// At a terminal of 100 columns every row of `status` fits (cut with an ellipsis, as kubectl
-/// and gh cut theirs); into a pipe the rows are whole.
+/// At a terminal of 100 columns every row of `status` fits (the date short, long names cut in
+/// the middle, as kubectl and gh cut theirs) and the reasons a row cannot hold are listed whole
+/// under the table; into a pipe the rows are whole.
 #[test]
 fn status_fits_its_rows_to_the_terminal() {
     let ws = Ws::configured("aws");
     ws.up("aws", &[], &[]).expect(0);
+    // A drift check adds a column: the reasons must still be read somewhere at 100 columns.
+    ws.exec(&["drift", "-s", "dev"], &[]).expect(0);
     ws.edit("config/pulumi/Pulumi.dev.yaml", "us-east-1", "us-west-2");
     let piped = ws.exec(&["status", "-s", "dev"], &[]).expect(0);
     assert!(
@@ -1041,7 +1044,26 @@ fn status_fits_its_rows_to_the_terminal() {
     for row in &rows {
         assert!(row.trim_end_matches('\r').chars().count() <= 100, "{row:?}");
     }
-    assert!(rows.iter().any(|r| r.trim_end_matches('\r').ends_with('…')), "{shown}");
+    // Two long names sharing a start stay apart; the reasons a row cannot hold are whole below.
+    assert!(rows.iter().any(|r| r.contains("ingress-…mespace")), "{shown}");
+    assert!(rows.iter().any(|r| r.contains("ingress-…troller")), "{shown}");
+    assert!(
+        rows.iter().all(|r| r.trim_end_matches('\r').ends_with("  run")),
+        "{shown}"
+    );
+    assert!(shown.contains("An up would run 16 of 16 projects:"), "{shown}");
+    assert!(
+        shown
+            .lines()
+            .any(|l| l.starts_with("  ingress-controller-namespace  after kubeconfig, which runs")),
+        "{shown}"
+    );
+    assert!(
+        shown
+            .lines()
+            .any(|l| l.starts_with("  iam ") && l.contains("stack file key `aws:region` changed since its last up")),
+        "{shown}"
+    );
     assert!(
         shown.contains("rows cut to the terminal's width: `runner status --format json` has them whole"),
         "{shown}"
