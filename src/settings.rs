@@ -328,7 +328,12 @@ fn text_variables(vars: impl Iterator<Item = (std::ffi::OsString, std::ffi::OsSt
 
 /// `CI` set to anything but empty, `false` or `0`.
 fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
+    ci_says(std::env::var("CI").ok().as_deref())
+}
+
+/// A value of `CI` that says the runner runs in a CI job: anything but unset, empty, `false` or `0`.
+pub(crate) fn ci_says(value: Option<&str>) -> bool {
+    value.is_some_and(|v| !v.is_empty() && v != "false" && v != "0")
 }
 
 /// The variables every child gets on top of the process environment: the environment file's,

@@ -123,6 +123,12 @@ impl RunDir {
     pub(crate) fn merge_record(&self, project: &str) -> PathBuf {
         self.stack_dir().join("kubeconfig").join(format!("{project}.json"))
     }
+
+    /// The kubeconfig `kubeconfig-merge` writes in a CI job with no `KUBECONFIG`: the job's
+    /// home (a shell executor's, a self-hosted runner's) is someone's, and outlives the job.
+    pub(crate) fn ci_kubeconfig(&self) -> PathBuf {
+        self.stack_dir().join("kubeconfig").join("config")
+    }
 }
 
 /// The runner's files that belong to the whole workspace, whatever the stack: `show-plan` has

@@ -123,6 +123,43 @@ fn a_new_kubeconfig_is_created_0600_and_kubectl_reads_it() {
     }
 }
 
+/// A CI job's home is a shell executor's or a self-hosted runner's, and outlives the job: with
+/// no KUBECONFIG the merge goes to a file in the job's checkout, and the home is left alone.
+#[test]
+fn in_a_ci_job_the_users_kubeconfig_is_left_alone() {
+    let ws = Ws::configured("aws");
+    let run = ws.up("aws", &["--target", "eks"], &[("CI", "true")]).expect(0);
+    assert!(!home(&ws).join(".kube").exists(), "{}", run.stderr);
+    let file = ws.path().join(".runner/dev/kubeconfig/config");
+    assert!(
+        run.stderr.contains(&format!(
+            "Added new context eks-dev to {} (a CI job: ~/.kube/config is left alone; set KUBECONFIG to choose the file)",
+            file.display()
+        )),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(mode(&file), 0o600);
+    // A destroy in the job has nothing to say of a kubeconfig that goes with the checkout.
+    let destroy = ws
+        .exec(
+            &["destroy", "-p", "aws", "-s", "dev", "--target", "eks", "--yes"],
+            &[("CI", "true")],
+        )
+        .expect(0);
+    assert!(!destroy.stderr.contains("The kubeconfig keeps"), "{}", destroy.stderr);
+    // KUBECONFIG set by the job is where it goes.
+    let chosen = ws.path().join("chosen");
+    ws.up(
+        "aws",
+        &["--target", "eks"],
+        &[("CI", "true"), ("KUBECONFIG", chosen.to_str().unwrap())],
+    )
+    .expect(0);
+    assert_eq!(names(&yaml(&chosen), "contexts"), ["eks-dev"]);
+    assert!(!home(&ws).join(".kube").exists());
+}
+
 #[test]
 fn an_entry_of_the_same_name_is_replaced_in_place_and_everything_else_kept() {
     let ws = Ws::configured("aws");

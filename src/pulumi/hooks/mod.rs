@@ -67,9 +67,23 @@ fn merge_kubeconfig(ctx: &Context<'_>) -> Result<String, HookError> {
     let incoming = kubeconfig::parse_input(&text)?;
     // KUBECONFIG from the environment file wins over the process environment, as for pulumi.
     let env_kubeconfig = ctx.env.get("KUBECONFIG");
-    let home = ctx.env.get("HOME").ok_or(HookError::NoHome)?;
-    let paths = kubeconfig::candidate_paths(env_kubeconfig.as_deref(), Path::new(&home));
+    // In a CI job without KUBECONFIG, not the home's ~/.kube/config: a shell executor's home
+    // is a person's or a machine's and keeps the cluster's credentials after the job.
+    let in_job = env_kubeconfig.is_none() && crate::settings::ci_says(ctx.env.get("CI").as_deref());
+    let paths = if in_job {
+        vec![ctx.run_dir.ci_kubeconfig()]
+    } else {
+        let home = ctx.env.get("HOME").ok_or(HookError::NoHome)?;
+        kubeconfig::candidate_paths(env_kubeconfig.as_deref(), Path::new(&home))
+    };
     let merged = kubeconfig::merge(&incoming, &paths)?;
+    if in_job {
+        // Nothing to prune later: the file goes with the job's checkout.
+        return Ok(format!(
+            "{} (a CI job: ~/.kube/config is left alone; set KUBECONFIG to choose the file)",
+            merged.message()
+        ));
+    }
     let record = json!({
         "file": merged.file,
         "clusters": merged.names.0,
