@@ -480,8 +480,12 @@ fn record_stack(ws: &Workspace, stack: &str, source: &StackSource) -> Result<(),
 }
 
 /// The note that the provider was taken from the stack file, said when it is not the one the
-/// last command of the stack took (so not on every command of a day's work).
+/// last command of the stack took (so not on every command of a day's work); an empty note
+/// (the workspace's only provider) is not said.
 fn say_once(ws: &Workspace, stack: Option<&str>, provider: &str, note: &str) {
+    if note.is_empty() {
+        return;
+    }
     let Some(stack) = stack else {
         crate::report::info(note);
         return;
@@ -560,6 +564,7 @@ fn recorded_provider(ws: &Workspace, stack: &str) -> Result<Option<(String, Stri
 fn provider_of(ws: &Workspace, file: &StackFile) -> Option<(String, String)> {
     let recorded = file.config.get("kubernetes:infra_type")?.as_str()?.to_string();
     let (entries, _) = provider::entries(ws).ok()?;
+    let providers = entries.iter().filter(|e| e.kind == FileKind::Provider).count();
     let mut matching = entries.into_iter().filter(|e| {
         e.kind == FileKind::Provider
             && e.infra_type
@@ -571,10 +576,15 @@ fn provider_of(ws: &Workspace, file: &StackFile) -> Option<(String, String)> {
     if matching.next().is_some() {
         return None;
     }
-    let note = format!(
-        "provider {}: the stack file {} was written for it (kubernetes:infra_type: {recorded}); -p chooses another",
-        entry.name, file.shown
-    );
+    // The only provider of the workspace goes without saying.
+    let note = if providers > 1 {
+        format!(
+            "provider {}: the stack file {} was written for it (kubernetes:infra_type: {recorded}); -p chooses another",
+            entry.name, file.shown
+        )
+    } else {
+        String::new()
+    };
     Some((entry.name, note))
 }
 

@@ -142,7 +142,27 @@ pub(crate) fn run(s: &Settings, t: &StackContext, format: StatusFormat) -> Resul
     };
     let text = match format {
         StatusFormat::Json => serde_json::to_string_pretty(&doc).expect("status serializes") + "\n",
-        StatusFormat::Text => table(&doc, &s.ws.show(&t.run_dir.state()), terminal_columns()),
+        StatusFormat::Text => {
+            let columns = terminal_columns();
+            let mut text = table(&doc, &s.ws.show(&t.run_dir.state()), columns);
+            // A shared backend may hold what pipelines deployed: this table never saw it.
+            if !t.default_backend && doc.projects.iter().all(|r| r.last.is_none()) {
+                let note = report::as_typed(&format!(
+                    "Nothing ran from this checkout with stack {0}: status tells the runs made here ({1}). \
+                         What ran elsewhere (a pipeline, another machine) is in the backend PULUMI_BACKEND_URL \
+                         names: `runner drift -s {0}` checks what is deployed there.",
+                    t.stack,
+                    s.ws.show(&t.run_dir.stack_dir())
+                ))
+                .into_owned();
+                let note = match columns {
+                    Some(c) => crate::render::wrap(note.split(' '), c).join("\n"),
+                    None => note,
+                };
+                let _ = write!(text, "\n{note}\n");
+            }
+            text
+        }
         StatusFormat::Gantt | StatusFormat::GanttSvg => unreachable!("answered above"),
     };
     write_result(&text)?;

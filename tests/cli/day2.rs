@@ -1008,6 +1008,34 @@ fn status_of_a_stack_never_seen_says_so_and_names_the_known_ones() {
     assert!(!known.stderr.contains("no runs here"), "{}", known.stderr);
 }
 
+/// A pipeline deploys into the shared backend from its own checkout: `status` on a workstation,
+/// which tells only the runs made there, says so and names what checks the backend.
+#[test]
+fn status_with_a_shared_backend_and_no_run_here_names_what_checks_the_backend() {
+    let ws = Ws::configured("aws");
+    let backend = format!("file://{}", ws.path().join("shared-backend").display());
+    std::fs::create_dir_all(ws.path().join("shared-backend")).unwrap();
+    let status = ws
+        .exec(&["status", "-s", "dev"], &[("PULUMI_BACKEND_URL", backend.as_str())])
+        .expect(0);
+    assert!(
+        status.stdout.contains(
+            "Nothing ran from this checkout with stack dev: status tells the runs made here (.runner/dev). \
+             What ran elsewhere (a pipeline, another machine) is in the backend PULUMI_BACKEND_URL names: \
+             `runner drift -s dev` checks what is deployed there."
+        ),
+        "{}",
+        status.stdout
+    );
+    // The workspace's own file backend holds only what ran here: nothing to add.
+    let local = ws.exec(&["status", "-s", "dev"], &[]).expect(0);
+    assert!(
+        !local.stdout.contains("Nothing ran from this checkout"),
+        "{}",
+        local.stdout
+    );
+}
+
 /// At a terminal of 100 columns every row of `status` fits (the date short, long names cut in
 /// the middle, as kubectl and gh cut theirs) and the reasons a row cannot hold are listed whole
 /// under the table; into a pipe the rows are whole.
