@@ -98,7 +98,12 @@ impl Cli {
 /// command's help showing only the global options about what it does ([`help`]).
 pub(crate) fn command() -> clap::Command {
     use clap::CommandFactory as _;
-    Cli::command().mut_subcommands(|sub| sub.defer(help::shaped))
+    let cli = Cli::command().mut_subcommands(|sub| sub.defer(help::shaped));
+    // Under a wrapper (`scripts/try-local`), usage lines name what the person typed.
+    match crate::report::typed_command() {
+        Some(typed) => cli.bin_name(typed),
+        None => cli,
+    }
 }
 
 #[derive(Debug, Args)]

@@ -210,16 +210,22 @@ pub(crate) fn markdown_cell(text: &str) -> String {
 /// can be typed as they are.
 pub(crate) const COMMAND_VAR: &str = "RUNNER_COMMAND";
 
+/// The command the person types for the runner, when a wrapper named one (`scripts/try-local`).
+pub(crate) fn typed_command() -> Option<&'static str> {
+    static TYPED: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    TYPED
+        .get_or_init(|| {
+            std::env::var(COMMAND_VAR)
+                .ok()
+                .map(|c| c.trim().to_string())
+                .filter(|c| !c.is_empty() && c != "runner" && !c.chars().any(|ch| ch == '`' || ch.is_control()))
+        })
+        .as_deref()
+}
+
 /// `text` with each command it suggests (`` `runner …` ``) as the person types it.
 pub(crate) fn as_typed(text: &str) -> std::borrow::Cow<'_, str> {
-    static TYPED: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
-    let typed = TYPED.get_or_init(|| {
-        std::env::var(COMMAND_VAR)
-            .ok()
-            .map(|c| c.trim().to_string())
-            .filter(|c| !c.is_empty() && c != "runner" && !c.chars().any(|ch| ch == '`' || ch.is_control()))
-    });
-    match typed {
+    match typed_command() {
         Some(typed) if text.contains("`runner ") => text.replace("`runner ", &format!("`{typed} ")).into(),
         _ => text.into(),
     }

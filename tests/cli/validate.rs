@@ -62,6 +62,15 @@ fn a_complete_workspace_passes() {
         "{}",
         wrapped.stderr
     );
+    // Its usage lines too, when a command is mistyped.
+    let mistyped = ws.exec(&["output"], &[("RUNNER_COMMAND", "scripts/try-aws")]).expect(2);
+    assert!(
+        mistyped
+            .stderr
+            .contains("Usage: scripts/try-aws output <PROJECT> [NAME]"),
+        "{}",
+        mistyped.stderr
+    );
     // A name that would drive the terminal or break the quoting is not taken: `runner` stays.
     for hostile in ["evil\u{1b}[2J", "a`b"] {
         let run = ws
@@ -72,6 +81,12 @@ fn a_complete_workspace_passes() {
             .expect(0);
         assert!(run.stderr.contains("Next: `runner up -p aws -s dev`"), "{}", run.stderr);
         assert!(!run.stderr.contains('\u{1b}'), "{:?}", run.stderr);
+        let mistyped = ws.exec(&["output"], &[("RUNNER_COMMAND", hostile)]).expect(2);
+        assert!(
+            mistyped.stderr.contains("Usage: runner output"),
+            "{:?}",
+            mistyped.stderr
+        );
     }
 }
 
