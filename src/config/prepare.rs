@@ -329,7 +329,14 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
     for (k, _) in &answers.shared_secrets {
         config.insert(k.clone(), Value::from("[secret]"));
     }
-    problems.extend(checks::checks(&inputs, &programs, &config, &file, &r.runs));
+    // One wrong value is one problem: a program's type check of a line the prompt's check
+    // already said (`Pulumi.dev.yaml:8: `key` is a list, not a duration`) is left out.
+    for p in checks::checks(&inputs, &programs, &config, &file, &r.runs) {
+        let said = value_at(&p.what).is_some_and(|at| problems.iter().any(|q| q.what.starts_with(at)));
+        if !said {
+            problems.push(p);
+        }
+    }
     if r.mode != Mode::Run {
         problems.extend(validate_only(r, &inputs, &config));
     }
@@ -344,6 +351,11 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
         secrets,
         passphrase_check: check,
     })
+}
+
+/// The start of a problem with a stack file's value, its place and key (`file:8: `key` is `).
+fn value_at(what: &str) -> Option<&str> {
+    what.find("` is ").map(|i| &what[..i + "` is ".len()])
 }
 
 /// What `validate` checks and a run leaves to `pulumi`: the `pulumi` CLI's version, and the

@@ -230,26 +230,36 @@ fn in_github_actions_a_refused_run_is_said_in_the_job_summary() {
         "eks:min_size: <b>lots</b>",
     );
     let summary = ws.path().join("step-summary.md");
-    ws.exec(
-        &["up", "-p", "aws", "-s", "dev"],
-        &[
-            ("CI", "true"),
-            ("GITHUB_ACTIONS", "true"),
-            ("GITHUB_STEP_SUMMARY", summary.to_str().unwrap()),
-        ],
-    )
-    .expect(3);
+    let run = ws
+        .exec(
+            &["up", "-p", "aws", "-s", "dev"],
+            &[
+                ("CI", "true"),
+                ("GITHUB_ACTIONS", "true"),
+                ("GITHUB_STEP_SUMMARY", summary.to_str().unwrap()),
+                ("GITHUB_WORKSPACE", ws.path().to_str().unwrap()),
+            ],
+        )
+        .expect(3);
     let table = std::fs::read_to_string(&summary).unwrap_or_default();
+    // One wrong value is one problem (not also a wrong type for the program that reads it).
     assert!(
-        table
-            .starts_with("### runner up · provider aws · stack dev\n\n❌ nothing ran: validation failed: 2 problems\n"),
-        "{table}"
-    );
-    assert!(
-        table.contains("1. config/pulumi/Pulumi.dev.yaml:7: `eks:min_size` is `&lt;b&gt;lots&lt;/b&gt;`, not a whole number\n   Fix: correct the value in config/pulumi/Pulumi.dev.yaml"),
+        table.starts_with(
+            "### runner up · provider aws · stack dev\n\n❌ nothing ran: config/pulumi/Pulumi.dev.yaml:7: `eks:min_size` is `&lt;b&gt;lots&lt;/b&gt;`, not a whole number\n\nFix: correct the value in config/pulumi/Pulumi.dev.yaml\n"
+        ),
         "{table}"
     );
     assert!(!table.contains("<b>"), "{table}");
+    // The job's state goes with it: said in the summary as a run that ran says it.
+    assert!(table.contains("> [!WARNING]\n> "), "{table}");
+    // And on the run's page, at the line.
+    let output = format!("{}{}", run.stdout, run.stderr);
+    assert!(
+        output.contains(
+            "::error file=config/pulumi/Pulumi.dev.yaml,line=7,title=runner up%3A nothing ran::config/pulumi/Pulumi.dev.yaml:7: `eks:min_size` is `<b>lots</b>`, not a whole number%0Afix: correct the value in config/pulumi/Pulumi.dev.yaml\n"
+        ),
+        "{output}"
+    );
 }
 
 #[test]

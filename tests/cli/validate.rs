@@ -676,6 +676,27 @@ fn an_address_range_and_a_duration_are_checked_in_the_stack_file() {
     ] {
         assert!(run.stderr.contains(needle), "stderr lacks {needle:?}:\n{}", run.stderr);
     }
+    // A list where a duration goes is one wrong value, said once (not also as a wrong type).
+    ws.write(
+        "config/pulumi/Pulumi.try.yaml",
+        "config:\n  kubernetes:infra_type: local\n  logstore:retention: [45d, 90d]\n",
+    );
+    let run = ws
+        .exec(&["validate", "-p", "local", "-s", "try", "--check"], &[])
+        .expect(3);
+    assert!(
+        run.stderr.contains(
+            "config/pulumi/Pulumi.try.yaml:3: `logstore:retention` is a list, not a duration such as 7d, 12h or 1h30m"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        run.stderr.matches("`logstore:retention` is a list").count(),
+        1,
+        "{}",
+        run.stderr
+    );
 }
 
 /// A copy of `examples/local`: its providers, projects, configuration and scripts.

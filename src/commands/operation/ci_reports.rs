@@ -98,12 +98,49 @@ pub(crate) fn refused(s: &Settings, t: &StackContext, command: &str, err: &crate
     if s.ci != Some(CiSystem::GitHub) || matches!(err, crate::error::RunnerError::Declined) {
         return;
     }
+    // Each problem on the run's page, at its file's line when it has one.
+    let checkout = checkout(s);
+    for (what, fix) in err.items() {
+        let at = located(&what).and_then(|(file, line)| {
+            let path = std::fs::canonicalize(file).ok()?;
+            let rel = path.strip_prefix(checkout.as_deref()?).ok()?;
+            Some((rel.to_string_lossy().into_owned(), line))
+        });
+        let message = fix.map_or_else(|| what.clone(), |fix| format!("{what}\nfix: {fix}"));
+        let title = format!("runner {command}: nothing ran");
+        if let Some(a) =
+            CiSystem::GitHub.annotation("error", &title, &message, at.as_ref().map(|(f, l)| (f.as_str(), *l)))
+        {
+            ci::print(&a);
+        }
+    }
     if let Some(file) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|f| !f.is_empty()) {
-        let text = ci::refused_summary(command, &t.provider.name, &t.stack, err);
+        let mut text = ci::refused_summary(command, &t.provider.name, &t.stack, err);
+        if t.default_backend {
+            let warning = crate::config::backend::lost_with_the_job().replace("\n  fix:", "\n>\n> Fix:");
+            let _ = writeln!(text, "\n> [!WARNING]\n> {warning}\n");
+        }
         if let Err(e) = append(Path::new(&file), &text) {
             report::warning(&format!("cannot append the run to GITHUB_STEP_SUMMARY: {e}"));
         }
     }
+}
+
+/// The file and line a problem starts with (`config/pulumi/Pulumi.dev.yaml:7: …`), the file
+/// as shown from where the runner was started.
+fn located(what: &str) -> Option<(&str, u32)> {
+    let (place, _) = what.split_once(": ")?;
+    let (file, line) = place.rsplit_once(':')?;
+    Some((file, line.parse().ok()?))
+}
+
+/// The checkout GitHub names, else the git repository the workspace is in (a job that checked
+/// out elsewhere, or a try by hand with CI set).
+fn checkout(s: &Settings) -> Option<std::path::PathBuf> {
+    std::env::var_os("GITHUB_WORKSPACE")
+        .filter(|w| !w.is_empty())
+        .and_then(|w| std::fs::canonicalize(w).ok())
+        .or_else(|| crate::commands::export::repo::top(&s.ws.root).and_then(|t| std::fs::canonicalize(t).ok()))
 }
 
 fn append(path: &Path, text: &str) -> std::io::Result<()> {
@@ -122,12 +159,7 @@ pub(super) fn project_dirs(s: &Settings, plan: &Plan<'_>) -> std::collections::H
     if s.ci != Some(CiSystem::GitHub) {
         return std::collections::HashMap::new();
     }
-    // The checkout GitHub names, else the git repository the workspace is in (a job that
-    // checked out elsewhere, or a try by hand with CI set).
-    let checkout = std::env::var_os("GITHUB_WORKSPACE")
-        .filter(|w| !w.is_empty())
-        .and_then(|w| std::fs::canonicalize(w).ok())
-        .or_else(|| crate::commands::export::repo::top(&s.ws.root).and_then(|t| std::fs::canonicalize(t).ok()));
+    let checkout = checkout(s);
     let root = std::fs::canonicalize(&s.ws.root).unwrap_or_else(|_| s.ws.root.clone());
     plan.order
         .iter()
