@@ -329,14 +329,7 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
     for (k, _) in &answers.shared_secrets {
         config.insert(k.clone(), Value::from("[secret]"));
     }
-    // One wrong value is one problem: a program's type check of a line the prompt's check
-    // already said (`Pulumi.dev.yaml:8: `key` is a list, not a duration`) is left out.
-    for p in checks::checks(&inputs, &programs, &config, &file, &r.runs) {
-        let said = value_at(&p.what).is_some_and(|at| problems.iter().any(|q| q.what.starts_with(at)));
-        if !said {
-            problems.push(p);
-        }
-    }
+    add_unsaid(&mut problems, checks::checks(&inputs, &programs, &config, &file, &r.runs));
     if r.mode != Mode::Run {
         problems.extend(validate_only(r, &inputs, &config));
     }
@@ -351,6 +344,18 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
         secrets,
         passphrase_check: check,
     })
+}
+
+/// `more` added to `problems`, but one wrong value is one problem: a program's type check of a
+/// line the prompt's check already said (`Pulumi.dev.yaml:8: `key` is a list, not a duration`)
+/// is left out.
+fn add_unsaid(problems: &mut Vec<Problem>, more: Vec<Problem>) {
+    for p in more {
+        let said = value_at(&p.what).is_some_and(|at| problems.iter().any(|q| q.what.starts_with(at)));
+        if !said {
+            problems.push(p);
+        }
+    }
 }
 
 /// The start of a problem with a stack file's value, its place and key (`file:8: `key` is `).
