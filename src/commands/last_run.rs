@@ -29,7 +29,7 @@ pub(crate) fn last_run(s: &Settings, t: &StackContext) -> Result<Summary, Runner
     }
     let earlier = read_run(s, t, &ran)?;
     report::info(&format!(
-        "the last run ({} started {}) ran nothing: this is the last one that ran something ({} started {})",
+        "the last run ({} started {}) ran nothing: drawn is the last one that ran something ({} started {})",
         last.operation.word(),
         last.started,
         earlier.operation.word(),

@@ -488,8 +488,8 @@ mod tests {
 
     #[test]
     fn long_names_are_cut_in_the_middle_so_two_sharing_a_start_stay_apart() {
-        assert_eq!(cut_middle("ingress-controller-namespace", 16), "ingress-…espace");
-        assert_eq!(cut_middle("ingress-controller", 16), "ingress-…roller");
+        assert_eq!(cut_middle("ingress-controller-namespace", 16), "ingress-…mespace");
+        assert_eq!(cut_middle("ingress-controller", 16), "ingress-…troller");
         assert_eq!(cut_middle("app", 16), "app");
     }
 

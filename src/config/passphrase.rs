@@ -80,7 +80,7 @@ fn obtain(
             "the backend {backend} needs a passphrase to open the stacks' secrets (pulumi reads them on every operation), and none is set"
         ),
         format!(
-            "set PULUMI_CONFIG_PASSPHRASE or PULUMI_CONFIG_PASSPHRASE_FILE in the environment (or in {environment} for the file)"
+            "set PULUMI_CONFIG_PASSPHRASE in the environment, or PULUMI_CONFIG_PASSPHRASE_FILE to a file that holds it (in the environment or in {environment})"
         ),
     )))
 }

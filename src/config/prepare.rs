@@ -324,15 +324,7 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
             &mut retry,
         )?;
     }
-    let mut config = file.config.clone();
-    config.extend(answers.config.iter().cloned());
-    for (k, _) in &answers.shared_secrets {
-        config.insert(k.clone(), Value::from("[secret]"));
-    }
-    add_unsaid(&mut problems, checks::checks(&inputs, &programs, &config, &file, &r.runs));
-    if r.mode != Mode::Run {
-        problems.extend(validate_only(r, &inputs, &config));
-    }
+    let config = checks_answered(r, &inputs, (&programs, &file), &answers, &mut problems);
     if !problems.is_empty() {
         return Err(RunnerError::Problems(problems));
     }
@@ -344,6 +336,27 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
         secrets,
         passphrase_check: check,
     })
+}
+
+/// The configuration as the run will have it (the file and the answers, secrets hidden), and
+/// the checks of it: each program's declared keys, and what only `validate` checks.
+fn checks_answered(
+    r: &Request<'_>,
+    inputs: &Inputs<'_>,
+    (programs, file): (&programs::Programs, &StackFile),
+    answers: &Answers,
+    problems: &mut Vec<Problem>,
+) -> Map<String, Value> {
+    let mut config = file.config.clone();
+    config.extend(answers.config.iter().cloned());
+    for (k, _) in &answers.shared_secrets {
+        config.insert(k.clone(), Value::from("[secret]"));
+    }
+    add_unsaid(problems, checks::checks(inputs, programs, &config, file, &r.runs));
+    if r.mode != Mode::Run {
+        problems.extend(validate_only(r, inputs, &config));
+    }
+    config
 }
 
 /// `more` added to `problems`, but one wrong value is one problem: a program's type check of a

@@ -205,7 +205,18 @@ pub(crate) fn step_summary(
         out,
         "| project | result | duration | changes | detail |\n| --- | --- | --- | --- | --- |"
     );
+    // Projects that had nothing to do are one row per reason, as in the log.
+    let mut unchanged: std::collections::BTreeMap<String, (&crate::exec::Because, Vec<&str>)> =
+        std::collections::BTreeMap::new();
     for (name, f) in &result.results {
+        if let Status::Unchanged(because) = &f.status {
+            unchanged
+                .entry(super::reason::because(because))
+                .or_insert((because, Vec::new()))
+                .1
+                .push(name);
+            continue;
+        }
         let mark = match f.status {
             Status::Succeeded if drift && would_change(&f.changes) => "⚠️",
             Status::Succeeded => "✅",
@@ -232,6 +243,19 @@ pub(crate) fn step_summary(
             super::status::word(Told::of(f, drift)),
             changes.join(", "),
             cell(&detail)
+        );
+    }
+    for (reason, (because, names)) in &unchanged {
+        let reason = if names.len() > 1 {
+            super::reason::because_of_each(because)
+        } else {
+            reason.clone()
+        };
+        let _ = writeln!(
+            out,
+            "| {} | ⏭️ unchanged | | | {} |",
+            cell(&names.join(", ")),
+            cell(&reason)
         );
     }
     out.push('\n');

@@ -186,8 +186,9 @@ impl Plain {
                 ci::print(&a);
             }
         }
-        // Projects that had nothing to do are counted in the closing table instead.
-        if matches!(result.status, Status::Unchanged(_)) && !self.debug {
+        // Projects that had nothing to do are counted in the closing table instead; one whose
+        // start was said (a destroy that found no deployment) gets its end said too.
+        if matches!(result.status, Status::Unchanged(_)) && !self.debug && !self.started.contains_key(project) {
             return;
         }
         let line = match &result.status {
@@ -276,7 +277,8 @@ impl Plain {
             }
             let took = f.took().map(|d| duration(d.as_secs_f64())).unwrap_or_default();
             let detail = match &f.status {
-                Status::Failed | Status::TimedOut => super::failure::headline_or(f.error.as_ref(), ""),
+                // Its cause is said once, whole, under the table.
+                Status::Failed | Status::TimedOut => "(below)".to_string(),
                 Status::Interrupted => "cut short".to_string(),
                 other => super::reason::of(other).unwrap_or_default(),
             };
@@ -417,6 +419,9 @@ pub(crate) fn drift_verdict(result: &RunResult) -> String {
     } else {
         format!(" ({absent} not deployed: not checked)")
     };
+    if checked.is_empty() && !absent.is_empty() {
+        return "Nothing to check: no project is deployed on this stack.".to_string();
+    }
     if drifted.is_empty() {
         format!(
             "No drift: the {} checked {} their programs and configuration{absent}.",

@@ -25,7 +25,7 @@ pub(crate) fn because(b: &Because) -> String {
         Because::NotDeployed { waits_for } => format!("waits for {}, not deployed yet", waits_for.join(", ")),
         Because::NoDeployment => "no previous deployment".into(),
         Because::NoStack { stack } => format!("not deployed: the backend has no stack {stack}"),
-        Because::NoResources { stack } => format!("not deployed: its stack {stack} holds no resources"),
+        Because::NoResources { stack } => format!("not deployed, its stack {stack} holds no resources"),
     }
 }
 
@@ -136,7 +136,7 @@ mod tests {
             ),
             (
                 Because::NoResources { stack: "dev".into() },
-                "not deployed: its stack dev holds no resources",
+                "not deployed, its stack dev holds no resources",
             ),
         ];
         for (b, words) in said {

@@ -217,6 +217,24 @@ fn in_github_actions_each_project_is_a_group_a_failure_an_annotation_and_the_run
         )
     );
     assert_eq!(run.stderr.matches("lost when the job ends").count(), 1);
+    // Projects with nothing to do are one row per reason, as the log folds them.
+    std::fs::write(&summary, "").unwrap();
+    ws.exec(
+        &["up", "-p", "aws", "-s", "dev", "--target", "eks"],
+        &[
+            ("CI", "true"),
+            ("GITHUB_ACTIONS", "true"),
+            ("GITHUB_STEP_SUMMARY", summary.to_str().unwrap()),
+        ],
+    )
+    .expect(0);
+    let table = std::fs::read_to_string(&summary).unwrap();
+    assert!(
+        table.contains(
+            "| iam, vpc | ⏭️ unchanged | | | nothing each depends on changed since its last successful up |\n"
+        ),
+        "{table}"
+    );
 }
 
 /// A run refused before its first project (here a value of the wrong type) is said in the job

@@ -367,7 +367,7 @@ fn output_reads_the_backend_and_shows_secrets_only_when_asked() {
     assert!(
         run.stderr.starts_with("error: the backend file://")
             && run.stderr.contains(&format!(
-                "(or in {} for the file)",
+                "or PULUMI_CONFIG_PASSPHRASE_FILE to a file that holds it (in the environment or in {})",
                 ws.path().join("config/pulumi/environment").display()
             )),
         "{}",
@@ -493,6 +493,16 @@ fn pulumi_runs_in_the_project_with_the_runs_backend_stack_and_configuration() {
 #[test]
 fn drift_previews_what_the_backend_holds_and_exits_6_when_anything_differs() {
     let ws = Ws::configured("aws");
+    // Nothing deployed yet: nothing to check, said as that.
+    let empty = ws.exec(&["drift", "-p", "aws", "-s", "dev"], &[]).expect(0);
+    assert!(
+        empty
+            .stderr
+            .contains("Nothing to check: no project is deployed on this stack.")
+            && !empty.stderr.contains("the 0 deployed"),
+        "{}",
+        empty.stderr
+    );
     ws.up("aws", &["--target", "eks"], &[]).expect(0);
     // A scheduled CI job has a fresh checkout: nothing recorded, the backend says what is there.
     std::fs::remove_dir_all(ws.path().join(".runner")).unwrap();

@@ -169,7 +169,7 @@ fn a_run_that_runs_nothing_keeps_the_record_of_the_last_real_one() {
     let report = ws.exec(&["report", "-s", "dev", "-o", "-"], &[]).expect(0);
     assert!(
         report.stderr.contains(&format!(
-            "ran nothing: this is the last one that ran something (up started {})",
+            "ran nothing: drawn is the last one that ran something (up started {})",
             real["started"].as_str().unwrap()
         )),
         "{}",

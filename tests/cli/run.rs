@@ -429,6 +429,24 @@ fn preview_waits_for_undeployed_upstreams_and_refresh_of_nothing_warns() {
         "{}",
         run.stderr
     );
+    // Every start said is ended: a destroy of projects never deployed says each had nothing.
+    let destroy = ws
+        .exec(
+            &["destroy", "-p", "kubeconfig", "-s", "dev", "--yes", "--output", "plain"],
+            &[],
+        )
+        .expect(0);
+    for line in destroy.stderr.lines().filter(|l| l.contains("destroy started")) {
+        let project = line.split(['[', ']']).nth(1).unwrap();
+        assert!(
+            destroy
+                .stderr
+                .contains(&format!("• [{project}] unchanged: no previous deployment"))
+                || destroy.stderr.contains(&format!("✔ [{project}] destroy succeeded")),
+            "{}",
+            destroy.stderr
+        );
+    }
 
     let run = ws.exec(&["preview", "-p", "kubeconfig", "-s", "dev"], &[]).expect(0);
     let st = statuses(&ws);
@@ -627,7 +645,7 @@ fn a_second_ctrl_c_kills_what_does_not_stop() {
 }
 
 #[test]
-fn a_failure_shows_its_cause_in_the_failed_block_the_table_and_the_summary() {
+fn a_failure_shows_its_cause_once_in_the_failed_block_and_in_the_summary() {
     let ws = Ws::configured("aws");
     let run = ws
         .exec(
@@ -644,7 +662,9 @@ fn a_failure_shows_its_cause_in_the_failed_block_the_table_and_the_summary() {
         .lines()
         .find(|l| l.trim_start().starts_with("logstore ") && l.contains("failed"))
         .unwrap_or_else(|| panic!("no row for logstore:\n{}", run.stderr));
-    assert!(row.contains(cause), "the closing table cuts the cause: {row}");
+    // The cause is said once, whole, in the block under the table (not also in its row).
+    assert!(row.trim_end().ends_with("(below)") && !row.contains(cause), "{row}");
+    assert_eq!(run.stderr.matches(cause).count(), 1, "{}", run.stderr);
     let logstore = summary(&ws)["projects"]
         .as_array()
         .unwrap()
