@@ -509,7 +509,13 @@ fn unknown_stack(ws: &Workspace, stack: &str, command: &str) -> Option<RunnerErr
     }
     let known = known_stacks(ws);
     let fix = if known.is_empty() {
-        "no stack was configured here yet: `runner up -p PROVIDER -s STACK` makes one".to_string()
+        // A wrapper (`scripts/try-local`) gives the provider and the stack itself.
+        let up = if crate::report::typed_command().is_some() {
+            "`runner up`"
+        } else {
+            "`runner up -p PROVIDER -s STACK`"
+        };
+        format!("no stack was configured here yet: {up} makes one (it asks what it needs)")
     } else {
         // The one it most likely meant: `tyr` is `try`.
         let likely = known

@@ -1016,6 +1016,21 @@ fn status_of_a_stack_never_seen_says_so_and_names_the_known_ones() {
     // A stack that is known says nothing of the kind.
     let known = ws.exec(&["status", "-p", "kubeconfig", "-s", "dev"], &[]).expect(0);
     assert!(!known.stderr.contains("no runs here"), "{}", known.stderr);
+    // No stack at all yet, under a wrapper that gives the provider and stack: its plain `up`.
+    std::fs::remove_file(ws.path().join("config/pulumi/Pulumi.dev.yaml")).unwrap();
+    let first = ws
+        .exec(
+            &["status", "-p", "kubeconfig", "-s", "try"],
+            &[("RUNNER_COMMAND", "scripts/try-local")],
+        )
+        .expect(2);
+    assert!(
+        first
+            .stderr
+            .contains("no stack was configured here yet: `scripts/try-local up` makes one (it asks what it needs)"),
+        "{}",
+        first.stderr
+    );
 }
 
 /// A pipeline deploys into the shared backend from its own checkout: `status` on a workstation,
