@@ -203,6 +203,11 @@ pub(crate) struct StackArgs {
     #[arg(long, value_name = "DURATION")]
     pub succeeded_within: Option<String>,
 
+    /// The image of each Stack's workspace pod, which runs pulumi and the programs: it must
+    /// hold pulumi and the programs' language hosts [default: PKO's, pulumi/pulumi]
+    #[arg(long, value_name = "IMAGE")]
+    pub image: Option<String>,
+
     /// Destroy a Stack's resources when the Stack object is deleted
     #[arg(long)]
     pub destroy_on_finalize: bool,
@@ -363,7 +368,11 @@ impl StackArgs {
         repo: impl FnOnce() -> Result<Repo, RunnerError>,
     ) -> Result<PkoOptions, RunnerError> {
         let origin = match self.source {
-            ExportSource::Git => Origin::Git(repo()?),
+            ExportSource::Git => {
+                let repo = repo()?;
+                crate::export::pko::cloneable(&repo.url)?;
+                Origin::Git(repo)
+            }
             ExportSource::Program => Origin::Program(r.programs()),
         };
         Ok(PkoOptions {
@@ -371,6 +380,7 @@ impl StackArgs {
             origin,
             succeeded_within: self.succeeded_within.clone(),
             destroy_on_finalize: self.destroy_on_finalize,
+            image: self.image.clone(),
         })
     }
 }

@@ -484,7 +484,7 @@ fn intro(stack: &str, file: &StackFile, questions: usize, (secrets, store): (usi
 }
 
 /// `config/pulumi/Pulumi.stackname.yaml.example`'s `config:` mapping (empty when absent).
-fn example(ws: &Workspace) -> Result<Map<String, Value>, RunnerError> {
+pub(crate) fn example(ws: &Workspace) -> Result<Map<String, Value>, RunnerError> {
     let path = ws.root.join(EXAMPLE_FILE);
     if !path.exists() {
         return Ok(Map::new());

@@ -49,6 +49,30 @@ pub(crate) struct PkoOptions {
     /// A prerequisite counts only when it succeeded within this duration.
     pub(crate) succeeded_within: Option<String>,
     pub(crate) destroy_on_finalize: bool,
+    /// The workspace pods' image (`workspaceTemplate.spec.image`); PKO's own when `None`.
+    pub(crate) image: Option<String>,
+}
+
+/// Refuses a repository PKO cannot clone: it takes `https://` and SSH (`ssh://`, `git@host:path`)
+/// only, and a Stack given another (`git://`, `http://`, a path) stalls with `invalid URL
+/// scheme` (pulumi's `gitutil.ParseGitRepoURL`).
+pub(crate) fn cloneable(url: &str) -> Result<(), crate::error::RunnerError> {
+    let scp_like = !url.contains("://")
+        && url
+            .split_once(':')
+            .is_some_and(|(host, path)| !host.is_empty() && !host.contains('/') && !path.is_empty());
+    if url.starts_with("https://") || url.starts_with("ssh://") || scp_like {
+        return Ok(());
+    }
+    let url = crate::charts::fetch::hide_credentials(url);
+    Err(crate::error::RunnerError::usage(
+        format!(
+            "PKO clones a repository over https:// or SSH only, and {url} is neither: its Stacks would stall with \
+             `invalid URL scheme`"
+        ),
+        "give --repo the https:// or SSH address of the same repository (git@host:org/repo.git), or embed the \
+         programs with --source program",
+    ))
 }
 
 pub(crate) fn export(plan: &Plan<'_>, common: &Common, o: &PkoOptions) -> Result<Export, ExportError> {
@@ -243,6 +267,9 @@ pub(super) fn stacks(plan: &Plan<'_>, common: &Common, o: &PkoOptions, names: &N
             .collect();
         if !env.is_empty() {
             spec.insert("envRefs".into(), Value::Object(env));
+        }
+        if let Some(image) = &o.image {
+            spec.insert("workspaceTemplate".into(), json!({"spec": {"image": image}}));
         }
         spec.insert("destroyOnFinalize".into(), json!(o.destroy_on_finalize));
         out.push(json!({

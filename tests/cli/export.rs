@@ -243,7 +243,7 @@ fn each_format_takes_only_its_own_flags_and_its_help_lists_only_them() {
     // A flag of another format, for each format (and the short names that work too): clap
     // refuses it before anything is read, naming it.
     for (format, flag) in [
-        ("pko", &["--image", "runner:1"][..]),
+        ("pko", &["--pulumi-version", "3.1.0"][..]),
         ("pko", &["--owner", "team"][..]),
         ("github-actions", &["--succeeded-within", "1h"][..]),
         ("github", &["--namespace", "platform"][..]),
@@ -252,7 +252,7 @@ fn each_format_takes_only_its_own_flags_and_its_help_lists_only_them() {
         ("argo-workflows", &["--destroy-on-finalize"][..]),
         ("argo", &["--esc-org", "acme"][..]),
         ("kebap", &["--pulumi-version", "3.1.0"][..]),
-        ("kebap", &["--image", "runner:1"][..]),
+        ("kebap", &["--parallel", "2"][..]),
         ("backstage", &["--branch", "main"][..]),
         ("backstage", &["--source", "program"][..]),
     ] {
@@ -277,10 +277,17 @@ fn each_format_takes_only_its_own_flags_and_its_help_lists_only_them() {
         "--namespace",
         "--repo",
         "--force",
+        "--image",
     ] {
         assert!(pko.contains(flag), "pko --help lacks {flag}:\n{pko}");
     }
-    for flag in ["--image", "--owner", "--esc-org", "--parallel", "--banner-type"] {
+    for flag in [
+        "--pulumi-version",
+        "--owner",
+        "--esc-org",
+        "--parallel",
+        "--banner-type",
+    ] {
         assert!(!pko.contains(flag), "pko --help lists {flag}:\n{pko}");
     }
     for github in [
@@ -430,6 +437,76 @@ fn pko_from_programs_embeds_one_program_per_project_named_as_it() {
         let stack = stacks.iter().find(|s| s["spec"]["programRef"]["name"] == name).unwrap();
         assert_eq!(stack["spec"]["config"]["kubernetes:chart_mirror"], mirror, "{name}");
     }
+}
+
+/// What a real operator needs, found running the export on PKO v2: the workspace pods' image
+/// (`--image`), a repository it can clone (https or SSH), and every value a run would take.
+#[test]
+fn the_pko_export_carries_what_the_operator_needs() {
+    let ws = Ws::configured("aws");
+    let (run, files) = export(&ws, "pko", "aws", &["--image", "registry.example/pulumi:3.274.1"]);
+    run.expect(0);
+    for stack in docs(&files["stacks.yaml"]) {
+        assert_eq!(
+            stack["spec"]["workspaceTemplate"],
+            json!({"spec": {"image": "registry.example/pulumi:3.274.1"}}),
+            "{stack}"
+        );
+    }
+    let with_repo = |repo: &str| {
+        ws.exec(
+            &[
+                "export", "pko", "-p", "aws", "-s", "dev", "-o", "out/repo", "--force", "--repo", repo, "--branch",
+                "main",
+            ],
+            &[BACKEND],
+        )
+    };
+    let refused = with_repo("git://10.0.0.1/platform.git").expect(2);
+    assert!(
+        refused.stderr.contains(
+            "PKO clones a repository over https:// or SSH only, and git://10.0.0.1/platform.git is neither: its Stacks would stall with `invalid URL scheme`"
+        ) && refused.stderr.contains("or embed the programs with --source program"),
+        "{}",
+        refused.stderr
+    );
+    let http = with_repo("http://bot:tok3n@git.example.test/acme/platform.git").expect(2);
+    assert!(!http.stderr.contains("tok3n"), "{}", http.stderr);
+    with_repo("git@git.example.test:acme/platform.git").expect(0);
+    with_repo("ssh://git@git.example.test/acme/platform.git").expect(0);
+
+    // A stack file that leaves prompts unanswered: the defaults a run would take are carried
+    // and said (PKO runs no runner to take them).
+    let local = Ws {
+        dir: tempfile::tempdir().unwrap(),
+    };
+    crate::support::copy_example_local(local.path());
+    local.write(
+        "config/pulumi/Pulumi.dev.yaml",
+        "config:\n  kubernetes:infra_type: local\n",
+    );
+    let run = local
+        .exec(
+            &[
+                "export", "pko", "-p", "local", "-s", "dev", "--source", "program", "-o", "out",
+            ],
+            &[BACKEND, ("MARA_CONFIG_LOGSTORE_RETENTION", "30d")],
+        )
+        .expect(0);
+    assert!(
+        run.stderr.contains(
+            "note: config/pulumi/Pulumi.dev.yaml lacks 2 keys: the export carries the defaults a run would take (cluster:k8s_version: 1.31, network:cidr: 10.0.0.0/16)"
+        ),
+        "{}",
+        run.stderr
+    );
+    let stacks = docs(&std::fs::read_to_string(local.path().join("out/stacks.yaml")).unwrap());
+    let network = stacks
+        .iter()
+        .find(|s| s["spec"]["programRef"]["name"] == "network")
+        .unwrap();
+    assert_eq!(network["spec"]["config"]["network:cidr"], "10.0.0.0/16");
+    assert_eq!(network["spec"]["config"]["logstore:retention"], "30d");
 }
 
 /// PKO's teardown cannot silently leave the cloud resources running: without
@@ -1102,7 +1179,17 @@ fn kubernetes_objects_validate_against_the_crds_in_runner_schemas_dir() {
         let ws = Ws::configured(provider);
         for (format, extra) in [
             ("pko", &[][..]),
-            ("pko", &["--source", "program", "--succeeded-within", "30m"][..]),
+            (
+                "pko",
+                &[
+                    "--source",
+                    "program",
+                    "--succeeded-within",
+                    "30m",
+                    "--image",
+                    "registry.example/pulumi:3",
+                ][..],
+            ),
             ("kebap", &[][..]),
             ("kebap", &["--source", "program"][..]),
             ("argo-workflows", &[][..]),
@@ -1202,6 +1289,8 @@ fn every_exported_object_is_accepted_by_a_real_api_server() {
         "--succeeded-within",
         "30m",
         "--destroy-on-finalize",
+        "--image",
+        "registry.example/pulumi:3",
     ];
     for provider in providers() {
         let ws = Ws::configured(provider);

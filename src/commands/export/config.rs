@@ -10,10 +10,12 @@ use serde_json::{Map, Value};
 use super::repo;
 use crate::config::backend::{BACKEND_VAR, Backend, Reach};
 use crate::config::prepare;
+use crate::config::questions::{self, Answers, Ask};
 use crate::config::stackfile::{self, StackFile};
 use crate::config::{SECRET_PREFIX, env_name};
 use crate::error::RunnerError;
 use crate::export::{Common, Format, SecretKey};
+use crate::provider::Prompt;
 use crate::report;
 use crate::settings::{Settings, StackContext};
 
@@ -147,7 +149,68 @@ fn read(s: &Settings, t: &StackContext) -> Result<Config, RunnerError> {
             ),
         ));
     }
-    Ok(split(file.config))
+    let answered = unanswered(s, t, &file)?;
+    let mut config = split(file.config);
+    config.plain.extend(answered);
+    Ok(config)
+}
+
+/// The values a run would take for the prompts the stack file leaves unanswered, with nobody
+/// to ask: each from its `MARA_CONFIG_…` variable or its default (the example file's), said. An
+/// engine that runs no runner (PKO) has only what the export carries, so a key with neither is
+/// refused here, as a run would refuse it. Secrets are never carried: only their names.
+fn unanswered(s: &Settings, t: &StackContext, file: &StackFile) -> Result<Vec<(String, Value)>, RunnerError> {
+    let example = prepare::example(&s.ws)?;
+    let env = t.env.clone();
+    let var = move |name: &str| crate::config::given(&|n: &str| env.get(n), name);
+    let asks = format!("runner validate -p {} -s {}", t.provider.name, t.stack);
+    let cx = questions::Context {
+        var: &var,
+        example: &example,
+        file_shown: &file.shown,
+        asks: &asks,
+        interactive: false,
+        defaults: true,
+    };
+    let plain: Vec<Prompt> = t.provider.prompts.iter().filter(|p| !p.secret).cloned().collect();
+    let mut answers = Answers::default();
+    questions::prompts(&cx, &plain, &file.config, file.is_new(), &mut Nobody, &mut answers).map_err(|source| {
+        RunnerError::Io {
+            context: "cannot take the stack's defaults".into(),
+            source,
+        }
+    })?;
+    if !answers.problems.is_empty() {
+        return Err(RunnerError::Problems(answers.problems));
+    }
+    if !answers.defaulted.is_empty() {
+        let taken: Vec<String> = answers.defaulted.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+        report::info(&format!(
+            "note: {} lacks {}: the export carries the defaults a run would take ({}); `runner validate -p {} -s {}` \
+             writes them into the file",
+            file.shown,
+            crate::render::count(taken.len(), "key"),
+            taken.join(", "),
+            t.provider.name,
+            t.stack
+        ));
+    }
+    Ok(answers.config)
+}
+
+/// Nobody to ask: an export's questions are answered by variables and defaults alone.
+struct Nobody;
+
+impl Ask for Nobody {
+    fn text(&mut self, _: &str, _: Option<&str>, _: &questions::AnswerCheck<'_>) -> std::io::Result<String> {
+        Err(std::io::Error::other("nobody to ask"))
+    }
+    fn hidden(&mut self, _: &str, _: Option<&str>, _: bool) -> std::io::Result<String> {
+        Err(std::io::Error::other("nobody to ask"))
+    }
+    fn confirm(&mut self, _: &str) -> std::io::Result<bool> {
+        Err(std::io::Error::other("nobody to ask"))
+    }
 }
 
 /// A stack file's values: the plain ones kept in order, the secret ones (`secure:`) by key.
