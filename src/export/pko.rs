@@ -415,6 +415,17 @@ fn configuration(project: &str, path: &str, config: &Map<String, Value>) -> Resu
     Ok(out)
 }
 
+/// The teardown's wait for one Stack: at most TIMEOUT, then the way out said.
+const TEARDOWN_GONE: &str = r#"timeout=${TIMEOUT:-1h}
+gone() {
+  kubectl delete stack.pulumi.com "$1" --namespace "$namespace" --ignore-not-found --wait=true --timeout="$timeout" && return
+  echo "teardown.sh: Stack $1 is not gone after $timeout (TIMEOUT sets it): its destroy failed or cannot start." >&2
+  echo "Why: kubectl describe stack.pulumi.com $1 --namespace $namespace. A Stack that never deployed holds nothing: let it go with" >&2
+  echo "kubectl patch stack.pulumi.com $1 --namespace $namespace --type merge -p '{\"spec\":{\"destroyOnFinalize\":false}}', then run this again." >&2
+  exit 1
+}
+"#;
+
 /// The teardown script: PKO ignores prerequisites on deletion, so the Stacks are deleted one
 /// at a time, dependents first, each waited for (with `destroyOnFinalize` its resources are
 /// destroyed before the object goes).
@@ -457,12 +468,11 @@ pub(super) fn teardown(
     // Unquoted, so the default's single quotes are the shell's (inside double quotes they
     // would be characters of the value); an assignment neither splits nor globs.
     let _ = writeln!(s, "namespace=${{NAMESPACE:-{}}}", shell::quote(&o.namespace));
+    // A Stack whose destroy fails, or that never resolved its program, is never gone: each
+    // is waited for at most TIMEOUT, then the way out is said.
+    s.push_str(TEARDOWN_GONE);
     for &i in plan.order.iter().rev() {
-        let _ = writeln!(
-            s,
-            "kubectl delete stack.pulumi.com {} --namespace \"$namespace\" --ignore-not-found --wait=true",
-            shell::quote(names.get(plan.name(i)))
-        );
+        let _ = writeln!(s, "gone {}", shell::quote(names.get(plan.name(i))));
     }
     if let Origin::Program(_) = o.origin {
         for &i in plan.order.iter().rev() {

@@ -149,8 +149,8 @@ fn read_back(format: &str, files: &BTreeMap<String, String>) -> (Edges, Edges) {
             // The teardown deletes every stack after all that need it.
             let deleted: Vec<String> = files["teardown.sh"]
                 .lines()
-                .filter(|l| l.starts_with("kubectl delete stack.pulumi.com "))
-                .map(|l| l.split(' ').nth(3).unwrap().to_string())
+                .filter_map(|l| l.strip_prefix("gone "))
+                .map(str::to_string)
                 .collect();
             let position = |n: &str| deleted.iter().position(|d| d == n).unwrap();
             let stacks = docs(&files[stacks]);
@@ -550,6 +550,27 @@ fn the_pko_teardown_says_what_happens_to_the_cloud_resources() {
     let (out, deleted) = teardown(&["--destroy-on-finalize"], &[]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(deleted.lines().count(), 16, "{deleted}");
+    assert!(deleted.lines().all(|l| l.ends_with("--timeout=1h")), "{deleted}");
+    // A Stack that is never gone (its destroy failed, or cannot start) stops the teardown
+    // after TIMEOUT, with why and the way out.
+    std::fs::write(
+        &kubectl,
+        format!("#!/bin/sh\necho \"$*\" >> '{}'\nexit 1\n", log.display()),
+    )
+    .unwrap();
+    let (out, deleted) = teardown(&["--destroy-on-finalize"], &[("TIMEOUT", "5m")]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        deleted.lines().count(),
+        1,
+        "went on after a Stack that is not gone: {deleted}"
+    );
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("teardown.sh: Stack sirius is not gone after 5m (TIMEOUT sets it)")
+            && said.contains("kubectl patch stack.pulumi.com sirius --namespace runner-dev --type merge -p '{\"spec\":{\"destroyOnFinalize\":false}}'"),
+        "{said}"
+    );
 }
 
 #[test]
