@@ -13,7 +13,6 @@ pub(crate) mod show_plan;
 pub(crate) mod status;
 pub(crate) mod validate;
 
-use crate::config::prepare;
 use crate::config::terminal::Terminal;
 use crate::error::RunnerError;
 use crate::plan::UnknownTarget;
@@ -43,9 +42,9 @@ fn project_of<'t>(t: &'t StackContext, name: &str, command: &'static str) -> Res
 
 /// The `pulumi` engine of the target's stack for a command that hands one project's stack to
 /// `pulumi` (`output`, `pulumi`): with the passphrase a file backend needs, from the
-/// environment or asked once at a terminal ([`prepare::with_passphrase`]).
+/// environment or asked once at a terminal ([`passphrase::with_passphrase`](crate::config::passphrase::with_passphrase)).
 fn pulumi_with_passphrase(s: &Settings, t: &StackContext) -> Result<Pulumi, RunnerError> {
-    let env = prepare::with_passphrase(
+    let env = crate::config::passphrase::with_passphrase(
         &s.ws,
         &t.stack,
         t.env.clone(),

@@ -6,7 +6,8 @@
 
 use std::path::PathBuf;
 
-use crate::config::prepare::{self, Mode, Request};
+use crate::config::prepare;
+use crate::config::request::{Mode, Request};
 use crate::config::terminal::Terminal;
 use crate::error::{RunnerError, exit};
 use crate::pulumi::Store;

@@ -11,12 +11,14 @@ pub(crate) mod generate;
 pub(crate) mod passphrase;
 pub(crate) mod prepare;
 pub(crate) mod questions;
+pub(crate) mod request;
+pub(crate) mod save;
 pub(crate) mod shape;
 pub(crate) mod stackedit;
 pub(crate) mod stackfile;
 pub(crate) mod terminal;
 
-pub(crate) use prepare::SecretStore;
+pub(crate) use save::SecretStore;
 
 /// The prefix of every variable the runner reads or sets for itself. `RUNNER_` is the CI's:
 /// GitHub Actions sets `RUNNER_WORKSPACE`, `RUNNER_TEMP`, `RUNNER_DEBUG`… on every job.

@@ -10,14 +10,16 @@
 use std::path::{Path, PathBuf};
 use std::thread::JoinHandle;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::backend::{BACKEND_VAR, Backend};
 use super::env::{Env, Passphrase, PassphraseFrom};
 use super::questions::{Ask, Context};
 use super::stackedit;
-use super::stackfile::StackFile;
+use super::stackfile::{self, StackFile};
 use crate::diagnostic::Problem;
+use crate::error::RunnerError;
+use crate::workspace::Workspace;
 
 /// A backend that keeps secrets with a passphrase (a file or cloud-storage backend) and a
 /// stack file without a KMS secrets provider.
@@ -309,4 +311,51 @@ impl Check {
             fix,
         ))
     }
+}
+
+/// For a command that hands one project's stack to `pulumi` without running the graph (`output`,
+/// `pulumi`): the environment with the passphrase a file backend needs, from the environment or
+/// asked once at a terminal. Without one and nobody to ask: the problem, with its fix (exit 3).
+pub(crate) fn with_passphrase(
+    ws: &Workspace,
+    stack: &str,
+    env: Env,
+    interactive: bool,
+    ask: &mut dyn Ask,
+) -> Result<Env, RunnerError> {
+    let path = stackfile::path(&ws.root, stack);
+    let file = StackFile::load(&path, &ws.show(&path)).map_err(|d| RunnerError::in_configuration(vec![*d]))?;
+    let mut env = env;
+    let var_env = env.clone();
+    let var = move |name: &str| var_env.get(name);
+    let given = env.passphrase().is_some() || var("PULUMI_CONFIG_PASSPHRASE_FILE").is_some();
+    let example = Map::new();
+    let cx = Context {
+        var: &var,
+        example: &example,
+        file_shown: &file.shown,
+        // Only the passphrase is asked here: no secret key is reported missing.
+        asks: "",
+        interactive,
+        defaults: false,
+    };
+    let (mut problem, check) =
+        obtain_checked(&cx, ws, &file, std::slice::from_ref(&path), &mut env, ask).map_err(|source| {
+            RunnerError::Io {
+                context: "cannot read the answer from the terminal".into(),
+                source,
+            }
+        })?;
+    ask.finished();
+    problem = problem.or_else(|| check?.problem(&env, &|f| ws.show(f)));
+    if let Some(p) = problem {
+        return Err(RunnerError::Problems(vec![p]));
+    }
+    // Asked at each read otherwise: said once it opened the stack.
+    if !given && env.passphrase().is_some() {
+        crate::report::info(
+            "to be asked no more in this shell: export PULUMI_CONFIG_PASSPHRASE (or PULUMI_CONFIG_PASSPHRASE_FILE, a file holding it)",
+        );
+    }
+    Ok(env)
 }

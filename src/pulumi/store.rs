@@ -12,7 +12,7 @@ use super::messages::{self, Message};
 use super::{locks, process};
 use crate::config::SecretStore;
 use crate::config::env::Env;
-use crate::config::prepare::StoreError;
+use crate::config::save::StoreError;
 use crate::config::stackedit;
 
 pub(crate) struct Store {

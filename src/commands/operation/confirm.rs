@@ -7,8 +7,8 @@ use std::fmt::Write as _;
 
 use super::RunOptions;
 use crate::config::backend::Backend;
-use crate::config::prepare::Ready;
 use crate::config::questions::Ask as _;
+use crate::config::request::Ready;
 use crate::config::terminal::Terminal;
 use crate::error::RunnerError;
 use crate::exec::{RunResult, Status};

@@ -11,7 +11,7 @@ use super::RunOptions;
 use super::ci_reports;
 use super::predict::{Prediction, Settled, predict};
 use crate::config::env::Env;
-use crate::config::prepare::Ready;
+use crate::config::request::Ready;
 use crate::config::stackfile::{self, StackFile};
 use crate::error::RunnerError;
 use crate::exec::RunResult;
