@@ -328,7 +328,7 @@ proptest! {
 
         let (first, events, most) = run(&p, Operation::Up, &c, &c.behaviour, Some(&resume(&state)));
         check(&p, Operation::Up, &c, &first, &events, most)?;
-        for r in events.iter().filter_map(super::record_of) {
+        for r in events.iter().filter_map(super::recorder::record_of) {
             state.apply(&r);
         }
         let succeeded: BTreeSet<String> = first
@@ -348,7 +348,7 @@ proptest! {
             .collect();
         let not_succeeded: BTreeSet<String> = (0..c.needs.len()).map(name).filter(|n| !succeeded.contains(n)).collect();
         prop_assert_eq!(&ran, &not_succeeded, "the second run started other projects than the first did not finish");
-        for r in events.iter().filter_map(super::record_of) {
+        for r in events.iter().filter_map(super::recorder::record_of) {
             state.apply(&r);
         }
 
