@@ -8,6 +8,7 @@
 // failures are rare enough that their size does not matter.
 #![allow(clippy::result_large_err)]
 
+mod attached;
 mod deployed;
 mod drift;
 mod events;
@@ -30,12 +31,12 @@ use crate::plan::Operation;
 use crate::provider::Hook;
 use crate::workspace::RunDir;
 
+pub(crate) use attached::attached;
 pub(crate) use deployed::Deployed;
 pub(crate) use drift::Drift;
 use events::EventLog;
 pub(crate) use hooks::prune_kubeconfig;
 use messages::Message;
-pub(crate) use process::attached;
 use process::{Ended, Step};
 pub(crate) use redact::Redactor;
 pub(crate) use store::Store;
