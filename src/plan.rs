@@ -38,6 +38,61 @@ impl Operation {
     }
 }
 
+/// What a run is, decided once from the command: an operation, or a drift check (`runner
+/// drift`), which runs previews and tells each as what it found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum RunKind {
+    Up,
+    Destroy,
+    Refresh,
+    Preview,
+    Drift,
+}
+
+impl RunKind {
+    pub(crate) fn of(operation: Operation, drift: bool) -> Self {
+        match operation {
+            _ if drift => RunKind::Drift,
+            Operation::Up => RunKind::Up,
+            Operation::Destroy => RunKind::Destroy,
+            Operation::Refresh => RunKind::Refresh,
+            Operation::Preview => RunKind::Preview,
+        }
+    }
+
+    /// The operation its projects run.
+    pub(crate) fn operation(self) -> Operation {
+        match self {
+            RunKind::Up => Operation::Up,
+            RunKind::Destroy => Operation::Destroy,
+            RunKind::Refresh => Operation::Refresh,
+            RunKind::Preview | RunKind::Drift => Operation::Preview,
+        }
+    }
+
+    /// A drift check: its previews are told as drift (`drifted`, `no drift`).
+    pub(crate) fn is_drift(self) -> bool {
+        self == RunKind::Drift
+    }
+
+    /// As a person names the run: `drift`, or the operation.
+    pub(crate) fn word(self) -> &'static str {
+        match self {
+            RunKind::Drift => "drift",
+            other => other.operation().as_str(),
+        }
+    }
+
+    /// As a person names what one project does in it: `drift check`, or the operation.
+    pub(crate) fn step_word(self) -> &'static str {
+        match self {
+            RunKind::Drift => "drift check",
+            other => other.operation().as_str(),
+        }
+    }
+}
+
 /// A project name the command line gave that the provider does not have: the one way it is
 /// told, with the closest name (a usage error, exit 2).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

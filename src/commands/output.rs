@@ -27,6 +27,13 @@ pub(crate) struct OutputOptions {
 
 pub(crate) fn run(s: &Settings, t: &StackContext, o: &OutputOptions) -> Result<i32, RunnerError> {
     let project = super::project_of(t, &o.project, "`runner output`")?.clone();
+    // A secret asked for without --show-secrets is refused before the passphrase is: the
+    // last up recorded which outputs are secret (their values never).
+    if let Some(name) = o.name.as_deref().filter(|_| !o.show_secrets)
+        && recorded_secret(s, t, &project.name, name)
+    {
+        return Err(secret_refused(&project.name, name));
+    }
     let engine = super::pulumi_with_passphrase(s, t)?;
     let backend = Backend::of(&engine.env);
     let runtime = super::runtime(super::Threads::One)?;
@@ -105,10 +112,7 @@ fn one(project: &str, outputs: &Outputs, name: &str, o: &OutputOptions) -> Resul
         ));
     };
     if outputs.secret.contains(name) && !o.show_secrets {
-        return Err(RunnerError::failed(
-            format!("the output `{name}` of {project} is a secret: its value is printed only when asked"),
-            format!("add --show-secrets: `runner output {project} {name} --show-secrets > file`"),
-        ));
+        return Err(secret_refused(project, name));
     }
     Ok(match value {
         _ if o.json => serde_json::to_string_pretty(value).expect("JSON") + "\n",
@@ -116,6 +120,28 @@ fn one(project: &str, outputs: &Outputs, name: &str, o: &OutputOptions) -> Resul
         Value::String(text) => format!("{text}\n"),
         other => format!("{other}\n"),
     })
+}
+
+/// The refusal to print a secret output not asked for with `--show-secrets`.
+fn secret_refused(project: &str, name: &str) -> RunnerError {
+    RunnerError::failed(
+        format!("the output `{name}` of {project} is a secret: its value is printed only when asked"),
+        format!("add --show-secrets: `runner output {project} {name} --show-secrets > file`"),
+    )
+}
+
+/// Whether the last up of `project` recorded its output `name` as a secret (its value kept
+/// as [`REDACTED`]); `false` when nothing says so.
+fn recorded_secret(s: &Settings, t: &StackContext, project: &str, name: &str) -> bool {
+    let Ok((state, _)) = crate::runstate::RunState::current(&t.run_dir, &t.provider, &|p| s.ws.show(p)) else {
+        return false;
+    };
+    state
+        .projects
+        .get(project)
+        .and_then(|p| p.outputs.as_ref())
+        .and_then(|outputs| outputs.get(name))
+        .is_some_and(|v| v.as_str() == Some(REDACTED))
 }
 
 /// `name  value`, one output a line; a value of several lines shows its first and how many.

@@ -3,6 +3,7 @@
 //! reads only what runs leave under `.runner/` (the run state, the durations, the digests): no
 //! lock and no `pulumi`, so it answers at once, even while a run is going.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use serde::Serialize;
@@ -119,13 +120,14 @@ pub(crate) fn run(s: &Settings, t: &StackContext, format: StatusFormat) -> Resul
         state.cut_short();
     }
     let history = History::load(&t.run_dir, &|p| s.ws.show(p)).map_err(|m| super::operation::state_error(s, t, m))?;
+    let checked_here = drift_run_here(t);
     let digests = super::operation::digests_now(s, t);
     let pending = state.pending(&plan, digests.as_ref());
     let projects: Vec<Row<'_>> = plan
         .order
         .iter()
         .zip(&pending)
-        .map(|(&i, (_, p))| row(&plan, i, &state, &history, p))
+        .map(|(&i, (_, p))| row(&plan, i, (&state, &checked_here), &history, p))
         .collect();
     let doc = Status {
         schema_version: SCHEMA_VERSION,
@@ -146,7 +148,7 @@ pub(crate) fn run(s: &Settings, t: &StackContext, format: StatusFormat) -> Resul
             let columns = terminal_columns();
             let mut text = table(&doc, &s.ws.show(&t.run_dir.state()), columns);
             // A shared backend may hold what pipelines deployed: this table never saw it.
-            if !t.default_backend && doc.projects.iter().all(|r| r.last.is_none()) {
+            if !t.default_backend && doc.projects.iter().all(|r| r.last.is_none() && r.drift.is_none()) {
                 let note = report::as_typed(&format!(
                     "Nothing ran from this checkout with stack {0}: status tells the runs made here ({1}). \
                          What ran elsewhere (a pipeline, another machine) is in the backend PULUMI_BACKEND_URL \
@@ -169,7 +171,35 @@ pub(crate) fn run(s: &Settings, t: &StackContext, format: StatusFormat) -> Resul
     Ok(exit::SUCCESS)
 }
 
-fn row<'a>(plan: &Plan<'a>, i: usize, state: &'a RunState, history: &History, pending: &Pending) -> Row<'a> {
+/// What the last run made here found, when it was a drift check: by project, what it found
+/// and when. A drift check of a stack this checkout never ran (a pipeline deployed it) keeps
+/// nothing in the run state, which holds only what ran here: its record still says it.
+fn drift_run_here(t: &StackContext) -> BTreeMap<String, (Found, Option<String>)> {
+    let Ok(text) = crate::fs::read_text(t.run_dir.last_run()) else {
+        return BTreeMap::new();
+    };
+    let Ok(run) = serde_json::from_str::<crate::report::summary::Summary>(&text) else {
+        return BTreeMap::new();
+    };
+    if run.operation != crate::plan::RunKind::Drift {
+        return BTreeMap::new();
+    }
+    run.projects
+        .into_iter()
+        .filter_map(|p| match p.status {
+            Told::Found(found) => Some((p.name, (found, p.ended))),
+            Told::Ended(_) => None,
+        })
+        .collect()
+}
+
+fn row<'a>(
+    plan: &Plan<'a>,
+    i: usize,
+    (state, checked_here): (&'a RunState, &'a BTreeMap<String, (Found, Option<String>)>),
+    history: &History,
+    pending: &Pending,
+) -> Row<'a> {
     let name = plan.name(i);
     let p = state.projects.get(name);
     #[allow(clippy::cast_precision_loss)]
@@ -190,14 +220,23 @@ fn row<'a>(plan: &Plan<'a>, i: usize, state: &'a RunState, history: &History, pe
                 .and_then(|(a, b)| Some((seconds_of(b)? - seconds_of(a)?).max(0.0)))
                 .map(|d| (d * 1000.0).round() / 1000.0),
         }),
-        drift: p.and_then(|p| p.checked.as_ref()).map(|c| Drift {
-            status: match c.status {
-                Recorded::Ended(Outcome::Succeeded) if c.changed => Checked::Found(Found::Drifted),
-                Recorded::Ended(Outcome::Succeeded) => Checked::Found(Found::NoDrift),
-                other => Checked::Ended(other),
-            },
-            ended: c.ended.as_deref(),
-        }),
+        drift: p
+            .and_then(|p| p.checked.as_ref())
+            .map(|c| Drift {
+                status: match c.status {
+                    Recorded::Ended(Outcome::Succeeded) if c.changed => Checked::Found(Found::Drifted),
+                    Recorded::Ended(Outcome::Succeeded) => Checked::Found(Found::NoDrift),
+                    other => Checked::Ended(other),
+                },
+                ended: c.ended.as_deref(),
+            })
+            .or_else(|| {
+                let (found, ended) = checked_here.get(name).filter(|_| p.is_none())?;
+                Some(Drift {
+                    status: Checked::Found(*found),
+                    ended: ended.as_deref(),
+                })
+            }),
         resources: history.resources(name),
         estimate_s: history.estimate(name, Operation::Up).or(declared),
         up: Up {

@@ -21,6 +21,9 @@ use crate::diagnostic::Problem;
 use crate::error::RunnerError;
 use crate::workspace::Workspace;
 
+/// Said once a typed passphrase opened the stack: how not to be asked at every command.
+const TIP: &str = "to be asked no more in this shell: export PULUMI_CONFIG_PASSPHRASE (or PULUMI_CONFIG_PASSPHRASE_FILE, a file holding it)";
+
 /// A backend that keeps secrets with a passphrase (a file or cloud-storage backend) and a
 /// stack file without a KMS secrets provider.
 pub(crate) fn in_use(env: &Env, file: &StackFile) -> bool {
@@ -70,6 +73,10 @@ fn obtain(
             let wrong = Check::start(&p, salted).wrong();
             if wrong.is_empty() || attempt == 3 {
                 env.set_passphrase(p);
+                // Asked at each command otherwise.
+                if wrong.is_empty() {
+                    crate::report::info(TIP);
+                }
                 break;
             }
             crate::report::warning("incorrect passphrase: it does not open this stack's secrets; try again");
@@ -328,7 +335,6 @@ pub(crate) fn with_passphrase(
     let mut env = env;
     let var_env = env.clone();
     let var = move |name: &str| var_env.get(name);
-    let given = env.passphrase().is_some() || var("PULUMI_CONFIG_PASSPHRASE_FILE").is_some();
     let example = Map::new();
     let cx = Context {
         var: &var,
@@ -350,12 +356,6 @@ pub(crate) fn with_passphrase(
     problem = problem.or_else(|| check?.problem(&env, &|f| ws.show(f)));
     if let Some(p) = problem {
         return Err(RunnerError::Problems(vec![p]));
-    }
-    // Asked at each read otherwise: said once it opened the stack.
-    if !given && env.passphrase().is_some() {
-        crate::report::info(
-            "to be asked no more in this shell: export PULUMI_CONFIG_PASSPHRASE (or PULUMI_CONFIG_PASSPHRASE_FILE, a file holding it)",
-        );
     }
     Ok(env)
 }

@@ -56,6 +56,20 @@ impl Message {
     }
 }
 
+/// A log line of the Go cloud SDK inside `pulumi` (its S3 client against some servers:
+/// `SDK 2026/11/29 03:35:36 WARN Response has no supported checksum…`): how the client talks to
+/// the bucket, not how the work goes, so a live view does not show it as a project's progress.
+pub(crate) fn sdk_log(line: &str) -> bool {
+    line.strip_prefix("SDK ").is_some_and(|rest| {
+        let date = rest.get(..10).unwrap_or_default();
+        date.len() == 10
+            && date
+                .chars()
+                .enumerate()
+                .all(|(i, c)| if i == 4 || i == 7 { c == '/' } else { c.is_ascii_digit() })
+    })
+}
+
 /// A field of a Kubernetes object that another field manager owns, as the provider's conflict
 /// error names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -122,6 +136,15 @@ pub(crate) fn says(stderr: &str, message: Message) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_cloud_sdks_log_lines_are_told_apart() {
+        assert!(super::sdk_log(
+            "SDK 2026/11/29 03:35:36 WARN Response has no supported checksum. Not validating response payload."
+        ));
+        assert!(!super::sdk_log("SDK version 2 is used"));
+        assert!(!super::sdk_log("  + aws:s3:Bucket  state  created"));
+    }
+
     use super::*;
 
     #[test]

@@ -13,7 +13,7 @@ use std::io::Write as _;
 use std::time::SystemTime;
 
 use crate::exec::{RunResult, Status, would_change};
-use crate::plan::Plan;
+use crate::plan::{Plan, RunKind};
 
 use super::markdown_cell as cell;
 use super::status::Told;
@@ -186,15 +186,16 @@ pub(crate) fn step_summary(
     result: &RunResult,
     total: f64,
     verdict: Option<&str>,
-    drift: bool,
+    kind: RunKind,
 ) -> String {
+    let drift = kind.is_drift();
     let mut out = String::new();
     let _ = writeln!(
         out,
         "### runner {} · provider {} · stack {stack}\n\n{} in {}{}\n",
-        if drift { "drift" } else { plan.operation.as_str() },
+        kind.word(),
         plan.provider.name,
-        super::status::counts(result, drift),
+        super::status::counts(result, kind),
         super::duration(total),
         if result.interrupted { " (interrupted)" } else { "" }
     );
@@ -240,7 +241,7 @@ pub(crate) fn step_summary(
             out,
             "| {} | {mark} {} | {took} | {} | {} |",
             cell(name),
-            super::status::word(Told::of(f, drift)),
+            super::status::word(Told::of(f, kind)),
             changes.join(", "),
             cell(&detail)
         );
@@ -253,8 +254,9 @@ pub(crate) fn step_summary(
         };
         let _ = writeln!(
             out,
-            "| {} | ⏭️ unchanged | | | {} |",
+            "| {} | ⏭️ {} | | | {} |",
             cell(&names.join(", ")),
+            if drift { "not checked" } else { "unchanged" },
             cell(&reason)
         );
     }

@@ -8,10 +8,11 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::status::{Found, Told, outcome_word, word};
-use super::summary::{Kind, Summary};
+use super::summary::Summary;
 use super::timeline::{Timeline, seconds, status_fill};
 use crate::exec::Outcome;
 use crate::plan::Plan;
+use crate::plan::RunKind;
 
 /// What a report shows beside the run's record.
 pub(crate) struct Parts<'a> {
@@ -29,7 +30,8 @@ const LOG_LINES: usize = 400;
 pub(crate) fn render(run: &Summary, parts: &Parts<'_>) -> String {
     let timeline = Timeline::of(run, parts.plan);
     // A drift check that found a difference succeeded as a check, but is no good news.
-    let drifted = run.operation == Kind::Drift && run.projects.iter().any(|p| p.status == Told::Found(Found::Drifted));
+    let drifted =
+        run.operation == RunKind::Drift && run.projects.iter().any(|p| p.status == Told::Found(Found::Drifted));
     let result = if drifted && run.result == Outcome::Succeeded {
         "drift found"
     } else {

@@ -21,7 +21,7 @@ pub(crate) struct Suite<'a> {
     pub(crate) started: SystemTime,
     pub(crate) total: f64,
     /// A drift check: a project whose preview has changes fails.
-    pub(crate) drift: bool,
+    pub(crate) kind: crate::plan::RunKind,
     /// Each project's log, as the user should see it.
     pub(crate) log: &'a dyn Fn(&str) -> String,
 }
@@ -57,7 +57,7 @@ pub(crate) fn render(plan: &Plan<'_>, result: &RunResult, suite: &Suite<'_>) -> 
             xml_text(name),
             xml_text(&classname)
         );
-        let drifted = suite.drift && f.status == Status::Succeeded && would_change(&f.changes);
+        let drifted = suite.kind.is_drift() && f.status == Status::Succeeded && would_change(&f.changes);
         match &f.status {
             Status::Failed | Status::TimedOut => {
                 failures += 1;

@@ -14,7 +14,7 @@ use console::{StyledObject, style};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
 use crate::exec::{Event, Finished, Status};
-use crate::plan::{Operation, Plan};
+use crate::plan::{Operation, Plan, RunKind};
 use crate::report::plain::duration;
 
 pub(crate) struct Live<'p> {
@@ -35,8 +35,8 @@ pub(crate) struct Live<'p> {
     parallel: usize,
     /// When the run should end, as last predicted.
     eta: Arc<Mutex<Option<Instant>>>,
-    /// A drift check: previews are told as drift (`drifted`, `no drift`).
-    drift: bool,
+    /// What the run is: in a drift check previews are told as drift (`drifted`, `no drift`).
+    kind: RunKind,
     /// The width drawn into; `None`: standard error's terminal, asked at each draw (it may be
     /// resized), whose spinners and clocks move on their own (a test's draws each frame).
     columns: Option<usize>,
@@ -116,7 +116,7 @@ impl<'p> Live<'p> {
             estimates,
             parallel,
             eta,
-            drift: false,
+            kind: RunKind::of(plan.operation, false),
             columns,
             line_room: 0,
         };
@@ -197,7 +197,7 @@ impl<'p> Live<'p> {
             Event::Line { project, text, .. } => {
                 if let Some(bar) = self.running.get(project) {
                     let t = text.trim();
-                    if !t.is_empty() && !closing(t) {
+                    if !t.is_empty() && !closing(t) && !crate::pulumi::messages::sdk_log(t) {
                         // Cut here, with an ellipsis: the bar's own cut says nothing was cut.
                         bar.set_message(crate::render::fit(t, Some(self.line_room)).into_owned());
                     }
@@ -233,9 +233,14 @@ impl<'p> Live<'p> {
                     .and_then(|s| result.ended.duration_since(*s).ok())
                     .map(|d| duration(d.as_secs_f64()))
                     .unwrap_or_default();
-                if let Some(line) =
-                    finished_line(project, *operation, result, &took, self.width, (self.drift, self.debug))
-                {
+                if let Some(line) = finished_line(
+                    project,
+                    *operation,
+                    result,
+                    &took,
+                    self.width,
+                    (self.kind.is_drift(), self.debug),
+                ) {
                     let _ = self.multi.println(line.to_string());
                 }
                 self.overall.inc(1);
@@ -243,10 +248,10 @@ impl<'p> Live<'p> {
         }
     }
 
-    /// The run is a drift check: each preview is told as what it found.
-    pub(crate) fn drift(mut self, drift: bool) -> Self {
-        self.drift = drift;
-        if drift {
+    /// What the run is: in a drift check each preview is told as what it found.
+    pub(crate) fn kind(mut self, kind: RunKind) -> Self {
+        self.kind = kind;
+        if kind.is_drift() {
             self.overall
                 .set_message(format!("drift · provider {}", self.plan.provider.name));
         }

@@ -15,7 +15,7 @@ use super::ci::{self, CiSystem};
 pub(crate) use super::duration;
 use super::status::{Told, outcome_word};
 use crate::exec::{Because, Event, RunResult, Status, Stream, is_change, would_change};
-use crate::plan::{Operation, Plan};
+use crate::plan::{Operation, Plan, RunKind};
 
 pub(crate) struct Plain {
     banner: Banner,
@@ -32,8 +32,8 @@ pub(crate) struct Plain {
     resume: &'static str,
     /// After a failure: what to run again (the same command, or without `--fresh`).
     fix_then: &'static str,
-    /// A drift check: its previews are told as drift (`drifted`, `no drift`).
-    drift: bool,
+    /// What the run is: in a drift check the previews are told as drift (`drifted`, `no drift`).
+    kind: RunKind,
     /// Each project's directory as the CI names files (relative to its checkout), for
     /// annotations placed at a line of a program.
     dirs: HashMap<String, String>,
@@ -59,7 +59,7 @@ impl Plain {
             kept: HashMap::new(),
             resume: "Run the same command again to resume.",
             fix_then: "Fix the cause and run the same command again: what succeeded is not redone.",
-            drift: false,
+            kind: RunKind::of(plan.operation, false),
             dirs: HashMap::new(),
         }
     }
@@ -80,9 +80,9 @@ impl Plain {
         self
     }
 
-    /// The run is a drift check (`runner drift`): each preview is told as what it found.
-    pub(crate) fn drift(mut self, drift: bool) -> Self {
-        self.drift = drift;
+    /// What the run is: in a drift check (`runner drift`) each preview is told as what it found.
+    pub(crate) fn kind(mut self, kind: RunKind) -> Self {
+        self.kind = kind;
         self
     }
 
@@ -105,7 +105,11 @@ impl Plain {
 
     /// The operation as the user named it: a drift check runs previews.
     fn word(&self, operation: Operation) -> &'static str {
-        if self.drift { "drift check" } else { operation.as_str() }
+        if self.kind.is_drift() {
+            "drift check"
+        } else {
+            operation.as_str()
+        }
     }
 
     pub(crate) fn event(&mut self, ev: &Event) {
@@ -192,10 +196,10 @@ impl Plain {
             return;
         }
         let line = match &result.status {
-            Status::Succeeded if self.drift && would_change(&result.changes) => {
+            Status::Succeeded if self.kind.is_drift() && would_change(&result.changes) => {
                 format!("≠ [{project}] drifted: {}{took}", spelled(&result.changes))
             }
-            Status::Succeeded if self.drift => format!("✔ [{project}] no drift{took}"),
+            Status::Succeeded if self.kind.is_drift() => format!("✔ [{project}] no drift{took}"),
             Status::Succeeded => format!("✔ [{project}] {operation} succeeded{took}"),
             Status::Failed => format!("✘ [{project}] {operation} failed{took}"),
             Status::TimedOut => format!("✘ [{project}] {operation} timed out{took}"),
@@ -207,7 +211,7 @@ impl Plain {
             ),
         };
         let styled = match &result.status {
-            Status::Succeeded if self.drift && would_change(&result.changes) => {
+            Status::Succeeded if self.kind.is_drift() && would_change(&result.changes) => {
                 style(line).for_stderr().yellow().bold()
             }
             Status::Succeeded => style(line).for_stderr().green(),
@@ -256,9 +260,9 @@ impl Plain {
             err,
             "\n{} {} · provider {} · stack {stack}: {} in {}",
             style("Summary:").for_stderr().bold(),
-            if self.drift { "drift" } else { plan.operation.as_str() },
+            self.kind.word(),
             plan.provider.name,
-            super::status::counts(result, self.drift),
+            super::status::counts(result, self.kind),
             duration(total)
         );
         // Unchanged projects are one line per reason, unless `-d` asks for every row.
@@ -284,7 +288,7 @@ impl Plain {
             };
             let line = format!(
                 "  {name:<w$}  {:<11}  {took:>8}  {:<16}  {detail}",
-                super::status::word(Told::of(f, self.drift)),
+                super::status::word(Told::of(f, self.kind)),
                 changes(&f.changes),
                 w = self.width
             );
@@ -302,29 +306,35 @@ impl Plain {
             } else {
                 reason.clone()
             };
-            let _ = writeln!(err, "  {} unchanged: {reason}{again}", names.len());
+            // In a drift check, a project with nothing deployed was not checked (the counts say so).
+            let word = if self.kind.is_drift() {
+                "not checked"
+            } else {
+                "unchanged"
+            };
+            let _ = writeln!(err, "  {} {word}: {reason}{again}", names.len());
         }
         if result.results.iter().any(|(_, f)| !f.changes.is_empty()) {
             let _ = writeln!(err, "  ({LEGEND})");
         }
         // A drift check's verdict is said after the table (`drift_verdict`), what drifted here.
-        if plan.operation == Operation::Preview && !self.drift {
+        if self.kind == RunKind::Preview {
             preview_verdict(err, result);
         }
         // Input by input, from the same engine events: what drifted, or what a preview would do.
         if plan.operation == Operation::Preview {
-            diffs(err, result, if self.drift { "Drifted:" } else { "In detail:" });
+            diffs(
+                err,
+                result,
+                if self.kind.is_drift() { "Drifted:" } else { "In detail:" },
+            );
         }
         for (name, f) in result.results.iter().filter(|(_, f)| f.status.is_failure()) {
             let _ = writeln!(
                 err,
                 "\n{} {name} ({}): {}\n  full output: {}",
                 style("Failed:").for_stderr().red().bold(),
-                if self.drift {
-                    "drift check"
-                } else {
-                    plan.operation.as_str()
-                },
+                self.kind.step_word(),
                 super::failure::text_or(f.error.as_ref(), "failed"),
                 log(name)
             );

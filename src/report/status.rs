@@ -3,6 +3,7 @@
 //! preview by what it found. The summary, the closing table, GitHub's job summary, `JUnit`, the
 //! logs, the HTML report, the timeline and `status` take their words from here.
 
+use crate::plan::RunKind;
 use serde::{Deserialize, Serialize};
 
 use crate::exec::{Finished, Outcome, RunResult, Status, would_change};
@@ -47,7 +48,8 @@ impl Told {
     /// How a project's end is told: its outcome, but in a drift check a preview that found
     /// changes `drifted` and one that found none `no drift` (both ran fine: neither
     /// "succeeded"), and one with nothing deployed `not checked`.
-    pub(crate) fn of(f: &Finished, drift: bool) -> Self {
+    pub(crate) fn of(f: &Finished, kind: RunKind) -> Self {
+        let drift = kind.is_drift();
         match &f.status {
             Status::Succeeded if drift && would_change(&f.changes) => Told::Found(Found::Drifted),
             Status::Succeeded if drift => Told::Found(Found::NoDrift),
@@ -64,14 +66,10 @@ impl Told {
 
 /// `3 succeeded, 1 failed`: how many projects ended each way, in a fixed order, the ways none
 /// ended left out.
-pub(crate) fn counts(result: &RunResult, drift: bool) -> String {
+pub(crate) fn counts(result: &RunResult, kind: RunKind) -> String {
     let mut counts = Vec::new();
     for told in Told::LISTED {
-        let n = result
-            .results
-            .iter()
-            .filter(|(_, f)| Told::of(f, drift) == told)
-            .count();
+        let n = result.results.iter().filter(|(_, f)| Told::of(f, kind) == told).count();
         if n > 0 {
             counts.push(format!("{n} {}", word(told)));
         }

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use super::failure;
 use super::status::Told;
 use crate::exec::{Outcome, ResourceDiff, RunResult};
-use crate::plan::{Operation, Plan};
+use crate::plan::{Operation, Plan, RunKind};
 use crate::runstate::timestamp;
 
 pub(crate) const SCHEMA_VERSION: u32 = 1;
@@ -23,7 +23,7 @@ pub(crate) const SCHEMA_VERSION: u32 = 1;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Summary {
     pub(crate) schema_version: u32,
-    pub(crate) operation: Kind,
+    pub(crate) operation: RunKind,
     pub(crate) provider: String,
     pub(crate) stack: String,
     pub(crate) targets: Vec<String>,
@@ -82,7 +82,7 @@ pub(crate) struct Run<'a> {
     pub(crate) ended: SystemTime,
     pub(crate) exit_code: i32,
     pub(crate) predicted: Predicted<'a>,
-    pub(crate) drift: bool,
+    pub(crate) kind: RunKind,
 }
 
 impl Summary {
@@ -103,7 +103,7 @@ impl Summary {
         };
         Summary {
             schema_version: SCHEMA_VERSION,
-            operation: Kind::of(plan.operation, run.drift),
+            operation: run.kind,
             provider: plan.provider.name.clone(),
             stack: run.stack.to_string(),
             targets: plan.targets.iter().map(|&i| plan.name(i).to_string()).collect(),
@@ -118,7 +118,7 @@ impl Summary {
                 .iter()
                 .map(|(name, f)| ProjectSummary {
                     name: name.clone(),
-                    status: Told::of(f, run.drift),
+                    status: Told::of(f, run.kind),
                     reason: super::reason::of(&f.status),
                     operation: plan.operation,
                     started: f.started.map(timestamp),
@@ -127,7 +127,11 @@ impl Summary {
                     estimate_s: run.predicted.estimates.get(name.as_str()).copied().map(round),
                     outputs: f.outputs.as_ref().map(crate::exec::Outputs::kept),
                     changes: f.changes.clone(),
-                    drift: if run.drift { f.diffs.clone() } else { Vec::new() },
+                    drift: if run.kind.is_drift() {
+                        f.diffs.clone()
+                    } else {
+                        Vec::new()
+                    },
                     error: f.error.as_ref().map(failure::Told::of),
                 })
                 .collect(),
@@ -158,7 +162,7 @@ impl Summary {
     pub(crate) fn failed_up(ended: &str, duration_seconds: f64, projects: Vec<ProjectSummary>) -> Summary {
         Summary {
             schema_version: 1,
-            operation: Kind::Up,
+            operation: RunKind::Up,
             provider: "local".into(),
             stack: "dev".into(),
             targets: Vec::new(),
@@ -201,47 +205,6 @@ fn secs(d: std::time::Duration) -> f64 {
 /// Milliseconds are enough.
 fn round(seconds: f64) -> f64 {
     (seconds * 1000.0).round() / 1000.0
-}
-
-/// What a run was: an operation, or a drift check (which runs previews).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum Kind {
-    Up,
-    Destroy,
-    Refresh,
-    Preview,
-    Drift,
-}
-
-impl Kind {
-    pub(crate) fn of(operation: Operation, drift: bool) -> Self {
-        match operation {
-            _ if drift => Kind::Drift,
-            Operation::Up => Kind::Up,
-            Operation::Destroy => Kind::Destroy,
-            Operation::Refresh => Kind::Refresh,
-            Operation::Preview => Kind::Preview,
-        }
-    }
-
-    /// The operation its projects ran.
-    pub(crate) fn operation(self) -> Operation {
-        match self {
-            Kind::Up => Operation::Up,
-            Kind::Destroy => Operation::Destroy,
-            Kind::Refresh => Operation::Refresh,
-            Kind::Preview | Kind::Drift => Operation::Preview,
-        }
-    }
-
-    /// As a person names it: `drift`, or the operation.
-    pub(crate) fn word(self) -> &'static str {
-        match self {
-            Kind::Drift => "drift",
-            other => other.operation().as_str(),
-        }
-    }
 }
 
 #[cfg(test)]
@@ -375,7 +338,7 @@ mod tests {
                 estimates: &estimates,
                 makespan: Some(4.567_89),
             },
-            drift,
+            kind: crate::plan::RunKind::of(plan.operation, drift),
         };
         super::Summary::of(&run, &result)
     }

@@ -315,8 +315,9 @@ fn millis(ts: &str) -> Option<i64> {
 mod tests {
     use super::*;
     use crate::plan::Operation;
+    use crate::plan::RunKind;
     use crate::provider::Provider;
-    use crate::report::summary::{Kind, ProjectSummary};
+    use crate::report::summary::ProjectSummary;
 
     fn run() -> Summary {
         let p = |name: &str, status: Outcome, from: &str, to: &str| ProjectSummary {
@@ -373,7 +374,7 @@ mod tests {
     fn a_wait_that_did_not_happen_is_no_part_of_the_critical_path() {
         // Drift checks wait for nothing: c and d overlap what the plan says they wait for.
         let mut run = run();
-        run.operation = Kind::Drift;
+        run.operation = RunKind::Drift;
         run.projects[2].started = Some("2026-11-26T10:00:01.000Z".into());
         run.projects[3].started = Some("2026-11-26T10:00:00.500Z".into());
         let t = timeline(&run);

@@ -167,8 +167,21 @@ pub(super) fn unknown_stack(ws: &Workspace, stack: &str, command: &str) -> Optio
             .iter()
             .max_by(|a, b| strsim::jaro_winkler(stack, a).total_cmp(&strsim::jaro_winkler(stack, b)))
             .unwrap_or(&known[0]);
+        // `-p` only where it must be said: not under a wrapper that gives it, nor with one provider.
+        let one_provider = crate::provider::entries(ws).is_ok_and(|(entries, _)| {
+            entries
+                .iter()
+                .filter(|e| e.kind == crate::provider::FileKind::Provider)
+                .count()
+                == 1
+        });
+        let p = if one_provider || crate::report::typed_command().is_some() {
+            ""
+        } else {
+            " -p PROVIDER"
+        };
         format!(
-            "stacks here: {} (`runner {command} -s {likely}`); `runner show-plan -p PROVIDER -s {stack}` says what an up of a new stack would run",
+            "stacks here: {} (`runner {command} -s {likely}`); `runner show-plan{p} -s {stack}` says what an up of a new stack would run",
             known.join(", "),
         )
     };

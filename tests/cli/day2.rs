@@ -331,6 +331,20 @@ fn output_reads_the_backend_and_shows_secrets_only_when_asked() {
         .expect(1)
         .stderr_has("the output `kubeconfig` of eks is a secret")
         .stderr_has("runner output eks kubeconfig --show-secrets > file");
+    // Once an up here recorded it as a secret: refused before anything asks for the passphrase.
+    ws.up("aws", &["--target", "eks"], &[]).expect(0);
+    ws.clear_invocations();
+    ws.exec(
+        &["output", "eks", "kubeconfig", "-s", "dev"],
+        &[("PULUMI_CONFIG_PASSPHRASE", "")],
+    )
+    .expect(1)
+    .stderr_has("the output `kubeconfig` of eks is a secret");
+    assert!(
+        ws.invocations().is_empty(),
+        "pulumi was started: {:?}",
+        ws.invocations()
+    );
     let kubeconfig = ws
         .exec(&["output", "eks", "kubeconfig", "-s", "dev", "--show-secrets"], &[])
         .expect(0);
@@ -515,6 +529,10 @@ fn drift_previews_what_the_backend_holds_and_exits_6_when_anything_differs() {
         "{}",
         clean.stderr
     );
+    // What that check found is what status tells, though nothing ran here before it.
+    let status = ws.exec(&["status", "-p", "aws", "-s", "dev"], &[]).expect(0).stdout;
+    let eks = status.lines().find(|l| l.trim_start().starts_with("eks ")).unwrap();
+    assert!(eks.contains("no drift"), "{status}");
     let calls = ws.invocations();
     let previews: Vec<&crate::support::Invocation> = calls.iter().filter(|i| i.command() == "preview").collect();
     assert_eq!(previews.len(), 3, "only the stacks the backend holds are previewed");
@@ -609,7 +627,7 @@ fn after_a_drift_check_status_keeps_the_last_up_and_shows_the_drift_beside_it() 
         "{}",
         run.stderr
     );
-    run.stderr_has("Next: `runner up -p aws -s dev` sets the declared values back");
+    run.stderr_has("Next: `runner up -p aws -s dev` makes what is deployed match the programs and configuration");
     // The report of the check reads as drift found, in amber, with what differs.
     let html = ws
         .exec(&["report", "-p", "aws", "-s", "dev", "-o", "-"], &[])
@@ -1030,6 +1048,27 @@ fn status_of_a_stack_never_seen_says_so_and_names_the_known_ones() {
             .contains("no stack was configured here yet: `scripts/try-local up` makes one (it asks what it needs)"),
         "{}",
         first.stderr
+    );
+}
+
+/// In a workspace of one provider, the stack a typo most likely meant is offered, and no `-p`.
+#[test]
+fn a_mistyped_stack_in_a_one_provider_workspace_is_answered_without_a_provider() {
+    let ws = Ws {
+        dir: tempfile::tempdir().unwrap(),
+    };
+    crate::support::copy_example_local(ws.path());
+    ws.write(
+        "config/pulumi/Pulumi.try.yaml",
+        "config:\n  kubernetes:infra_type: local\n",
+    );
+    let run = ws.exec(&["status", "-s", "tyr"], &[]).expect(2);
+    assert!(
+        run.stderr.contains(
+            "stacks here: try (`runner status -s try`); `runner show-plan -s tyr` says what an up of a new stack would run"
+        ),
+        "{}",
+        run.stderr
     );
 }
 

@@ -322,7 +322,8 @@ fn the_teardown_script_passes_each_value_as_one_word() {
     let calls = teardown(None);
     let first = calls.lines().next().unwrap();
     assert_eq!(
-        first, "[delete][stack.pulumi.com][sirius][--namespace][platform-1][--ignore-not-found][--wait=true]",
+        first,
+        "[delete][stack.pulumi.com][sirius][--namespace][platform-1][--ignore-not-found][--wait=true][--timeout=1h]",
         "{calls}"
     );
     assert_eq!(calls.lines().count(), 16, "{calls}");

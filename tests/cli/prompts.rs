@@ -381,7 +381,12 @@ fn the_passphrase_is_asked_twice_on_first_use_and_never_stored() {
     answer(&mut s, "Passphrase of this stack's secrets: ", "pass-Phrase-7");
     let screen = rest(&mut s);
     assert!(screen.contains("1 succeeded"), "{screen}");
-    // A read asks it too, and says how to be asked no more.
+    // A run that asked it says how to be asked no more, once it opened the stack.
+    assert!(
+        screen.contains("to be asked no more in this shell: export PULUMI_CONFIG_PASSPHRASE"),
+        "{screen}"
+    );
+    // A read asks it too, and says the same.
     let mut s = session(&ws, &["output", "iam", "-s", "dev"], &["PULUMI_CONFIG_PASSPHRASE"]);
     answer(&mut s, "Passphrase of this stack's secrets: ", "pass-Phrase-7");
     let screen = rest(&mut s);

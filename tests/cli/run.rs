@@ -448,6 +448,15 @@ fn preview_waits_for_undeployed_upstreams_and_refresh_of_nothing_warns() {
         );
     }
 
+    // What is left is said of the stacks there were: the secrets store's alone.
+    assert!(
+        destroy
+            .stderr
+            .contains("Left as they were: the stack `dev` of the 1 project that had one (empty now"),
+        "{}",
+        destroy.stderr
+    );
+
     let run = ws.exec(&["preview", "-p", "kubeconfig", "-s", "dev"], &[]).expect(0);
     let st = statuses(&ws);
     assert_eq!(st["kubeconfig"], "succeeded");

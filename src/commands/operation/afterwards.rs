@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use super::RunOptions;
 use super::confirm::offer_kubeconfig_prune;
-use crate::exec::RunResult;
+use crate::exec::{Because, RunResult, Status};
 use crate::plan::{Operation, Plan};
 use crate::report;
 use crate::report::plain::{drift_verdict, refresh_verdict};
@@ -28,7 +28,7 @@ pub(super) fn say(
             report::info(&left);
         }
     }
-    let verdict = (o.pulumi.drift.is_some() && !result.interrupted).then(|| drift_verdict(result));
+    let verdict = (o.kind().is_drift() && !result.interrupted).then(|| drift_verdict(result));
     if let Some(v) = &verdict {
         report::info(&format!("\n{v}"));
     }
@@ -60,9 +60,9 @@ pub(super) fn say(
         .any(|(_, f)| f.status == crate::exec::Status::Succeeded && crate::exec::would_change(&f.changes));
     if o.operation == Operation::Preview && would_change && !result.interrupted && !result.failed() {
         let up = format!("runner up -p {} -s {}", t.provider.name, t.stack);
-        report::info(&if o.pulumi.drift.is_some() {
+        report::info(&if o.kind().is_drift() {
             format!(
-                "Next: `{up}` sets the declared values back (it refreshes the drifted projects first), or change their programs or configuration to match what is deployed."
+                "Next: `{up}` makes what is deployed match the programs and configuration (it refreshes the drifted projects first), or change their programs or configuration to match what is deployed."
             )
         } else {
             format!("Next: `{up}` makes these changes.")
@@ -90,8 +90,23 @@ fn left_after_destroy(s: &Settings, t: &StackContext, o: &RunOptions, result: &R
     // The stack files and logs stay on this machine: nothing a CI job's reader keeps (its
     // checkout goes with it).
     let mut text = if s.ci.is_none() {
+        // Only the projects that had a stack left one.
+        let had = result
+            .results
+            .iter()
+            .filter(|(_, f)| !matches!(f.status, Status::Unchanged(Because::NoDeployment)))
+            .count();
+        let stacks = if had == result.results.len() {
+            format!("each project's stack `{}`", t.stack)
+        } else {
+            format!(
+                "the stack `{}` of the {} that had one",
+                t.stack,
+                crate::render::count(had, "project")
+            )
+        };
         format!(
-            "\nLeft as they were: each project's stack `{0}` (empty now, with its history) in the backend, the stack \
+            "\nLeft as they were: {stacks} (empty now, with its history) in the backend, the stack \
              files with the stored secrets (a later `runner up -s {0}` reuses them without asking) and the logs under \
              {1}. To remove a stack for good: `runner pulumi PROJECT -s {0} -- stack rm`.",
             t.stack,

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use crate::exec::{RunResult, Status, would_change};
 use crate::fs::Output;
-use crate::plan::Plan;
+use crate::plan::{Plan, RunKind};
 use crate::report;
 use crate::report::ci::{self, CiSystem};
 use crate::report::junit::{self, Suite};
@@ -28,8 +28,8 @@ pub(super) fn warn_lost_backend(s: &Settings, t: &StackContext) {
 pub(super) struct Asked<'a> {
     /// `--junit FILE`.
     pub(super) junit: Option<&'a Output>,
-    /// A drift check: a project whose preview has changes drifted.
-    pub(super) drift: bool,
+    /// What the run is: in a drift check a project whose preview has changes drifted.
+    pub(super) kind: RunKind,
     /// A drift check's one line.
     pub(super) verdict: Option<&'a str>,
 }
@@ -50,7 +50,7 @@ pub(super) fn reports(
             stack: &t.stack,
             started,
             total,
-            drift: asked.drift,
+            kind: asked.kind,
             log: &log,
         };
         if let Err(e) = out.write(junit::render(plan, result, &suite).as_bytes()) {
@@ -61,7 +61,7 @@ pub(super) fn reports(
     if s.ci != Some(CiSystem::GitHub) {
         return;
     }
-    if asked.drift {
+    if asked.kind.is_drift() {
         for (name, f) in &result.results {
             if f.status == Status::Succeeded
                 && would_change(&f.changes)
@@ -77,7 +77,7 @@ pub(super) fn reports(
         }
     }
     if let Some(file) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|f| !f.is_empty()) {
-        let mut text = ci::step_summary(plan, &t.stack, result, total, asked.verdict, asked.drift);
+        let mut text = ci::step_summary(plan, &t.stack, result, total, asked.verdict, asked.kind);
         // The state goes with the job: said where the job's readers look, not only in its log.
         if t.default_backend {
             let warning = crate::config::backend::lost_with_the_job().replace("\n  fix:", "\n>\n> Fix:");

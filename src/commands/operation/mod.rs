@@ -20,7 +20,7 @@ use crate::config::backend::Backend;
 use crate::error::{RunnerError, exit};
 use crate::exec::{self, Options, Policy, RunResult, would_change};
 use crate::fs::Output;
-use crate::plan::Operation;
+use crate::plan::{Operation, RunKind};
 use crate::pulumi::{RunFlags, Store};
 use crate::report::live::Live;
 use crate::report::logs::Logs;
@@ -72,6 +72,14 @@ pub(crate) struct RunOptions {
     pub(crate) scheduler: Policy,
 }
 
+impl RunOptions {
+    /// What the run is: its operation, or a drift check. Decided here, once; the reporters
+    /// take it whole.
+    pub(crate) fn kind(&self) -> RunKind {
+        RunKind::of(self.operation, self.pulumi.drift.is_some())
+    }
+}
+
 /// What changes a preview finds mean to the run's exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Changes {
@@ -86,12 +94,7 @@ pub(crate) fn run(s: &Settings, t: &StackContext, o: &RunOptions) -> Result<i32,
     let outcome = run_plan(s, t, o);
     // An error is a run refused before its first project: the CI's readers are told too.
     if let Err(e) = &outcome {
-        let command = if o.pulumi.drift.is_some() {
-            "drift"
-        } else {
-            o.operation.as_str()
-        };
-        ci_reports::refused(s, t, command, e);
+        ci_reports::refused(s, t, o.kind().word(), e);
     }
     outcome
 }
@@ -154,14 +157,14 @@ fn run_plan(s: &Settings, t: &StackContext, o: &RunOptions) -> Result<i32, Runne
         ),
     );
 
-    let drift = o.pulumi.drift.is_some();
+    let kind = o.kind();
     let lines = Plain::new(&plan, s.banner, s.style.debug)
         .grouped(s.ci)
         .sources(ci_reports::project_dirs(s, &plan))
         .fresh(o.fresh)
-        .drift(drift);
+        .kind(kind);
     let live = (o.output == OutputMode::Auto && s.live)
-        .then(|| Live::new(&plan, s.style.debug, prediction.estimates.clone(), o.scheduler.parallel).drift(drift));
+        .then(|| Live::new(&plan, s.style.debug, prediction.estimates.clone(), o.scheduler.parallel).kind(kind));
     let mut sinks = Sinks::new(lines, live, Logs::new(&t.run_dir), state);
     let result = execute(&plan, engine, &options, resume.as_ref(), |ev| sinks.event(ev))?;
     let code = exit_code(o, &result);
@@ -169,7 +172,7 @@ fn run_plan(s: &Settings, t: &StackContext, o: &RunOptions) -> Result<i32, Runne
     let total = clock.elapsed().as_secs_f64();
     let state_file = StateFile(s.ws.show(&t.run_dir.state()));
     let mut unrecorded = !sinks.finish((&plan, &result), (total, &t.stack), &log, &state_file);
-    let summary = summary(&plan, t, &result, (started, code), &prediction, drift);
+    let summary = summary(&plan, t, &result, (started, code), &prediction, kind);
     unrecorded |= !after(s, t, o, (&plan, &result), (started, total), history, &summary);
     // A failure or an interrupt says more than a lost record: keep its code.
     Ok(if unrecorded && code == exit::SUCCESS {

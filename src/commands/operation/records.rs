@@ -16,7 +16,7 @@ use crate::config::stackfile::{self, StackFile};
 use crate::error::RunnerError;
 use crate::exec::RunResult;
 use crate::fs::{NewFile, write_atomic};
-use crate::plan::{Operation, Plan};
+use crate::plan::{Operation, Plan, RunKind};
 use crate::provider::{PromptType, Provider};
 use crate::report;
 use crate::report::summary::{self, Predicted, Summary};
@@ -80,7 +80,7 @@ pub(super) fn prediction(
         .map(|(name, _)| name.clone())
         .collect();
     // A drift check previews whatever the backend holds.
-    let deployed = if o.pulumi.drift.is_some() {
+    let deployed = if o.kind().is_drift() {
         plan.order.iter().map(|&i| plan.name(i).to_string()).collect()
     } else {
         state.deployed()
@@ -107,7 +107,7 @@ pub(super) fn learn(t: &StackContext, mut history: History, operation: Operation
 /// What a preview may look at: only projects whose upstream stacks are deployed; a drift check
 /// asks the backend instead, not what this workspace's runs recorded (a CI job has none).
 pub(super) fn deployed_for_preview(plan: &Plan<'_>, o: &RunOptions, state: &RunState) -> Option<BTreeSet<String>> {
-    (o.operation == Operation::Preview && !plan.only && o.pulumi.drift.is_none()).then(|| state.deployed())
+    (o.kind() == RunKind::Preview && !plan.only).then(|| state.deployed())
 }
 
 /// Past runs weigh the plan: the provider with each project's learned duration as its estimate
@@ -140,7 +140,7 @@ pub(super) fn summary(
     result: &RunResult,
     (started, code): (SystemTime, i32),
     prediction: &Prediction,
-    drift: bool,
+    kind: crate::plan::RunKind,
 ) -> Summary {
     let run = summary::Run {
         plan,
@@ -152,7 +152,7 @@ pub(super) fn summary(
             estimates: &prediction.estimates,
             makespan: prediction.makespan,
         },
-        drift,
+        kind,
     };
     Summary::of(&run, result)
 }
@@ -173,7 +173,7 @@ pub(super) fn after(
     let verdict = super::afterwards::say(s, t, o, (plan, result));
     let asked = ci_reports::Asked {
         junit: o.junit.as_ref(),
-        drift: o.pulumi.drift.is_some(),
+        kind: o.kind(),
         verdict: verdict.as_deref(),
     };
     ci_reports::reports(s, t, asked, (plan, result), (started, total), summary);
