@@ -348,7 +348,7 @@ fn an_interactive_destroy_offers_to_prune_and_ci_never_asks() {
             && ci
                 .stderr
                 .contains("The kubeconfig keeps the cluster, user and context that eks merged into it")
-            && ci.stderr.contains("`--prune-kubeconfig` removes them"),
+            && ci.stderr.contains("`runner destroy -s dev --target eks --prune-kubeconfig` removes them (its stacks are empty now: nothing else changes)"),
         "{}",
         ci.stderr
     );
@@ -409,7 +409,7 @@ fn an_interactive_destroy_offers_to_prune_and_ci_never_asks() {
     assert!(!screen.contains("remove its cluster, user and context"), "{screen}");
     assert!(
         screen.contains("The kubeconfig keeps the cluster, user and context that eks merged into it")
-            && screen.contains("`--prune-kubeconfig` removes them"),
+            && screen.contains("--prune-kubeconfig` removes them"),
         "{screen}"
     );
     assert_eq!(names(&yaml(&file), "contexts"), ["eks-dev"]);

@@ -119,9 +119,12 @@ fn left_after_destroy(s: &Settings, t: &StackContext, o: &RunOptions, result: &R
     if !o.pulumi.prune_kubeconfig && !prune_asked(s, o) && !kept.is_empty() {
         let _ = write!(
             text,
-            "\nThe kubeconfig keeps the cluster, user and context that {} merged into it: a destroy with \
-             `--prune-kubeconfig` removes them.",
-            kept.join(", ")
+            "\nThe kubeconfig keeps the cluster, user and context that {} merged into it: \
+             `runner destroy -s {} --target {} --prune-kubeconfig` removes them (its stacks are empty now: \
+             nothing else changes).",
+            kept.join(", "),
+            t.stack,
+            kept.join(" --target ")
         );
     }
     text
