@@ -5,6 +5,28 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The name of the one input that stands for a folder's files when they are too many to list
+/// (a name no file has: it cannot start a relative path).
+pub const ALL_FILES: &str = "/*";
+
+/// How an input differs from its last up's, in the order a change is told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Change {
+    Added,
+    Changed,
+    Removed,
+}
+
+/// The first input (by kind, then name) that differs between a project's last up and now,
+/// and how many more do: what the reasons name ("stack file key `x` changed, and 2 more").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputChange {
+    pub kind: InputKind,
+    pub name: String,
+    pub how: Change,
+    pub more: usize,
+}
+
 /// The kinds of input, in the order a change is told.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 pub use because::{Because, Runs};
 pub use event::{Event, Finished, Level, PropertyDiff, ResourceDiff, Status, Stream, is_change, would_change};
 pub use failure::{Failure, How, SourceLine};
-pub use inputs::{InputDigest, InputKind, Inputs};
+pub use inputs::{ALL_FILES, Change, InputChange, InputDigest, InputKind, Inputs};
 pub use outcome::Outcome;
 pub use outputs::Outputs;
 pub use scheduler::{InputsDigest, Options, Policy, Resume, RunResult, execute};

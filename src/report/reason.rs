@@ -3,7 +3,7 @@
 //! or skip it (`runstate::Why`). Every view, the summary and `status` take their words from here.
 
 use super::status::outcome_word;
-use crate::exec::{Because, Outcome, Runs, Status};
+use crate::exec::{ALL_FILES, Because, Change, InputChange, InputKind, Outcome, Runs, Status};
 use crate::runstate::Why;
 
 /// Why a project ended without running, said of it alone.
@@ -83,15 +83,56 @@ pub(crate) fn pending(w: &Why) -> String {
             "its inputs changed since its last up: program, stack configuration, environment file or a file it reads"
                 .into()
         }
-        Why::InputsChanged(Some(what)) => format!("{what} since its last up"),
+        Why::InputsChanged(Some(what)) => format!("{} since its last up", input(what)),
         Why::Refreshed => "its last refresh took changes made outside Pulumi into the state".into(),
         Why::Drifted(None) => {
             "a preview found its stack differs from its program and configuration; its up refreshes first".into()
         }
         Why::Drifted(Some(what)) => {
-            format!("{what} since its last up, and a preview found changes; its up refreshes first")
+            format!(
+                "{} since its last up, and a preview found changes; its up refreshes first",
+                input(what)
+            )
         }
         Why::NoRecord => "no record of its inputs".into(),
+    }
+}
+
+/// What changed among a project's inputs, as a person reads it: "stack file key
+/// `logstore:retention` added" (", and N more" when several did).
+pub(crate) fn input(c: &InputChange) -> String {
+    let how = match c.how {
+        Change::Added => "added",
+        Change::Changed => "changed",
+        Change::Removed => "removed",
+    };
+    let more = match c.more {
+        0 => String::new(),
+        n => format!(", and {n} more"),
+    };
+    format!("{} {how}{more}", named(c.kind, &c.name))
+}
+
+/// An input as a person reads it: "stack file key `logstore:retention`".
+fn named(kind: InputKind, name: &str) -> String {
+    match kind {
+        InputKind::Config => format!("stack file key `{name}`"),
+        // A project's own stack file has the name of the shared one: say which it is.
+        InputKind::File
+            if name
+                .strip_prefix("Pulumi.")
+                .and_then(|rest| rest.strip_suffix(".yaml"))
+                .is_some_and(|stack| !stack.is_empty()) =>
+        {
+            format!("its own stack file `{name}`, not config/pulumi's,")
+        }
+        InputKind::File => match name.strip_prefix(ALL_FILES) {
+            Some(rest) => format!("a file of its folder{rest}"),
+            None => format!("its file `{name}`"),
+        },
+        InputKind::Named => format!("the file `{name}` names"),
+        InputKind::Environment => format!("environment variable `{name}`"),
+        InputKind::Upstream => format!("the outputs of `{name}`"),
     }
 }
 
@@ -162,8 +203,23 @@ mod tests {
             "its last up was interrupted"
         );
         assert_eq!(
-            pending(&Why::InputsChanged(Some("its file `Pulumi.yaml` changed".into()))),
+            pending(&Why::InputsChanged(Some(InputChange {
+                kind: InputKind::File,
+                name: "Pulumi.yaml".into(),
+                how: Change::Changed,
+                more: 0,
+            }))),
             "its file `Pulumi.yaml` changed since its last up"
+        );
+        // A project's own stack file is told apart from the shared one; several changes counted.
+        assert_eq!(
+            input(&InputChange {
+                kind: InputKind::File,
+                name: "Pulumi.dev.yaml".into(),
+                how: Change::Added,
+                more: 2,
+            }),
+            "its own stack file `Pulumi.dev.yaml`, not config/pulumi's, added, and 2 more"
         );
     }
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest as _, Sha256};
 
-use crate::exec::{InputDigest, InputKind, Inputs, Outputs};
+use crate::exec::{ALL_FILES, Change, InputChange, InputDigest, InputKind, Inputs, Outputs};
 use crate::fs::{NewFile, write_atomic};
 use crate::workspace::RunDir;
 
@@ -298,29 +298,6 @@ fn entry(kind: InputKind, name: &str, h: Sha256) -> InputDigest {
     }
 }
 
-/// An input as a person reads it: "stack file key `logstore:retention`".
-fn named(kind: InputKind, name: &str) -> String {
-    match kind {
-        InputKind::Config => format!("stack file key `{name}`"),
-        // A project's own stack file has the name of the shared one: say which it is.
-        InputKind::File
-            if name
-                .strip_prefix("Pulumi.")
-                .and_then(|rest| rest.strip_suffix(".yaml"))
-                .is_some_and(|stack| !stack.is_empty()) =>
-        {
-            format!("its own stack file `{name}`, not config/pulumi's,")
-        }
-        InputKind::File => match name.strip_prefix(ALL_FILES) {
-            Some(rest) => format!("a file of its folder{rest}"),
-            None => format!("its file `{name}`"),
-        },
-        InputKind::Named => format!("the file `{name}` names"),
-        InputKind::Environment => format!("environment variable `{name}`"),
-        InputKind::Upstream => format!("the outputs of `{name}`"),
-    }
-}
-
 /// A digest of `inputs` that is not as [`Digests::inputs`] takes them (16 hex digits), or as an
 /// older runner took one of everything (64, like an outputs digest); `None` when all are.
 pub(crate) fn malformed(inputs: &Inputs) -> Option<&str> {
@@ -335,10 +312,10 @@ pub(crate) fn is_hex(text: &str, len: usize) -> bool {
     text.len() == len && text.bytes().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f'))
 }
 
-/// What differs between the inputs of a project's last up (`then`) and today's (`now`), in
-/// words: "stack file key `logstore:retention` added" (", and N more" when several did);
-/// `None` when `then` is one digest of everything (an older runner's) or nothing differs.
-pub(crate) fn changed_input(then: &Inputs, now: &Inputs) -> Option<String> {
+/// What differs between the inputs of a project's last up (`then`) and today's (`now`): the
+/// first input that does and how many more (`report::reason` words it); `None` when `then` is
+/// one digest of everything (an older runner's) or nothing differs.
+pub(crate) fn changed_input(then: &Inputs, now: &Inputs) -> Option<InputChange> {
     let by_input = |inputs: &Inputs| -> Option<BTreeMap<(InputKind, String), String>> {
         match inputs {
             Inputs::Each(each) => Some(
@@ -353,21 +330,22 @@ pub(crate) fn changed_input(then: &Inputs, now: &Inputs) -> Option<String> {
     let mut changes = Vec::new();
     for (key, digest) in &now {
         match then.get(key) {
-            None => changes.push((key, "added")),
-            Some(d) if d != digest => changes.push((key, "changed")),
+            None => changes.push((key, Change::Added)),
+            Some(d) if d != digest => changes.push((key, Change::Changed)),
             Some(_) => {}
         }
     }
     for key in then.keys().filter(|k| !now.contains_key(*k)) {
-        changes.push((key, "removed"));
+        changes.push((key, Change::Removed));
     }
     changes.sort();
     let ((kind, name), how) = changes.first()?;
-    let more = match changes.len() - 1 {
-        0 => String::new(),
-        n => format!(", and {n} more"),
-    };
-    Some(format!("{} {how}{more}", named(*kind, name)))
+    Some(InputChange {
+        kind: *kind,
+        name: name.clone(),
+        how: *how,
+        more: changes.len() - 1,
+    })
 }
 
 /// The paths a program reads as files (`fn::readFile`, `fn::fileAsset`, `fn::fileArchive`) that
@@ -417,10 +395,6 @@ fn hash_file(h: &mut Sha256, path: &Path) {
 const FILES_LISTED: usize = 1_000;
 /// A walk of a project's folder stops after this many files: a link to `/` is not read whole.
 const WALK_LIMIT: usize = 100_000;
-/// The name of the one input that stands for a folder's files when they are too many to list
-/// (a name no file has: it cannot start a relative path).
-const ALL_FILES: &str = "/*";
-
 /// The files under a project's folder, relative to it, skipping dependency and build
 /// directories. Links are followed (a program may link a shared library in), but each real
 /// directory is entered once, however many links lead to it (a chain of links that each lead
@@ -698,7 +672,9 @@ mod tests {
         std::os::unix::fs::symlink("/sys", p.join("proc")).unwrap();
         let after = d.inputs("p", &none);
         assert_eq!(
-            changed_input(&before, &after).as_deref(),
+            changed_input(&before, &after)
+                .map(|c| crate::report::reason::input(&c))
+                .as_deref(),
             Some("its file `proc` changed")
         );
     }
@@ -724,7 +700,9 @@ mod tests {
         std::fs::write(assets.join("17"), "y").unwrap();
         let after = d.inputs("p", &none);
         assert_eq!(
-            changed_input(&before, &after).as_deref(),
+            changed_input(&before, &after)
+                .map(|c| crate::report::reason::input(&c))
+                .as_deref(),
             Some("a file of its folder (1001 files, compared as one) changed")
         );
     }
@@ -785,14 +763,18 @@ mod tests {
         assert_ne!(then("logstore"), now("logstore"), "its own namespace");
         assert_ne!(then("app"), now("app"), "a key its program reads");
         assert_eq!(
-            changed_input(&then("logstore"), &now("logstore")).as_deref(),
+            changed_input(&then("logstore"), &now("logstore"))
+                .map(|c| crate::report::reason::input(&c))
+                .as_deref(),
             Some("stack file key `logstore:retention` added")
         );
         // A namespace that is no project's (a provider's, an unknown one) counts everywhere.
         let moved = open("config:\n  aws:region: eu-west-1\n  logstore:retention: 30d\n");
         assert_ne!(now("logstore"), moved.inputs("logstore", &none));
         assert_eq!(
-            changed_input(&now("network"), &moved.inputs("network", &none)).as_deref(),
+            changed_input(&now("network"), &moved.inputs("network", &none))
+                .map(|c| crate::report::reason::input(&c))
+                .as_deref(),
             Some("stack file key `aws:region` changed")
         );
         // Three changes: the first in the order kinds are told, and how many more.
@@ -800,7 +782,9 @@ mod tests {
         std::fs::write(dir.path().join("network/extra.txt"), "x").unwrap();
         let up = BTreeMap::from([("vpc".to_string(), "d1".to_string())]);
         assert_eq!(
-            changed_input(&base, &moved.inputs("network", &up)).as_deref(),
+            changed_input(&base, &moved.inputs("network", &up))
+                .map(|c| crate::report::reason::input(&c))
+                .as_deref(),
             Some("stack file key `aws:region` changed, and 2 more")
         );
         assert_eq!(
@@ -819,7 +803,9 @@ mod tests {
             }])
         };
         assert_eq!(
-            changed_input(&own("0000000000000000"), &own("1111111111111111")).as_deref(),
+            changed_input(&own("0000000000000000"), &own("1111111111111111"))
+                .map(|c| crate::report::reason::input(&c))
+                .as_deref(),
             Some("its own stack file `Pulumi.try.yaml`, not config/pulumi's, changed")
         );
     }

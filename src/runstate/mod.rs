@@ -743,7 +743,9 @@ mod tests {
             .unwrap()
             .inputs("p", &upstream);
         assert_eq!(
-            digests::changed_input(state.projects["p"].last_up().unwrap().0, &changed).as_deref(),
+            digests::changed_input(state.projects["p"].last_up().unwrap().0, &changed)
+                .map(|c| crate::report::reason::input(&c))
+                .as_deref(),
             Some("stack file key `p:size` changed")
         );
         // The single digest of older runners still: the project runs once more.

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::digests::changed_input;
 use super::{Digests, ProjectState, Recorded, RunState, journal};
-use crate::exec::Outcome;
+use crate::exec::{InputChange, Outcome};
 use crate::plan::{Operation, Plan};
 use crate::provider::Provider;
 use crate::workspace::RunDir;
@@ -38,14 +38,13 @@ pub(crate) enum Why {
     After(String),
     /// Skipped: unchanged since its last up.
     Unchanged,
-    /// Its inputs changed since its last up: which one, when the digests tell
-    /// (`runstate::digests`' words).
-    InputsChanged(Option<String>),
+    /// Its inputs changed since its last up: which one, when the digests tell.
+    InputsChanged(Option<InputChange>),
     /// Its last refresh took changes made outside Pulumi into the state.
     Refreshed,
     /// A drift check found its stack differs from its program and configuration: because this
-    /// input changed since its last up, when the digests tell (`runstate::digests`' words).
-    Drifted(Option<String>),
+    /// input changed since its last up, when the digests tell.
+    Drifted(Option<InputChange>),
     /// Its last up left no digest of its inputs.
     NoRecord,
 }
