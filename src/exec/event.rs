@@ -97,10 +97,34 @@ pub fn is_change(op: &str) -> bool {
 pub struct ResourceDiff {
     /// `type::name`: `aws:s3/bucket:Bucket::logs`.
     pub resource: String,
-    /// The engine's step: `update`, `replace`, `create`, `delete`.
-    pub op: String,
+    /// The engine's step.
+    pub op: Step,
     /// The inputs that differ, leaf by leaf (none for a `create` or a `delete`).
     pub properties: Vec<PropertyDiff>,
+}
+
+/// A step of the engine that changes a resource (Pulumi's `op`), as the runner tells it; the
+/// engine's other steps (`same`, `read`, `refresh`…) change nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Step {
+    Create,
+    Update,
+    Replace,
+    Delete,
+}
+
+impl Step {
+    /// The step Pulumi's engine names `op`, when it is one that changes a resource.
+    pub fn of(op: &str) -> Option<Step> {
+        match op {
+            "create" => Some(Step::Create),
+            "update" => Some(Step::Update),
+            "replace" => Some(Step::Replace),
+            "delete" => Some(Step::Delete),
+            _ => None,
+        }
+    }
 }
 
 /// One input that differs: its path, and its value in the stack's state (refreshed from the

@@ -11,7 +11,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use crate::exec::outputs::{REDACTED, holds_redacted};
-use crate::exec::{Outputs, PropertyDiff, ResourceDiff};
+use crate::exec::{Outputs, PropertyDiff, ResourceDiff, Step};
 
 /// The signature key of a special value in Pulumi's serialized state, and a secret's signature
 /// (`sdk/go/common/resource/sig`).
@@ -149,15 +149,12 @@ const LONGEST_VALUE: usize = 80;
 /// A changing step's resource and the inputs that differ: leaf by leaf under each key the
 /// engine lists as differing (`diffs`; every differing key when it lists none).
 fn resource_diff(meta: &Value) -> Option<ResourceDiff> {
-    let op = meta.get("op")?.as_str()?;
-    if !matches!(op, "update" | "replace" | "create" | "delete") {
-        return None;
-    }
+    let op = Step::of(meta.get("op")?.as_str()?)?;
     let urn = meta.get("urn")?.as_str()?;
     let ty = meta.get("type").and_then(Value::as_str).unwrap_or_default();
     let name = urn.rsplit("::").next().unwrap_or(urn);
     let mut properties = Vec::new();
-    if matches!(op, "update" | "replace") {
+    if matches!(op, Step::Update | Step::Replace) {
         let old = meta.pointer("/old/inputs").cloned().unwrap_or(Value::Null);
         let new = meta.pointer("/new/inputs").cloned().unwrap_or(Value::Null);
         let listed: Vec<&str> = meta
@@ -184,7 +181,7 @@ fn resource_diff(meta: &Value) -> Option<ResourceDiff> {
     }
     Some(ResourceDiff {
         resource: format!("{ty}::{name}"),
-        op: op.to_string(),
+        op,
         properties,
     })
 }
@@ -364,7 +361,7 @@ mod tests {
             [
                 ResourceDiff {
                     resource: "pulumi:index:Stash::store".into(),
-                    op: "update".into(),
+                    op: Step::Update,
                     // Only under the keys the engine lists (`other` differs, unlisted); the
                     // unchanged secret is not a difference.
                     properties: vec![
@@ -374,12 +371,12 @@ mod tests {
                 },
                 ResourceDiff {
                     resource: "aws:s3/bucket:Bucket::logs".into(),
-                    op: "create".into(),
+                    op: Step::Create,
                     properties: vec![],
                 },
                 ResourceDiff {
                     resource: "aws:s3/bucket:Bucket::old".into(),
-                    op: "delete".into(),
+                    op: Step::Delete,
                     properties: vec![],
                 },
             ]

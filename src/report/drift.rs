@@ -6,25 +6,25 @@
 
 use std::fmt::Write as _;
 
-use crate::exec::ResourceDiff;
+use crate::exec::{ResourceDiff, Step};
 
 /// What an `up` would do to the resource, in words.
-fn doing(op: &str) -> &'static str {
+fn doing(op: Step) -> &'static str {
     match op {
-        "create" => "would be created",
-        "delete" => "would be deleted",
-        "replace" => "would be replaced",
-        _ => "would be updated",
+        Step::Create => "would be created",
+        Step::Delete => "would be deleted",
+        Step::Replace => "would be replaced",
+        Step::Update => "would be updated",
     }
 }
 
 /// The engine's mark of a step, as the closing table's legend has them.
-fn mark(op: &str) -> char {
+fn mark(op: Step) -> char {
     match op {
-        "create" => '+',
-        "delete" => '-',
-        "replace" => '±',
-        _ => '~',
+        Step::Create => '+',
+        Step::Delete => '-',
+        Step::Replace => '±',
+        Step::Update => '~',
     }
 }
 
@@ -42,7 +42,7 @@ pub(crate) fn lines(diffs: &[ResourceDiff], indent: &str) -> Vec<String> {
         .unwrap_or(0);
     let mut out = Vec::new();
     for d in diffs {
-        out.push(format!("{indent}{} {} ({})", mark(&d.op), d.resource, doing(&d.op)));
+        out.push(format!("{indent}{} {} ({})", mark(d.op), d.resource, doing(d.op)));
         for p in &d.properties {
             if p.deployed.is_none() && p.declared.is_none() {
                 out.push(format!("{indent}    {}", p.path));
@@ -109,7 +109,7 @@ fn resources(diffs: &[ResourceDiff]) -> String {
 fn rows(out: &mut String, diffs: &[ResourceDiff], code: &dyn Fn(&str) -> String, row: &dyn Fn([&str; 5]) -> String) {
     let value = |v: Option<&String>| v.map_or_else(|| "(absent)".to_string(), |v| code(v));
     for d in diffs {
-        let (resource, change) = (code(&d.resource), doing(&d.op));
+        let (resource, change) = (code(&d.resource), doing(d.op));
         if d.properties.is_empty() {
             let _ = writeln!(out, "{}", row([&resource, change, "", "", ""]));
         }
@@ -139,7 +139,7 @@ mod tests {
         vec![
             ResourceDiff {
                 resource: "pulumi:index:Stash::store".into(),
-                op: "update".into(),
+                op: crate::exec::Step::Update,
                 properties: vec![
                     PropertyDiff {
                         path: "input.retention".into(),
@@ -155,7 +155,7 @@ mod tests {
             },
             ResourceDiff {
                 resource: "aws:s3/bucket:Bucket::logs".into(),
-                op: "create".into(),
+                op: crate::exec::Step::Create,
                 properties: vec![],
             },
         ]

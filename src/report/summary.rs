@@ -252,7 +252,7 @@ mod tests {
             changes: BTreeMap::from([("create".to_string(), 2), ("same".to_string(), 1)]),
             diffs: vec![ResourceDiff {
                 resource: "pulumi:index:Stash::net".into(),
-                op: "update".into(),
+                op: crate::exec::Step::Update,
                 properties: vec![PropertyDiff {
                     path: "input".into(),
                     deployed: Some("1".into()),
