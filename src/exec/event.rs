@@ -98,7 +98,7 @@ pub struct ResourceDiff {
     /// `type::name`: `aws:s3/bucket:Bucket::logs`.
     pub resource: String,
     /// The engine's step.
-    pub op: Step,
+    pub op: ResourceStep,
     /// The inputs that differ, leaf by leaf (none for a `create` or a `delete`).
     pub properties: Vec<PropertyDiff>,
 }
@@ -107,21 +107,21 @@ pub struct ResourceDiff {
 /// engine's other steps (`same`, `read`, `refresh`…) change nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Step {
+pub enum ResourceStep {
     Create,
     Update,
     Replace,
     Delete,
 }
 
-impl Step {
+impl ResourceStep {
     /// The step Pulumi's engine names `op`, when it is one that changes a resource.
-    pub fn of(op: &str) -> Option<Step> {
+    pub fn of(op: &str) -> Option<ResourceStep> {
         match op {
-            "create" => Some(Step::Create),
-            "update" => Some(Step::Update),
-            "replace" => Some(Step::Replace),
-            "delete" => Some(Step::Delete),
+            "create" => Some(ResourceStep::Create),
+            "update" => Some(ResourceStep::Update),
+            "replace" => Some(ResourceStep::Replace),
+            "delete" => Some(ResourceStep::Delete),
             _ => None,
         }
     }

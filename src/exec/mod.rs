@@ -20,7 +20,9 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 pub use because::{Because, Runs};
-pub use event::{Event, Finished, Level, PropertyDiff, ResourceDiff, Status, Step, Stream, is_change, would_change};
+pub use event::{
+    Event, Finished, Level, PropertyDiff, ResourceDiff, ResourceStep, Status, Stream, is_change, would_change,
+};
 pub use failure::{Failure, How, SourceLine};
 pub use inputs::{ALL_FILES, Change, InputChange, InputDigest, InputKind, Inputs};
 pub use outcome::Outcome;

@@ -11,7 +11,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use crate::exec::outputs::{REDACTED, holds_redacted};
-use crate::exec::{Outputs, PropertyDiff, ResourceDiff, Step};
+use crate::exec::{Outputs, PropertyDiff, ResourceDiff, ResourceStep};
 
 /// The signature key of a special value in Pulumi's serialized state, and a secret's signature
 /// (`sdk/go/common/resource/sig`).
@@ -149,12 +149,12 @@ const LONGEST_VALUE: usize = 80;
 /// A changing step's resource and the inputs that differ: leaf by leaf under each key the
 /// engine lists as differing (`diffs`; every differing key when it lists none).
 fn resource_diff(meta: &Value) -> Option<ResourceDiff> {
-    let op = Step::of(meta.get("op")?.as_str()?)?;
+    let op = ResourceStep::of(meta.get("op")?.as_str()?)?;
     let urn = meta.get("urn")?.as_str()?;
     let ty = meta.get("type").and_then(Value::as_str).unwrap_or_default();
     let name = urn.rsplit("::").next().unwrap_or(urn);
     let mut properties = Vec::new();
-    if matches!(op, Step::Update | Step::Replace) {
+    if matches!(op, ResourceStep::Update | ResourceStep::Replace) {
         let old = meta.pointer("/old/inputs").cloned().unwrap_or(Value::Null);
         let new = meta.pointer("/new/inputs").cloned().unwrap_or(Value::Null);
         let listed: Vec<&str> = meta
@@ -361,7 +361,7 @@ mod tests {
             [
                 ResourceDiff {
                     resource: "pulumi:index:Stash::store".into(),
-                    op: Step::Update,
+                    op: ResourceStep::Update,
                     // Only under the keys the engine lists (`other` differs, unlisted); the
                     // unchanged secret is not a difference.
                     properties: vec![
@@ -371,12 +371,12 @@ mod tests {
                 },
                 ResourceDiff {
                     resource: "aws:s3/bucket:Bucket::logs".into(),
-                    op: Step::Create,
+                    op: ResourceStep::Create,
                     properties: vec![],
                 },
                 ResourceDiff {
                     resource: "aws:s3/bucket:Bucket::old".into(),
-                    op: Step::Delete,
+                    op: ResourceStep::Delete,
                     properties: vec![],
                 },
             ]

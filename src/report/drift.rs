@@ -6,25 +6,25 @@
 
 use std::fmt::Write as _;
 
-use crate::exec::{ResourceDiff, Step};
+use crate::exec::{ResourceDiff, ResourceStep};
 
 /// What an `up` would do to the resource, in words.
-fn doing(op: Step) -> &'static str {
+fn doing(op: ResourceStep) -> &'static str {
     match op {
-        Step::Create => "would be created",
-        Step::Delete => "would be deleted",
-        Step::Replace => "would be replaced",
-        Step::Update => "would be updated",
+        ResourceStep::Create => "would be created",
+        ResourceStep::Delete => "would be deleted",
+        ResourceStep::Replace => "would be replaced",
+        ResourceStep::Update => "would be updated",
     }
 }
 
 /// The engine's mark of a step, as the closing table's legend has them.
-fn mark(op: Step) -> char {
+fn mark(op: ResourceStep) -> char {
     match op {
-        Step::Create => '+',
-        Step::Delete => '-',
-        Step::Replace => '±',
-        Step::Update => '~',
+        ResourceStep::Create => '+',
+        ResourceStep::Delete => '-',
+        ResourceStep::Replace => '±',
+        ResourceStep::Update => '~',
     }
 }
 
@@ -139,7 +139,7 @@ mod tests {
         vec![
             ResourceDiff {
                 resource: "pulumi:index:Stash::store".into(),
-                op: crate::exec::Step::Update,
+                op: crate::exec::ResourceStep::Update,
                 properties: vec![
                     PropertyDiff {
                         path: "input.retention".into(),
@@ -155,7 +155,7 @@ mod tests {
             },
             ResourceDiff {
                 resource: "aws:s3/bucket:Bucket::logs".into(),
-                op: crate::exec::Step::Create,
+                op: crate::exec::ResourceStep::Create,
                 properties: vec![],
             },
         ]

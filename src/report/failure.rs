@@ -70,30 +70,30 @@ fn headline_of(text: &str) -> String {
 /// A failure as a run's record keeps it: the whole text (the summary's `error`, all the file
 /// holds) and its headline, which a record read back takes from the text as [`headline`] does.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Told {
+pub(crate) struct Kept {
     pub(crate) headline: String,
     pub(crate) text: String,
 }
 
-impl Told {
+impl Kept {
     pub(crate) fn of(f: &Failure) -> Self {
-        Told {
+        Kept {
             headline: headline(f),
             text: text(f),
         }
     }
 }
 
-impl Serialize for Told {
+impl Serialize for Kept {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&self.text)
     }
 }
 
-impl<'de> Deserialize<'de> for Told {
+impl<'de> Deserialize<'de> for Kept {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let text = String::deserialize(d)?;
-        Ok(Told {
+        Ok(Kept {
             headline: headline_of(&text),
             text,
         })
@@ -135,8 +135,8 @@ mod tests {
             "pulumi up exited with code 1: error: quota\n    at line 3\n  locked by pid 7 of this host"
         );
         assert_eq!(headline(&exited), "pulumi up exited with code 1: error: quota");
-        let read: Told = serde_json::from_value(serde_json::to_value(Told::of(&exited)).unwrap()).unwrap();
-        assert_eq!(read, Told::of(&exited), "a record read back has the same headline");
+        let read: Kept = serde_json::from_value(serde_json::to_value(Kept::of(&exited)).unwrap()).unwrap();
+        assert_eq!(read, Kept::of(&exited), "a record read back has the same headline");
         assert_eq!(
             text(&Failure::ended("pulumi up", How::Killed("SIGKILL".into()), vec![])),
             "pulumi up was killed by SIGKILL"

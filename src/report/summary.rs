@@ -62,7 +62,7 @@ pub(crate) struct ProjectSummary {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) drift: Vec<ResourceDiff>,
     /// For a failure: its text (all the file holds) and headline.
-    pub(crate) error: Option<failure::Told>,
+    pub(crate) error: Option<failure::Kept>,
 }
 
 /// What was predicted before the run: each project's estimate (seconds, by name), the makespan.
@@ -132,7 +132,7 @@ impl Summary {
                     } else {
                         Vec::new()
                     },
-                    error: f.error.as_ref().map(failure::Told::of),
+                    error: f.error.as_ref().map(failure::Kept::of),
                 })
                 .collect(),
         }
@@ -252,7 +252,7 @@ mod tests {
             changes: BTreeMap::from([("create".to_string(), 2), ("same".to_string(), 1)]),
             diffs: vec![ResourceDiff {
                 resource: "pulumi:index:Stash::net".into(),
-                op: crate::exec::Step::Update,
+                op: crate::exec::ResourceStep::Update,
                 properties: vec![PropertyDiff {
                     path: "input".into(),
                     deployed: Some("1".into()),
