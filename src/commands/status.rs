@@ -148,13 +148,21 @@ pub(crate) fn run(s: &Settings, t: &StackContext, format: StatusFormat) -> Resul
             let columns = terminal_columns();
             let mut text = table(&doc, &s.ws.show(&t.run_dir.state()), columns);
             // A shared backend may hold what pipelines deployed: this table never saw it.
-            if !t.default_backend && doc.projects.iter().all(|r| r.last.is_none() && r.drift.is_none()) {
+            if !t.default_backend && doc.projects.iter().all(|r| r.last.is_none()) {
+                let checked = doc.projects.iter().any(|r| r.drift.is_some());
+                let then = if checked {
+                    "The drift column is what the last drift check found deployed there; an up from here runs \
+                     each project once (pulumi finds what is deployed up to date)."
+                } else {
+                    "`runner drift -s {0}` checks what is deployed there."
+                };
                 let note = report::as_typed(&format!(
                     "Nothing ran from this checkout with stack {0}: status tells the runs made here ({1}). \
                          What ran elsewhere (a pipeline, another machine) is in the backend PULUMI_BACKEND_URL \
-                         names: `runner drift -s {0}` checks what is deployed there.",
+                         names. {2}",
                     t.stack,
-                    s.ws.show(&t.run_dir.stack_dir())
+                    s.ws.show(&t.run_dir.stack_dir()),
+                    then.replace("{0}", &t.stack)
                 ))
                 .into_owned();
                 let note = match columns {

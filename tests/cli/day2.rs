@@ -1085,11 +1085,32 @@ fn status_with_a_shared_backend_and_no_run_here_names_what_checks_the_backend() 
     assert!(
         status.stdout.contains(
             "Nothing ran from this checkout with stack dev: status tells the runs made here (.runner/dev). \
-             What ran elsewhere (a pipeline, another machine) is in the backend PULUMI_BACKEND_URL names: \
+             What ran elsewhere (a pipeline, another machine) is in the backend PULUMI_BACKEND_URL names. \
              `runner drift -s dev` checks what is deployed there."
         ),
         "{}",
         status.stdout
+    );
+    // A pipeline deployed (here: a run whose record is gone), then a drift check from here: the
+    // rows show what it found, and the note says what they are and what an up would do.
+    let shared = [("PULUMI_BACKEND_URL", backend.as_str())];
+    ws.up("aws", &["--target", "vpc"], &shared).expect(0);
+    std::fs::remove_dir_all(ws.path().join(".runner")).unwrap();
+    ws.exec(&["drift", "-p", "aws", "-s", "dev"], &shared).expect(0);
+    let after = ws.exec(&["status", "-s", "dev"], &shared).expect(0);
+    let vpc = after
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("vpc "))
+        .unwrap();
+    assert!(vpc.contains("no drift"), "{}", after.stdout);
+    assert!(
+        after.stdout.contains(
+            "names. The drift column is what the last drift check found deployed there; an up from here runs each \
+             project once (pulumi finds what is deployed up to date)."
+        ),
+        "{}",
+        after.stdout
     );
     // The workspace's own file backend holds only what ran here: nothing to add.
     let local = ws.exec(&["status", "-s", "dev"], &[]).expect(0);
