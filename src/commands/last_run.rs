@@ -39,7 +39,7 @@ pub(crate) fn last_run(s: &Settings, t: &StackContext) -> Result<Summary, Runner
 }
 
 /// A run's record read from `path`, of stack `t`.
-fn read_run(s: &Settings, t: &StackContext, path: &std::path::Path) -> Result<Summary, RunnerError> {
+pub(crate) fn read_run(s: &Settings, t: &StackContext, path: &std::path::Path) -> Result<Summary, RunnerError> {
     let path = path.to_path_buf();
     let shown = s.ws.show(&path);
     let text = crate::fs::read_text(&path).map_err(|e| {

@@ -120,7 +120,7 @@ pub(crate) fn run(s: &Settings, t: &StackContext, format: StatusFormat) -> Resul
         state.cut_short();
     }
     let history = History::load(&t.run_dir, &|p| s.ws.show(p)).map_err(|m| super::operation::state_error(s, t, m))?;
-    let checked_here = drift_run_here(t);
+    let checked_here = drift_run_here(s, t);
     let digests = super::operation::digests_now(s, t);
     let pending = state.pending(&plan, digests.as_ref());
     let projects: Vec<Row<'_>> = plan
@@ -153,8 +153,9 @@ pub(crate) fn run(s: &Settings, t: &StackContext, format: StatusFormat) -> Resul
                 let then = if checked {
                     "The drift column is what the last drift check found deployed there; an up from here runs \
                      each project once (pulumi finds what is deployed up to date)."
+                        .to_string()
                 } else {
-                    "`runner drift -s {0}` checks what is deployed there."
+                    format!("`runner drift -s {}` checks what is deployed there.", t.stack)
                 };
                 let note = report::as_typed(&format!(
                     "Nothing ran from this checkout with stack {0}: status tells the runs made here ({1}). \
@@ -162,7 +163,7 @@ pub(crate) fn run(s: &Settings, t: &StackContext, format: StatusFormat) -> Resul
                          names. {2}",
                     t.stack,
                     s.ws.show(&t.run_dir.stack_dir()),
-                    then.replace("{0}", &t.stack)
+                    then
                 ))
                 .into_owned();
                 let note = match columns {
@@ -182,11 +183,9 @@ pub(crate) fn run(s: &Settings, t: &StackContext, format: StatusFormat) -> Resul
 /// What the last run made here found, when it was a drift check: by project, what it found
 /// and when. A drift check of a stack this checkout never ran (a pipeline deployed it) keeps
 /// nothing in the run state, which holds only what ran here: its record still says it.
-fn drift_run_here(t: &StackContext) -> BTreeMap<String, (Found, Option<String>)> {
-    let Ok(text) = crate::fs::read_text(t.run_dir.last_run()) else {
-        return BTreeMap::new();
-    };
-    let Ok(run) = serde_json::from_str::<crate::report::summary::Summary>(&text) else {
+fn drift_run_here(s: &Settings, t: &StackContext) -> BTreeMap<String, (Found, Option<String>)> {
+    // No record, or one that cannot be read: status has its own rows to tell.
+    let Ok(run) = super::last_run::read_run(s, t, &t.run_dir.last_run()) else {
         return BTreeMap::new();
     };
     if run.operation != crate::plan::RunKind::Drift {

@@ -336,6 +336,52 @@ fn the_teardown_script_passes_each_value_as_one_word() {
     assert!(!ws.path().join("PWN").exists());
 }
 
+/// The workspace image given to PKO is data in the Stacks, whatever its text: a newline, YAML
+/// of its own, a quote read back as the one string given; a TIMEOUT given to the teardown is one
+/// word of kubectl's, never run.
+#[test]
+fn a_hostile_image_or_timeout_stays_one_value() {
+    let ws = Ws::configured("aws");
+    let home = Home::new();
+    let image = "reg.example/p:1\nworkspaceTemplate: {spec: {image: evil}}\n'\"#x";
+    export(
+        &ws,
+        &home,
+        "pko",
+        &["-o", "pko", "--image", image, "--destroy-on-finalize"],
+    )
+    .expect(0);
+    for stack in crate::export::docs(&read(&ws, "pko/stacks.yaml")) {
+        assert_eq!(stack["spec"]["workspaceTemplate"]["spec"]["image"], image, "{stack}");
+    }
+    let bin = ws.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::write(
+        bin.join("kubectl"),
+        "#!/bin/sh\nfor a in \"$@\"; do printf '[%s]' \"$a\"; done >> \"$LOG\"\necho >> \"$LOG\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(bin.join("kubectl"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let log = ws.path().join("kubectl.log");
+    let out = std::process::Command::new(ws.path().join("pko/teardown.sh"))
+        .current_dir(ws.path())
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+        .env("LOG", &log)
+        .env("TIMEOUT", "$(touch PWN) 1h")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let calls = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        calls
+            .lines()
+            .filter(|l| l.starts_with("[delete][stack.pulumi.com]"))
+            .all(|l| l.ends_with("[--timeout=$(touch PWN) 1h]")),
+        "{calls}"
+    );
+    assert!(!ws.path().join("PWN").exists());
+}
+
 #[test]
 fn a_project_named_pages_is_not_gitlabs_pages_job() {
     let ws = Ws::configured("kubeconfig");

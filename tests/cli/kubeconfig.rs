@@ -158,6 +158,22 @@ fn in_a_ci_job_the_users_kubeconfig_is_left_alone() {
     .expect(0);
     assert_eq!(names(&yaml(&chosen), "contexts"), ["eks-dev"]);
     assert!(!home(&ws).join(".kube").exists());
+    // Something else where the job's kubeconfig goes (a directory, a FIFO): the project fails
+    // naming it, nothing hangs, and the home is still left alone.
+    std::fs::remove_dir_all(&file).ok();
+    std::fs::remove_file(&file).ok();
+    std::fs::create_dir_all(&file).unwrap();
+    let run = ws
+        .up("aws", &["--target", "eks", "--fresh"], &[("CI", "true")])
+        .expect(1);
+    assert!(run.stderr.contains(&file.display().to_string()), "{}", run.stderr);
+    std::fs::remove_dir(&file).unwrap();
+    assert!(Command::new("mkfifo").arg(&file).status().unwrap().success());
+    let run = ws
+        .up("aws", &["--target", "eks", "--fresh"], &[("CI", "true")])
+        .expect(1);
+    assert!(run.stderr.contains(&file.display().to_string()), "{}", run.stderr);
+    assert!(!home(&ws).join(".kube").exists());
 }
 
 #[test]
