@@ -518,6 +518,8 @@ fn cells(r: &Row<'_>, compact: bool) -> Cells {
 /// A drift check's status in words.
 fn checked_word(checked: Checked) -> &'static str {
     match checked {
+        // The check ran and found nothing deployed: said so, not as a check left undone.
+        Checked::Found(Found::NotChecked) => "not deployed",
         Checked::Found(found) => status::word(Told::Found(found)),
         Checked::Ended(recorded) => recorded_word(recorded),
     }

@@ -86,11 +86,11 @@ pub(crate) fn pending(w: &Why) -> String {
         Why::InputsChanged(Some(what)) => format!("{} since its last up", input(what)),
         Why::Refreshed => "its last refresh took changes made outside Pulumi into the state".into(),
         Why::Drifted(None) => {
-            "a preview found its stack differs from its program and configuration; its up refreshes first".into()
+            "a check (preview or drift) found its stack differs from its program and configuration; its up refreshes first".into()
         }
         Why::Drifted(Some(what)) => {
             format!(
-                "{} since its last up, and a preview found changes; its up refreshes first",
+                "{} since its last up, and a check (preview or drift) found changes; its up refreshes first",
                 input(what)
             )
         }

@@ -20,6 +20,7 @@ mod chosen_provider;
 mod stack;
 
 use chosen_provider::{load_provider, recorded_provider};
+pub(crate) use stack::provider_flag;
 use stack::{StackSource, record_stack, say_once, stack, unknown_stack};
 
 /// The global flags, as given.

@@ -146,6 +146,23 @@ pub(super) fn say_once(ws: &Workspace, stack: Option<&str>, provider: &str, note
     }
 }
 
+/// ` -p NAME` in a command the runner suggests, only where it must be said: not under a
+/// wrapper that gives it (`scripts/try-local`), nor in a workspace of one provider.
+pub(crate) fn provider_flag(ws: &Workspace, name: &str) -> String {
+    let one_provider = crate::provider::entries(ws).is_ok_and(|(entries, _)| {
+        entries
+            .iter()
+            .filter(|e| e.kind == crate::provider::FileKind::Provider)
+            .count()
+            == 1
+    });
+    if one_provider || crate::report::typed_command().is_some() {
+        String::new()
+    } else {
+        format!(" -p {name}")
+    }
+}
+
 /// A stack with neither a stack file nor anything a run left here: the problem that says so,
 /// with the stacks this workspace knows.
 pub(super) fn unknown_stack(ws: &Workspace, stack: &str, command: &str) -> Option<RunnerError> {
@@ -167,19 +184,7 @@ pub(super) fn unknown_stack(ws: &Workspace, stack: &str, command: &str) -> Optio
             .iter()
             .max_by(|a, b| strsim::jaro_winkler(stack, a).total_cmp(&strsim::jaro_winkler(stack, b)))
             .unwrap_or(&known[0]);
-        // `-p` only where it must be said: not under a wrapper that gives it, nor with one provider.
-        let one_provider = crate::provider::entries(ws).is_ok_and(|(entries, _)| {
-            entries
-                .iter()
-                .filter(|e| e.kind == crate::provider::FileKind::Provider)
-                .count()
-                == 1
-        });
-        let p = if one_provider || crate::report::typed_command().is_some() {
-            ""
-        } else {
-            " -p PROVIDER"
-        };
+        let p = provider_flag(ws, "PROVIDER");
         format!(
             "stacks here: {} (`runner {command} -s {likely}`); `runner show-plan{p} -s {stack}` says what an up of a new stack would run",
             known.join(", "),

@@ -647,6 +647,20 @@ fn after_a_drift_check_status_keeps_the_last_up_and_shows_the_drift_beside_it() 
         .stderr_has("Would change: eks: ~1 update")
         .stderr_has("\"t3.large\" → \"t3.xlarge\"")
         .stderr_has("Next: `runner up -p aws -s dev` makes these changes.");
+    // In a workspace of one provider, the command is typed without `-p`.
+    for other in ["do", "kubeconfig", "linode"] {
+        std::fs::remove_file(ws.path().join(format!("providers/{other}.toml"))).unwrap();
+    }
+    ws.exec(&["preview", "-s", "dev", "--target", "eks"], &[])
+        .expect(0)
+        .stderr_has("Next: `runner up -s dev` makes these changes.");
+    for other in ["do", "kubeconfig", "linode"] {
+        std::fs::copy(
+            std::path::Path::new(crate::support::REPO).join(format!("providers/{other}.toml")),
+            ws.path().join(format!("providers/{other}.toml")),
+        )
+        .unwrap();
+    }
     let status = |ws: &Ws| {
         let doc: serde_json::Value = serde_json::from_str(
             &ws.exec(&["status", "-p", "aws", "-s", "dev", "--format", "json"], &[])
@@ -671,7 +685,7 @@ fn after_a_drift_check_status_keeps_the_last_up_and_shows_the_drift_beside_it() 
         project(&doc, "eks")["up"]["why"]
             .as_str()
             .unwrap()
-            .ends_with("and a preview found changes; its up refreshes first"),
+            .ends_with("and a check (preview or drift) found changes; its up refreshes first"),
         "{doc}"
     );
     let table = ws.exec(&["status", "-p", "aws", "-s", "dev"], &[]).expect(0).stdout;
@@ -1104,6 +1118,17 @@ fn status_with_a_shared_backend_and_no_run_here_names_what_checks_the_backend() 
         .find(|l| l.trim_start().starts_with("vpc "))
         .unwrap();
     assert!(vpc.contains("no drift"), "{}", after.stdout);
+    // The check ran there too and found nothing deployed: said so, not as a check left undone.
+    let eks = after
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("eks "))
+        .unwrap();
+    assert!(
+        eks.contains("not deployed") && !eks.contains("not checked"),
+        "{}",
+        after.stdout
+    );
     assert!(
         after.stdout.contains(
             "names. The drift column is what the last drift check found deployed there; an up from here runs each \

@@ -59,7 +59,8 @@ pub(super) fn say(
         .iter()
         .any(|(_, f)| f.status == crate::exec::Status::Succeeded && crate::exec::would_change(&f.changes));
     if o.operation == Operation::Preview && would_change && !result.interrupted && !result.failed() {
-        let up = format!("runner up -p {} -s {}", t.provider.name, t.stack);
+        let p = crate::settings::provider_flag(&s.ws, &t.provider.name);
+        let up = format!("runner up{p} -s {}", t.stack);
         report::info(&if o.kind().is_drift() {
             format!(
                 "Next: `{up}` makes what is deployed match the programs and configuration (it refreshes the drifted projects first), or change their programs or configuration to match what is deployed."
