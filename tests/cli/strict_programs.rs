@@ -13,8 +13,8 @@ use serde_json::Value;
 use crate::support::{REPO, Run, Ws, require_sdk_schema};
 
 /// `scripts/provider-versions` (the stand-in's reader): package → its pin.
-fn pins() -> BTreeMap<String, pulumi_standin::pins::Pin> {
-    pulumi_standin::pins::read(
+fn pins() -> BTreeMap<String, pulumi_standin::workspace::pins::Pin> {
+    pulumi_standin::workspace::pins::read(
         &Path::new(REPO).join("scripts/provider-versions"),
         "scripts/provider-versions",
     )

@@ -727,10 +727,10 @@ pub fn sdk_schema() -> Option<PathBuf> {
     static SCHEMA: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
     SCHEMA
         .get_or_init(|| {
-            let cache = pulumi_standin::pins::sdk_cache();
+            let cache = pulumi_standin::workspace::pins::sdk_cache();
             // The pins (a reworded comment changes no SDK), read by the stand-in's reader.
             let pins = |path: PathBuf| -> Option<Vec<(String, String, String, String)>> {
-                let pins = pulumi_standin::pins::read(&path, &path.display().to_string()).ok()?;
+                let pins = pulumi_standin::workspace::pins::read(&path, &path.display().to_string()).ok()?;
                 Some(
                     pins.into_iter()
                         .map(|p| (p.name, p.version, p.registry, p.sdk))
@@ -752,12 +752,12 @@ pub fn require_sdk_schema() -> Result<PathBuf, ()> {
         Some(s) => Ok(s),
         None if tool_required() => panic!(
             "the provider SDK schema is missing or stale in {}: run scripts/install-test-tools",
-            pulumi_standin::pins::sdk_cache().display()
+            pulumi_standin::workspace::pins::sdk_cache().display()
         ),
         None => {
             eprintln!(
                 "skipped: no provider SDK schema in {} (run scripts/install-test-tools)",
-                pulumi_standin::pins::sdk_cache().display()
+                pulumi_standin::workspace::pins::sdk_cache().display()
             );
             Err(())
         }
@@ -820,7 +820,7 @@ fn older_than_its_sources(bin: &Path) -> bool {
     let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
     let built = modified(bin);
     // The files the binary was built from, as cargo lists them beside it (`pulumi.d`): a change
-    // to the other binary (`check-programs`) or to a test relinks nothing, so it must not count.
+    // to a test relinks nothing, so it must not count.
     // Without that list, everything under the crate's `src/`.
     let sources = match std::fs::read_to_string(bin.with_extension("d")) {
         Ok(deps) => deps

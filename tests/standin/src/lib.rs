@@ -2,9 +2,10 @@
 //! runner's tests drive real processes with the real CLI's flags, JSON shapes, messages, exit
 //! codes and state layout. See README.md beside this crate for every behaviour and its source.
 //!
-//! A library with two binaries: `pulumi` (the stand-in, [`pulumi_main`]) and `check-programs`
-//! (the programs under `projects/` against the pinned SDKs), which share one type checker of
-//! Pulumi YAML programs ([`check`]) and one reader of `scripts/provider-versions` ([`pins`]).
+//! A library with one binary, `pulumi` (the stand-in, [`pulumi_main`]); its type checker of
+//! Pulumi YAML programs ([`check`]) and its reader of `scripts/provider-versions`
+//! ([`workspace::pins`]) are also what `check-programs` (`tests/check-programs`) checks the
+//! programs under `projects/` with.
 #![allow(clippy::print_stderr, unreachable_pub)]
 // A test double: its long command functions follow the real CLI's flow step by step.
 #![allow(
@@ -17,32 +18,29 @@
     clippy::single_match_else
 )]
 
-mod access;
-mod args;
+// Laid out as Pulumi's own packages: the command line (`pkg/cmd/pulumi`), the engine's update
+// operations (`pkg/engine`), the file backend (`pkg/backend/diy`), the passphrase secrets
+// manager (`pkg/secrets`), a project's workspace files (`sdk/go/common/workspace`), and the YAML
+// language host's programs and type checker (`pulumi-yaml`).
 pub mod backend;
 pub mod check;
-mod commands;
-mod crypto;
-pub mod diag;
+mod cli;
+mod engine;
 pub mod fail;
-mod fakes;
-mod operations;
-pub mod pins;
+pub mod fsutil;
 pub mod program;
-pub mod schema;
-mod secret;
-mod signals;
-mod stackconfig;
+mod secrets;
 mod switches;
 mod time;
+pub mod workspace;
 pub mod yaml;
 
 use std::sync::atomic::Ordering;
 
-use args::Command;
+use cli::args::{self, Command};
+use cli::signals::{LAST_SIGNAL, SIGNALS, signal_name};
+use engine::operations::{self, Op};
 use fail::Failure;
-use operations::Op;
-use signals::{LAST_SIGNAL, SIGNALS, signal_name};
 
 /// The `pulumi` stand-in's entry: runs the command line and exits with its code.
 pub fn pulumi_main() {
@@ -105,20 +103,20 @@ fn run(argv: &[String]) -> Result<i32, Failure> {
     }
     let interactive = operations::interactive(&args);
     match args.command {
-        Command::Version => Ok(commands::version()),
-        Command::Whoami => commands::whoami(&args),
-        Command::Login => commands::login(&args),
-        Command::Logout => commands::logout(),
-        Command::StackSelect => commands::stack_select(&args),
-        Command::StackInit => commands::stack_init(&args),
-        Command::StackOutput => commands::stack_output(&args),
-        Command::StackLs => commands::stack_ls(&args),
-        Command::StackHistory => commands::stack_history(&args),
-        Command::StackRm => commands::stack_rm(&args, interactive),
-        Command::ConfigSet => commands::config_set(&args),
-        Command::ConfigGet => commands::config_get(&args),
-        Command::Config => commands::config_list(&args),
-        Command::Cancel => commands::cancel(&args),
+        Command::Version => Ok(cli::commands::version()),
+        Command::Whoami => cli::commands::whoami(&args),
+        Command::Login => cli::commands::login(&args),
+        Command::Logout => cli::commands::logout(),
+        Command::StackSelect => cli::commands::stack_select(&args),
+        Command::StackInit => cli::commands::stack_init(&args),
+        Command::StackOutput => cli::commands::stack_output(&args),
+        Command::StackLs => cli::commands::stack_ls(&args),
+        Command::StackHistory => cli::commands::stack_history(&args),
+        Command::StackRm => cli::commands::stack_rm(&args, interactive),
+        Command::ConfigSet => cli::commands::config_set(&args),
+        Command::ConfigGet => cli::commands::config_get(&args),
+        Command::Config => cli::commands::config_list(&args),
+        Command::Cancel => cli::commands::cancel(&args),
         Command::Up => operations::run(&args, Op::Up),
         Command::Preview => operations::run(&args, Op::Preview),
         Command::Refresh => operations::run(&args, Op::Refresh),

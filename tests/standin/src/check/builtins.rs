@@ -6,7 +6,7 @@ use super::Checker;
 use super::messages::{did_you_mean, existing};
 use super::problem::Against;
 use super::types::Ty;
-use crate::schema::package_of;
+use crate::check::schema::package_of;
 use crate::yaml::{Key, Node, Yaml};
 
 /// `ast.InvokeOptionsDecl`.

@@ -5,7 +5,7 @@ use super::Checker;
 use super::messages::{did_you_mean, existing};
 use super::problem::Against;
 use super::types::Ty;
-use crate::access::Step;
+use crate::program::access::Step;
 use crate::yaml::{Node, Yaml};
 
 /// The `${…}` reads of a string (not `$${…}`, which is literal), and whether the string is one
@@ -79,7 +79,7 @@ impl<'a> Checker<'a> {
 
     /// `typeSymbol`: the type a `${…}` reads, each step checked.
     fn read(&mut self, node: &'a Node, expr: &str) -> Ty {
-        let (root, steps) = crate::access::parse(expr);
+        let (root, steps) = crate::program::access::parse(expr);
         let Some(steps) = steps
             .collect::<Result<Vec<Step>, _>>()
             .ok()

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::diag::edit_distance;
+use crate::program::diag::edit_distance;
 use crate::yaml::Node;
 
 /// "Existing properties are: a, b, c, d, e and 3 others", closest names first (pulumi-yaml

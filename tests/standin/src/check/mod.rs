@@ -19,8 +19,8 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use crate::diag::Severity;
-use crate::schema::{Schema, package_of};
+use crate::check::schema::{Schema, package_of};
+use crate::program::diag::Severity;
 use crate::yaml::Node;
 
 mod builtins;
@@ -29,6 +29,7 @@ mod expressions;
 mod messages;
 mod problem;
 mod resources;
+pub mod schema;
 mod types;
 
 pub use builtins::{BUILTINS, INVOKE_OPTIONS, short_invoke};

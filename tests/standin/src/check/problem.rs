@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::diag::Severity;
+use crate::program::diag::Severity;
 
 /// One problem the checker found.
 #[derive(Debug, Clone, PartialEq)]

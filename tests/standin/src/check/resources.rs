@@ -7,7 +7,7 @@ use super::Checker;
 use super::messages::{bag_detail, did_you_mean, existing};
 use super::problem::{Against, BUILT_IN};
 use super::types::{Source, Ty, props_of};
-use crate::schema::package_of;
+use crate::check::schema::package_of;
 use crate::yaml::{Key, Node, Yaml};
 
 /// `ast.ResourceOptionsDecl` (pulumi-yaml `pkg/pulumiyaml/ast/template.go`), compared

@@ -4,6 +4,8 @@
 //! and `pulumi:pulumi:StackReference` reading the referenced stack's outputs from the backend.
 //! Other resources are simulated: their outputs are their inputs plus `id` and `urn`.
 
+pub(crate) mod access;
+pub mod diag;
 pub mod projconfig;
 
 use std::collections::{HashMap, HashSet};
@@ -14,14 +16,14 @@ use base64::engine::general_purpose::STANDARD as B64;
 use serde_json::{Map, Value, json};
 use sha2::Digest as _;
 
-use crate::access::{BadAccess, Step};
 use crate::backend::Backend;
-use crate::crypto::Crypter;
-use crate::diag::{Diag, Severity, line_containing};
+use crate::check::schema;
 use crate::fail::{Failure, bail, fail};
-use crate::schema;
-use crate::secret::{contains_secret, deep_reveal, is_secret, reveal, secret};
-use crate::stackconfig::as_config_string;
+use crate::program::access::{BadAccess, Step};
+use crate::program::diag::{Diag, Severity, line_containing};
+use crate::secrets::crypto::Crypter;
+use crate::secrets::secret::{contains_secret, deep_reveal, is_secret, reveal, secret};
+use crate::workspace::stackconfig::as_config_string;
 
 pub struct Project {
     pub dir: PathBuf,
@@ -340,7 +342,7 @@ impl<'a> Evaluator<'a> {
             {
                 out.insert("output".into(), input);
             }
-            for (k, v) in crate::fakes::resource(&ty, name, self.ctx.stack) {
+            for (k, v) in crate::engine::fakes::resource(&ty, name, self.ctx.stack) {
                 out.entry(k).or_insert(v);
             }
             let digest = sha2::Sha256::digest(urn.as_bytes());
@@ -397,14 +399,14 @@ impl<'a> Evaluator<'a> {
             if their.is_none() {
                 their = Some(Crypter::open(passphrase, salt)?);
             }
-            Ok(crate::crypto::plaintext_value(
+            Ok(crate::secrets::crypto::plaintext_value(
                 their.as_ref().expect("opened").decrypt(ct)?,
             ))
         };
         // An output with a secret anywhere in it is a secret output as a whole
         // (`secretOutputNames`: every output whose value `HasSecrets()`).
         for (k, v) in root.as_object().cloned().unwrap_or_default() {
-            let (plain, held_secret) = crate::crypto::open_secrets(&v, &mut open)?;
+            let (plain, held_secret) = crate::secrets::crypto::open_secrets(&v, &mut open)?;
             if held_secret {
                 outputs.insert(k.clone(), secret(plain));
                 secret_names.push(k);
@@ -514,7 +516,7 @@ impl<'a> Evaluator<'a> {
     }
 
     fn expression(&mut self, expr: &str) -> Result<Value, Failure> {
-        let (root, steps) = crate::access::parse(expr);
+        let (root, steps) = crate::program::access::parse(expr);
         let expr = expr.trim();
         let mut value = self.root(root)?;
         let mut path = root.to_string();
@@ -660,7 +662,7 @@ impl<'a> Evaluator<'a> {
             "fn::readfile" => match &plain {
                 Value::String(p) => {
                     let path = self.ctx.project.dir.join(p);
-                    crate::signals::unless_cancelled(move || std::fs::read_to_string(path))?
+                    crate::cli::signals::unless_cancelled(move || std::fs::read_to_string(path))?
                         .map(|t| wrap(Value::String(t)))
                         .map_err(|e| fail(format!("Pulumi.yaml: fn::readFile {p}: {e}")))
                 }
@@ -671,7 +673,7 @@ impl<'a> Evaluator<'a> {
                     .as_str()
                     .ok_or_else(|| fail("Pulumi.yaml: fn::invoke needs a `function`"))?
                     .to_string();
-                let result = crate::fakes::function(&function, self.ctx.stack)
+                let result = crate::engine::fakes::function(&function, self.ctx.stack)
                     .ok_or_else(|| fail(format!("Pulumi.yaml: the stand-in has no result for {function}")))?;
                 match plain.get("return").and_then(Value::as_str) {
                     Some(field) => Ok(result.get(field).cloned().map_or(Value::Null, wrap)),

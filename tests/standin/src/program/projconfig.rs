@@ -7,9 +7,9 @@
 
 use serde_json::{Map, Value};
 
-use crate::crypto::Crypter;
 use crate::fail::{Failure, fail};
-use crate::stackconfig::as_config_string;
+use crate::secrets::crypto::Crypter;
+use crate::workspace::stackconfig::as_config_string;
 
 /// One key of a project's `config:`, after the shorthand forms are rewritten.
 #[derive(Debug, Clone, PartialEq)]

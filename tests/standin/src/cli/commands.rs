@@ -8,12 +8,12 @@ use std::path::PathBuf;
 use serde_json::{Map, Value, json};
 use sha1::Digest as _;
 
-use crate::args::Args;
 use crate::backend::{self, Backend, VERSION};
-use crate::crypto::{self, Crypter};
+use crate::cli::args::Args;
 use crate::fail::{Failure, fail, stack_not_found};
 use crate::program::{self, Project};
-use crate::stackconfig::{StackConfig, as_config_string, parse_key};
+use crate::secrets::crypto::{self, Crypter};
+use crate::workspace::stackconfig::{StackConfig, as_config_string, parse_key};
 
 /// Everything a stack-level command works with.
 pub struct Scope {
@@ -69,7 +69,8 @@ impl Scope {
         // No salt in the stack's config file: a new secrets manager (a new salt), unless
         // PULUMI_FALLBACK_TO_STATE_SECRETS_MANAGER asks for the one recorded in the state
         // (pkg/cmd/pulumi/stack/secrets.go `GetSecretsManager`, sdk/go/common/env/env.go).
-        let fallback = std::env::var("PULUMI_FALLBACK_TO_STATE_SECRETS_MANAGER").is_ok_and(|v| crate::args::truthy(&v));
+        let fallback =
+            std::env::var("PULUMI_FALLBACK_TO_STATE_SECRETS_MANAGER").is_ok_and(|v| crate::cli::args::truthy(&v));
         let cp = if fallback {
             self.backend.checkpoint(&self.project.name, &self.stack)?
         } else {
@@ -134,7 +135,7 @@ pub fn login(args: &Args) -> Result<i32, Failure> {
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or_else(|| json!({}));
     v["current"] = Value::String(url);
-    backend::write_atomic(&creds, serde_json::to_string_pretty(&v).expect("JSON").as_bytes())?;
+    crate::fsutil::write_atomic(&creds, serde_json::to_string_pretty(&v).expect("JSON").as_bytes())?;
     println!(
         "Logged in to {} as {} ({})",
         backend::hostname(),
@@ -152,7 +153,7 @@ pub fn logout() -> Result<i32, Failure> {
         if let Some(m) = v.as_object_mut() {
             m.remove("current");
         }
-        backend::write_atomic(&creds, serde_json::to_string_pretty(&v).expect("JSON").as_bytes())?;
+        crate::fsutil::write_atomic(&creds, serde_json::to_string_pretty(&v).expect("JSON").as_bytes())?;
     }
     println!("Logged out of file backend");
     Ok(0)
@@ -231,7 +232,7 @@ fn select(project: &Project, b: &Backend, stack: &str) -> Result<(), Failure> {
         v["stacks"] = json!({});
     }
     v["stacks"][&b.url] = Value::String(format!("organization/{}/{stack}", project.name));
-    backend::write_atomic(&path, serde_json::to_string_pretty(&v).expect("JSON").as_bytes())
+    crate::fsutil::write_atomic(&path, serde_json::to_string_pretty(&v).expect("JSON").as_bytes())
 }
 
 /// The stack a command works on: `--stack`, else `PULUMI_STACK`, else the selected one.

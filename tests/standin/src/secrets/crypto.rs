@@ -6,7 +6,7 @@
 use serde_json::{Map, Value};
 
 use crate::fail::{Failure, fail};
-use crate::secret::is_secret;
+use crate::secrets::secret::is_secret;
 
 pub const PASSPHRASE_MISSING: &str =
     "passphrase must be set with PULUMI_CONFIG_PASSPHRASE or PULUMI_CONFIG_PASSPHRASE_FILE environment variables";

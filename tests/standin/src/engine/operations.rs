@@ -10,15 +10,15 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
-use crate::args::Args;
 use crate::backend::Backend;
-use crate::commands::{Scope, scope};
-use crate::crypto::Crypter;
+use crate::cli::args::Args;
+use crate::cli::commands::{Scope, scope};
+use crate::cli::signals::{CANCELLED_WHILE_EVALUATING, LAST_SIGNAL, SIGNALS, signal_name};
 use crate::fail::{Failure, cancelled, config_error, fail, no_changes_expected};
 use crate::program::{self, Context, Evaluator};
-use crate::secret::{SIG_KEY, SIG_SECRET, deep_reveal, is_secret, reveal};
-use crate::signals::{CANCELLED_WHILE_EVALUATING, LAST_SIGNAL, SIGNALS, signal_name};
-use crate::stackconfig::StackConfig;
+use crate::secrets::crypto::Crypter;
+use crate::secrets::secret::{SIG_KEY, SIG_SECRET, deep_reveal, is_secret, reveal};
+use crate::workspace::stackconfig::StackConfig;
 use crate::{switches, time};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -160,7 +160,7 @@ pub fn run(args: &Args, op: Op) -> Result<i32, Failure> {
     if op != Op::Preview {
         let yes = args.flag("yes")
             || args.flag("skip-preview")
-            || std::env::var("PULUMI_SKIP_CONFIRMATIONS").is_ok_and(|v| crate::args::truthy(&v));
+            || std::env::var("PULUMI_SKIP_CONFIRMATIONS").is_ok_and(|v| crate::cli::args::truthy(&v));
         // `updateFlagsToOptions` (operations/io.go), after --skip-preview and
         // PULUMI_SKIP_CONFIRMATIONS have made `yes` true.
         if args.flag("preview-only") {
@@ -205,7 +205,7 @@ pub fn run(args: &Args, op: Op) -> Result<i32, Failure> {
     // (`--run-program`, PULUMI_RUN_PROGRAM); otherwise project defaults apply, unchecked.
     let runs_program = matches!(op, Op::Up | Op::Preview)
         || args.flag("run-program")
-        || std::env::var("PULUMI_RUN_PROGRAM").is_ok_and(|v| crate::args::truthy(&v));
+        || std::env::var("PULUMI_RUN_PROGRAM").is_ok_and(|v| crate::cli::args::truthy(&v));
     if runs_program && !args.flag("skip-config-validation") {
         crate::program::projconfig::check_stack(
             &scope.project.name,
@@ -646,8 +646,8 @@ fn as_in_cloud(project: &str, state: &[Value], ctx: &Context<'_>) -> Vec<Value> 
 fn reference_now(r: &Value, ctx: &Context<'_>) -> Option<Value> {
     let name = r["urn"].as_str()?.rsplit("::").next()?;
     let now = Evaluator::new(ctx).ok()?.read_reference(name, &r["inputs"]).ok()?;
-    let mut open = |ct: &str| Ok(crate::crypto::plaintext_value(ctx.crypter.decrypt(ct)?));
-    let (was, _) = crate::crypto::open_secrets(&r["outputs"]["outputs"], &mut open).ok()?;
+    let mut open = |ct: &str| Ok(crate::secrets::crypto::plaintext_value(ctx.crypter.decrypt(ct)?));
+    let (was, _) = crate::secrets::crypto::open_secrets(&r["outputs"]["outputs"], &mut open).ok()?;
     if deep_reveal(&now["outputs"]) == was {
         return Some(r.clone());
     }
@@ -746,7 +746,7 @@ fn record(
             let entry = if v.get("secure").is_some() {
                 json!({ "secret": true })
             } else {
-                json!({ "value": crate::stackconfig::as_config_string(v), "secret": false })
+                json!({ "value": crate::workspace::stackconfig::as_config_string(v), "secret": false })
             };
             (k.clone(), entry)
         })
@@ -770,7 +770,7 @@ fn print_digest(cfg: &StackConfig, steps: &[Step], started: Instant, changes: &B
             let shown = if v.get("secure").is_some() {
                 Value::String("[secret]".into())
             } else {
-                Value::String(crate::stackconfig::as_config_string(v))
+                Value::String(crate::workspace::stackconfig::as_config_string(v))
             };
             (k.clone(), shown)
         })

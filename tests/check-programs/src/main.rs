@@ -19,11 +19,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::exit;
 
-use pulumi_standin::backend;
+use pulumi_standin::check::schema::{Schema, package_of};
 use pulumi_standin::check::{self, Against, Problem, closest, short_invoke};
-use pulumi_standin::diag::Severity;
-use pulumi_standin::pins::{self, Pin};
-use pulumi_standin::schema::{Schema, package_of};
+use pulumi_standin::fsutil;
+use pulumi_standin::program::diag::Severity;
+use pulumi_standin::workspace::pins::{self, Pin};
 use pulumi_standin::yaml::{self, Key, Node, Yaml};
 
 /// The template's keys and the project file's own (`ast.TemplateDecl`, the CLI's
@@ -542,7 +542,7 @@ fn main() {
         if fix && !edits.is_empty() {
             let fixed = apply(&text, &edits);
             // Beside it, then renamed over it (mode kept, a link written through).
-            backend::write_atomic(file, fixed.as_bytes())
+            fsutil::write_atomic(file, fixed.as_bytes())
                 .unwrap_or_else(|e| die(&format!("{shown}: cannot write the pins: {}", e.message)));
             let written = edits
                 .iter()
