@@ -279,6 +279,86 @@ impl Cluster {
     }
 }
 
+/// A pod whose passphrase does not open the stacks: its project fails with the runner's words
+/// in its log (what `kubectl logs POD -c main` shows, as docs/exports.md says), nothing after
+/// it starts, and what is deployed stays. The right passphrase is put back after.
+fn a_wrong_passphrase_fails_in_the_runners_words(
+    cluster: &Cluster,
+    up_file: &Path,
+    needs: &BTreeMap<String, Vec<String>>,
+) {
+    let secret = format!("runner-{STACK}-credentials");
+    let passphrase = |value: &str| {
+        let patch = serde_json::json!({"stringData": {"PULUMI_CONFIG_PASSPHRASE": value}}).to_string();
+        ok(
+            &mut cluster.kubectl(&[
+                "-n", NAMESPACE, "patch", "secret", &secret, "--type", "merge", "-p", &patch,
+            ]),
+            "kubectl patch secret",
+        );
+    };
+    passphrase("not the passphrase");
+    let submit = output(
+        cluster
+            .argo(&["submit", "-n", NAMESPACE, "--wait", "-o", "name"])
+            .arg(up_file),
+    );
+    assert!(
+        !submit.status.success(),
+        "a wrong passphrase ran the workflow to its end"
+    );
+    let name = String::from_utf8_lossy(&submit.stdout)
+        .trim()
+        .rsplit('/')
+        .next()
+        .unwrap()
+        .to_string();
+    let run = tasks(&|a| cluster.kubectl(a), &name);
+    let failed: Vec<&String> = run.iter().filter(|(_, t)| t.2 == "Failed").map(|(p, _)| p).collect();
+    assert!(!failed.is_empty(), "no task failed: {run:?}");
+    for (project, (_, _, phase)) in &run {
+        if phase == "Succeeded" || failed.contains(&project) {
+            continue;
+        }
+        assert!(
+            needs[project]
+                .iter()
+                .any(|n| !matches!(run.get(n), Some(t) if t.2 == "Succeeded")),
+            "{project} ({phase}) did not wait for what failed: {run:?}"
+        );
+    }
+    let label = format!("workflows.argoproj.io/workflow={name}");
+    let logs = ok(
+        &mut cluster.kubectl(&[
+            "-n",
+            NAMESPACE,
+            "logs",
+            "-l",
+            &label,
+            "-c",
+            "main",
+            "--tail",
+            "40",
+            "--max-log-requests",
+            "20",
+        ]),
+        "kubectl logs",
+    );
+    assert!(
+        logs.contains("does not open") && logs.contains("made with another"),
+        "the failed pod's log lacks the runner's words:\n{logs}"
+    );
+    assert!(
+        !logs.contains("not the passphrase"),
+        "the passphrase in a pod's log:\n{logs}"
+    );
+    assert!(
+        cluster.resources(needs.keys().cloned()).values().all(|&n| n > 0),
+        "a failed run changed what is deployed"
+    );
+    passphrase("argo test passphrase");
+}
+
 /// What each project waits for, from the plan.
 fn waits() -> BTreeMap<String, Vec<String>> {
     let plan: Value = serde_json::from_str(&ok(
@@ -367,6 +447,7 @@ fn argo_runs_the_exported_graph_on_the_real_node_in_order_and_tears_it_down() {
         }
     }
     assert!(cluster.resources(needs.keys().cloned()).values().all(|&n| n > 0));
+    a_wrong_passphrase_fails_in_the_runners_words(&cluster, &out.join("workflow-up.yaml"), &needs);
 
     // The teardown, as its header says: dependents first, and every stack left empty.
     let destroy_file = std::fs::read_to_string(out.join("workflow-destroy.yaml")).unwrap();

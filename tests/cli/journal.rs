@@ -150,6 +150,8 @@ fn a_runner_killed_at_any_moment_resumes_exactly() {
     kill_and_resume(&|ws, _| lines(ws) >= 13);
     kill_and_resume(&|ws, _| lines(ws) >= 27);
     let ms = 300 + u64::from(std::process::id() % 700);
+    // Said, so that a failure at this moment can be tried again at the same one.
+    eprintln!("the last kill comes {ms} ms after the start");
     kill_and_resume(&|_, t| t > Duration::from_millis(ms));
 }
 

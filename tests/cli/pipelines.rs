@@ -38,19 +38,28 @@ struct Moto {
 }
 
 impl Moto {
-    fn start(exe: &Path, log: &Path) -> Moto {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let log = std::fs::File::create(log).unwrap();
-        let child = Command::new(exe)
-            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+    fn start(exe: &Path, log_path: &Path) -> Moto {
+        let log = std::fs::File::create(log_path).unwrap();
+        // Port 0: the server binds a free port itself and names it (`Running on
+        // http://127.0.0.1:PORT`); a port found free here first could be taken before it binds.
+        let mut child = Command::new(exe)
+            .args(["-H", "127.0.0.1", "-p", "0"])
             .stdout(log.try_clone().unwrap())
             .stderr(log)
             .spawn()
             .expect("moto_server starts");
+        let port = crate::support::poll(Duration::from_secs(60), || {
+            let text = std::fs::read_to_string(log_path).ok()?;
+            let (_, rest) = text.split_once("Running on http://127.0.0.1:")?;
+            rest.split(|c: char| !c.is_ascii_digit()).next()?.parse::<u16>().ok()
+        })
+        .unwrap_or_else(|| {
+            let _ = child.kill();
+            panic!(
+                "moto_server named no port within 60 s: {}",
+                std::fs::read_to_string(log_path).unwrap_or_default()
+            )
+        });
         let moto = Moto { child, port };
         // Up once it answers: the bucket the backend lives in.
         crate::support::wait_until(

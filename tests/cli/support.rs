@@ -70,59 +70,33 @@ pub enum Engine {
     Real,
 }
 
-/// Variables the runner or `pulumi` reads, by prefix: a backend, a stack, a passphrase or its
-/// file, an access token, the stand-in's test switches (`PULUMI_*`); the stack configuration and
-/// secrets given in the environment, under their names and their old ones (`MARA_*`,
-/// `RUNNER_CONFIG_*`, `RUNNER_SECRET_*`); the CI the tests run in (`GITHUB_*`, `GITLAB_*`).
-const SCRUBBED_PREFIXES: [&str; 6] = [
-    "PULUMI_",
-    "MARA_",
-    "RUNNER_CONFIG_",
-    "RUNNER_SECRET_",
-    "GITHUB_",
-    "GITLAB_",
-];
-
-/// Variables the runner reads, by name: whether it runs in CI, colours, the help's width, the
-/// user's kubeconfig (hooks write it: never the real one).
-const SCRUBBED: [&str; 6] = ["CI", "NO_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "COLUMNS", "KUBECONFIG"];
+/// What a launch keeps of the environment the tests run in (a developer's shell, a CI job):
+/// where programs are (`PATH`), the locale, the temporary directory, who the user is, and a
+/// backtrace when the test asks for one. Nothing else reaches the runner or `pulumi`: no
+/// backend, stack, passphrase, configuration, credentials, CI, colours or kubeconfig a test did
+/// not give (an allow-list, as jj's tests keep theirs: a new variable the runner reads cannot
+/// leak in from the machine).
+const KEPT: [&str; 7] = ["PATH", "LANG", "LC_ALL", "TMPDIR", "USER", "LOGNAME", "RUST_BACKTRACE"];
 
 /// The stand-in's key derivation in fewer rounds than Pulumi's million (the runner's passphrase
 /// check reads it too): given to the stand-in, never to the real CLI.
 pub const STANDIN_ROUNDS: (&str, &str) = ("PULUMI_STANDIN_KDF_ITERATIONS", "1000");
 
-/// Takes the environment the tests run in (a developer's shell, a CI job) away from a launch of
-/// the runner or of a `pulumi`, so that a test runs the same anywhere: every variable of
-/// [`SCRUBBED_PREFIXES`] and [`SCRUBBED`] is removed, and so are the cloud credentials the
-/// providers name; the home and Pulumi's home are `root`'s own (`home/`, `.pulumi-home/`), the
-/// terminal dumb, the working directory `root`. What a test gives is set after this, so it
-/// wins. Every launcher calls it; the one difference between them is the `engine` (the
-/// stand-in's switches go to the stand-in only):
+/// Takes the environment the tests run in away from a launch of the runner or of a `pulumi`, so
+/// that a test runs the same anywhere: only [`KEPT`] is kept; the home and Pulumi's home are
+/// `root`'s own (`home/`, `.pulumi-home/`), the terminal dumb, the working directory `root`. What
+/// a test gives is set after this, so it wins. Every launcher calls it; the one difference
+/// between them is the `engine` (the stand-in's switches go to the stand-in only):
 ///
 /// - `Engine::Standin`: [`STANDIN_ROUNDS`], the stand-in's key derivation in fewer rounds
 ///   (which the runner's passphrase check reads too, to check its salts);
 /// - `Engine::Real`: none of the stand-in's variables, so the real CLI and the runner's check
 ///   use Pulumi's own count.
 pub fn scrub(c: &mut Command, root: &Path, engine: Engine) {
-    for (name, _) in std::env::vars_os() {
-        let text = name.to_string_lossy();
-        if SCRUBBED_PREFIXES.iter().any(|p| text.starts_with(p)) {
-            c.env_remove(&name);
-        }
-    }
-    for name in SCRUBBED {
-        c.env_remove(name);
-    }
-    // The cloud credentials each provider's programs need (its `credentials`): a test that
-    // wants one gives it.
-    for (_, file) in provider_files() {
-        for name in file
-            .get("credentials")
-            .and_then(toml::Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            c.env_remove(name.as_str().unwrap());
+    c.env_clear();
+    for name in KEPT {
+        if let Some(value) = std::env::var_os(name) {
+            c.env(name, value);
         }
     }
     c.current_dir(root)
@@ -144,9 +118,10 @@ pub fn runner(root: &Path, args: &[&str]) -> Command {
     c
 }
 
-/// Gives `to` the environment `from` runs with: the variables `from` sets and those it removes
-/// (the others both inherit), and its working directory.
+/// Gives `to` the environment `from` runs with, and its working directory. `from` is a launch
+/// [`scrub`] made: its environment is all it sets.
 pub fn copy_env(from: &Command, to: &mut Command) {
+    to.env_clear();
     for (k, v) in from.get_envs() {
         match v {
             Some(v) => to.env(k, v),
@@ -595,7 +570,7 @@ pub fn copy_dir(from: &Path, to: &Path) {
 const POLL: Duration = Duration::from_millis(10);
 
 /// `probe` until it returns something, every 10 ms, for at most `within`.
-fn poll<T>(within: Duration, mut probe: impl FnMut() -> Option<T>) -> Option<T> {
+pub fn poll<T>(within: Duration, mut probe: impl FnMut() -> Option<T>) -> Option<T> {
     let deadline = Instant::now() + within;
     loop {
         if let Some(found) = probe() {

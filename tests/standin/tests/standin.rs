@@ -1072,6 +1072,9 @@ fn a_second_sigterm_terminates_an_update_and_releases_its_lock() {
         Command::new("kill").args(["-TERM", &pid]).status().unwrap();
     };
     term();
+    // Time for a wrong end to show: a cancellation that ended at the first SIGTERM would be
+    // over in far less (the slow one takes seconds), and a still-running one proves nothing
+    // sooner.
     std::thread::sleep(Duration::from_millis(300));
     assert!(
         child.try_wait().unwrap().is_none(),
