@@ -35,3 +35,55 @@ fn two_installs_into_one_cache_take_turns() {
         .collect();
     assert!(said.contains("another install into"), "{said}");
 }
+
+/// `scripts/try-local` runs the stack the workspace is on once `--switch-stack` moved it (the
+/// runner reads it from the environment file), `try` before any, and the `-s` or `STACK` given
+/// over both. Run from a copy of the scripts, with a `runner` that prints what it was given.
+#[test]
+fn try_local_follows_the_stack_the_workspace_is_on() {
+    if crate::support::real_pulumi_dir().is_none() {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    crate::support::copy_dir(&Path::new(REPO).join("scripts"), &root.path().join("scripts"));
+    for dir in ["src", "crates", "examples/local/config/pulumi", "target/release"] {
+        std::fs::create_dir_all(root.path().join(dir)).unwrap();
+    }
+    for file in ["Cargo.toml", "Cargo.lock"] {
+        std::fs::write(root.path().join(file), "").unwrap();
+    }
+    // Newer than the sources above: the script builds nothing.
+    let fake = root.path().join("target/release/runner");
+    std::fs::write(&fake, "#!/bin/sh\nprintf '%s\\n' \"$@\"\n").unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let given = |args: &[&str], stack: Option<&str>| {
+        let mut c = Command::new(root.path().join("scripts/try-local"));
+        c.args(args).env_remove("CARGO_TARGET_DIR").env_remove("STACK");
+        if let Some(s) = stack {
+            c.env("STACK", s);
+        }
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let stack_of = |args: &[String]| args.iter().position(|a| a == "-s").map(|i| args[i + 1].clone());
+    assert_eq!(stack_of(&given(&["status"], None)), Some("try".into()));
+    std::fs::write(
+        root.path().join("examples/local/config/pulumi/environment"),
+        "PULUMI_STACK=demo\n",
+    )
+    .unwrap();
+    let on_demo = given(&["status"], None);
+    assert_eq!(
+        stack_of(&on_demo),
+        None,
+        "the runner reads the workspace's stack: {on_demo:?}"
+    );
+    assert_eq!(stack_of(&given(&["status"], Some("other"))), Some("other".into()));
+    let typed = given(&["status", "-s", "typed"], Some("other"));
+    assert_eq!(typed.iter().filter(|a| *a == "-s").count(), 1, "{typed:?}");
+    assert_eq!(stack_of(&typed), Some("typed".into()));
+}
