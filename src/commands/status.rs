@@ -150,7 +150,15 @@ pub(crate) fn run(s: &Settings, t: &StackContext, format: StatusFormat) -> Resul
             // A shared backend may hold what pipelines deployed: this table never saw it.
             if !t.default_backend && doc.projects.iter().all(|r| r.last.is_none()) {
                 let checked = doc.projects.iter().any(|r| r.drift.is_some());
-                let then = if checked {
+                let none_deployed = doc.projects.iter().all(|r| {
+                    r.drift
+                        .as_ref()
+                        .is_some_and(|d| d.status == Checked::Found(Found::NotChecked))
+                });
+                let then = if none_deployed {
+                    "The last drift check found nothing deployed there: an up from here deploys every project."
+                        .to_string()
+                } else if checked {
                     "The drift column is what the last drift check found deployed there; an up from here runs \
                      each project once (pulumi finds what is deployed up to date)."
                         .to_string()

@@ -29,9 +29,10 @@ pub(crate) fn run(s: &Settings, t: &StackContext, check: bool) -> Result<i32, Ru
     };
     let store = Store::new(PathBuf::from("pulumi"), &t.stack, false);
     prepare::prepare(&request, &mut Terminal::new(s.console), &store)?;
+    let p = crate::settings::provider_flag(&s.ws, &t.provider.name);
     report::info(&format!(
         "All configuration is OK: provider {}, stack {}, {} (tools, files, passphrase, programs, \
-         the provider's checks).\nNext: `runner up -p {0} -s {1}` shows what it will run and asks first.",
+         the provider's checks).\nNext: `runner up{p} -s {1}` shows what it will run and asks first.",
         t.provider.name,
         t.stack,
         crate::render::count(t.provider.projects.len(), "project")

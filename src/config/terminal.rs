@@ -77,7 +77,7 @@ impl Terminal {
     pub(crate) fn before_the_run(console: Console) -> Self {
         Self::saying(
             console,
-            "nothing ran (the answers given before are kept; the next run uses them)",
+            "nothing ran (anything answered before this question is kept for the next run)",
         )
     }
 

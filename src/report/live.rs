@@ -164,8 +164,12 @@ impl<'p> Live<'p> {
         let columns = self.columns();
         self.line_room = columns.saturating_sub(RUNNING_LINE + self.width);
         let room = columns.saturating_sub(2);
-        self.waiting
-            .set_message(waiting_line(plan, &self.done, &self.started, room));
+        self.waiting.set_message(waiting_line(
+            plan,
+            (&self.done, &self.started),
+            self.running.len() >= self.parallel,
+            room,
+        ));
     }
 
     /// The width drawn into, now.
@@ -270,8 +274,14 @@ impl<'p> Live<'p> {
 }
 
 /// The line of the projects not started yet, each with what it still waits for (a preview
-/// waits for nothing), as many whole as `room` characters hold, then how many more.
-fn waiting_line(plan: &Plan<'_>, done: &HashSet<String>, started: &HashMap<String, SystemTime>, room: usize) -> String {
+/// waits for no project; when every slot of `--parallel` is taken, one that waits for no
+/// project waits for a free slot), as many whole as `room` characters hold, then how many more.
+fn waiting_line(
+    plan: &Plan<'_>,
+    (done, started): (&HashSet<String>, &HashMap<String, SystemTime>),
+    full: bool,
+    room: usize,
+) -> String {
     let waiting: Vec<String> = plan
         .order
         .iter()
@@ -286,7 +296,9 @@ fn waiting_line(plan: &Plan<'_>, done: &HashSet<String>, started: &HashMap<Strin
                     .filter(|n| !done.contains(*n))
                     .collect()
             };
-            if on.is_empty() {
+            if on.is_empty() && full {
+                format!("{} waits for a free slot", plan.name(i))
+            } else if on.is_empty() {
                 plan.name(i).to_string()
             } else {
                 format!("{} waits for {}", plan.name(i), on.join(", "))
@@ -384,12 +396,12 @@ fn closing(line: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
+    use std::collections::{BTreeMap, HashMap, HashSet};
     use std::time::{Duration, SystemTime};
 
     use indicatif::{InMemoryTerm, ProgressDrawTarget};
 
-    use super::{Live, finished_line, left, whole_items};
+    use super::{Live, finished_line, left, waiting_line, whole_items};
     use crate::exec::{Because, Event, Finished, Outcome, Status};
     use crate::plan::{Operation, Plan};
     use crate::provider::for_tests;
@@ -417,6 +429,22 @@ mod tests {
             ("ingress-controller".to_string(), vec!["eks".to_string()]),
             ("logstore".to_string(), vec!["eks".to_string()]),
         ])
+    }
+
+    #[test]
+    fn a_project_that_waits_for_no_project_waits_for_a_free_slot_when_every_slot_is_taken() {
+        let provider = graph();
+        let plan = Plan::new(&provider, Operation::Up, &[]).unwrap();
+        let done: HashSet<String> = ["vpc", "eks"].iter().map(|s| (*s).to_string()).collect();
+        let started = HashMap::new();
+        assert_eq!(
+            waiting_line(&plan, (&done, &started), true, 200),
+            "waiting: ingress-controller waits for a free slot · logstore waits for a free slot"
+        );
+        assert_eq!(
+            waiting_line(&plan, (&done, &started), false, 200),
+            "waiting: ingress-controller · logstore"
+        );
     }
 
     fn ended(status: Status, took: u64) -> Finished {

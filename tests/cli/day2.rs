@@ -654,6 +654,9 @@ fn after_a_drift_check_status_keeps_the_last_up_and_shows_the_drift_beside_it() 
     ws.exec(&["preview", "-s", "dev", "--target", "eks"], &[])
         .expect(0)
         .stderr_has("Next: `runner up -s dev` makes these changes.");
+    ws.exec(&["validate", "-s", "dev"], &[])
+        .expect(0)
+        .stderr_has("Next: `runner up -s dev` shows what it will run and asks first.");
     for other in ["do", "kubeconfig", "linode"] {
         std::fs::copy(
             std::path::Path::new(crate::support::REPO).join(format!("providers/{other}.toml")),
@@ -1136,6 +1139,18 @@ fn status_with_a_shared_backend_and_no_run_here_names_what_checks_the_backend() 
         ),
         "{}",
         after.stdout
+    );
+    // Once the pipeline has destroyed it all, the check finds nothing deployed: an up deploys.
+    ws.exec(&["destroy", "-p", "aws", "-s", "dev", "--yes"], &shared)
+        .expect(0);
+    std::fs::remove_dir_all(ws.path().join(".runner")).unwrap();
+    ws.exec(&["drift", "-p", "aws", "-s", "dev"], &shared).expect(0);
+    let gone = ws.exec(&["status", "-s", "dev"], &shared).expect(0);
+    assert!(
+        gone.stdout
+            .contains("The last drift check found nothing deployed there: an up from here deploys every project."),
+        "{}",
+        gone.stdout
     );
     // The workspace's own file backend holds only what ran here: nothing to add.
     let local = ws.exec(&["status", "-s", "dev"], &[]).expect(0);

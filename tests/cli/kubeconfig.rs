@@ -408,6 +408,33 @@ fn an_interactive_destroy_offers_to_prune_and_ci_never_asks() {
     );
     assert!(names(&yaml(&file), "contexts").is_empty());
 
+    // A "no" is said with the way to do it later, once.
+    up(&ws, None).expect(0);
+    let mut child = crate::support::at_terminal(&c, Path::new("/dev/null"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write as _;
+        child.stdin.take().unwrap().write_all(b"dev\nn\n").unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    let screen = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{screen}");
+    assert_eq!(
+        screen
+            .matches("The kubeconfig keeps the cluster, user and context that eks merged into it")
+            .count(),
+        1,
+        "{screen}"
+    );
+    assert!(
+        screen.contains("--target eks --prune-kubeconfig` removes them"),
+        "{screen}"
+    );
+    assert_eq!(names(&yaml(&file), "contexts").len(), 1, "a no removed the context");
+
     // At a terminal with --yes: nothing asked at all; what stays is said, with the flag.
     up(&ws, None).expect(0);
     let c = ws.command(

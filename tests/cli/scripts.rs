@@ -87,3 +87,67 @@ fn try_local_follows_the_stack_the_workspace_is_on() {
     assert_eq!(typed.iter().filter(|a| *a == "-s").count(), 1, "{typed:?}");
     assert_eq!(stack_of(&typed), Some("typed".into()));
 }
+
+/// `scripts/try-cluster` starts the local cluster only for what needs it: a command that reads
+/// what runs left (status, output…) leaves a stopped cluster stopped, wherever its global
+/// options stand (`--color never status`, `-b log status`, `-s cluster status`); `up` starts it,
+/// and mirrors the charts, options before it or not. Run from a copy of the scripts, with
+/// stand-ins for the cluster, the tools and a `runner` that prints what it was given.
+#[test]
+fn try_cluster_starts_the_cluster_only_for_what_needs_it() {
+    let root = tempfile::tempdir().unwrap();
+    let r = root.path();
+    crate::support::copy_dir(&Path::new(REPO).join("scripts"), &r.join("scripts"));
+    for dir in ["src", "crates", "config/pulumi", "target/release"] {
+        std::fs::create_dir_all(r.join(dir)).unwrap();
+    }
+    for file in ["Cargo.toml", "Cargo.lock"] {
+        std::fs::write(r.join(file), "").unwrap();
+    }
+    let script = |path: &str, body: &str| {
+        let p = r.join(path);
+        std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    };
+    let started = r.join("started");
+    script(
+        "scripts/local-cluster",
+        &format!("echo \"$@\" >> '{}'; echo \"$PWD/kubeconfig\"", started.display()),
+    );
+    script("scripts/install-kube-tools", "echo \"$PWD/tools\"");
+    script("scripts/install-pulumi", "echo \"$PWD/bin\"");
+    // Newer than the sources above: the script builds nothing.
+    script("target/release/runner", "printf '%s\\n' \"$@\"");
+    let run = |args: &[&str]| {
+        let out = Command::new(r.join("scripts/try-cluster"))
+            .args(args)
+            .env_remove("CARGO_TARGET_DIR")
+            .env_remove("STACK")
+            .env_remove("RUNNER_CHARTS_DIR")
+            .current_dir(r)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    for args in [
+        &["status"][..],
+        &["--color", "never", "status"],
+        &["-b", "log", "status"],
+        &["-s", "cluster", "status"],
+        &["--help"],
+    ] {
+        run(args);
+        assert!(!started.exists(), "{args:?} started the cluster");
+    }
+    let up = run(&["-s", "cluster", "up"]);
+    assert_eq!(std::fs::read_to_string(&started).unwrap().trim(), "up", "{up}");
+    assert!(
+        r.join(".local-cluster/mirror.stamp").exists(),
+        "up did not mirror the charts: {up}"
+    );
+}

@@ -192,6 +192,7 @@ pub(super) fn merged_and_destroyed<'r>(t: &StackContext, result: &'r RunResult) 
 /// After an interactive destroy: offer to remove the kubeconfig entries `kubeconfig-merge` added
 /// for each cluster project destroyed (with `--prune-kubeconfig` this happens without asking).
 pub(super) fn offer_kubeconfig_prune(s: &Settings, t: &StackContext, result: &RunResult) {
+    let mut declined = Vec::new();
     for name in merged_and_destroyed(t, result) {
         let question = format!("{name} is destroyed: remove its cluster, user and context from your kubeconfig?");
         if Terminal::new(s.console).confirm(&question).unwrap_or(false) {
@@ -200,6 +201,12 @@ pub(super) fn offer_kubeconfig_prune(s: &Settings, t: &StackContext, result: &Ru
                 Ok(None) => {}
                 Err(e) => report::warning(&format!("cannot prune the kubeconfig: {e}")),
             }
+        } else {
+            declined.push(name);
         }
+    }
+    // A "no" now need not be for good: the way to do it later.
+    if !declined.is_empty() {
+        report::info(&super::afterwards::kubeconfig_kept(t, &declined));
     }
 }
