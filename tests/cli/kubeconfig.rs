@@ -341,6 +341,24 @@ fn destroy_prunes_the_entries_only_when_asked() {
     assert_eq!(v["x-unknown-field"], "kept");
 }
 
+/// `c` at a terminal, `typed` given ahead of its questions: what the terminal showed (it must
+/// succeed).
+fn typed_ahead(c: &std::process::Command, typed: &[u8]) -> String {
+    let mut child = crate::support::at_terminal(c, Path::new("/dev/null"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write as _;
+        child.stdin.take().unwrap().write_all(typed).unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    let screen = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{screen}");
+    screen
+}
+
 #[test]
 fn an_interactive_destroy_offers_to_prune_and_ci_never_asks() {
     if Command::new("script").arg("--version").output().is_err() {
@@ -377,21 +395,9 @@ fn an_interactive_destroy_offers_to_prune_and_ci_never_asks() {
         ],
         &[("TERM", "xterm")],
     );
-    let mut child = crate::support::at_terminal(&c, Path::new("/dev/null"))
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    {
-        use std::io::Write as _;
-        let mut stdin = child.stdin.take().unwrap();
-        // Typed ahead: the terminal holds it until the runner asks. Destroy asks for the stack
-        // name first (it used to destroy at once), then about the kubeconfig.
-        stdin.write_all(b"dev\ny\n").unwrap();
-    }
-    let out = child.wait_with_output().unwrap();
-    let screen = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{screen}");
+    // Typed ahead: the terminal holds it until the runner asks. Destroy asks for the stack
+    // name first (it used to destroy at once), then about the kubeconfig.
+    let screen = typed_ahead(&c, b"dev\ny\n");
     assert!(
         screen.contains("destroy: every resource of 11 projects of provider aws, stack dev")
             && screen.contains("Type the stack name `dev` to destroy it"),
@@ -410,18 +416,7 @@ fn an_interactive_destroy_offers_to_prune_and_ci_never_asks() {
 
     // A "no" is said with the way to do it later, once.
     up(&ws, None).expect(0);
-    let mut child = crate::support::at_terminal(&c, Path::new("/dev/null"))
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    {
-        use std::io::Write as _;
-        child.stdin.take().unwrap().write_all(b"dev\nn\n").unwrap();
-    }
-    let out = child.wait_with_output().unwrap();
-    let screen = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{screen}");
+    let screen = typed_ahead(&c, b"dev\nn\n");
     assert_eq!(
         screen
             .matches("The kubeconfig keeps the cluster, user and context that eks merged into it")
