@@ -55,6 +55,8 @@ impl SourceFile {
 #[error("{location}: {message}")]
 pub struct FileDiagnostic {
     pub location: String,
+    /// The file and line `location` names, as data.
+    pub place: Place,
     pub message: String,
     src: NamedSource<String>,
     labels: Vec<LabeledSpan>,
@@ -83,6 +85,10 @@ impl FileDiagnostic {
         let len = end - start;
         FileDiagnostic {
             location: file.location(start),
+            place: Place {
+                file: file.display.clone(),
+                line: u32::try_from(file.line_col(start).0).ok(),
+            },
             message: message.into(),
             src: NamedSource::new(&file.display, file.text.clone()).with_language("toml"),
             labels: vec![LabeledSpan::new_with_span(
@@ -97,6 +103,10 @@ impl FileDiagnostic {
     pub fn whole_file(display: &str, message: impl Into<String>, help: Option<String>) -> Self {
         FileDiagnostic {
             location: display.to_string(),
+            place: Place {
+                file: display.to_string(),
+                line: None,
+            },
             message: message.into(),
             src: NamedSource::new(display, String::new()),
             labels: Vec::new(),
@@ -123,12 +133,30 @@ impl Diagnostic for FileDiagnostic {
     }
 }
 
-/// One thing that is wrong, and how to put it right (`what` names the file and line when there
-/// is one).
+/// Where a problem is: a file, as shown to the user, and its line when known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Place {
+    pub file: String,
+    pub line: Option<u32>,
+}
+
+impl fmt::Display for Place {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}:{line}", self.file),
+            None => f.write_str(&self.file),
+        }
+    }
+}
+
+/// One thing that is wrong, and how to put it right (`what` begins with the file and line when
+/// there is one, and `at` holds them as data: for what points at them, a CI annotation, and
+/// for telling two problems of one value apart from two values).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Problem {
     pub what: String,
     pub fix: String,
+    pub at: Option<Place>,
 }
 
 impl Problem {
@@ -136,6 +164,16 @@ impl Problem {
         Problem {
             what: what.into(),
             fix: fix.into(),
+            at: None,
+        }
+    }
+
+    /// A problem at `place` of a file: said as `file:line: what`.
+    pub(crate) fn at(place: Place, what: impl fmt::Display, fix: impl Into<String>) -> Self {
+        Problem {
+            what: format!("{place}: {what}"),
+            fix: fix.into(),
+            at: Some(place),
         }
     }
 }

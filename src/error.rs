@@ -111,6 +111,15 @@ impl FileGroup {
     }
 }
 
+/// One thing an error says was wrong, as a report beside the terminal's shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Item {
+    pub(crate) what: String,
+    pub(crate) fix: Option<String>,
+    /// The file and line it points at, when it does.
+    pub(crate) at: Option<crate::diagnostic::Place>,
+}
+
 impl RunnerError {
     /// Problems in the provider files (exit 2).
     pub(crate) fn in_providers(problems: Vec<FileDiagnostic>) -> Self {
@@ -142,20 +151,35 @@ impl RunnerError {
         }
     }
 
-    /// What was wrong, each with its fix when one is known: the problems listed, or the error
-    /// itself (for a report beside the terminal's, as GitHub's job summary).
-    pub(crate) fn items(&self) -> Vec<(String, Option<String>)> {
+    /// What was wrong, each with its fix when one is known and its place when it points into a
+    /// file: the problems listed, or the error itself (for a report beside the terminal's, as
+    /// GitHub's job summary and annotations).
+    pub(crate) fn items(&self) -> Vec<Item> {
+        let item = |what: &str, fix: Option<&String>| Item {
+            what: what.to_string(),
+            fix: fix.cloned(),
+            at: None,
+        };
         match self {
-            RunnerError::Problems(problems) => problems.iter().map(|p| (p.what.clone(), Some(p.fix.clone()))).collect(),
+            RunnerError::Problems(problems) => problems
+                .iter()
+                .map(|p| Item {
+                    at: p.at.clone(),
+                    ..item(&p.what, Some(&p.fix))
+                })
+                .collect(),
             RunnerError::Files { problems, .. } => problems
                 .iter()
-                .map(|d| (format!("{}: {}", d.location, d.message), d.help.clone()))
+                .map(|d| Item {
+                    at: Some(d.place.clone()),
+                    ..item(&format!("{}: {}", d.location, d.message), d.help.as_ref())
+                })
                 .collect(),
-            RunnerError::Usage { message, help } => vec![(message.clone(), help.clone())],
+            RunnerError::Usage { message, help } => vec![item(message, help.as_ref())],
             RunnerError::Busy { message, help } | RunnerError::Failed { message, help } => {
-                vec![(message.clone(), Some(help.clone()))]
+                vec![item(message, Some(help))]
             }
-            RunnerError::Declined | RunnerError::Io { .. } => vec![(self.to_string(), None)],
+            RunnerError::Declined | RunnerError::Io { .. } => vec![item(&self.to_string(), None)],
         }
     }
 

@@ -132,12 +132,14 @@ pub(crate) fn check_mirror(
         });
         let Some(index) = index else { continue };
         if index.find(&c.name, &c.version).is_none() {
-            problems.push(crate::diagnostic::Problem::new(
+            problems.push(crate::diagnostic::Problem::at(
+                crate::diagnostic::Place {
+                    file: c.file.clone(),
+                    line: u32::try_from(c.line).ok(),
+                },
                 format!(
-                    "{}:{}: `{}` installs the chart {} {} from the mirror {} (kubernetes:chart_mirror), which has no such \
+                    "`{}` installs the chart {} {} from the mirror {} (kubernetes:chart_mirror), which has no such \
                      version{}",
-                    c.file,
-                    c.line,
                     c.project,
                     c.name,
                     c.version,

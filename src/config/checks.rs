@@ -267,10 +267,10 @@ fn declared_config(
                 continue;
             }
             if d.secret {
-                problems.push(Problem::new(
+                problems.push(Problem::at(
+                    file.place(written),
                     format!(
-                        "{}: `{key}` is stored in plain text, but {declared_at} declares it secret: `pulumi up` would refuse the project",
-                        file.locate(written)
+                        "`{key}` is stored in plain text, but {declared_at} declares it secret: `pulumi up` would refuse the project"
                     ),
                     format!(
                         "remove the line from {} and set it with `{}`",
@@ -295,10 +295,10 @@ fn declared_config(
             if let Some(t) = d.ty.as_ref().filter(|t| !t.admits(&stored)) {
                 // A value a prompt asks as a secret is never shown, even one stored in plain text.
                 let secret_prompt = i.provider.prompts.iter().any(|p| p.key == key && p.secret);
-                problems.push(Problem::new(
+                problems.push(Problem::at(
+                    file.place(written),
                     format!(
-                        "{}: `{key}` is {}, but {declared_at} declares it {}: `pulumi up` would refuse the project (must be of type '{}')",
-                        file.locate(written),
+                        "`{key}` is {}, but {declared_at} declares it {}: `pulumi up` would refuse the project (must be of type '{}')",
                         if secret_prompt { "a value of another type".to_string() } else { describe(value) },
                         t.described(),
                         t.full_name()

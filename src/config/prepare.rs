@@ -215,16 +215,14 @@ fn checks_answered(
 /// is left out.
 fn add_unsaid(problems: &mut Vec<Problem>, more: Vec<Problem>) {
     for p in more {
-        let said = value_at(&p.what).is_some_and(|at| problems.iter().any(|q| q.what.starts_with(at)));
+        let said = p
+            .at
+            .as_ref()
+            .is_some_and(|at| at.line.is_some() && problems.iter().any(|q| q.at.as_ref() == Some(at)));
         if !said {
             problems.push(p);
         }
     }
-}
-
-/// The start of a problem with a stack file's value, its place and key (`file:8: `key` is `).
-fn value_at(what: &str) -> Option<&str> {
-    what.find("` is ").map(|i| &what[..i + "` is ".len()])
 }
 
 /// What `validate` checks and a run leaves to `pulumi`: the `pulumi` CLI's version, and the
@@ -271,7 +269,6 @@ pub(crate) fn file_problems(provider: &Provider, file: &StackFile) -> Vec<Proble
         .prompts
         .iter()
         .filter_map(|p| file.type_problem(p))
-        .map(|what| Problem::new(what, format!("correct the value in {}", file.shown)))
         .collect();
     problems.extend(file.key_problems());
     problems.extend(file.credential_problems());

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::stackedit::{self, Refused};
-use crate::diagnostic::{FileDiagnostic, Problem, SourceFile};
+use crate::diagnostic::{FileDiagnostic, Place, Problem, SourceFile};
 use crate::provider::{Prompt, PromptType};
 
 /// Top-level keys Pulumi itself writes into a stack file.
@@ -160,14 +160,12 @@ impl StackFile {
         self.top.get("secretsprovider").and_then(Value::as_str)
     }
 
-    /// `file:line` of a key under `config:`, or the file alone.
-    pub(crate) fn locate(&self, key: &str) -> String {
-        match key_offset(&self.text, key) {
-            Some(at) => {
-                let line = self.text[..at].matches('\n').count() + 1;
-                format!("{}:{line}", self.shown)
-            }
-            None => self.shown.clone(),
+    /// The file and line of a key under `config:`, or the file alone.
+    pub(crate) fn place(&self, key: &str) -> Place {
+        Place {
+            file: self.shown.clone(),
+            line: key_offset(&self.text, key)
+                .and_then(|at| u32::try_from(self.text[..at].matches('\n').count() + 1).ok()),
         }
     }
 
@@ -182,10 +180,10 @@ impl StackFile {
                 _ => true,
             })
             .map(|k| {
-                Problem::new(
+                Problem::at(
+                    self.place(k),
                     format!(
-                        "{}: `{k}` is not a configuration key Pulumi reads (namespace:key, with one `:`): every `pulumi` command of every project would refuse the file",
-                        self.locate(k)
+                        "`{k}` is not a configuration key Pulumi reads (namespace:key, with one `:`): every `pulumi` command of every project would refuse the file"
                     ),
                     format!("rename it to namespace:key in {}", self.shown),
                 )
@@ -200,11 +198,11 @@ impl StackFile {
             .iter()
             .filter_map(|(k, v)| Some((k, v, crate::charts::fetch::credential_in(v.as_str()?)?)))
             .map(|(k, v, credential)| {
-                Problem::new(
+                Problem::at(
+                    self.place(k),
                     format!(
-                        "{}: `{k}` is a URL with {credential} in it ({}): the stack file's values are \
+                        "`{k}` is a URL with {credential} in it ({}): the stack file's values are \
                          written into every export and shown in logs",
-                        self.locate(k),
                         crate::charts::fetch::hide_credentials(v.as_str().unwrap_or_default())
                     ),
                     format!(
@@ -219,7 +217,7 @@ impl StackFile {
     }
 
     /// A value that does not have the prompt's type: what is wrong, naming the key.
-    pub(crate) fn type_problem(&self, prompt: &Prompt) -> Option<String> {
+    pub(crate) fn type_problem(&self, prompt: &Prompt) -> Option<Problem> {
         let value = self.config.get(&prompt.key)?;
         // Encrypted: its type cannot be told, and `pulumi` checks it.
         if encrypted(value) {
@@ -240,12 +238,10 @@ impl StackFile {
             }
         };
         (!ok).then(|| {
-            format!(
-                "{}: `{}` is {}, not {}",
-                self.locate(&prompt.key),
-                prompt.key,
-                describe(value),
-                prompt.kind.file_shape()
+            Problem::at(
+                self.place(&prompt.key),
+                format!("`{}` is {}, not {}", prompt.key, describe(value), prompt.kind.file_shape()),
+                format!("correct the value in {}", self.shown),
             )
         })
     }
@@ -260,12 +256,9 @@ impl StackFile {
                 .iter()
                 .map(|(k, v)| format!("`{}: {}`", stackedit::yaml_key(k), stackedit::yaml_value(v)))
                 .collect();
-            Problem::new(
-                format!(
-                    "{}: cannot add {} safely: {why}; the file was left unchanged",
-                    self.locate("config"),
-                    keys.join(", ")
-                ),
+            Problem::at(
+                self.place("config"),
+                format!("cannot add {} safely: {why}; the file was left unchanged", keys.join(", ")),
                 format!(
                     "add {} under `config:` in {} by hand (one line each, indented as its other keys), then run again",
                     lines.join(", "),
@@ -468,10 +461,9 @@ mod tests {
     fn wrong_types_name_the_key_and_its_line() {
         let f = file("config:\n  eks:min_size: three\n  linode:k8s_ha: yes\n");
         let prompt = Prompt::plain;
-        assert_eq!(
-            f.type_problem(&prompt("eks:min_size", PromptType::Int)).unwrap(),
-            "Pulumi.dev.yaml:2: `eks:min_size` is `three`, not a whole number"
-        );
+        let wrong = f.type_problem(&prompt("eks:min_size", PromptType::Int)).unwrap();
+        assert_eq!(wrong.what, "Pulumi.dev.yaml:2: `eks:min_size` is `three`, not a whole number");
+        assert_eq!(wrong.at.map(|at| at.to_string()).as_deref(), Some("Pulumi.dev.yaml:2"));
         assert_eq!(f.type_problem(&prompt("linode:k8s_ha", PromptType::Bool)), None);
         // A number as text, as Go's strconv.Atoi reads it: a sign, digits, nothing around.
         let f = file("config:\n  eks:min_size: ' 3'\n  eks:max_size: '+12'\n");

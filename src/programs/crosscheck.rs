@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::Programs;
-use crate::diagnostic::Problem;
+use crate::diagnostic::{Place, Problem};
 use crate::graph::{self, EdgeKind};
 use crate::provider::{Project, Provider};
 use crate::workspace::Workspace;
@@ -95,10 +95,12 @@ pub(crate) fn check(ws: &Workspace, provider: &Provider, programs: &Programs) ->
                 let suggestion = graph::closest(output, declared.iter().copied())
                     .map(|c| format!("did you mean `{c}`? "))
                     .unwrap_or_default();
-                problems.push(Problem::new(
-                    format!(
-                        "{file}:{line}: `{name}` reads the output `{output}` of `{upstream}`, which {up_file} does not declare"
-                    ),
+                problems.push(Problem::at(
+                    Place {
+                        file: file.to_string(),
+                        line: u32::try_from(*line).ok(),
+                    },
+                    format!("`{name}` reads the output `{output}` of `{upstream}`, which {up_file} does not declare"),
                     format!(
                         "{suggestion}read one of {}, or add `{output}` under `outputs:` in {up_file}",
                         declared.join(", ")
@@ -140,10 +142,14 @@ pub(crate) fn undeclared(
                     u.name
                 ),
             };
-            problems.push(Problem::new(
+            problems.push(Problem::at(
+                Place {
+                    file: file.to_string(),
+                    line: u32::try_from(u.line).ok(),
+                },
                 format!(
-                    "{file}:{}: `{}` is read, but no resource, variable or config key of `{}` declares it: Pulumi YAML would stop with `resource, variable, or config value \"{}\" not found`",
-                    u.line, u.name, project.name, u.name
+                    "`{}` is read, but no resource, variable or config key of `{}` declares it: Pulumi YAML would stop with `resource, variable, or config value \"{}\" not found`",
+                    u.name, project.name, u.name
                 ),
                 fix,
             ));

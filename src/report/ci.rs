@@ -162,16 +162,16 @@ pub(crate) fn refused_summary(command: &str, provider: &str, stack: &str, err: &
         out,
         "### runner {command} · provider {provider} · stack {stack}\n\n❌ nothing ran: {}\n",
         if items.len() == 1 {
-            cell(&items[0].0)
+            cell(&items[0].what)
         } else {
             cell(&err.to_string())
         }
     );
-    for (k, (what, fix)) in items.iter().enumerate() {
+    for (k, item) in items.iter().enumerate() {
         if items.len() > 1 {
-            let _ = writeln!(out, "{}. {}", k + 1, cell(what));
+            let _ = writeln!(out, "{}. {}", k + 1, cell(&item.what));
         }
-        if let Some(fix) = fix {
+        if let Some(fix) = &item.fix {
             let indent = if items.len() > 1 { "   " } else { "" };
             let _ = writeln!(out, "{indent}Fix: {}", cell(fix));
         }

@@ -100,13 +100,14 @@ pub(crate) fn refused(s: &Settings, t: &StackContext, command: &str, err: &crate
     }
     // Each problem on the run's page, at its file's line when it has one.
     let checkout = checkout(s);
-    for (what, fix) in err.items() {
-        let at = located(&what).and_then(|(file, line)| {
-            let path = std::fs::canonicalize(file).ok()?;
+    for item in err.items() {
+        let at = item.at.and_then(|place| {
+            let path = std::fs::canonicalize(&place.file).ok()?;
             let rel = path.strip_prefix(checkout.as_deref()?).ok()?;
-            Some((rel.to_string_lossy().into_owned(), line))
+            Some((rel.to_string_lossy().into_owned(), place.line?))
         });
-        let message = fix.map_or_else(|| what.clone(), |fix| format!("{what}\nfix: {fix}"));
+        let what = item.what;
+        let message = item.fix.map_or_else(|| what.clone(), |fix| format!("{what}\nfix: {fix}"));
         let title = format!("runner {command}: nothing ran");
         if let Some(a) =
             CiSystem::GitHub.annotation("error", &title, &message, at.as_ref().map(|(f, l)| (f.as_str(), *l)))
@@ -124,14 +125,6 @@ pub(crate) fn refused(s: &Settings, t: &StackContext, command: &str, err: &crate
             report::warning(&format!("cannot append the run to GITHUB_STEP_SUMMARY: {e}"));
         }
     }
-}
-
-/// The file and line a problem starts with (`config/pulumi/Pulumi.dev.yaml:7: …`), the file
-/// as shown from where the runner was started.
-fn located(what: &str) -> Option<(&str, u32)> {
-    let (place, _) = what.split_once(": ")?;
-    let (file, line) = place.rsplit_once(':')?;
-    Some((file, line.parse().ok()?))
 }
 
 /// The checkout GitHub names, else the git repository the workspace is in (a job that checked
