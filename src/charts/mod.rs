@@ -146,7 +146,10 @@ pub(crate) fn check_mirror(
                     fetch::hide_credentials(mirror),
                     match index.versions(&c.name).as_slice() {
                         [] => String::from(" (nor the chart)"),
-                        some => format!(" (it has {})", some.iter().take(5).cloned().collect::<Vec<_>>().join(", ")),
+                        some => format!(
+                            " (it has {})",
+                            some.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
+                        ),
                     }
                 ),
                 format!(

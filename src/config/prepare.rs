@@ -215,10 +215,9 @@ fn checks_answered(
 /// is left out.
 fn add_unsaid(problems: &mut Vec<Problem>, more: Vec<Problem>) {
     for p in more {
-        let said = p
-            .at
-            .as_ref()
-            .is_some_and(|at| at.line.is_some() && problems.iter().any(|q| q.at.as_ref() == Some(at)));
+        let said =
+            p.at.as_ref()
+                .is_some_and(|at| at.line.is_some() && problems.iter().any(|q| q.at.as_ref() == Some(at)));
         if !said {
             problems.push(p);
         }
@@ -265,11 +264,7 @@ fn reach_backend(
 /// What is wrong in the stack file itself: values not of their prompt's type, keys Pulumi
 /// cannot read, URLs carrying a credential. Every run refuses them, so an export does too.
 pub(crate) fn file_problems(provider: &Provider, file: &StackFile) -> Vec<Problem> {
-    let mut problems: Vec<Problem> = provider
-        .prompts
-        .iter()
-        .filter_map(|p| file.type_problem(p))
-        .collect();
+    let mut problems: Vec<Problem> = provider.prompts.iter().filter_map(|p| file.type_problem(p)).collect();
     problems.extend(file.key_problems());
     problems.extend(file.credential_problems());
     problems

@@ -240,7 +240,12 @@ impl StackFile {
         (!ok).then(|| {
             Problem::at(
                 self.place(&prompt.key),
-                format!("`{}` is {}, not {}", prompt.key, describe(value), prompt.kind.file_shape()),
+                format!(
+                    "`{}` is {}, not {}",
+                    prompt.key,
+                    describe(value),
+                    prompt.kind.file_shape()
+                ),
                 format!("correct the value in {}", self.shown),
             )
         })
@@ -258,7 +263,10 @@ impl StackFile {
                 .collect();
             Problem::at(
                 self.place("config"),
-                format!("cannot add {} safely: {why}; the file was left unchanged", keys.join(", ")),
+                format!(
+                    "cannot add {} safely: {why}; the file was left unchanged",
+                    keys.join(", ")
+                ),
                 format!(
                     "add {} under `config:` in {} by hand (one line each, indented as its other keys), then run again",
                     lines.join(", "),
@@ -462,7 +470,10 @@ mod tests {
         let f = file("config:\n  eks:min_size: three\n  linode:k8s_ha: yes\n");
         let prompt = Prompt::plain;
         let wrong = f.type_problem(&prompt("eks:min_size", PromptType::Int)).unwrap();
-        assert_eq!(wrong.what, "Pulumi.dev.yaml:2: `eks:min_size` is `three`, not a whole number");
+        assert_eq!(
+            wrong.what,
+            "Pulumi.dev.yaml:2: `eks:min_size` is `three`, not a whole number"
+        );
         assert_eq!(wrong.at.map(|at| at.to_string()).as_deref(), Some("Pulumi.dev.yaml:2"));
         assert_eq!(f.type_problem(&prompt("linode:k8s_ha", PromptType::Bool)), None);
         // A number as text, as Go's strconv.Atoi reads it: a sign, digits, nothing around.

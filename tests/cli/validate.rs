@@ -58,7 +58,8 @@ fn a_complete_workspace_passes() {
         )
         .expect(0);
     assert!(
-        wrapped.stderr.contains("Next: `scripts/try-aws up -p aws -s dev`"),
+        // The wrapper gives the provider itself, as scripts/try-local does.
+        wrapped.stderr.contains("Next: `scripts/try-aws up -s dev`"),
         "{}",
         wrapped.stderr
     );

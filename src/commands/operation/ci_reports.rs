@@ -107,7 +107,9 @@ pub(crate) fn refused(s: &Settings, t: &StackContext, command: &str, err: &crate
             Some((rel.to_string_lossy().into_owned(), place.line?))
         });
         let what = item.what;
-        let message = item.fix.map_or_else(|| what.clone(), |fix| format!("{what}\nfix: {fix}"));
+        let message = item
+            .fix
+            .map_or_else(|| what.clone(), |fix| format!("{what}\nfix: {fix}"));
         let title = format!("runner {command}: nothing ran");
         if let Some(a) =
             CiSystem::GitHub.annotation("error", &title, &message, at.as_ref().map(|(f, l)| (f.as_str(), *l)))

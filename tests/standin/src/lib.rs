@@ -7,9 +7,8 @@
 //! ([`workspace::pins`]) are also what `check-programs` (`tests/check-programs`) checks the
 //! programs under `projects/` with.
 #![allow(clippy::print_stderr, unreachable_pub)]
-// A test double: its long command functions follow the real CLI's flow step by step.
+// A test double that follows the real CLI's Go code closely (its names, its cases in order).
 #![allow(
-    clippy::too_many_lines,
     clippy::similar_names,
     clippy::format_collect,
     clippy::match_same_arms,

@@ -138,6 +138,10 @@ impl<'a> Checker<'a> {
     }
 
     /// `typePropertyAccess`.
+    #[expect(
+        clippy::too_many_lines,
+        reason = "pulumi-yaml's typePropertyAccess, case by case in its order, so each can be checked against it"
+    )]
     fn access(&mut self, node: &Node, root: Ty, running: String, steps: &[Step], against: &Against) -> Ty {
         let Some((step, rest)) = steps.split_first() else {
             return root;

@@ -48,6 +48,12 @@ const RESOURCE_KEYS: [&str; 8] = [
 ];
 
 impl<'a> Checker<'a> {
+    /// A resource declaration, as pulumi-yaml checks it (`validateResources` in run.go, then its
+    /// analyser's types).
+    #[expect(
+        clippy::too_many_lines,
+        reason = "pulumi-yaml's checks of one resource, in its order, so each can be checked against it"
+    )]
     pub(super) fn resource(&mut self, key: &Key, decl: &'a Node) {
         let name = key.name.as_str();
         let ty_node = decl.get_ci("type").map(|(_, v)| v);

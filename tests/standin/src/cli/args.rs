@@ -303,6 +303,10 @@ impl Args {
 }
 
 /// Finds the command (skipping persistent flags and their values), then parses every flag.
+#[expect(
+    clippy::too_many_lines,
+    reason = "cobra's flag parsing, rule by rule with its messages, so each can be checked against it"
+)]
 pub fn parse(argv: &[String]) -> Result<Args, Failure> {
     let mut words = Vec::new();
     let mut i = 0;

@@ -80,6 +80,23 @@ struct Events {
 }
 
 impl Events {
+    /// The event log is opened as the display starts, once the stack is locked; a log that
+    /// cannot be created is logged at -v=7 and done without (`display.startEventLogger`).
+    fn open(args: &Args, stdout: bool) -> Self {
+        Events {
+            sequence: 0,
+            stdout,
+            file: args.value("event-log").and_then(|p| {
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .write(true)
+                    .truncate(true)
+                    .open(p)
+                    .ok()
+            }),
+        }
+    }
+
     fn emit(&mut self, key: &str, payload: Value) {
         if !self.stdout && self.file.is_none() {
             return;
@@ -158,84 +175,20 @@ pub fn run(args: &Args, op: Op) -> Result<i32, Failure> {
     let refresh_first = op != Op::Refresh && args.refresh(scope.project.doc["options"]["refresh"] == "always")?;
     let json_out = args.flag("json");
     if op != Op::Preview {
-        let yes = args.flag("yes")
-            || args.flag("skip-preview")
-            || std::env::var("PULUMI_SKIP_CONFIRMATIONS").is_ok_and(|v| crate::cli::args::truthy(&v));
-        // `updateFlagsToOptions` (operations/io.go), after --skip-preview and
-        // PULUMI_SKIP_CONFIRMATIONS have made `yes` true.
-        if args.flag("preview-only") {
-            if args.flag("skip-preview") {
-                return Err(fail("--skip-preview and --preview-only cannot be used together"));
-            }
-            if yes {
-                return Err(fail("--yes and --preview-only cannot be used together"));
-            }
-        }
-        if !interactive(args) && !yes && !args.flag("preview-only") {
-            let message = "--yes or --skip-preview or --preview-only must be passed in to proceed when running in non-interactive mode";
-            // `refresh` returns it as a plain error (exit 1); up and destroy as a configuration error (2).
-            return Err(if op == Op::Refresh {
-                fail(message)
-            } else {
-                config_error(message)
-            });
-        }
-        if !yes && !args.flag("preview-only") {
-            return Err(fail("the pulumi stand-in cannot prompt for confirmation: pass --yes"));
-        }
+        confirmed(args, op)?;
     }
 
     let mut cfg = scope.stack_config(args)?;
-    for kv in args.values("config") {
-        let Some((k, v)) = kv.split_once('=') else {
-            return Err(fail(format!(
-                "could not parse --config value '{kv}': expected key=value"
-            )));
-        };
-        let k = if k.contains(':') {
-            k.to_string()
-        } else {
-            format!("{}:{k}", scope.project.name)
-        };
-        cfg.set(&k, v, false);
-        cfg.save()?;
-    }
+    set_config_flags(args, &scope, &mut cfg)?;
     let (crypter, passphrase) = scope.crypter(&mut cfg, "getting stack configuration: get stack secrets manager: ")?;
-    // `destroy` and `refresh` check the configuration only when they run the program
-    // (`--run-program`, PULUMI_RUN_PROGRAM); otherwise project defaults apply, unchecked.
-    let runs_program = matches!(op, Op::Up | Op::Preview)
-        || args.flag("run-program")
-        || std::env::var("PULUMI_RUN_PROGRAM").is_ok_and(|v| crate::cli::args::truthy(&v));
-    if runs_program && !args.flag("skip-config-validation") {
-        crate::program::projconfig::check_stack(
-            &scope.project.name,
-            &scope.stack,
-            &scope.project.config,
-            &cfg.values,
-            &crypter,
-        )?;
-    }
-
+    check_config(args, op, &scope, &cfg, &crypter)?;
     let preview_only = op == Op::Preview || args.flag("preview-only");
     let _lock = if preview_only {
         None
     } else {
         Some(scope.backend.lock(&scope.project.name, &scope.stack)?)
     };
-    // The event log is opened as the display starts, once the stack is locked; a log that
-    // cannot be created is logged at -v=7 and done without (`display.startEventLogger`).
-    let mut events = Events {
-        sequence: 0,
-        stdout: json_out && op != Op::Preview,
-        file: args.value("event-log").and_then(|p| {
-            std::fs::OpenOptions::new()
-                .create(true)
-                .write(true)
-                .truncate(true)
-                .open(p)
-                .ok()
-        }),
-    };
+    let mut events = Events::open(args, json_out && op != Op::Preview);
 
     let ctx = Context {
         project: &scope.project,
@@ -245,14 +198,7 @@ pub fn run(args: &Args, op: Op) -> Result<i32, Failure> {
         crypter: &crypter,
         passphrase: &passphrase,
     };
-    let cp = scope
-        .backend
-        .checkpoint(&scope.project.name, &scope.stack)?
-        .unwrap_or_default();
-    let old: Vec<Value> = cp["checkpoint"]["latest"]["resources"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
+    let old = deployed(&scope)?;
     // A refresh reads every resource back from the cloud: `refresh` records what it read,
     // `up`/`preview --refresh` compare the program with it rather than with the state.
     let refreshes = op == Op::Refresh || (matches!(op, Op::Up | Op::Preview) && refresh_first);
@@ -260,70 +206,23 @@ pub fn run(args: &Args, op: Op) -> Result<i32, Failure> {
 
     let human = !json_out;
     if human {
-        if op != Op::Preview && !args.flag("skip-preview") && !preview_only {
-            // With --yes alone the real CLI previews first, then updates.
-            println!("{} ({}):\n", op.label(true), scope.stack);
-        }
-        println!("{} ({}):\n", op.label(preview_only), scope.stack);
-        let _ = std::io::stdout().flush();
+        // With --yes alone the real CLI previews first, then updates.
+        let previews_first = op != Op::Preview && !args.flag("skip-preview") && !preview_only;
+        print_header(op, preview_only, previews_first, &scope.stack);
     }
 
-    let prelude: Map<String, Value> = cfg
-        .values
-        .iter()
-        .map(|(k, v)| {
-            let shown = if v.get("secure").is_some() {
-                Value::String("[secret]".into())
-            } else {
-                v.clone()
-            };
-            (k.clone(), shown)
-        })
-        .collect();
-    events.emit("preludeEvent", json!({ "config": prelude }));
-
-    // Test switches: time spent in the operation, a hang, an injected failure.
-    let project = scope.project.name.clone();
-    let delay = switches::delay_ms(&project);
-    let hang = switches::hangs(&project, op.name());
-    let slow = switches::slow_cancel(&project);
-    if let Err(f) = work(if hang { None } else { Some(delay) }, op, slow) {
-        // Cancelled: the summary says so, the history keeps it as failed (`diyBackend.apply`),
-        // the lock is released on the way out.
-        let nothing = BTreeMap::new();
-        events.emit(
-            "summaryEvent",
-            summary_event(&nothing, started, preview_only, "canceled"),
-        );
-        events.emit("cancelEvent", json!({}));
-        if !preview_only {
-            record(&scope, op, &cfg, started, "failed", &nothing)?;
-        }
-        return Err(f);
-    }
-    if switches::fails(&project, op.name()) {
-        let root = root_urn(&scope);
-        let message = format!("injected failure for {project} ({}) by PULUMI_STANDIN_FAIL", op.name());
-        events.emit(
-            "diagnosticEvent",
-            json!({ "urn": root, "prefix": "error: ", "message": format!("{message}\n"), "color": "never", "severity": "error" }),
-        );
-        events.emit(
-            "summaryEvent",
-            summary_event(&BTreeMap::new(), started, preview_only, "failed"),
-        );
-        events.emit("cancelEvent", json!({}));
-        if human {
-            println!(
-                "Diagnostics:\n  pulumi:pulumi:Stack ({project}-{}):\n    error: {message}\n",
-                scope.stack
-            );
-            println!("Resources:\n\nDuration: {}s", started.elapsed().as_secs());
-        }
-        if !preview_only {
-            record(&scope, op, &cfg, started, "failed", &BTreeMap::new())?;
-        }
-        return Ok(1);
+    events.emit("preludeEvent", json!({ "config": prelude(&cfg) }));
+    let mut end = Ending {
+        scope: &scope,
+        op,
+        cfg: &cfg,
+        started,
+        preview_only,
+        human,
+        events,
+    };
+    if let Some(code) = end.test_switches()? {
+        return Ok(code);
     }
 
     let mut warnings: Vec<String> = Vec::new();
@@ -333,74 +232,9 @@ pub fn run(args: &Args, op: Op) -> Result<i32, Failure> {
             if let Err(f) = &evaluated
                 && f.code == CANCELLED_WHILE_EVALUATING
             {
-                // Cancelled while the program ran (its language host blocked in a call): the CLI
-                // (v3.274.1) fails the stack's resource with `update canceled` and exits 1,
-                // with no `error:` line of its own.
-                acknowledge(op);
-                let nothing = BTreeMap::new();
-                let canceled = format!("{} canceled", op.kind());
-                events.emit(
-                    "diagnosticEvent",
-                    json!({ "urn": root_urn(&scope), "prefix": "error: ", "message": format!("{canceled}\n"), "color": "never", "severity": "error" }),
-                );
-                events.emit(
-                    "summaryEvent",
-                    summary_event(&nothing, started, preview_only, "canceled"),
-                );
-                events.emit("cancelEvent", json!({}));
-                if human {
-                    println!("\n    pulumi:pulumi:Stack {project}-{}  error: {canceled}", scope.stack);
-                    println!("    pulumi:pulumi:Stack {project}-{} **failed** 1 error", scope.stack);
-                    println!(
-                        "Diagnostics:\n  pulumi:pulumi:Stack ({project}-{}):\n    error: {canceled}\n",
-                        scope.stack
-                    );
-                    println!(
-                        "Resources:\n    1 errored\n\nDuration: {}s",
-                        started.elapsed().as_secs()
-                    );
-                }
-                if !preview_only {
-                    record(&scope, op, &cfg, started, "failed", &nothing)?;
-                }
-                return Err(Failure {
-                    message: String::new(),
-                    code: 1,
-                    diagnostics: Vec::new(),
-                });
+                return Err(end.cancelled_while_evaluating()?);
             }
-            let evaluated = evaluated.inspect_err(|f| {
-                let root = root_urn(&scope);
-                for line in &f.diagnostics {
-                    events.emit(
-                        "diagnosticEvent",
-                        json!({ "urn": root, "message": format!("{line}\n"), "color": "never", "severity": "info#err" }),
-                    );
-                }
-                if !f.message.is_empty() {
-                    events.emit(
-                        "diagnosticEvent",
-                        json!({ "urn": root, "prefix": "error: ", "message": format!("{}\n", f.message), "color": "never", "severity": "error" }),
-                    );
-                }
-                events.emit("summaryEvent", summary_event(&BTreeMap::new(), started, preview_only, "failed"));
-                events.emit("cancelEvent", json!({}));
-                if human {
-                    println!("Diagnostics:\n  pulumi:pulumi:Stack ({project}-{}):", scope.stack);
-                    for line in &f.diagnostics {
-                        // Pulumi YAML colours its report whatever it writes to (its
-                        // `NewDiagnosticWriter(os.Stderr, 0, true)`); the event log has none.
-                        match line.strip_prefix("Error: ") {
-                            Some(rest) => println!("    \u{1b}[31mError\u{1b}[0m: {rest}"),
-                            None => println!("    {line}"),
-                        }
-                    }
-                    if !f.message.is_empty() {
-                        println!("    error: {}", f.message);
-                    }
-                    println!();
-                }
-            })?;
+            let evaluated = evaluated.map_err(|f| end.evaluation_failed(f))?;
             warnings.clone_from(&evaluated.warnings);
             plan_update(&scope, cloud.as_deref().unwrap_or(&old), evaluated)
         }
@@ -408,67 +242,23 @@ pub fn run(args: &Args, op: Op) -> Result<i32, Failure> {
         Op::Destroy => (destroy_steps(&old), None),
     };
     for line in &warnings {
-        events.emit(
+        end.events.emit(
             "diagnosticEvent",
             json!({ "urn": root_urn(&scope), "message": format!("{line}\n"), "color": "never", "severity": "info#err" }),
         );
     }
-    let mut changes: BTreeMap<String, u64> = BTreeMap::new();
-    for s in &steps {
-        *changes.entry(s.op.to_string()).or_default() += 1;
-    }
+    let changes = counted(&steps);
 
-    for s in &steps {
-        let meta = |v: &Option<Value>| v.as_ref().map(event_state);
-        // A refresh's events carry the step's own op; its summary counts what it found
-        // (`RefreshStep.ResultOp`, pkg/engine/update.go).
-        let metadata = json!({
-            "op": if op == Op::Refresh { "refresh" } else { s.op }, "urn": s.urn, "type": s.ty,
-            "old": meta(&s.old), "new": meta(&s.new),
-            "detailedDiff": Value::Null, "provider": "",
-        });
-        let mut pre = json!({ "metadata": metadata.clone() });
-        // The top-level input keys that differ, as the engine lists them for an update or a
-        // replacement (`StepEventMetadata.Diffs`; absent otherwise).
-        if matches!(s.op, "update" | "replace")
-            && let (Some(old), Some(new)) = (&s.old, &s.new)
-        {
-            pre["metadata"]["diffs"] = json!(diff_keys(&old["inputs"], &new["inputs"]));
-        }
-        if preview_only {
-            pre["planning"] = Value::Bool(true);
-        }
-        events.emit("resourcePreEvent", pre);
-        if !preview_only {
-            events.emit("resOutputsEvent", json!({ "metadata": metadata }));
-        }
-    }
+    end.steps(&steps);
 
     if !preview_only {
-        let resources = match op {
-            Op::Up => Some(
-                steps
-                    .iter()
-                    .filter(|s| !matches!(s.op, "delete" | "discard"))
-                    .filter_map(|s| s.new.as_ref().map(|v| encrypt_state(v, &crypter)))
-                    .collect(),
-            ),
-            Op::Refresh => cloud.clone(),
-            _ => None,
-        };
-        let salt = cfg.salt.clone().expect("the crypter set the salt");
-        scope.backend.save(
-            &scope.project.name,
-            &scope.stack,
-            &Backend::deployment(&salt, resources),
-        )?;
-        record(&scope, op, &cfg, started, "succeeded", &changes)?;
+        end.save(&steps, cloud, &crypter, &changes)?;
     }
-    events.emit(
+    end.events.emit(
         "summaryEvent",
         summary_event(&changes, started, preview_only, "succeeded"),
     );
-    events.emit("cancelEvent", json!({}));
+    end.events.emit("cancelEvent", json!({}));
 
     if json_out && op == Op::Preview {
         print_digest(&cfg, &steps, started, &changes);
@@ -487,12 +277,312 @@ pub fn run(args: &Args, op: Op) -> Result<i32, Failure> {
     // Checked once the operation is done and shown (`pkg/cmd/pulumi/operations/{up,preview,
     // refresh}.go`); destroy has no such flag.
     if args.flag("expect-no-changes") && op != Op::Destroy && has_changes(&changes) {
-        return Err(no_changes_expected(match op {
-            Op::Up => "update",
-            _ => op.name(),
-        }));
+        return Err(no_changes_expected(if op == Op::Up { "update" } else { op.name() }));
     }
     Ok(0)
+}
+
+/// The resources of the stack's last checkpoint (none for a new stack).
+fn deployed(scope: &Scope) -> Result<Vec<Value>, Failure> {
+    let cp = scope
+        .backend
+        .checkpoint(&scope.project.name, &scope.stack)?
+        .unwrap_or_default();
+    Ok(cp["checkpoint"]["latest"]["resources"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default())
+}
+
+/// What an update's events and its history need however it ends, and the ways it ends early.
+struct Ending<'a> {
+    scope: &'a Scope,
+    op: Op,
+    cfg: &'a StackConfig,
+    started: Instant,
+    preview_only: bool,
+    human: bool,
+    events: Events,
+}
+
+impl Ending<'_> {
+    /// Ends having changed nothing: the summary (`result`) and cancel events, and in the history
+    /// a failed update (`diyBackend.apply`); the lock is released on the way out.
+    fn ended_with_nothing(&mut self, result: &str) -> Result<(), Failure> {
+        let nothing = BTreeMap::new();
+        self.events.emit(
+            "summaryEvent",
+            summary_event(&nothing, self.started, self.preview_only, result),
+        );
+        self.events.emit("cancelEvent", json!({}));
+        if !self.preview_only {
+            record(self.scope, self.op, self.cfg, self.started, "failed", &nothing)?;
+        }
+        Ok(())
+    }
+
+    /// The test switches: time spent in the operation, a hang (both cancellable), an injected
+    /// failure. `Some(code)` when the operation ends here.
+    fn test_switches(&mut self) -> Result<Option<i32>, Failure> {
+        let project = self.scope.project.name.clone();
+        let delay = switches::delay_ms(&project);
+        let hang = switches::hangs(&project, self.op.name());
+        let slow = switches::slow_cancel(&project);
+        if let Err(f) = work(if hang { None } else { Some(delay) }, self.op, slow) {
+            self.ended_with_nothing("canceled")?;
+            return Err(f);
+        }
+        if !switches::fails(&project, self.op.name()) {
+            return Ok(None);
+        }
+        let message = format!(
+            "injected failure for {project} ({}) by PULUMI_STANDIN_FAIL",
+            self.op.name()
+        );
+        self.events.emit(
+            "diagnosticEvent",
+            json!({ "urn": root_urn(self.scope), "prefix": "error: ", "message": format!("{message}\n"), "color": "never", "severity": "error" }),
+        );
+        if self.human {
+            println!(
+                "Diagnostics:\n  pulumi:pulumi:Stack ({project}-{}):\n    error: {message}\n",
+                self.scope.stack
+            );
+            println!("Resources:\n\nDuration: {}s", self.started.elapsed().as_secs());
+        }
+        self.ended_with_nothing("failed")?;
+        Ok(Some(1))
+    }
+
+    /// Cancelled while the program ran (its language host blocked in a call): the CLI (v3.274.1)
+    /// fails the stack's resource with `update canceled` and exits 1, with no `error:` line of
+    /// its own.
+    fn cancelled_while_evaluating(&mut self) -> Result<Failure, Failure> {
+        acknowledge(self.op);
+        let canceled = format!("{} canceled", self.op.kind());
+        self.events.emit(
+            "diagnosticEvent",
+            json!({ "urn": root_urn(self.scope), "prefix": "error: ", "message": format!("{canceled}\n"), "color": "never", "severity": "error" }),
+        );
+        if self.human {
+            let (project, stack) = (&self.scope.project.name, &self.scope.stack);
+            println!("\n    pulumi:pulumi:Stack {project}-{stack}  error: {canceled}");
+            println!("    pulumi:pulumi:Stack {project}-{stack} **failed** 1 error");
+            println!("Diagnostics:\n  pulumi:pulumi:Stack ({project}-{stack}):\n    error: {canceled}\n");
+            println!(
+                "Resources:\n    1 errored\n\nDuration: {}s",
+                self.started.elapsed().as_secs()
+            );
+        }
+        self.ended_with_nothing("canceled")?;
+        Ok(Failure {
+            message: String::new(),
+            code: 1,
+            diagnostics: Vec::new(),
+        })
+    }
+
+    /// A program the language host refused or that failed as it ran: its diagnostics as events
+    /// and as the language host prints them; the history keeps nothing of it.
+    fn evaluation_failed(&mut self, f: Failure) -> Failure {
+        let root = root_urn(self.scope);
+        for line in &f.diagnostics {
+            self.events.emit(
+                "diagnosticEvent",
+                json!({ "urn": root, "message": format!("{line}\n"), "color": "never", "severity": "info#err" }),
+            );
+        }
+        if !f.message.is_empty() {
+            self.events.emit(
+                "diagnosticEvent",
+                json!({ "urn": root, "prefix": "error: ", "message": format!("{}\n", f.message), "color": "never", "severity": "error" }),
+            );
+        }
+        self.events.emit(
+            "summaryEvent",
+            summary_event(&BTreeMap::new(), self.started, self.preview_only, "failed"),
+        );
+        self.events.emit("cancelEvent", json!({}));
+        if self.human {
+            println!(
+                "Diagnostics:\n  pulumi:pulumi:Stack ({}-{}):",
+                self.scope.project.name, self.scope.stack
+            );
+            for line in &f.diagnostics {
+                // Pulumi YAML colours its report whatever it writes to (its
+                // `NewDiagnosticWriter(os.Stderr, 0, true)`); the event log has none.
+                match line.strip_prefix("Error: ") {
+                    Some(rest) => println!("    \u{1b}[31mError\u{1b}[0m: {rest}"),
+                    None => println!("    {line}"),
+                }
+            }
+            if !f.message.is_empty() {
+                println!("    error: {}", f.message);
+            }
+            println!();
+        }
+        f
+    }
+
+    /// The new checkpoint (an up's resources, a refresh's reading) and its record in the history.
+    fn save(
+        &mut self,
+        steps: &[Step],
+        cloud: Option<Vec<Value>>,
+        crypter: &Crypter,
+        changes: &BTreeMap<String, u64>,
+    ) -> Result<(), Failure> {
+        let resources = match self.op {
+            Op::Up => Some(
+                steps
+                    .iter()
+                    .filter(|s| !matches!(s.op, "delete" | "discard"))
+                    .filter_map(|s| s.new.as_ref().map(|v| encrypt_state(v, crypter)))
+                    .collect(),
+            ),
+            Op::Refresh => cloud,
+            _ => None,
+        };
+        let salt = self.cfg.salt.clone().expect("the crypter set the salt");
+        let (project, stack) = (&self.scope.project.name, &self.scope.stack);
+        self.scope
+            .backend
+            .save(project, stack, &Backend::deployment(&salt, resources))?;
+        record(self.scope, self.op, self.cfg, self.started, "succeeded", changes)
+    }
+
+    /// Each step as the engine announces it: `resourcePreEvent`, then (an update that applies
+    /// it) `resOutputsEvent`.
+    fn steps(&mut self, steps: &[Step]) {
+        for s in steps {
+            let meta = |v: &Option<Value>| v.as_ref().map(event_state);
+            // A refresh's events carry the step's own op; its summary counts what it found
+            // (`RefreshStep.ResultOp`, pkg/engine/update.go).
+            let metadata = json!({
+                "op": if self.op == Op::Refresh { "refresh" } else { s.op }, "urn": s.urn, "type": s.ty,
+                "old": meta(&s.old), "new": meta(&s.new),
+                "detailedDiff": Value::Null, "provider": "",
+            });
+            let mut pre = json!({ "metadata": metadata.clone() });
+            // The top-level input keys that differ, as the engine lists them for an update or a
+            // replacement (`StepEventMetadata.Diffs`; absent otherwise).
+            if matches!(s.op, "update" | "replace")
+                && let (Some(old), Some(new)) = (&s.old, &s.new)
+            {
+                pre["metadata"]["diffs"] = json!(diff_keys(&old["inputs"], &new["inputs"]));
+            }
+            if self.preview_only {
+                pre["planning"] = Value::Bool(true);
+            }
+            self.events.emit("resourcePreEvent", pre);
+            if !self.preview_only {
+                self.events.emit("resOutputsEvent", json!({ "metadata": metadata }));
+            }
+        }
+    }
+}
+
+/// The stack's configuration as the prelude event shows it: secure values as `[secret]`.
+fn prelude(cfg: &StackConfig) -> Map<String, Value> {
+    cfg.values
+        .iter()
+        .map(|(k, v)| {
+            let shown = if v.get("secure").is_some() {
+                Value::String("[secret]".into())
+            } else {
+                v.clone()
+            };
+            (k.clone(), shown)
+        })
+        .collect()
+}
+
+/// The confirmation rules of an update (`updateFlagsToOptions`, operations/io.go): what
+/// `--yes`, `--skip-preview`, `--preview-only` and `PULUMI_SKIP_CONFIRMATIONS` allow, and the
+/// stand-in never prompts.
+fn confirmed(args: &Args, op: Op) -> Result<(), Failure> {
+    let yes = args.flag("yes")
+        || args.flag("skip-preview")
+        || std::env::var("PULUMI_SKIP_CONFIRMATIONS").is_ok_and(|v| crate::cli::args::truthy(&v));
+    // After --skip-preview and PULUMI_SKIP_CONFIRMATIONS have made `yes` true.
+    if args.flag("preview-only") {
+        if args.flag("skip-preview") {
+            return Err(fail("--skip-preview and --preview-only cannot be used together"));
+        }
+        if yes {
+            return Err(fail("--yes and --preview-only cannot be used together"));
+        }
+    }
+    if !interactive(args) && !yes && !args.flag("preview-only") {
+        let message = "--yes or --skip-preview or --preview-only must be passed in to proceed when running in non-interactive mode";
+        // `refresh` returns it as a plain error (exit 1); up and destroy as a configuration error (2).
+        return Err(if op == Op::Refresh {
+            fail(message)
+        } else {
+            config_error(message)
+        });
+    }
+    if !yes && !args.flag("preview-only") {
+        return Err(fail("the pulumi stand-in cannot prompt for confirmation: pass --yes"));
+    }
+    Ok(())
+}
+
+/// `--config key=value`: each written into the stack's configuration before the update (a
+/// key without a namespace takes the project's).
+fn set_config_flags(args: &Args, scope: &Scope, cfg: &mut StackConfig) -> Result<(), Failure> {
+    for kv in args.values("config") {
+        let Some((k, v)) = kv.split_once('=') else {
+            return Err(fail(format!(
+                "could not parse --config value '{kv}': expected key=value"
+            )));
+        };
+        let k = if k.contains(':') {
+            k.to_string()
+        } else {
+            format!("{}:{k}", scope.project.name)
+        };
+        cfg.set(&k, v, false);
+        cfg.save()?;
+    }
+    Ok(())
+}
+
+/// The stack's values against the project's `config:` block: `destroy` and `refresh` check
+/// them only when they run the program (`--run-program`, `PULUMI_RUN_PROGRAM`); otherwise
+/// project defaults apply, unchecked.
+fn check_config(args: &Args, op: Op, scope: &Scope, cfg: &StackConfig, crypter: &Crypter) -> Result<(), Failure> {
+    let runs_program = matches!(op, Op::Up | Op::Preview)
+        || args.flag("run-program")
+        || std::env::var("PULUMI_RUN_PROGRAM").is_ok_and(|v| crate::cli::args::truthy(&v));
+    if runs_program && !args.flag("skip-config-validation") {
+        crate::program::projconfig::check_stack(
+            &scope.project.name,
+            &scope.stack,
+            &scope.project.config,
+            &cfg.values,
+            crypter,
+        )?;
+    }
+    Ok(())
+}
+
+/// `Previewing update (dev):` and the like, as the display opens.
+fn print_header(op: Op, preview_only: bool, previews_first: bool, stack: &str) {
+    if previews_first {
+        println!("{} ({stack}):\n", op.label(true));
+    }
+    println!("{} ({stack}):\n", op.label(preview_only));
+    let _ = std::io::stdout().flush();
+}
+
+/// How many steps of each kind (create, update, same…).
+fn counted(steps: &[Step]) -> BTreeMap<String, u64> {
+    let mut changes: BTreeMap<String, u64> = BTreeMap::new();
+    for s in steps {
+        *changes.entry(s.op.to_string()).or_default() += 1;
+    }
+    changes
 }
 
 /// `engine.HasChanges`: any step but keeping, reading or discarding a read resource.

@@ -590,6 +590,11 @@ impl<'a> Evaluator<'a> {
         Ok(Value::Null)
     }
 
+    /// A `fn::` built-in, evaluated as pulumi-yaml's evaluator does.
+    #[expect(
+        clippy::too_many_lines,
+        reason = "one arm per `fn::` built-in, as pulumi-yaml's evaluator switches on them"
+    )]
     fn function(&mut self, f: &str, arg: &Value) -> Result<Value, Failure> {
         let v = self.value(arg)?;
         let (plain, was_secret) = reveal(&v);
