@@ -25,6 +25,8 @@ mod pulumi;
 mod render;
 mod report;
 mod runstate;
+#[cfg(test)]
+mod schemas;
 mod settings;
 mod workspace;
 

@@ -34,20 +34,36 @@ pub(crate) enum StatusFormat {
 pub(crate) const SCHEMA_VERSION: u32 = 1;
 
 #[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[cfg_attr(
+    test,
+    schemars(
+        title = "runner status",
+        description = "Printed by `runner status --format json`: every project of the provider's graph, in run order, with its last operation and what an up would do with it. Read from .runner/ only (no pulumi). Fields may be added without changing schema_version.",
+        deny_unknown_fields,
+        extend("$id" = "https://github.com/runner/runner/schemas/status.schema.json")
+    )
+)]
 struct Status<'a> {
+    #[cfg_attr(test, schemars(schema_with = "crate::schemas::version"))]
     schema_version: u32,
     provider: &'a str,
     stack: &'a str,
-    /// A run is going: some project's last operation has not ended.
+    /// A run is going: some project's last operation has not ended, and the runner that holds
+    /// the workspace lock runs it.
     running: bool,
     projects: Vec<Row<'a>>,
-    /// What an `up` would run, in run order.
+    /// The projects an up would run, in run order.
     up_would_run: Vec<&'a str>,
 }
 
+/// A project of the provider's graph.
 #[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[cfg_attr(test, schemars(deny_unknown_fields))]
 struct Row<'a> {
     name: &'a str,
+    #[cfg_attr(test, schemars(schema_with = "crate::schemas::layer"))]
     layer: &'a str,
     /// The stack holds a deployment the runner made (an `up` succeeded, no destroy since).
     deployed: bool,
@@ -55,28 +71,46 @@ struct Row<'a> {
     last: Option<Last<'a>>,
     /// Its last drift check since that operation, `null` when none.
     drift: Option<Drift<'a>>,
-    /// Resources in its stack after its last successful operation, when known.
+    /// Resources in its stack after its last successful up, refresh or destroy; null when
+    /// unknown.
     resources: Option<u64>,
-    /// What its `up` takes, in seconds: learned from past runs, else declared.
+    /// Seconds its up takes: learned from past successful runs, else its provider file's
+    /// estimate.
+    #[cfg_attr(test, schemars(range(min = 0.0)))]
     estimate_s: Option<f64>,
     up: Up,
 }
 
+/// Its last operation.
 #[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[cfg_attr(test, schemars(deny_unknown_fields))]
 struct Last<'a> {
+    #[cfg_attr(test, schemars(schema_with = "crate::schemas::operation"))]
     operation: Operation,
-    /// `running`, `cut short`, `succeeded`, `failed`, `timed out`, `skipped`, `unchanged`,
-    /// `not started`, `waits`.
+    /// How it ended, or `running`; `cut short`: the runner that ran it ended (was killed)
+    /// before it did.
+    #[cfg_attr(test, schemars(schema_with = "crate::schemas::recorded"))]
     status: Recorded,
+    #[cfg_attr(test, schemars(schema_with = "crate::schemas::time_or_null"))]
     started: Option<&'a str>,
+    #[cfg_attr(test, schemars(schema_with = "crate::schemas::time_or_null"))]
     ended: Option<&'a str>,
+    #[cfg_attr(test, schemars(range(min = 0.0)))]
     duration_seconds: Option<f64>,
 }
 
+/// Its last drift check.
 #[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[cfg_attr(test, schemars(deny_unknown_fields))]
 struct Drift<'a> {
-    /// `drifted`, `no drift`, or how the check ended otherwise (`failed`, `running`…).
+    /// What it found (`drifted`: the stack differs from what its program and configuration
+    /// declare, its next up refreshes first; `not checked`: nothing deployed), or how the check
+    /// ended otherwise.
+    #[cfg_attr(test, schemars(schema_with = "crate::schemas::checked"))]
     status: Checked,
+    #[cfg_attr(test, schemars(schema_with = "crate::schemas::time_or_null"))]
     ended: Option<&'a str>,
 }
 
@@ -88,10 +122,22 @@ enum Checked {
     Ended(Recorded),
 }
 
+/// What an up would do with it.
 #[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[cfg_attr(test, schemars(deny_unknown_fields))]
 struct Up {
+    /// An up now would run it.
     runs: bool,
+    /// Why, in words: never run, not deployed, its last up failed, its inputs changed since
+    /// its last up, after a project that runs, or unchanged since its last up.
     why: String,
+}
+
+/// The status document's schema, as the tests compare it with `schemas/status.schema.json`.
+#[cfg(test)]
+pub(crate) fn schema() -> schemars::Schema {
+    crate::schemas::schema_of::<Status<'static>>()
 }
 
 pub(crate) fn run(s: &Settings, t: &StackContext, format: StatusFormat) -> Result<i32, RunnerError> {

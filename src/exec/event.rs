@@ -94,6 +94,8 @@ pub fn is_change(op: &str) -> bool {
 /// A resource a preview would change, and how its inputs differ (from the engine's
 /// `resourcePreEvent`s). Values are compact JSON, secrets `[secret]` as the engine blinds them.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[cfg_attr(test, schemars(deny_unknown_fields))]
 pub struct ResourceDiff {
     /// `type::name`: `aws:s3/bucket:Bucket::logs`.
     pub resource: String,
@@ -106,6 +108,7 @@ pub struct ResourceDiff {
 /// A step of the engine that changes a resource (Pulumi's `op`), as the runner tells it; the
 /// engine's other steps (`same`, `read`, `refresh`…) change nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum ResourceStep {
     Create,
@@ -130,6 +133,8 @@ impl ResourceStep {
 /// One input that differs: its path, and its value in the stack's state (refreshed from the
 /// cloud with `--refresh`) and in the program with the stack configuration. `None`: absent.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[cfg_attr(test, schemars(deny_unknown_fields))]
 pub struct PropertyDiff {
     /// `tags.team`, `ports[0]`.
     pub path: String,

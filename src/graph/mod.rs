@@ -29,7 +29,7 @@ pub struct Origin {
 }
 
 /// Why one project waits for another.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, strum::VariantArray)]
 pub enum EdgeKind {
     /// The project reads the other's stack outputs.
     Data,

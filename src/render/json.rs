@@ -9,57 +9,127 @@ use crate::plan::Plan;
 pub(super) const SCHEMA_VERSION: u32 = 1;
 
 #[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[cfg_attr(
+    test,
+    schemars(
+        title = "runner plan",
+        description = "Output of `runner show-plan --format json`. Fields may be added without changing schema_version; a field removed or changed in meaning bumps it.",
+        deny_unknown_fields,
+        extend("$id" = "https://github.com/runner/runner/schemas/plan.schema.json")
+    )
+)]
 struct PlanDoc<'a> {
+    #[cfg_attr(test, schemars(schema_with = "crate::schemas::version"))]
     schema_version: u32,
+    /// destroy runs dependents first; the others run needs first
+    #[cfg_attr(test, schemars(schema_with = "crate::schemas::operation"))]
     operation: &'a str,
     provider: ProviderDoc<'a>,
+    /// --target values; empty means the whole graph
+    #[cfg_attr(test, schemars(schema_with = "crate::schemas::names"))]
     targets: Vec<&'a str>,
+    /// layers present, in run order
+    #[cfg_attr(test, schemars(schema_with = "crate::schemas::layers"))]
     layers: Vec<&'a str>,
+    /// the projects of the plan, in run order
     projects: Vec<ProjectDoc<'a>>,
+    /// between projects of the plan, in run order: `from` runs before `to`
     edges: Vec<EdgeDoc<'a>>,
+    /// wave n (1-based) at index n-1; the projects of a wave can run at the same time
+    #[cfg_attr(test, schemars(schema_with = "crate::schemas::waves"))]
     waves: Vec<Vec<&'a str>>,
     critical_path: CriticalDoc<'a>,
 }
 
+/// The provider the plan is of.
 #[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[cfg_attr(test, schemars(deny_unknown_fields))]
 struct ProviderDoc<'a> {
+    #[cfg_attr(test, schemars(schema_with = "crate::schemas::name"))]
     name: &'a str,
     description: &'a str,
+    /// the provider file, as shown to the user
     file: &'a str,
+    /// the value written to `kubernetes:infra_type`
     infra_type: Option<&'a str>,
+    /// commands the graph needs on PATH
     required_tools: &'a [String],
 }
 
+/// A project of the plan.
 #[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[cfg_attr(test, schemars(deny_unknown_fields))]
 struct ProjectDoc<'a> {
+    #[cfg_attr(test, schemars(schema_with = "crate::schemas::name"))]
     name: &'a str,
+    /// banner text
     description: Option<&'a str>,
+    #[cfg_attr(test, schemars(schema_with = "crate::schemas::layer"))]
     layer: &'a str,
+    /// Pulumi project directory, relative to the workspace
     path: &'a str,
+    /// the provider or layer file declaring it
     declared_in: &'a str,
+    /// projects whose outputs it reads (declared, whether or not in this plan)
+    #[cfg_attr(test, schemars(schema_with = "crate::schemas::names"))]
     needs: Vec<&'a str>,
+    /// ordering-only needs: no outputs read
+    #[cfg_attr(test, schemars(schema_with = "crate::schemas::names"))]
     after: Vec<&'a str>,
+    /// projects of this plan that must finish first in this operation (needs on up, dependents
+    /// on destroy)
+    #[cfg_attr(test, schemars(schema_with = "crate::schemas::names"))]
     waits_for: Vec<&'a str>,
+    #[cfg_attr(test, schemars(range(min = 1)))]
     wave: usize,
+    /// on the critical path
     critical: bool,
+    #[cfg_attr(test, schemars(range(min = 1)))]
     estimate_seconds: Option<u64>,
+    /// built-in hook names or `scripts/` paths
     on_success: Vec<&'a str>,
+    /// secret config keys it needs (values are never shown)
+    #[cfg_attr(test, schemars(inner(regex(pattern = "^[^:]+:.+$"))))]
     secrets: Vec<&'a str>,
 }
 
+/// An edge between two projects of the plan.
 #[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[cfg_attr(test, schemars(deny_unknown_fields))]
 struct EdgeDoc<'a> {
+    #[cfg_attr(test, schemars(schema_with = "crate::schemas::name"))]
     from: &'a str,
+    #[cfg_attr(test, schemars(schema_with = "crate::schemas::name"))]
     to: &'a str,
+    #[cfg_attr(test, schemars(schema_with = "crate::schemas::edge_kind"))]
     kind: &'a str,
+    /// the stack outputs the downstream project's program reads along this edge (from its
+    /// `StackReference`s); empty for ordering-only edges
     outputs: &'a [&'a str],
 }
 
+/// The critical path.
 #[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[cfg_attr(test, schemars(deny_unknown_fields))]
 struct CriticalDoc<'a> {
+    /// the longest chain, in run order
+    #[cfg_attr(test, schemars(schema_with = "crate::schemas::names"))]
     projects: Vec<&'a str>,
     weight: u64,
+    /// seconds when any project of the plan has an estimate (others count 1 s)
+    #[cfg_attr(test, schemars(schema_with = "crate::schemas::unit"))]
     unit: &'a str,
+}
+
+/// The plan's schema, as the tests compare it with `schemas/plan.schema.json`.
+#[cfg(test)]
+pub(crate) fn schema() -> schemars::Schema {
+    crate::schemas::schema_of::<PlanDoc<'static>>()
 }
 
 pub(crate) fn json(plan: &Plan<'_>, labels: &super::EdgeLabels<'_>) -> String {

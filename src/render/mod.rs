@@ -3,6 +3,8 @@
 
 mod dot;
 mod json;
+#[cfg(test)]
+pub(crate) use json::schema as plan_schema;
 mod mermaid;
 mod svg;
 mod tree;

@@ -21,20 +21,39 @@ pub(crate) const SCHEMA_VERSION: u32 = 1;
 /// A run, as its record holds it. Times are as the run state writes them
 /// (`2026-11-22T14:06:03.881Z`), seconds rounded to milliseconds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[cfg_attr(
+    test,
+    schemars(
+        title = "runner run summary",
+        description = "Written after every up, destroy, refresh and preview to .runner/last-run.json (and to --summary FILE). Secret outputs read \"[secret]\". Fields may be added without changing schema_version.",
+        deny_unknown_fields,
+        extend("$id" = "https://github.com/runner/runner/schemas/summary.schema.json")
+    )
+)]
 pub(crate) struct Summary {
+    #[cfg_attr(test, schemars(schema_with = "crate::schemas::version"))]
     pub(crate) schema_version: u32,
+    #[cfg_attr(test, schemars(schema_with = "crate::schemas::run_kind"))]
     pub(crate) operation: RunKind,
     pub(crate) provider: String,
     pub(crate) stack: String,
     pub(crate) targets: Vec<String>,
+    #[cfg_attr(test, schemars(schema_with = "crate::schemas::time"))]
     pub(crate) started: String,
+    #[cfg_attr(test, schemars(schema_with = "crate::schemas::time"))]
     pub(crate) ended: String,
+    #[cfg_attr(test, schemars(range(min = 0.0)))]
     pub(crate) duration_seconds: f64,
     /// `succeeded`, `failed` or `interrupted`.
+    #[cfg_attr(test, schemars(schema_with = "crate::schemas::result"))]
     pub(crate) result: Outcome,
+    #[cfg_attr(test, schemars(schema_with = "crate::schemas::exit_code"))]
     pub(crate) exit_code: i32,
-    /// The makespan predicted before the run (seconds), when every project that ran had an
-    /// estimate.
+    /// The makespan predicted before the run from every project's estimate (learned from past
+    /// successful runs, else declared) and the scheduler's rules; null when a project that ran
+    /// had no estimate.
+    #[cfg_attr(test, schemars(range(min = 0.0)))]
     pub(crate) predicted_makespan_s: Option<f64>,
     /// Every project of the plan, in run order.
     pub(crate) projects: Vec<ProjectSummary>,
@@ -42,26 +61,39 @@ pub(crate) struct Summary {
 
 /// One project of a run's record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[cfg_attr(test, schemars(deny_unknown_fields))]
 pub(crate) struct ProjectSummary {
     pub(crate) name: String,
+    #[cfg_attr(test, schemars(schema_with = "crate::schemas::told"))]
     pub(crate) status: Told,
-    /// Why it did not run, in words (`report::reason`).
+    /// Why it was skipped, unchanged, not started or waits, in words (`report::reason`).
     pub(crate) reason: Option<String>,
+    #[cfg_attr(test, schemars(schema_with = "crate::schemas::operation"))]
     pub(crate) operation: Operation,
-    /// `None` when it did not run.
+    /// `null` when it did not run.
+    #[cfg_attr(test, schemars(schema_with = "crate::schemas::time_or_null"))]
     pub(crate) started: Option<String>,
+    #[cfg_attr(test, schemars(schema_with = "crate::schemas::time_or_null"))]
     pub(crate) ended: Option<String>,
+    #[cfg_attr(test, schemars(range(min = 0.0)))]
     pub(crate) duration_seconds: Option<f64>,
-    /// The estimate it ran with (learned from past runs, else declared; 0 when the run was to
-    /// settle it without running), beside `duration_seconds`.
+    /// The seconds it was expected to take: learned from its past successful runs of this
+    /// operation, else its provider file's estimate; 0 when the run was to settle it without
+    /// running; null when unknown.
+    #[cfg_attr(test, schemars(range(min = 0.0)))]
     pub(crate) estimate_s: Option<f64>,
+    /// Stack outputs after a successful up; secret values are `"[secret]"`.
     pub(crate) outputs: Option<Map<String, Value>>,
+    /// Resource changes by kind (create, update, delete, same…) from Pulumi's engine events.
     #[serde(default)]
     pub(crate) changes: BTreeMap<String, u64>,
-    /// What a drift check found resource by resource (left out when nothing).
+    /// Drift only, when the check found differences: each resource an up would change, with
+    /// each input whose deployed value differs from the declared one (secrets `"[secret]"`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) drift: Vec<ResourceDiff>,
-    /// For a failure: its text (all the file holds) and headline.
+    /// For a failure: the step that failed and the last lines of its output.
+    #[cfg_attr(test, schemars(schema_with = "crate::schemas::text_or_null"))]
     pub(crate) error: Option<failure::Kept>,
 }
 

@@ -1152,6 +1152,15 @@ fn status_with_a_shared_backend_and_no_run_here_names_what_checks_the_backend() 
         "{}",
         gone.stdout
     );
+    // The same in JSON, as its schema says it (`not checked`: the hand-kept schema lacked it).
+    let doc: serde_json::Value = serde_json::from_str(
+        &ws.exec(&["status", "-s", "dev", "--format", "json"], &shared)
+            .expect(0)
+            .stdout,
+    )
+    .unwrap();
+    validate(&doc, "status.schema.json");
+    assert_eq!(project(&doc, "vpc")["drift"]["status"], "not checked", "{doc}");
     // The workspace's own file backend holds only what ran here: nothing to add.
     let local = ws.exec(&["status", "-s", "dev"], &[]).expect(0);
     assert!(
