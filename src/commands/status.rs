@@ -39,7 +39,7 @@ pub(crate) const SCHEMA_VERSION: u32 = 1;
     test,
     schemars(
         title = "runner status",
-        description = "Printed by `runner status --format json`: every project of the provider's graph, in run order, with its last operation and what an up would do with it. Read from .runner/ only (no pulumi). Fields may be added without changing schema_version.",
+        description = "Printed by `runner status --format json`: every project of the provider's graph, in run order, with its last operation and what an up would do with it. Read from the files runs leave in the workspace only (no pulumi). Fields may be added without changing schema_version.",
         deny_unknown_fields,
         extend("$id" = "https://github.com/runner/runner/schemas/status.schema.json")
     )

@@ -26,7 +26,7 @@ pub(crate) const SCHEMA_VERSION: u32 = 1;
     test,
     schemars(
         title = "runner run summary",
-        description = "Written after every up, destroy, refresh and preview to .runner/last-run.json (and to --summary FILE). Secret outputs read \"[secret]\". Fields may be added without changing schema_version.",
+        description = "Written after every up, destroy, refresh and preview to last-run.json in the workspace (and to --summary FILE). Secret outputs read \"[secret]\". Fields may be added without changing schema_version.",
         deny_unknown_fields,
         extend("$id" = "https://github.com/runner/runner/schemas/summary.schema.json")
     )

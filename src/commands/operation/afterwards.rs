@@ -118,22 +118,9 @@ fn left_after_destroy(s: &Settings, t: &StackContext, o: &RunOptions, result: &R
     };
     let kept = super::confirm::merged_and_destroyed(t, result);
     if !o.pulumi.prune_kubeconfig && !prune_asked(s, o) && !kept.is_empty() {
-        let _ = write!(text, "\n{}", kubeconfig_kept(t, &kept));
+        let _ = write!(text, "\n{}", super::confirm::kubeconfig_kept(t, &kept));
     }
     text
-}
-
-/// What stays in the kubeconfig after a destroy of `kept` (the projects that merged into it),
-/// and the command that removes it later.
-pub(super) fn kubeconfig_kept(t: &StackContext, kept: &[&str]) -> String {
-    format!(
-        "The kubeconfig keeps the cluster, user and context that {} merged into it: \
-         `runner destroy -s {} --target {} --prune-kubeconfig` removes them (its stacks are empty now: \
-         nothing else changes).",
-        kept.join(", "),
-        t.stack,
-        kept.join(" --target ")
-    )
 }
 
 /// A plain output of `project` in this run whose name ends in `_url` (`application_url`), as

@@ -207,6 +207,19 @@ pub(super) fn offer_kubeconfig_prune(s: &Settings, t: &StackContext, result: &Ru
     }
     // A "no" now need not be for good: the way to do it later.
     if !declined.is_empty() {
-        report::info(&super::afterwards::kubeconfig_kept(t, &declined));
+        report::info(&kubeconfig_kept(t, &declined));
     }
+}
+
+/// What stays in the kubeconfig after a destroy of `kept` (the projects that merged into it),
+/// and the command that removes it later.
+pub(super) fn kubeconfig_kept(t: &StackContext, kept: &[&str]) -> String {
+    format!(
+        "The kubeconfig keeps the cluster, user and context that {} merged into it: \
+         `runner destroy -s {} --target {} --prune-kubeconfig` removes them (its stacks are empty now: \
+         nothing else changes).",
+        kept.join(", "),
+        t.stack,
+        kept.join(" --target ")
+    )
 }
