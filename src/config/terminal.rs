@@ -77,7 +77,7 @@ impl Terminal {
     pub(crate) fn before_the_run(console: Console) -> Self {
         Self::saying(
             console,
-            "nothing ran (anything answered before this question is kept for the next run)",
+            "nothing ran (the settings and secrets answered before this question are in the stack files: the next run uses them)",
         )
     }
 

@@ -382,7 +382,7 @@ fn an_interactive_destroy_offers_to_prune_and_ci_never_asks() {
             && ci
                 .stderr
                 .contains("The kubeconfig keeps the cluster, user and context that eks merged into it")
-            && ci.stderr.contains("`runner destroy -s dev --target eks --prune-kubeconfig` removes them (its stacks are empty now: nothing else changes)"),
+            && ci.stderr.contains("`runner destroy -s dev --target eks --prune-kubeconfig` removes them (it asks as every destroy does, but its stacks are empty now: nothing else changes)"),
         "{}",
         ci.stderr
     );

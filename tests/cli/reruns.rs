@@ -235,3 +235,26 @@ fn a_folder_of_many_files_and_doubled_links_leave_every_later_command_working() 
     ws.up("kubeconfig", &[], &[]).expect(0);
     assert!(!runs(&ws, "logstore"));
 }
+
+/// Projects that will run for one reason are named together, the reason said once for each of
+/// them (`each:`), never as the last one's alone.
+#[test]
+fn one_reason_after_several_names_is_each_ones() {
+    let ws = Ws::configured("aws");
+    ws.up("aws", &[], &[("PULUMI_STANDIN_FAIL", "iam:up,vpc:up,ecr:up")])
+        .expect(1);
+    let again = ws.up("aws", &[], &[]).expect(0);
+    let line = again
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("up: "))
+        .unwrap_or_else(|| panic!("{}", again.stderr));
+    let failed = line
+        .split(" (each: its last up failed)")
+        .next()
+        .unwrap_or_else(|| panic!("{line}"));
+    for name in ["iam", "vpc", "ecr"] {
+        assert!(failed.contains(name), "{line}");
+    }
+    assert!(!line.contains("ecr (its last up failed)"), "{line}");
+}

@@ -86,6 +86,20 @@ fn try_local_follows_the_stack_the_workspace_is_on() {
     let typed = given(&["status", "-s", "typed"], Some("other"));
     assert_eq!(typed.iter().filter(|a| *a == "-s").count(), 1, "{typed:?}");
     assert_eq!(stack_of(&typed), Some("typed".into()));
+    // A backend left in the shell (a recipe's) is said before the state goes there.
+    let out = Command::new(root.path().join("scripts/try-local"))
+        .arg("status")
+        .env_remove("CARGO_TARGET_DIR")
+        .env("PULUMI_BACKEND_URL", "s3://forgotten")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains(
+            "PULUMI_BACKEND_URL is set in this shell: the state goes there, not to examples/local/.pulumi-state"
+        ) && !said.contains("forgotten"),
+        "{said}"
+    );
 }
 
 /// `scripts/try-cluster` starts the local cluster only for what needs it: a command that reads
@@ -112,18 +126,26 @@ fn try_cluster_starts_the_cluster_only_for_what_needs_it() {
     let started = r.join("started");
     script(
         "scripts/local-cluster",
-        &format!("echo \"$@\" >> '{}'; echo \"$PWD/kubeconfig\"", started.display()),
+        &format!(
+            "echo \"$@\" >> '{}'; mkdir -p .local-cluster; \
+             printf 'config:\\n  kubernetes:chart_mirror: http://127.0.0.1:1/mirror\\n' > .local-cluster/stack-config.yaml; \
+             echo \"$PWD/kubeconfig\"",
+            started.display()
+        ),
     );
     script("scripts/install-kube-tools", "echo \"$PWD/tools\"");
     script("scripts/install-pulumi", "echo \"$PWD/bin\"");
     // Newer than the sources above: the script builds nothing.
-    script("target/release/runner", "printf '%s\\n' \"$@\"");
-    let run = |args: &[&str]| {
+    // Each start of the runner is a block of its arguments, one a line.
+    script("target/release/runner", "echo '--- runner'; printf '%s\\n' \"$@\"");
+    let run_with = |args: &[&str], env: &[(&str, &str)]| {
         let out = Command::new(r.join("scripts/try-cluster"))
             .args(args)
             .env_remove("CARGO_TARGET_DIR")
             .env_remove("STACK")
             .env_remove("RUNNER_CHARTS_DIR")
+            .env_remove("PULUMI_BACKEND_URL")
+            .envs(env.iter().copied())
             .current_dir(r)
             .output()
             .unwrap();
@@ -132,7 +154,15 @@ fn try_cluster_starts_the_cluster_only_for_what_needs_it() {
             "{args:?}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // The arguments of the last start of the runner (the command itself, after the mirror's).
+    let run = |args: &[&str]| {
+        let out = run_with(args, &[]).0;
+        out.rsplit("--- runner\n").next().unwrap_or_default().to_string()
     };
     for args in [
         &["status"][..],
@@ -149,5 +179,21 @@ fn try_cluster_starts_the_cluster_only_for_what_needs_it() {
     assert!(
         r.join(".local-cluster/mirror.stamp").exists(),
         "up did not mirror the charts: {up}"
+    );
+
+    // A stack typed after the command gets the local cluster's stack file as STACK=… would.
+    let other = run(&["up", "-s", "other"]);
+    assert!(r.join("config/pulumi/Pulumi.other.yaml").exists(), "{other}");
+    assert_eq!(other.lines().filter(|a| *a == "-s").count(), 1, "{other}");
+    // Once the workspace is on another stack, a plain command is about that one.
+    std::fs::write(r.join("config/pulumi/environment"), "PULUMI_STACK=elsewhere\n").unwrap();
+    let status = run(&["status"]);
+    let stack = status.lines().skip_while(|a| *a != "-s").nth(1);
+    assert_eq!(stack, Some("elsewhere"), "{status}");
+    // A backend in the shell is said.
+    let (_, said) = run_with(&["status"], &[("PULUMI_BACKEND_URL", "s3://forgotten")]);
+    assert!(
+        said.contains("PULUMI_BACKEND_URL is set in this shell") && !said.contains("forgotten"),
+        "{said}"
     );
 }

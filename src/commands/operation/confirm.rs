@@ -88,9 +88,13 @@ pub(super) fn what_runs(plan: &Plan<'_>, pending: &[(String, Pending)]) -> Optio
                 None => reasons.push((why, vec![n])),
             }
         }
+        // A reason after several names is each one's, not the last one's.
         let listed: Vec<String> = reasons
             .iter()
-            .map(|(why, names)| format!("{} ({why})", names.join(", ")))
+            .map(|(why, names)| match names.as_slice() {
+                [one] => format!("{one} ({why})"),
+                many => format!("{} (each: {why})", many.join(", ")),
+            })
             .collect();
         let _ = write!(line, ": {}", listed.join(", "));
     }
@@ -216,8 +220,8 @@ pub(super) fn offer_kubeconfig_prune(s: &Settings, t: &StackContext, result: &Ru
 pub(super) fn kubeconfig_kept(t: &StackContext, kept: &[&str]) -> String {
     format!(
         "The kubeconfig keeps the cluster, user and context that {} merged into it: \
-         `runner destroy -s {} --target {} --prune-kubeconfig` removes them (its stacks are empty now: \
-         nothing else changes).",
+         `runner destroy -s {} --target {} --prune-kubeconfig` removes them (it asks as every destroy \
+         does, but its stacks are empty now: nothing else changes).",
         kept.join(", "),
         t.stack,
         kept.join(" --target ")
