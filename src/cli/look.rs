@@ -13,9 +13,9 @@ use crate::render::Format;
 
 #[derive(Debug, Args)]
 pub(crate) struct OutputArgs {
-    /// The project
+    /// The project (without it, the projects there are are listed)
     #[arg(value_name = "PROJECT")]
-    project: String,
+    project: Option<String>,
 
     /// One output: its value alone, raw (a string as it is, anything else as JSON)
     #[arg(value_name = "NAME")]
@@ -32,9 +32,9 @@ pub(crate) struct OutputArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct LogsArgs {
-    /// The project
+    /// The project (without it, the projects there are are listed)
     #[arg(value_name = "PROJECT")]
-    project: String,
+    project: Option<String>,
 
     /// The operation whose log to print [default: the project's most recent]
     #[arg(long, value_enum, value_name = "OPERATION")]
@@ -154,7 +154,10 @@ mod tests {
             panic!("output")
         };
         let o = a.resolve();
-        assert_eq!((o.project.as_str(), o.name.as_deref()), ("eks", Some("kubeconfig")));
+        assert_eq!(
+            (o.project.as_deref(), o.name.as_deref()),
+            (Some("eks"), Some("kubeconfig"))
+        );
         assert!(o.show_secrets && !o.json);
 
         let Command::DayTwo(DayTwo::Logs(a)) = cli(&["logs", "eks", "-f", "--operation", "destroy"]).command else {
@@ -162,8 +165,8 @@ mod tests {
         };
         let o = a.resolve();
         assert_eq!(
-            (o.project.as_str(), o.operation, o.follow),
-            ("eks", Some(Operation::Destroy), true)
+            (o.project.as_deref(), o.operation, o.follow),
+            (Some("eks"), Some(Operation::Destroy), true)
         );
     }
 }

@@ -19,7 +19,7 @@ const POLL: Duration = Duration::from_millis(150);
 
 #[derive(Debug, Clone)]
 pub(crate) struct LogsOptions {
-    pub(crate) project: String,
+    pub(crate) project: Option<String>,
     /// The operation whose log to show; `None`: the most recent one.
     pub(crate) operation: Option<Operation>,
     pub(crate) follow: bool,
@@ -33,12 +33,14 @@ const OPERATIONS: [Operation; 4] = [
 ];
 
 pub(crate) fn run(s: &Settings, t: &StackContext, o: &LogsOptions) -> Result<i32, RunnerError> {
-    super::project_of(t, &o.project, "`runner logs`")?;
+    let project = super::project_of(t, o.project.as_deref(), "`runner logs`")?
+        .name
+        .clone();
     let candidates: Vec<PathBuf> = match o.operation {
-        Some(op) => vec![t.run_dir.log(&o.project, op.as_str())],
+        Some(op) => vec![t.run_dir.log(&project, op.as_str())],
         None => OPERATIONS
             .iter()
-            .map(|op| t.run_dir.log(&o.project, op.as_str()))
+            .map(|op| t.run_dir.log(&project, op.as_str()))
             .collect(),
     };
     let path = match newest(&candidates) {
@@ -46,7 +48,7 @@ pub(crate) fn run(s: &Settings, t: &StackContext, o: &LogsOptions) -> Result<i32
         None if o.follow => {
             report::info(&format!(
                 "waiting for {} to start (its log will be under {})",
-                o.project,
+                project,
                 s.ws.show(&t.run_dir.logs())
             ));
             loop {
@@ -61,7 +63,7 @@ pub(crate) fn run(s: &Settings, t: &StackContext, o: &LogsOptions) -> Result<i32
             return Err(RunnerError::failed(
                 format!(
                     "{} has no {what}log in {} yet: it has not run{} with this stack",
-                    o.project,
+                    project,
                     s.ws.show(&t.run_dir.logs()),
                     o.operation.map_or(String::new(), |op| format!(" `{}`", op.as_str())),
                 ),
@@ -71,8 +73,8 @@ pub(crate) fn run(s: &Settings, t: &StackContext, o: &LogsOptions) -> Result<i32
                     o.operation.map_or("up", |op| op.as_str()),
                     t.provider.name,
                     t.stack,
-                    o.project,
-                    o.project
+                    project,
+                    project
                 ),
             ));
         }
@@ -82,10 +84,7 @@ pub(crate) fn run(s: &Settings, t: &StackContext, o: &LogsOptions) -> Result<i32
     let io = |source: std::io::Error| {
         RunnerError::failed(
             format!("cannot read {}: {source}", s.ws.show(&path)),
-            format!(
-                "remove it: the next run of {} writes it anew (a log is only what a run printed)",
-                o.project
-            ),
+            format!("remove it: the next run of {project} writes it anew (a log is only what a run printed)"),
         )
     };
     let (text, left_out) = read_tail(&path).map_err(io)?;
@@ -107,15 +106,10 @@ pub(crate) fn run(s: &Settings, t: &StackContext, o: &LogsOptions) -> Result<i32
         // As `tail -F`: a log whose run has ended is followed into the project's next run.
         if seen.done {
             report::info(&format!(
-                "{}'s last run has ended; waiting for its next one (Ctrl-C to stop)",
-                o.project
+                "{project}'s last run has ended; waiting for its next one (Ctrl-C to stop)"
             ));
             let Some(next) = next_run(&candidates, &|| crate::workspace::going(&t.run_dir)) else {
-                report::info(&format!(
-                    "the run ended without {}{}",
-                    o.project,
-                    why_not(t, &o.project)
-                ));
+                report::info(&format!("the run ended without {}{}", project, why_not(t, &project)));
                 return Ok(exit::SUCCESS);
             };
             path = next;

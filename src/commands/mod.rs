@@ -31,7 +31,21 @@ pub(crate) fn write_result(text: &str) -> Result<(), RunnerError> {
 
 /// The project `name` of the target's provider, given to `command` (`` `runner logs` ``), or
 /// a usage error with the closest name.
-fn project_of<'t>(t: &'t StackContext, name: &str, command: &'static str) -> Result<&'t Project, RunnerError> {
+fn project_of<'t>(t: &'t StackContext, name: Option<&str>, command: &'static str) -> Result<&'t Project, RunnerError> {
+    // Not given: which there are, and how one is named.
+    let Some(name) = name else {
+        let names: Vec<&str> = t.provider.projects.iter().map(|p| p.name.as_str()).collect();
+        let example = format!(
+            "{} {} -s {}",
+            command.trim_end_matches('`'),
+            names.last().copied().unwrap_or("PROJECT"),
+            t.stack
+        );
+        return Err(RunnerError::usage(
+            format!("{command} needs a project"),
+            format!("name one of {}: {example}`", names.join(", ")),
+        ));
+    };
     let i = t
         .provider
         .graph

@@ -18,7 +18,7 @@ use crate::settings::{Settings, StackContext};
 
 #[derive(Debug, Clone)]
 pub(crate) struct OutputOptions {
-    pub(crate) project: String,
+    pub(crate) project: Option<String>,
     /// One output, printed raw.
     pub(crate) name: Option<String>,
     pub(crate) show_secrets: bool,
@@ -26,7 +26,7 @@ pub(crate) struct OutputOptions {
 }
 
 pub(crate) fn run(s: &Settings, t: &StackContext, o: &OutputOptions) -> Result<i32, RunnerError> {
-    let project = super::project_of(t, &o.project, "`runner output`")?.clone();
+    let project = super::project_of(t, o.project.as_deref(), "`runner output`")?.clone();
     // A secret asked for without --show-secrets is refused before the passphrase is: the
     // last up recorded which outputs are secret (their values never).
     if let Some(name) = o.name.as_deref().filter(|_| !o.show_secrets)

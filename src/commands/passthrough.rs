@@ -69,7 +69,7 @@ const ROOT_VALUES: [&str; 10] = [
 ];
 
 pub(crate) fn run(s: &Settings, t: &StackContext, project: &str, args: &[String]) -> Result<i32, RunnerError> {
-    let project = super::project_of(t, project, "`runner pulumi`")?.clone();
+    let project = super::project_of(t, Some(project), "`runner pulumi`")?.clone();
     // A command that changes the stack is recorded in the run state (the next `up` runs the
     // project, saying why): the workspace is held meanwhile, as a run holds it.
     let changes = changes_state(args);

@@ -303,6 +303,13 @@ fn nix_interrupt(child: &std::process::Child) {
 #[test]
 fn output_reads_the_backend_and_shows_secrets_only_when_asked() {
     let ws = Ws::configured("aws");
+    // Without a project: which there are, and how one is named (logs the same).
+    for command in ["output", "logs"] {
+        ws.exec(&[command, "-p", "aws", "-s", "dev"], &[])
+            .expect(2)
+            .stderr_has(&format!("`runner {command}` needs a project"))
+            .stderr_has("name one of iam, vpc, ecr, eks");
+    }
     ws.exec(&["output", "eks", "-p", "aws", "-s", "dev"], &[])
         .expect(1)
         .stderr_has("eks has no stack `dev` in the backend file://")
