@@ -32,6 +32,10 @@ pub(crate) enum Message {
     /// it without being told to force (`pkg/await/await.go`, `patchForce`). Each conflict is a
     /// line `conflict with "MANAGER" using v1: .metadata.labels.x` ([`field_conflicts`]).
     FieldConflict,
+    /// Helm's `uninstall: Release not loaded: NAME: release: not found`: a release the state
+    /// holds is gone from the cluster already (removed outside Pulumi), so its delete fails
+    /// until a refresh takes that into the state.
+    ReleaseGone,
 }
 
 impl Message {
@@ -52,6 +56,7 @@ impl Message {
             ],
             Message::IncorrectPassphrase => &["incorrect passphrase"],
             Message::FieldConflict => &["Server-Side Apply field conflict detected"],
+            Message::ReleaseGone => &["release: not found"],
         }
     }
 }
@@ -169,6 +174,11 @@ mod tests {
         let locked = "error: the stack is currently locked by 1 lock(s). Either wait for the other process(es) to end or delete the lock file with `pulumi cancel`.\n  file:///w/.pulumi/locks/organization/iam/dev/a.json: created by ann@h (pid 1) at 2026-11-23T10:00:00Z\n";
         assert_eq!(classify(locked), [Message::StackLocked, Message::LockFile]);
         assert_eq!(classify("error: no stack named 'dev' found\n"), [Message::NoStack]);
+        // The Kubernetes provider's Helm release, deleted outside Pulumi (a walk's destroy).
+        assert_eq!(
+            classify("error: uninstall: Release not loaded: logstore: release: not found\n"),
+            [Message::ReleaseGone]
+        );
         // v3.274.1, `stack select --create` of a stack another job created meanwhile (S3).
         assert_eq!(
             classify("error: stack 'organization/secrets/ci' already exists\n"),

@@ -465,6 +465,12 @@ impl Pulumi {
                     crate::config::stackfile::own(std::path::Path::new(&job.project.path), &self.stack).display()
                 )),
                 Message::FieldConflict => notes.push(conflict_note(&messages::field_conflicts(said))),
+                Message::ReleaseGone => notes.push(format!(
+                    "a Helm release of {0} is gone from the cluster already (removed outside Pulumi), so deleting it \
+                     fails each time: `runner pulumi {0} -s {1} -- refresh --yes` takes what is left into its state, \
+                     then run the same command again",
+                    job.project.name, self.stack
+                )),
                 Message::NoStack | Message::StackExists | Message::LockFile | Message::NoChangesExpected => {}
             }
         }

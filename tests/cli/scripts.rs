@@ -102,13 +102,9 @@ fn try_local_follows_the_stack_the_workspace_is_on() {
     );
 }
 
-/// `scripts/try-cluster` starts the local cluster only for what needs it: a command that reads
-/// what runs left (status, output…) leaves a stopped cluster stopped, wherever its global
-/// options stand (`--color never status`, `-b log status`, `-s cluster status`); `up` starts it,
-/// and mirrors the charts, options before it or not. Run from a copy of the scripts, with
-/// stand-ins for the cluster, the tools and a `runner` that prints what it was given.
-#[test]
-fn try_cluster_starts_the_cluster_only_for_what_needs_it() {
+/// A copy of the scripts with stand-ins for the cluster (it notes each start in `started`), the
+/// tools and a `runner` that prints what it was given (and says stack `cluster` is deployed).
+fn try_cluster_copy() -> tempfile::TempDir {
     let root = tempfile::tempdir().unwrap();
     let r = root.path();
     crate::support::copy_dir(&Path::new(REPO).join("scripts"), &r.join("scripts"));
@@ -136,8 +132,26 @@ fn try_cluster_starts_the_cluster_only_for_what_needs_it() {
     script("scripts/install-kube-tools", "echo \"$PWD/tools\"");
     script("scripts/install-pulumi", "echo \"$PWD/bin\"");
     // Newer than the sources above: the script builds nothing.
-    // Each start of the runner is a block of its arguments, one a line.
-    script("target/release/runner", "echo '--- runner'; printf '%s\\n' \"$@\"");
+    // Each start of the runner is a block of its arguments, one a line; its status of stack
+    // `cluster` says it is deployed.
+    script(
+        "target/release/runner",
+        "echo '--- runner'; printf '%s\\n' \"$@\"; \
+         case \"$*\" in status*cluster*json*) echo '\"deployed\": true' ;; esac",
+    );
+    root
+}
+
+/// `scripts/try-cluster` starts the local cluster only for what needs it: a command that reads
+/// what runs left (status, output…) leaves a stopped cluster stopped, wherever its global
+/// options stand (`--color never status`, `-b log status`, `-s cluster status`); `up` starts it,
+/// and mirrors the charts, options before it or not. Run from a copy of the scripts, with
+/// stand-ins for the cluster, the tools and a `runner` that prints what it was given.
+#[test]
+fn try_cluster_starts_the_cluster_only_for_what_needs_it() {
+    let root = try_cluster_copy();
+    let r = root.path();
+    let started = r.join("started");
     let run_with = |args: &[&str], env: &[(&str, &str)]| {
         let out = Command::new(r.join("scripts/try-cluster"))
             .args(args)
@@ -194,6 +208,37 @@ fn try_cluster_starts_the_cluster_only_for_what_needs_it() {
     let (_, said) = run_with(&["status"], &[("PULUMI_BACKEND_URL", "s3://forgotten")]);
     assert!(
         said.contains("PULUMI_BACKEND_URL is set in this shell") && !said.contains("forgotten"),
+        "{said}"
+    );
+}
+
+/// A second stack is not put on the local cluster while another written for it is deployed:
+/// the cluster layer's namespaces and Helm releases would be the first one's (and its destroy
+/// would delete them).
+#[test]
+fn try_cluster_refuses_a_second_stack_on_the_cluster_while_one_is_deployed() {
+    let root = try_cluster_copy();
+    let r = root.path();
+    std::fs::create_dir_all(r.join(".local-cluster")).unwrap();
+    let cluster_file = r.join("config/pulumi/Pulumi.cluster.yaml");
+    let local = r.canonicalize().unwrap().join(".local-cluster/kubeconfig");
+    std::fs::write(
+        &cluster_file,
+        format!("config:\n  kubernetes:kubeconfig: {}\n", local.display()),
+    )
+    .unwrap();
+    let second = Command::new(r.join("scripts/try-cluster"))
+        .args(["up", "-s", "third"])
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("STACK")
+        .current_dir(r)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(second.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("stack cluster is deployed on the local cluster")
+            && said.contains("scripts/try-cluster destroy -s cluster"),
         "{said}"
     );
 }

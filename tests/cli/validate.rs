@@ -64,14 +64,21 @@ fn a_complete_workspace_passes() {
         wrapped.stderr
     );
     // Its usage lines too, when a command is mistyped.
-    let mistyped = ws.exec(&["output"], &[("RUNNER_COMMAND", "scripts/try-aws")]).expect(2);
+    let mistyped = ws
+        .exec(&["output", "--nonsense"], &[("RUNNER_COMMAND", "scripts/try-aws")])
+        .expect(2);
     assert!(
         mistyped
             .stderr
-            .contains("Usage: scripts/try-aws output <PROJECT> [NAME]"),
+            .contains("Usage: scripts/try-aws output [OPTIONS] [PROJECT] [NAME]"),
         "{}",
         mistyped.stderr
     );
+    // And the projects it lists when one is missing.
+    ws.exec(&["output"], &[("RUNNER_COMMAND", "scripts/try-aws")])
+        .expect(2)
+        .stderr_has("error: `scripts/try-aws output` needs a project")
+        .stderr_has(": `scripts/try-aws output sirius -s dev`");
     // A name that would drive the terminal or break the quoting is not taken: `runner` stays.
     for hostile in ["evil\u{1b}[2J", "a`b"] {
         let run = ws
@@ -82,11 +89,19 @@ fn a_complete_workspace_passes() {
             .expect(0);
         assert!(run.stderr.contains("Next: `runner up -p aws -s dev`"), "{}", run.stderr);
         assert!(!run.stderr.contains('\u{1b}'), "{:?}", run.stderr);
-        let mistyped = ws.exec(&["output"], &[("RUNNER_COMMAND", hostile)]).expect(2);
+        let mistyped = ws
+            .exec(&["output", "--nonsense"], &[("RUNNER_COMMAND", hostile)])
+            .expect(2);
         assert!(
             mistyped.stderr.contains("Usage: runner output"),
             "{:?}",
             mistyped.stderr
+        );
+        let missing = ws.exec(&["output"], &[("RUNNER_COMMAND", hostile)]).expect(2);
+        assert!(
+            missing.stderr.contains("`runner output` needs a project") && !missing.stderr.contains('\u{1b}'),
+            "{:?}",
+            missing.stderr
         );
     }
 }
