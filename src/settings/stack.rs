@@ -63,7 +63,7 @@ pub(super) fn stack(
                 format!("the stack `{stack}` differs from PULUMI_STACK=`{f}` in {display}"),
                 format!(
                     "use `-s {f}`, or add `--switch-stack` to make `{stack}` the workspace's stack \
-                     (every project shares one stack; the other stays as it is)"
+                     (every project shares one stack; stack `{f}` stays as it is)"
                 ),
             ));
         }
