@@ -19,7 +19,7 @@ use super::package::Package;
 use super::schema;
 
 /// What the mirror is asked.
-pub(crate) struct Request<'a> {
+pub(crate) struct MirrorRequest<'a> {
     pub(crate) charts: &'a [Chart],
     /// One repository every chart is pulled from in place of its own (a proxy).
     pub(crate) from: Option<Url>,
@@ -71,7 +71,7 @@ impl Cluster {
 
 /// What was done for one chart, as it is said.
 #[derive(Debug, Clone)]
-pub(crate) enum Step {
+pub(crate) enum MirrorStep {
     /// Its package was read from there.
     Pulled { chart: String, from: String },
     /// A values schema's document off the chart was taken in.
@@ -80,13 +80,13 @@ pub(crate) enum Step {
         schema: String,
         document: String,
         definitions: usize,
-        source: Source,
+        source: SchemaSource,
     },
 }
 
 /// Where a document a schema needed came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Source {
+pub(crate) enum SchemaSource {
     /// Its own URL.
     Fetched,
     /// The cluster's `/openapi/v2` (the document could not be fetched: why).
@@ -113,7 +113,7 @@ pub(crate) struct Failed {
 }
 
 /// Pulls, checks and mends every chart of `r` (each name and version once), saying each step.
-pub(crate) fn pull(r: &Request<'_>, say: &mut dyn FnMut(Step)) -> Result<Vec<Mirrored>, Failed> {
+pub(crate) fn pull(r: &MirrorRequest<'_>, say: &mut dyn FnMut(MirrorStep)) -> Result<Vec<Mirrored>, Failed> {
     let mut puller = Puller {
         r,
         fetcher: Fetcher::new(),
@@ -133,7 +133,7 @@ pub(crate) fn pull(r: &Request<'_>, say: &mut dyn FnMut(Step)) -> Result<Vec<Mir
 /// What one mirror has read so far: each repository's index, each schema's document, the
 /// cluster's `OpenAPI` (`None` until asked for).
 struct Puller<'r> {
-    r: &'r Request<'r>,
+    r: &'r MirrorRequest<'r>,
     fetcher: Fetcher,
     indexes: BTreeMap<String, Index>,
     documents: BTreeMap<String, Value>,
@@ -144,7 +144,7 @@ struct Puller<'r> {
 type Why = (String, String);
 
 impl Puller<'_> {
-    fn chart(&mut self, c: &Chart, say: &mut dyn FnMut(Step)) -> Result<Mirrored, Failed> {
+    fn chart(&mut self, c: &Chart, say: &mut dyn FnMut(MirrorStep)) -> Result<Mirrored, Failed> {
         let failed = |(what, fix): Why| Failed {
             chart: c.name.clone(),
             version: c.version.clone(),
@@ -153,7 +153,7 @@ impl Puller<'_> {
             fix,
         };
         let (mut package, bytes, entry, url) = self.package(c).map_err(failed)?;
-        say(Step::Pulled {
+        say(MirrorStep::Pulled {
             chart: format!("{} {}", c.name, c.version),
             from: url.shown(),
         });
@@ -249,7 +249,13 @@ impl Puller<'_> {
 
     /// The schema at `path` made whole, when it refers off the chart (`None`: it does not, or
     /// it is no JSON, which Helm says itself).
-    fn mend(&mut self, c: &Chart, path: &str, bytes: &[u8], say: &mut dyn FnMut(Step)) -> Result<Option<Vec<u8>>, Why> {
+    fn mend(
+        &mut self,
+        c: &Chart,
+        path: &str,
+        bytes: &[u8],
+        say: &mut dyn FnMut(MirrorStep),
+    ) -> Result<Option<Vec<u8>>, Why> {
         let Ok(mut doc) = serde_json::from_slice::<Value>(bytes) else {
             return Ok(None);
         };
@@ -258,7 +264,7 @@ impl Puller<'_> {
             return Ok(None);
         }
         let mut have: BTreeMap<String, Value> = BTreeMap::new();
-        let mut sources: Vec<(String, Source)> = Vec::new();
+        let mut sources: Vec<(String, SchemaSource)> = Vec::new();
         for (document, fragments) in &external {
             let (value, source) = self.document(path, document, fragments)?;
             have.insert(document.clone(), value);
@@ -271,7 +277,7 @@ impl Puller<'_> {
             )
         })?;
         for (document, source) in sources {
-            say(Step::Resolved {
+            say(MirrorStep::Resolved {
                 chart: format!("{} {}", c.name, c.version),
                 schema: path.to_string(),
                 document: super::fetch::hide_credentials(&document),
@@ -291,9 +297,9 @@ impl Puller<'_> {
         path: &str,
         document: &str,
         fragments: &std::collections::BTreeSet<String>,
-    ) -> Result<(Value, Source), Why> {
+    ) -> Result<(Value, SchemaSource), Why> {
         if let Some(d) = self.documents.get(document) {
-            return Ok((d.clone(), Source::Fetched));
+            return Ok((d.clone(), SchemaSource::Fetched));
         }
         let read = Url::parse(document)
             .map_err(|e| e.to_string())
@@ -302,7 +308,7 @@ impl Puller<'_> {
         let why = match read {
             Ok(v) => {
                 self.documents.insert(document.to_string(), v.clone());
-                return Ok((v, Source::Fetched));
+                return Ok((v, SchemaSource::Fetched));
             }
             Err(why) => why,
         };
@@ -335,7 +341,7 @@ impl Puller<'_> {
         })?;
         Ok((
             made,
-            Source::Cluster {
+            SchemaSource::Cluster {
                 cluster: cluster.shown(),
                 why,
             },
@@ -366,7 +372,7 @@ fn own_repository(c: &Chart) -> Result<Url, Why> {
     })
 }
 
-fn fix_url(r: &Request<'_>) -> String {
+fn fix_url(r: &MirrorRequest<'_>) -> String {
     match &r.from {
         Some(from) => format!("check --from {from}: it must be a Helm repository's URL, the folder of its index.yaml"),
         None => {
@@ -375,7 +381,7 @@ fn fix_url(r: &Request<'_>) -> String {
     }
 }
 
-fn fix_reach(r: &Request<'_>) -> String {
+fn fix_reach(r: &MirrorRequest<'_>) -> String {
     match &r.from {
         Some(_) => "check that the proxy answers from here (HTTPS_PROXY, its credentials), then run again".into(),
         None => "run where the charts' repositories can be reached (HTTPS_PROXY for a proxy), or give --from URL of a \

@@ -9,7 +9,7 @@ use serde_json::Map;
 
 use super::write_result;
 use crate::charts::fetch::Url;
-use crate::charts::mirror::{self, Cluster, Source, Step};
+use crate::charts::mirror::{self, Cluster, MirrorStep, SchemaSource};
 use crate::charts::{self, Chart};
 use crate::config::stackfile::{self, StackFile};
 use crate::error::{RunnerError, exit};
@@ -143,7 +143,7 @@ pub(crate) fn mirror(s: &Settings, o: &MirrorOptions) -> Result<i32, RunnerError
         report::info("no program of this provider installs a Helm chart: nothing to mirror");
         return Ok(exit::SUCCESS);
     }
-    let request = mirror::Request {
+    let request = mirror::MirrorRequest {
         charts: &charts,
         from,
         cluster: &o.cluster,
@@ -186,22 +186,22 @@ pub(crate) fn mirror(s: &Settings, o: &MirrorOptions) -> Result<i32, RunnerError
     Ok(exit::SUCCESS)
 }
 
-fn said(step: &Step) -> String {
+fn said(step: &MirrorStep) -> String {
     match step {
-        Step::Pulled { chart, from } => format!("pulled {chart} from {from}"),
-        Step::Resolved {
+        MirrorStep::Pulled { chart, from } => format!("pulled {chart} from {from}"),
+        MirrorStep::Resolved {
             chart,
             schema,
             document,
             definitions,
-            source: Source::Fetched,
+            source: SchemaSource::Fetched,
         } => format!("{chart}: {schema} refers to {document}: {definitions} definitions taken in from it"),
-        Step::Resolved {
+        MirrorStep::Resolved {
             chart,
             schema,
             document,
             definitions,
-            source: Source::Cluster { cluster, why },
+            source: SchemaSource::Cluster { cluster, why },
         } => format!(
             "{chart}: {schema} refers to {document}, which cannot be read ({why}): {definitions} definitions taken in \
              from the cluster's /openapi/v2 instead ({cluster}; int-or-string and quantities as string or integer, as \
