@@ -289,11 +289,9 @@ fn a_namespace_that_is_not_a_dns_1123_label_is_refused_before_anything_is_writte
     assert!(!ws.path().join("PWN").exists());
 }
 
-#[test]
-fn the_teardown_script_passes_each_value_as_one_word() {
-    let ws = Ws::configured("aws");
-    let home = Home::new();
-    export(&ws, &home, "pko", &["-o", "pko", "--namespace", "platform-1"]).expect(0);
+/// Runs the PKO export's `pko/teardown.sh` with `env` (NAMESPACE only when given), beside a
+/// `kubectl` that logs each call's words as `[word]`: the calls, one a line.
+fn teardown_calls(ws: &Ws, env: &[(&str, &str)]) -> String {
     let bin = ws.path().join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     std::fs::write(
@@ -303,21 +301,29 @@ fn the_teardown_script_passes_each_value_as_one_word() {
     .unwrap();
     std::fs::set_permissions(bin.join("kubectl"), std::fs::Permissions::from_mode(0o755)).unwrap();
     let log = ws.path().join("kubectl.log");
+    let _ = std::fs::remove_file(&log);
+    let out = std::process::Command::new(ws.path().join("pko/teardown.sh"))
+        .current_dir(ws.path())
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+        .env("LOG", &log)
+        .env_remove("NAMESPACE")
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    std::fs::read_to_string(&log).unwrap()
+}
+
+#[test]
+fn the_teardown_script_passes_each_value_as_one_word() {
+    let ws = Ws::configured("aws");
+    let home = Home::new();
+    export(&ws, &home, "pko", &["-o", "pko", "--namespace", "platform-1"]).expect(0);
     let teardown = |namespace: Option<&str>| {
-        let _ = std::fs::remove_file(&log);
-        let mut c = std::process::Command::new(ws.path().join("pko/teardown.sh"));
-        c.current_dir(ws.path())
-            .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
-            .env("LOG", &log)
-            // Exported without --destroy-on-finalize: the script wants the word to go on.
-            .env("KEEP_RESOURCES", "yes")
-            .env_remove("NAMESPACE");
-        if let Some(n) = namespace {
-            c.env("NAMESPACE", n);
-        }
-        let out = c.output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        std::fs::read_to_string(&log).unwrap()
+        // Exported without --destroy-on-finalize: the script wants the word to go on.
+        let mut env = vec![("KEEP_RESOURCES", "yes")];
+        env.extend(namespace.map(|n| ("NAMESPACE", n)));
+        teardown_calls(&ws, &env)
     };
     let calls = teardown(None);
     let first = calls.lines().next().unwrap();
@@ -354,24 +360,7 @@ fn a_hostile_image_or_timeout_stays_one_value() {
     for stack in crate::export::docs(&read(&ws, "pko/stacks.yaml")) {
         assert_eq!(stack["spec"]["workspaceTemplate"]["spec"]["image"], image, "{stack}");
     }
-    let bin = ws.path().join("bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    std::fs::write(
-        bin.join("kubectl"),
-        "#!/bin/sh\nfor a in \"$@\"; do printf '[%s]' \"$a\"; done >> \"$LOG\"\necho >> \"$LOG\"\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(bin.join("kubectl"), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let log = ws.path().join("kubectl.log");
-    let out = std::process::Command::new(ws.path().join("pko/teardown.sh"))
-        .current_dir(ws.path())
-        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
-        .env("LOG", &log)
-        .env("TIMEOUT", "$(touch PWN) 1h")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let calls = std::fs::read_to_string(&log).unwrap();
+    let calls = teardown_calls(&ws, &[("TIMEOUT", "$(touch PWN) 1h")]);
     assert!(
         calls
             .lines()
