@@ -38,24 +38,12 @@ fn two_installs_into_one_cache_take_turns() {
 
 /// `scripts/try-local` runs the stack the workspace is on once `--switch-stack` moved it (the
 /// runner reads it from the environment file), `try` before any, and the `-s` or `STACK` given
-/// over both. Run from a copy of the scripts, with a `runner` that prints what it was given.
+/// over both. Run from a copy of the scripts, with stand-ins for `pulumi`'s build and a `runner`
+/// that prints what it was given.
 #[test]
 fn try_local_follows_the_stack_the_workspace_is_on() {
-    if crate::support::real_pulumi_dir().is_none() {
-        return;
-    }
-    let root = tempfile::tempdir().unwrap();
-    crate::support::copy_dir(&Path::new(REPO).join("scripts"), &root.path().join("scripts"));
-    for dir in ["src", "crates", "examples/local/config/pulumi", "target/release"] {
-        std::fs::create_dir_all(root.path().join(dir)).unwrap();
-    }
-    for file in ["Cargo.toml", "Cargo.lock"] {
-        std::fs::write(root.path().join(file), "").unwrap();
-    }
-    // Newer than the sources above: the script builds nothing.
-    let fake = root.path().join("target/release/runner");
-    std::fs::write(&fake, "#!/bin/sh\nprintf '%s\\n' \"$@\"\n").unwrap();
-    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let root = wrapper_copy("examples/local/config/pulumi");
+    stub(root.path(), "target/release/runner", "printf '%s\\n' \"$@\"");
     let given = |args: &[&str], stack: Option<&str>| {
         let mut c = Command::new(root.path().join("scripts/try-local"));
         c.args(args).env_remove("CARGO_TARGET_DIR").env_remove("STACK");
@@ -102,23 +90,36 @@ fn try_local_follows_the_stack_the_workspace_is_on() {
     );
 }
 
-/// A copy of the scripts with stand-ins for the cluster (it notes each start in `started`), the
-/// tools and a `runner` that prints what it was given (and says stack `cluster` is deployed).
-fn try_cluster_copy() -> tempfile::TempDir {
+/// A copy of the scripts a wrapper runs from, with a workspace's `config_dir`, the sources it
+/// checks for a build and a stand-in for `scripts/install-pulumi`; the test writes the runner
+/// (after the sources: the wrapper then builds nothing) and the other stand-ins with [`stub`].
+fn wrapper_copy(config_dir: &str) -> tempfile::TempDir {
     let root = tempfile::tempdir().unwrap();
     let r = root.path();
     crate::support::copy_dir(&Path::new(REPO).join("scripts"), &r.join("scripts"));
-    for dir in ["src", "crates", "config/pulumi", "target/release"] {
+    for dir in ["src", "crates", config_dir, "target/release"] {
         std::fs::create_dir_all(r.join(dir)).unwrap();
     }
     for file in ["Cargo.toml", "Cargo.lock"] {
         std::fs::write(r.join(file), "").unwrap();
     }
-    let script = |path: &str, body: &str| {
-        let p = r.join(path);
-        std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
-        std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    };
+    stub(r, "scripts/install-pulumi", "echo \"$PWD/bin\"");
+    root
+}
+
+/// An executable shell script at `root/path`, its `body` after the `#!/bin/sh` line.
+fn stub(root: &Path, path: &str, body: &str) {
+    let p = root.join(path);
+    std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+}
+
+/// A copy of the scripts with stand-ins for the cluster (it notes each start in `started`), the
+/// tools and a `runner` that prints what it was given (and says stack `cluster` is deployed).
+fn try_cluster_copy() -> tempfile::TempDir {
+    let root = wrapper_copy("config/pulumi");
+    let r = root.path();
+    let script = |path: &str, body: &str| stub(r, path, body);
     let started = r.join("started");
     script(
         "scripts/local-cluster",
@@ -130,7 +131,6 @@ fn try_cluster_copy() -> tempfile::TempDir {
         ),
     );
     script("scripts/install-kube-tools", "echo \"$PWD/tools\"");
-    script("scripts/install-pulumi", "echo \"$PWD/bin\"");
     // Newer than the sources above: the script builds nothing.
     // Each start of the runner is a block of its arguments, one a line; its status of stack
     // `cluster` says it is deployed.
