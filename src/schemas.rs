@@ -16,6 +16,7 @@ use crate::exec::Outcome;
 use crate::graph::{EdgeKind, Layer};
 use crate::plan::{Operation, RunKind};
 use crate::report::status::{Found, Told};
+use crate::runstate::Recorded;
 
 /// The words `values` serialize to, as an `enum`.
 fn words<T: Serialize>(values: impl IntoIterator<Item = T>) -> Schema {
@@ -113,33 +114,28 @@ pub(crate) fn exit_code(_: &mut SchemaGenerator) -> Schema {
     json_schema!({ "enum": [exit::SUCCESS, exit::FAILED, exit::CHANGES, exit::INTERRUPTED] })
 }
 
-/// A project's last operation as the run state keeps it: running, cut short, or how it ended.
+/// Every state a project's last operation can be in, as the run state keeps it: running, cut
+/// short, or how it ended.
+fn recorded_states() -> impl Iterator<Item = Value> {
+    [Recorded::Running, Recorded::CutShort]
+        .into_iter()
+        .chain(Outcome::ALL.iter().map(|&o| Recorded::Ended(o)))
+        .map(|r| serde_json::to_value(r).expect("a state serializes"))
+}
+
+/// A project's last operation as the run state keeps it.
 pub(crate) fn recorded(_: &mut SchemaGenerator) -> Schema {
-    words(
-        ["running", "cut short"].into_iter().map(Value::from).chain(
-            Outcome::ALL
-                .iter()
-                .map(|o| serde_json::to_value(o).expect("serializes")),
-        ),
-    )
+    words(recorded_states())
 }
 
 /// A drift check of a project: what it found, or how it ended otherwise.
-pub(crate) fn checked(g: &mut SchemaGenerator) -> Schema {
-    let found: Vec<Value> = <Found as strum::VariantArray>::VARIANTS
-        .iter()
-        .map(|f| serde_json::to_value(f).expect("serializes"))
-        .collect();
-    let recorded = recorded(g);
-    let mut all = found;
-    all.extend(
-        recorded
-            .get("enum")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default(),
-    );
-    json_schema!({ "enum": all })
+pub(crate) fn checked(_: &mut SchemaGenerator) -> Schema {
+    words(
+        <Found as strum::VariantArray>::VARIANTS
+            .iter()
+            .map(|f| serde_json::to_value(f).expect("a finding serializes"))
+            .chain(recorded_states()),
+    )
 }
 
 /// The schema of `T` as the runner writes it (every field it always writes is required).
