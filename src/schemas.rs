@@ -153,10 +153,31 @@ pub(crate) fn schema_of<T: JsonSchema>() -> Schema {
         .into_root_schema_for::<T>()
 }
 
+/// A published document's schema: the schema of `T` ([`schema_of`]) under its address (from
+/// its file name in `schemas/`), its title and what the document is, in the order a reader
+/// meets them.
+pub(crate) fn document<T: JsonSchema>(file: &str, title: &str, description: &str) -> Schema {
+    let Value::Object(mut made) = schema_of::<T>().to_value() else {
+        unreachable!("a type's schema is an object")
+    };
+    let mut doc = serde_json::Map::new();
+    doc.insert(
+        "$id".into(),
+        format!("https://github.com/runner/runner/schemas/{file}").into(),
+    );
+    if let Some(dialect) = made.shift_remove("$schema") {
+        doc.insert("$schema".into(), dialect);
+    }
+    doc.insert("title".into(), title.into());
+    doc.insert("description".into(), description.into());
+    made.shift_remove("title");
+    made.shift_remove("description");
+    doc.extend(made);
+    Schema::try_from(Value::Object(doc)).expect("an object is a schema")
+}
+
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     #[test]
     fn each_schema_file_is_what_its_type_makes() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas");
@@ -164,7 +185,7 @@ mod tests {
         let mut stale = Vec::new();
         for (file, schema) in [
             ("plan.schema.json", crate::render::plan_schema()),
-            ("summary.schema.json", schema_of::<crate::report::summary::Summary>()),
+            ("summary.schema.json", crate::report::summary::schema()),
             ("status.schema.json", crate::commands::status::schema()),
         ] {
             let made = serde_json::to_string_pretty(&schema).unwrap() + "\n";

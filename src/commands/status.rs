@@ -35,15 +35,7 @@ pub(crate) const SCHEMA_VERSION: u32 = 1;
 
 #[derive(Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
-#[cfg_attr(
-    test,
-    schemars(
-        title = "runner status",
-        description = "Printed by `runner status --format json`: every project of the provider's graph, in run order, with its last operation and what an up would do with it. Read from the files runs leave in the workspace only (no pulumi). Fields may be added without changing schema_version.",
-        deny_unknown_fields,
-        extend("$id" = "https://github.com/runner/runner/schemas/status.schema.json")
-    )
-)]
+#[cfg_attr(test, schemars(deny_unknown_fields))]
 struct Status<'a> {
     #[cfg_attr(test, schemars(schema_with = "crate::schemas::version"))]
     schema_version: u32,
@@ -137,7 +129,11 @@ struct Up {
 /// The status document's schema, as the tests compare it with `schemas/status.schema.json`.
 #[cfg(test)]
 pub(crate) fn schema() -> schemars::Schema {
-    crate::schemas::schema_of::<Status<'static>>()
+    crate::schemas::document::<Status<'static>>(
+        "status.schema.json",
+        "runner status",
+        "Printed by `runner status --format json`: every project of the provider's graph, in run order, with its last operation and what an up would do with it. Read from the files runs leave in the workspace only (no pulumi). Fields may be added without changing schema_version.",
+    )
 }
 
 pub(crate) fn run(s: &Settings, t: &StackContext, format: StatusFormat) -> Result<i32, RunnerError> {

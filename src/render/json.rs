@@ -10,15 +10,7 @@ pub(super) const SCHEMA_VERSION: u32 = 1;
 
 #[derive(Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
-#[cfg_attr(
-    test,
-    schemars(
-        title = "runner plan",
-        description = "Output of `runner show-plan --format json`. Fields may be added without changing schema_version; a field removed or changed in meaning bumps it.",
-        deny_unknown_fields,
-        extend("$id" = "https://github.com/runner/runner/schemas/plan.schema.json")
-    )
-)]
+#[cfg_attr(test, schemars(deny_unknown_fields))]
 struct PlanDoc<'a> {
     #[cfg_attr(test, schemars(schema_with = "crate::schemas::version"))]
     schema_version: u32,
@@ -129,7 +121,11 @@ struct CriticalDoc<'a> {
 /// The plan's schema, as the tests compare it with `schemas/plan.schema.json`.
 #[cfg(test)]
 pub(crate) fn schema() -> schemars::Schema {
-    crate::schemas::schema_of::<PlanDoc<'static>>()
+    crate::schemas::document::<PlanDoc<'static>>(
+        "plan.schema.json",
+        "runner plan",
+        "Output of `runner show-plan --format json`. Fields may be added without changing schema_version; a field removed or changed in meaning bumps it.",
+    )
 }
 
 pub(crate) fn json(plan: &Plan<'_>, labels: &super::EdgeLabels<'_>) -> String {

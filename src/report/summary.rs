@@ -22,15 +22,7 @@ pub(crate) const SCHEMA_VERSION: u32 = 1;
 /// (`2026-11-22T14:06:03.881Z`), seconds rounded to milliseconds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
-#[cfg_attr(
-    test,
-    schemars(
-        title = "runner run summary",
-        description = "Written after every up, destroy, refresh and preview to last-run.json in the workspace (and to --summary FILE). Secret outputs read \"[secret]\". Fields may be added without changing schema_version.",
-        deny_unknown_fields,
-        extend("$id" = "https://github.com/runner/runner/schemas/summary.schema.json")
-    )
-)]
+#[cfg_attr(test, schemars(deny_unknown_fields))]
 pub(crate) struct Summary {
     #[cfg_attr(test, schemars(schema_with = "crate::schemas::version"))]
     pub(crate) schema_version: u32,
@@ -187,6 +179,15 @@ impl Summary {
 }
 
 /// The runs the views' tests draw.
+#[cfg(test)]
+pub(crate) fn schema() -> schemars::Schema {
+    crate::schemas::document::<Summary>(
+        "summary.schema.json",
+        "runner run summary",
+        "Written after every up, destroy, refresh and preview to last-run.json in the workspace (and to --summary FILE). Secret outputs read \"[secret]\". Fields may be added without changing schema_version.",
+    )
+}
+
 #[cfg(test)]
 impl Summary {
     /// A failed `up` of `projects` in the stack dev of the provider local, from 10:00:00 to
