@@ -196,8 +196,19 @@ impl Settings {
             } else {
                 format!("`{command}` only reads")
             };
+            // The stack typed, when it is a plain name (it is copied into a command to type).
+            let stack = self
+                .stack
+                .as_deref()
+                .filter(|s| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)))
+                .unwrap_or("STACK");
+            let p = self
+                .provider
+                .as_deref()
+                .map(|name| provider_flag(&self.ws, name))
+                .unwrap_or_default();
             crate::report::info(&format!(
-                "--switch-stack left undone: {why}; `runner validate -s STACK --switch-stack` switches"
+                "--switch-stack left undone: {why}; `runner validate{p} -s {stack} --switch-stack` switches"
             ));
         }
         self.resolve_stack_context(command, true)

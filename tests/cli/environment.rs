@@ -138,9 +138,9 @@ fn switch_stack_makes_the_given_stack_the_workspaces_without_editing_files() {
         &[],
     );
     assert!(
-        check
-            .stderr
-            .contains("--switch-stack left undone: `validate --check` changes no file"),
+        check.stderr.contains(
+            "--switch-stack left undone: `validate --check` changes no file; `runner validate -p aws -s prod --switch-stack` switches"
+        ),
         "{}",
         check.stderr
     );
