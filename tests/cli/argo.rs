@@ -17,33 +17,16 @@ use std::process::Command;
 use serde_json::Value;
 
 use crate::node::{Down, REAL_NODE, node_tools, output, processes_naming};
-use crate::support::{REPO, RUNNER, copy_example_local, git, tool_required};
+use crate::support::{REPO, RUNNER, copy_example_local, git, tool};
+use test_requires::requires;
 
 const STACK: &str = "ci";
 const NAMESPACE: &str = "runner-ci";
 const IMAGE: &str = "localhost/runner/runner:dev";
 
-/// The engines' cache (scripts/install-engine-tools), or why the test cannot run.
+/// The engines' cache (scripts/install-engine-tools) ([`tool`]`("engines")`).
 fn engine_tools() -> Option<PathBuf> {
-    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
-    let base = var("RUNNER_TEST_TOOLS").or_else(|| var("HOME").map(|h| h.join(".cache/runner-test-tools")))?;
-    let engines = var("RUNNER_ENGINE_TOOLS").unwrap_or_else(|| base.join("engines"));
-    let wanted = [
-        engines.join("bin/workflow-controller"),
-        engines.join("bin/argo"),
-        engines.join("argoexec.tar"),
-        base.join("moto/bin/python3"),
-    ];
-    if let Some(missing) = wanted.iter().find(|w| !w.exists()) {
-        let why = format!(
-            "the engines are not installed ({} is missing): run scripts/install-engine-tools and scripts/install-test-tools",
-            missing.display()
-        );
-        assert!(!tool_required(), "{why}");
-        eprintln!("skipped: {why}");
-        return None;
-    }
-    Some(engines)
+    tool("engines")
 }
 
 /// `KEY=value` lines (a value may be in single quotes), as `local-cluster` writes engines.env.
@@ -382,6 +365,7 @@ fn waits() -> BTreeMap<String, Vec<String>> {
         .collect()
 }
 
+#[requires("node", "engines")]
 #[test]
 fn argo_runs_the_exported_graph_on_the_real_node_in_order_and_tears_it_down() {
     let _node = REAL_NODE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);

@@ -3,11 +3,12 @@
 //! or `# .gitlab-ci.yml` is checked with check-jsonschema's schema of that CI, runs the runner's
 //! own commands, and keeps its state in a shared backend (the job's checkout goes with the job).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use crate::links::markdown_files;
 use crate::support::REPO;
+use test_requires::requires;
 
 /// The fenced `yaml` blocks of the documentation whose first line names a CI file: the
 /// document (relative to the repository), the CI file's name, the block.
@@ -39,14 +40,7 @@ fn backend_url(text: &str) -> Option<&str> {
         .filter(|v| !v.is_empty())
 }
 
-fn check_jsonschema() -> Option<PathBuf> {
-    let dir = std::env::var_os("RUNNER_TEST_TOOLS").map_or_else(
-        || PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/runner-test-tools"),
-        PathBuf::from,
-    );
-    crate::support::need_at(dir.join("venv/bin/check-jsonschema"), "check-jsonschema")
-}
-
+#[requires("check-jsonschema")]
 #[test]
 fn the_docs_github_workflow_and_gitlab_job_validate_and_use_the_runner() {
     let blocks = ci_blocks();
@@ -77,7 +71,9 @@ fn the_docs_github_workflow_and_gitlab_job_validate_and_use_the_runner() {
             "{doc}: {name}: {backend} is no shared backend"
         );
     }
-    let Some(check) = check_jsonschema() else { return };
+    let Some(check) = crate::support::tool("check-jsonschema") else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     for (doc, name, text) in &blocks {
         let schema = if name.starts_with(".github/") {

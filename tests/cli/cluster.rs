@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use crate::support::{REPO, Run, tool_required};
+use crate::support::{REPO, Run, tool};
 
 /// A running cluster and what `scripts/local-cluster up` wrote for it.
 pub struct Cluster {
@@ -26,55 +26,15 @@ pub struct Cluster {
 }
 
 /// The folder of the published charts (`repo/`, `bank-of-sirius/`): `$RUNNER_CHARTS_DIR`, else
-/// `../shared/charts` beside the repository (where CI keeps them). `None` (a test that needs
-/// them skips, or fails under `RUNNER_REQUIRE_TOOLS=1`) when neither holds them.
+/// `../shared/charts` beside the repository (where CI keeps them); `None` when neither holds
+/// them (nothing said: [`Cluster::mirrored`] says it).
 pub fn charts_dir() -> Option<PathBuf> {
-    let given = std::env::var_os("RUNNER_CHARTS_DIR")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from);
-    let beside = Path::new(REPO).join("../shared/charts");
-    let dir = given.unwrap_or(beside);
-    dir.join("repo/index.yaml").is_file().then_some(dir)
+    test_tools::find("charts").ok()
 }
 
-/// The tools of `scripts/install-kube-tools`, found by the same rule: `$RUNNER_KUBE_TOOLS`,
-/// else `$RUNNER_TEST_TOOLS/kube`, else `~/.cache/runner-test-tools/kube`. `None` (the test
-/// skips) when one is missing.
+/// The tools of `scripts/install-kube-tools` ([`tool`]`("kube")`).
 pub fn kube_tools() -> Option<PathBuf> {
-    static FOUND: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    let found = FOUND.get_or_init(|| {
-        let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
-        let dir = var("RUNNER_KUBE_TOOLS")
-            .or_else(|| var("RUNNER_TEST_TOOLS").map(|d| d.join("kube")))
-            .or_else(|| var("HOME").map(|h| h.join(".cache/runner-test-tools/kube")))
-            .unwrap_or_default();
-        let wanted = [
-            "bin/etcd",
-            "bin/kube-apiserver",
-            "bin/kube-controller-manager",
-            "bin/kube-scheduler",
-            "bin/kwok",
-            "bin/kubectl",
-            "bin/pulumi-resource-kubernetes",
-            "kwok-stages.yaml",
-            "pulumi-plugins",
-        ];
-        match wanted.iter().find(|w| !dir.join(w).exists()) {
-            None => Ok(dir),
-            Some(missing) => Err(format!(
-                "the local cluster's tools are not built ({} is missing): run scripts/install-kube-tools",
-                dir.join(missing).display()
-            )),
-        }
-    });
-    match found {
-        Ok(dir) => Some(dir.clone()),
-        Err(why) if tool_required() => panic!("{why}"),
-        Err(why) => {
-            eprintln!("skipped: {why}");
-            None
-        }
-    }
+    tool("kube")
 }
 
 /// The cluster of this test binary, started on first use.
@@ -132,11 +92,7 @@ impl Cluster {
     /// cluster; what the runner said. `None` (skipped, or failed in CI) without the charts.
     pub fn mirrored(&self) -> Option<&str> {
         if self.charts.is_none() {
-            let why =
-                "the published charts are not there (RUNNER_CHARTS_DIR, or ../shared/charts beside the repository)";
-            assert!(!tool_required(), "{why}");
-            eprintln!("skipped: {why}");
-            return None;
+            tool("charts")?;
         }
         let said = self.mirrored.get_or_init(|| {
             let upstream = std::fs::read_to_string(self.dir.join("upstream")).map_err(|e| e.to_string())?;

@@ -543,12 +543,15 @@ fn fingerprint(text: &str) -> String {
 macro_rules! on_both_engines {
     ($($scenario:ident),* $(,)?) => {$(
         mod $scenario {
+            use test_requires::requires;
+
             #[test]
             fn standin() {
                 if let Some(e2e) = super::E2e::new(super::Engine::Standin) {
                     super::$scenario(&e2e);
                 }
             }
+            #[requires("real-pulumi")]
             #[test]
             fn real() {
                 if let Some(e2e) = super::E2e::new(super::Engine::Real) {

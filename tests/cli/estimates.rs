@@ -4,6 +4,7 @@
 use serde_json::Value;
 
 use crate::support::Ws;
+use test_requires::requires;
 
 fn summary(ws: &Ws) -> Value {
     serde_json::from_str(&std::fs::read_to_string(ws.path().join(".runner/last-run.json")).unwrap()).unwrap()
@@ -111,10 +112,10 @@ fn the_second_runs_predicted_makespan_is_within_20_percent_of_its_real_one() {
     );
 }
 
+#[requires("script")]
 #[test]
 fn the_live_view_shows_the_eta_and_what_waits_on_what() {
-    if std::process::Command::new("script").arg("--version").output().is_err() {
-        assert!(!crate::support::tool_required(), "`script` (util-linux) is missing");
+    if crate::support::tool("script").is_none() {
         return;
     }
     let ws = Ws::configured("aws");

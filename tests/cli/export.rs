@@ -12,7 +12,8 @@ use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
-use crate::support::{Run, SECRETS, Ws, files_under, providers};
+use crate::support::{Run, SECRETS, Ws, files_under, providers, tool};
+use test_requires::requires;
 
 const FORMATS: [&str; 6] = [
     "pko",
@@ -887,12 +888,6 @@ fn kebap_needs_the_esc_organization_and_a_repository() {
     assert!(!run.stderr.contains("the `origin` remote"), "{}", run.stderr);
 }
 
-/// A Debian tool of scripts/install-test-tools: whether to go on (a skip when it is missing and
-/// not required).
-fn debian_tool(name: &str) -> bool {
-    crate::support::need(name, name)
-}
-
 /// A JSON value as a Lua table constructor (test data: ASCII strings).
 fn lua(v: &Value) -> String {
     match v {
@@ -933,9 +928,10 @@ fn stack_with(observed: Option<u64>, conditions: &[(&str, &str, &str)]) -> Value
 /// Argo CD up to v3.5 calls a PKO Stack healthy at once, so the KEBAP bundle brings the health
 /// check: Lua 5.1 (what Argo CD's gopher-lua speaks) runs it on Stacks in each state the operator
 /// reports, and kubectl applies the patch to an `argocd-cm` as the file's comment says.
+#[requires("lua5.1", "kubectl")]
 #[test]
 fn kebap_health_check_follows_the_stack_conditions_and_patches_argocd_cm() {
-    if !debian_tool("lua5.1") || !debian_tool("kubectl") {
+    if tool("lua5.1").is_none() || tool("kubectl").is_none() {
         return;
     }
     let ws = Ws::configured("aws");
@@ -1038,20 +1034,13 @@ fn kebap_health_check_follows_the_stack_conditions_and_patches_argocd_cm() {
 
 /// The directory of the test tools from `PyPI` and npm (scripts/install-test-tools).
 pub(crate) fn tools_dir() -> PathBuf {
-    std::env::var_os("RUNNER_TEST_TOOLS").map_or_else(
-        || PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/runner-test-tools"),
-        PathBuf::from,
-    )
+    test_tools::cache()
 }
 
-/// `Some(path)` of a test tool, `None` (a skip) when it is missing and not required.
-pub(crate) fn tool(path: PathBuf, what: &str) -> Option<PathBuf> {
-    crate::support::need_at(path, what)
-}
-
+#[requires("check-jsonschema")]
 #[test]
 fn github_and_gitlab_files_validate_with_check_jsonschema() {
-    let Some(check) = tool(tools_dir().join("venv/bin/check-jsonschema"), "check-jsonschema") else {
+    let Some(check) = tool("check-jsonschema") else {
         return;
     };
     for provider in providers() {
@@ -1079,15 +1068,10 @@ fn github_and_gitlab_files_validate_with_check_jsonschema() {
     }
 }
 
+#[requires("kubernetes-models")]
 #[test]
 fn argo_argo_cd_external_secrets_and_backstage_objects_pass_their_published_validators() {
-    let Some(modules) = tool(
-        tools_dir().join("node/node_modules/@kubernetes-models"),
-        "the npm validators",
-    ) else {
-        return;
-    };
-    let _ = modules;
+    let Some(_) = tool("kubernetes-models") else { return };
     for provider in providers() {
         let ws = Ws::configured(provider);
         let mut objects = Vec::new();
@@ -1176,12 +1160,13 @@ fn crd_schema(dir: &Path, api_version: &str, kind: &str, file: &str) -> Value {
     served["schema"]["openAPIV3Schema"].clone()
 }
 
+#[requires("schemas")]
 #[test]
 fn kubernetes_objects_validate_against_the_crds_in_runner_schemas_dir() {
     // The CRDs of PKO, Argo Workflows, Argo CD and External Secrets as published upstream: no
     // package registry ships them, so they are read from a directory holding those files
     // (RUNNER_SCHEMAS_DIR); without it this check is skipped.
-    let Some(dir) = crate::support::schemas_dir("the published CRDs") else {
+    let Some(dir) = tool("schemas") else {
         return;
     };
     let validators: BTreeMap<(String, String), jsonschema::Validator> = CRDS
@@ -1276,12 +1261,13 @@ fn secrets_named(object: &Value, namespace: &str, out: &mut BTreeSet<(String, St
     }
 }
 
+#[requires("schemas", "kube")]
 #[test]
 fn every_exported_object_is_accepted_by_a_real_api_server() {
     // What a cluster with the engines installed accepts: the published CRDs applied to the local
     // cluster (scripts/local-cluster), then every object of the Kubernetes exports applied with
     // the server's own dry run and strict field validation, generateName objects created so.
-    let Some(dir) = crate::support::schemas_dir("the published CRDs") else {
+    let Some(dir) = tool("schemas") else {
         return;
     };
     let Some(k) = crate::cluster::cluster() else {
@@ -1585,9 +1571,10 @@ fn a_kebap_bundle_outside_the_repository_is_refused_with_the_fix_and_inside_its_
     }
 }
 
+#[requires("actionlint")]
 #[test]
 fn every_github_workflow_of_every_provider_passes_actionlint() {
-    let Some(actionlint) = tool(tools_dir().join("bin/actionlint"), "actionlint") else {
+    let Some(actionlint) = tool("actionlint") else {
         return;
     };
     for provider in providers() {
@@ -1650,14 +1637,10 @@ fn listed(list: &str) -> Vec<String> {
         .collect()
 }
 
+#[requires("gitlab-ci-local")]
 #[test]
 fn every_gitlab_pipeline_of_every_provider_passes_gitlab_ci_local_preview_and_list() {
-    let Some(gcl) = tool(
-        tools_dir().join("node/node_modules/.bin/gitlab-ci-local"),
-        "gitlab-ci-local",
-    ) else {
-        return;
-    };
+    let Some(gcl) = tool("gitlab-ci-local") else { return };
     for provider in providers() {
         let ws = Ws::configured(provider);
         let (run, files) = export(&ws, "gitlab-ci", provider, &[]);
@@ -1826,6 +1809,7 @@ fn github_and_argo_teardowns_start_only_with_the_stacks_name() {
     assert_eq!(up["kind"], "Workflow");
 }
 
+#[requires("hadolint")]
 #[test]
 fn the_dockerfile_passes_hadolint_and_builds_the_pulumi_the_exports_expect() {
     let repo = Path::new(crate::support::REPO);
@@ -1851,7 +1835,7 @@ fn the_dockerfile_passes_hadolint_and_builds_the_pulumi_the_exports_expect() {
         )),
         "{up}"
     );
-    let Some(hadolint) = tool(tools_dir().join("venv/bin/hadolint"), "hadolint") else {
+    let Some(hadolint) = tool("hadolint") else {
         return;
     };
     let lint = |path: &Path| Command::new(&hadolint).arg("--no-color").arg(path).output().unwrap();

@@ -460,7 +460,8 @@ fn github_reads_every_stack_value_as_text_and_actionlint_accepts_the_workflows()
         holds_the_values_as_written(&value.replace(escape, "${{"), file);
     }
 
-    let Some(actionlint) = crate::export::tool(crate::export::tools_dir().join("bin/actionlint"), "actionlint") else {
+    // What the runner wrote was checked above: only the linter's own reading may skip.
+    let Some(actionlint) = crate::support::tool("actionlint") else {
         return;
     };
     let lint = |dir: &Path| {
@@ -506,10 +507,8 @@ fn gitlab_reads_the_stack_values_raw_as_gitlab_ci_local_shows() {
     let text = variable["value"].as_str().unwrap();
     holds_the_values_as_written(text, "gitlab-ci");
 
-    let Some(gcl) = crate::export::tool(
-        crate::export::tools_dir().join("node/node_modules/.bin/gitlab-ci-local"),
-        "gitlab-ci-local",
-    ) else {
+    // What the runner wrote was checked above: only gitlab-ci-local's own reading may skip.
+    let Some(gcl) = crate::support::tool("gitlab-ci-local") else {
         return;
     };
     let repo = ws.path().join("gitlab-repo");

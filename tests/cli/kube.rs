@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use crate::cluster::Cluster;
 use crate::engines::{E2e, Engine, KUBE_SECRETS};
+use test_requires::requires;
 
 /// The namespaces the graph makes, each program's.
 const NAMESPACES: [&str; 7] = [
@@ -527,6 +528,7 @@ fn decoded(v: &Value) -> String {
     String::from_utf8(bytes).unwrap()
 }
 
+#[requires("real-pulumi", "kube", "charts")]
 #[test]
 fn the_cluster_graph_runs_end_to_end_on_the_real_provider_and_a_real_api_server() {
     if let Some(e) = E2e::kube(Engine::Real) {
@@ -544,6 +546,7 @@ fn the_cluster_graph_runs_end_to_end_on_the_standin() {
 /// reaches the local cluster, merged into the user's kubeconfig (KUBECONFIG) after its `up`;
 /// `kubectl` with that file lists the cluster's namespaces, and the next project's Kubernetes
 /// provider, given that same file, applies an object the cluster then holds.
+#[requires("real-pulumi", "kube")]
 #[test]
 fn the_merged_kubeconfig_reaches_the_server_for_kubectl_and_the_next_projects_provider() {
     let Some(e) = E2e::hook() else {

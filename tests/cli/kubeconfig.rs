@@ -7,7 +7,8 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::support::{Ws, have, tool_required};
+use crate::support::Ws;
+use test_requires::requires;
 
 const TOKEN: &str = "placeholder-token-dev";
 
@@ -42,10 +43,7 @@ fn names(v: &Value, section: &str) -> Vec<String> {
 
 /// `kubectl config …` on one file; `None` when kubectl is not installed here.
 fn kubectl(file: &Path, args: &[&str]) -> Option<String> {
-    if !have_kubectl() {
-        assert!(!tool_required(), "kubectl is missing: run scripts/install-test-tools");
-        return None;
-    }
+    crate::support::tool("kubectl")?;
     let out = Command::new("kubectl")
         .args(["config"])
         .args(args)
@@ -59,10 +57,6 @@ fn kubectl(file: &Path, args: &[&str]) -> Option<String> {
         String::from_utf8_lossy(&out.stderr)
     );
     Some(String::from_utf8(out.stdout).unwrap())
-}
-
-fn have_kubectl() -> bool {
-    have("kubectl")
 }
 
 const EXISTING: &str = "\
@@ -359,10 +353,10 @@ fn typed_ahead(c: &std::process::Command, typed: &[u8]) -> String {
     screen
 }
 
+#[requires("script")]
 #[test]
 fn an_interactive_destroy_offers_to_prune_and_ci_never_asks() {
-    if Command::new("script").arg("--version").output().is_err() {
-        assert!(!tool_required(), "`script` (util-linux) is missing");
+    if crate::support::tool("script").is_none() {
         return;
     }
     let ws = Ws::configured("aws");
@@ -460,10 +454,10 @@ fn the_kubeconfig_provider_leaves_the_users_file_alone() {
     assert!(!home(&ws).join(".kube").exists());
 }
 
+#[requires("kubectl")]
 #[test]
 fn a_merge_loses_nothing_kubectl_writes_at_the_same_time() {
-    if !have_kubectl() {
-        assert!(!tool_required(), "kubectl is missing");
+    if crate::support::tool("kubectl").is_none() {
         return;
     }
     let ws = Ws::configured("aws");

@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::cluster::kube_tools;
-use crate::support::{REPO, tool_required};
+use crate::support::{REPO, tool};
+use test_requires::requires;
 
 const NODE: &str = "10.246.0.1";
 
@@ -37,56 +37,9 @@ spec:
     command: ["/bin/sh", "-c", "echo hello from a real pod on $(hostname); wget -q -O - --no-check-certificate https://10.0.0.1/version"]
 "#;
 
-/// What the node needs, or why the test cannot run (skip, or fail under `RUNNER_REQUIRE_TOOLS=1`).
+/// The local cluster's tools, when a real node can run beside it ([`tool`]`("node")`).
 pub(crate) fn node_tools() -> Option<PathBuf> {
-    let why = (|| {
-        let uid = std::fs::read_to_string("/proc/self/status")
-            .unwrap_or_default()
-            .lines()
-            .find_map(|l| {
-                l.strip_prefix("Uid:")
-                    .map(|r| r.split_whitespace().next().unwrap_or("").to_string())
-            });
-        if uid.as_deref() != Some("0") {
-            return Err("the real node needs root (namespaces, mounts, cgroups)".to_string());
-        }
-        let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
-        let images = var("RUNNER_NODE_TOOLS")
-            .or_else(|| var("RUNNER_TEST_TOOLS").map(|d| d.join("real-node")))
-            .or_else(|| var("HOME").map(|h| h.join(".cache/runner-test-tools/real-node")))
-            .unwrap_or_default();
-        let wanted = [
-            PathBuf::from("/usr/bin/containerd"),
-            PathBuf::from("/usr/bin/ctr"),
-            PathBuf::from("/usr/bin/containerd-shim-runc-v2"),
-            PathBuf::from("/usr/sbin/runc"),
-            PathBuf::from("/usr/lib/cni/bridge"),
-            PathBuf::from("/usr/lib/cni/host-local"),
-            PathBuf::from("/usr/bin/socat"),
-            images.join("pause.tar"),
-            images.join("busybox.tar"),
-        ];
-        match wanted.iter().find(|w| !w.exists()) {
-            Some(missing) => Err(format!(
-                "the real node's tools are not installed ({} is missing): run scripts/install-node-tools",
-                missing.display()
-            )),
-            None => Ok(()),
-        }
-    })();
-    if let Err(why) = why {
-        assert!(!tool_required(), "{why}");
-        eprintln!("skipped: {why}");
-        return None;
-    }
-    let tools = kube_tools()?;
-    if !tools.join("bin/kubelet").exists() {
-        let why = "the kubelet is not built: run scripts/install-kube-tools";
-        assert!(!tool_required(), "{why}");
-        eprintln!("skipped: {why}");
-        return None;
-    }
-    Some(tools)
+    tool("node")
 }
 
 fn settings() -> Vec<(String, String)> {
@@ -186,6 +139,7 @@ impl Drop for Down<'_> {
     }
 }
 
+#[requires("node")]
 #[test]
 fn a_pod_runs_on_the_real_node_and_down_leaves_nothing() {
     let _node = REAL_NODE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);

@@ -5,7 +5,8 @@
 use std::os::unix::fs::{FileTypeExt as _, symlink};
 use std::process::{Command, Stdio};
 
-use crate::support::{Ws, need};
+use crate::support::{Ws, tool};
+use test_requires::requires;
 
 fn ran_nothing(ws: &Ws) -> bool {
     ws.invocations().iter().all(|i| i.command() != "up")
@@ -97,9 +98,10 @@ fn a_pipe_is_written_into_never_replaced_and_dash_is_standard_output() {
 
 /// As root in a CI container, `/dev/null` itself: in a private mount namespace with a device of
 /// its own, so the machine's is never at stake.
+#[requires("unshare")]
 #[test]
 fn dev_null_stays_a_device_as_root() {
-    if !need("unshare", "unshare (util-linux)") {
+    if tool("unshare").is_none() {
         return;
     }
     let root = Command::new("id").arg("-u").output().unwrap();

@@ -5,7 +5,8 @@
 use std::process::Command;
 
 use crate::engines::{E2e, Engine};
-use crate::support::{chromium, headless};
+use crate::support::{headless, tool};
+use test_requires::requires;
 
 /// A workspace where `logstore`'s program is refused by the engine: an up fails there.
 fn failing_run() -> E2e {
@@ -18,6 +19,7 @@ fn failing_run() -> E2e {
     e
 }
 
+#[requires("chromium")]
 #[test]
 fn the_html_report_shows_the_plan_the_timeline_and_each_failure_with_its_log_in_a_browser() {
     let e = failing_run();
@@ -65,7 +67,7 @@ fn the_html_report_shows_the_plan_the_timeline_and_each_failure_with_its_log_in_
         "{ok}"
     );
 
-    let Some(chromium) = chromium() else { return };
+    let Some(chromium) = tool("chromium") else { return };
     let profile = tempfile::tempdir().unwrap();
     // What a person sees: the DOM after the page loaded, every part there.
     let dom = headless(&chromium, profile.path())
@@ -208,7 +210,7 @@ fn github_gets_the_runs_timeline_as_a_mermaid_chart() {
 /// xmllint reads it as XML.
 fn well_formed(svg: &str) {
     assert!(svg.starts_with("<svg ") && svg.trim_end().ends_with("</svg>"), "{svg}");
-    if !crate::support::have("xmllint") {
+    if tool("xmllint").is_none() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

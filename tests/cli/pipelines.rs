@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::engines::{ADMIN_PASSWORD, DB_PASSWORD, E2e, Engine, assert_order};
-use crate::export::{tool, tools_dir};
+use crate::support::tool;
 use crate::support::{Run, git};
 
 const BUCKET: &str = "runner-state";
@@ -173,16 +173,11 @@ impl Backend {
 /// What is needed to run the pipelines, or why the test skips (a failure under
 /// `RUNNER_REQUIRE_TOOLS=1`).
 fn tools(engine: Engine) -> Option<(PathBuf, Option<PathBuf>)> {
-    let gcl = tool(
-        tools_dir().join("node/node_modules/.bin/gitlab-ci-local"),
-        "gitlab-ci-local",
-    )?;
+    let gcl = tool("gitlab-ci-local")?;
     // gitlab-ci-local copies each job's checkout with it.
-    if !crate::support::need("rsync", "rsync") {
-        return None;
-    }
+    tool("rsync")?;
     let moto = match engine {
-        Engine::Real => Some(tool(tools_dir().join("moto/bin/moto_server"), "moto_server")?),
+        Engine::Real => Some(tool("moto")?),
         Engine::Standin => None,
     };
     Some((gcl, moto))
@@ -613,10 +608,14 @@ fn the_exported_pipelines_run_up_twice_then_a_guarded_destroy(
 macro_rules! on_both_engines {
     ($($scenario:ident),* $(,)?) => {$(
         mod $scenario {
+            use test_requires::requires;
+
+            #[requires("gitlab-ci-local", "rsync")]
             #[test]
             fn standin() {
                 super::run(super::Engine::Standin, super::$scenario);
             }
+            #[requires("gitlab-ci-local", "rsync", "moto", "real-pulumi")]
             #[test]
             fn real() {
                 super::run(super::Engine::Real, super::$scenario);

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use crate::support::{REPO, Ws, providers};
+use test_requires::requires;
 
 fn names(v: &Value) -> Vec<String> {
     v.as_array()
@@ -268,9 +269,10 @@ fn json_plans_validate_against_the_documented_schema() {
     assert!(!validator.is_valid(&bad));
 }
 
+#[requires("dot")]
 #[test]
 fn dot_renders_with_graphviz_without_warnings() {
-    if !crate::support::need("dot", "Graphviz `dot`") {
+    if crate::support::tool("dot").is_none() {
         return;
     }
     let ws = Ws::reference();

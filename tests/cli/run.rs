@@ -9,6 +9,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::support::{Ws, failed_block, files_under, redactions, runs, wait_until};
+use test_requires::requires;
 
 /// The token inside every placeholder kubeconfig output: a secret.
 const SECRET_MARK: &str = "placeholder-token-dev";
@@ -549,10 +550,10 @@ fn a_stack_is_required() {
         .stderr_has("`up` needs a provider");
 }
 
+#[requires("script")]
 #[test]
 fn a_terminal_gets_the_live_view_and_logs_keep_every_line() {
-    if std::process::Command::new("script").arg("--version").output().is_err() {
-        assert!(!crate::support::tool_required(), "`script` (util-linux) is missing");
+    if crate::support::tool("script").is_none() {
         return;
     }
     let ws = Ws::configured("aws");

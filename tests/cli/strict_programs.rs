@@ -10,7 +10,8 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::support::{REPO, Run, Ws, require_sdk_schema};
+use crate::support::{REPO, Run, Ws, tool};
+use test_requires::requires;
 
 /// `scripts/provider-versions` (the stand-in's reader): package → its pin.
 fn pins() -> BTreeMap<String, pulumi_standin::workspace::pins::Pin> {
@@ -148,9 +149,10 @@ fn check_programs(args: &[&str]) -> Run {
 
 /// What is no program is said as such, naming it: a FIFO or a device (never read: it could
 /// block), a file that is not UTF-8, a YAML file that is no project file (a Helm values file).
+#[requires("sdk-schema")]
 #[test]
 fn check_programs_refuses_what_is_no_program_naming_it() {
-    let Ok(_) = require_sdk_schema() else { return };
+    let Some(_) = tool("sdk-schema") else { return };
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("gate.yaml");
     assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
@@ -200,9 +202,10 @@ fn check_programs_refuses_what_is_no_program_naming_it() {
 /// A folder walked as found: a FIFO named `Pulumi.yaml` is left unread (said), a loop of links
 /// and a link to `..` end, a link to `/dev/zero` is never read, and a program reached by many
 /// names is checked (and fixed) once.
+#[requires("sdk-schema")]
 #[test]
 fn check_programs_walks_each_real_file_once_and_reads_only_regular_files() {
-    let Ok(_) = require_sdk_schema() else { return };
+    let Some(_) = tool("sdk-schema") else { return };
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     for d in ["a", "fifo", "zero"] {
@@ -273,9 +276,10 @@ fn check_programs_without_the_sdk_cache_says_how_to_install_it() {
     assert!(stderr.contains("run scripts/install-test-tools"), "{stderr}");
 }
 
+#[requires("sdk-schema")]
 #[test]
 fn check_programs_passes_on_every_program() {
-    let Ok(_) = require_sdk_schema() else { return };
+    let Some(_) = tool("sdk-schema") else { return };
     let run = check_programs(&[]).expect(0);
     assert!(run.stdout.is_empty(), "{}", run.stdout);
     assert!(
@@ -337,9 +341,10 @@ fn broken() -> Vec<(&'static str, u32, Vec<String>)> {
     ]
 }
 
+#[requires("sdk-schema")]
 #[test]
 fn check_programs_fails_on_each_broken_fixture_with_its_line_and_the_sdk_type() {
-    let Ok(_) = require_sdk_schema() else { return };
+    let Some(_) = tool("sdk-schema") else { return };
     for (fixture, line, needles) in broken() {
         let dir = format!("tests/fixtures/broken-programs/{fixture}");
         let run = check_programs(&[&dir]);
@@ -362,10 +367,11 @@ fn check_programs_fails_on_each_broken_fixture_with_its_line_and_the_sdk_type() 
     }
 }
 
+#[requires("sdk-schema")]
 #[test]
 fn check_programs_fix_writes_the_pins_into_a_program_that_lacks_them() {
     use std::os::unix::fs::PermissionsExt as _;
-    let Ok(_) = require_sdk_schema() else { return };
+    let Some(_) = tool("sdk-schema") else { return };
     let dir = tempfile::tempdir().unwrap();
     let program = dir.path().join("Pulumi.yaml");
     std::fs::write(
@@ -414,9 +420,10 @@ fn preview_with(edit: (&str, &str, &str)) -> Run {
     run
 }
 
+#[requires("sdk-schema")]
 #[test]
 fn runner_preview_of_a_program_the_engine_refuses_fails_with_the_engines_message() {
-    let Ok(_) = require_sdk_schema() else { return };
+    let Some(_) = tool("sdk-schema") else { return };
     let ecr = "projects/infra/ecr/Pulumi.yaml";
     let cases = [
         (
@@ -486,9 +493,10 @@ fn runner_preview_of_a_program_the_engine_refuses_fails_with_the_engines_message
     }
 }
 
+#[requires("sdk-schema")]
 #[test]
 fn runner_preview_of_a_program_missing_a_required_input_fails() {
-    let Ok(_) = require_sdk_schema() else { return };
+    let Some(_) = tool("sdk-schema") else { return };
     let iam = "projects/identity/iam/Pulumi.yaml";
     let ws = Ws::configured("aws");
     ws.edit(

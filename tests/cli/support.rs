@@ -663,80 +663,36 @@ pub fn reads_its_terminal(pid: u32) -> bool {
 
 /// Whether a test tool must be present (CI installs them through scripts/install-test-tools).
 pub fn tool_required() -> bool {
-    std::env::var_os("RUNNER_REQUIRE_TOOLS").is_some_and(|v| v == "1")
+    test_tools::required()
 }
 
 pub fn have(tool: &str) -> bool {
     Command::new(tool).arg("-V").output().is_ok()
 }
 
-/// Whether a test can go on with `tool` (a command on PATH, `what` it is for a person): the one
-/// way a test needs a tool of scripts/install-test-tools. Missing, it skips (saying so), or
-/// fails under `RUNNER_REQUIRE_TOOLS=1`, as in CI, where a skip would prove nothing.
-pub fn need(tool: &str, what: &str) -> bool {
-    if have(tool) {
-        return true;
+/// The one way a test needs a tool of `scripts/install-*-tools` (a name of
+/// `test_tools::NAMES`): where it is, or `None` when it is missing, said as `skipped: …` with
+/// what installs it; under `RUNNER_REQUIRE_TOOLS=1`, as in CI, where a skip would prove
+/// nothing, the test fails instead. The test also carries `#[requires("name")]`, so that a
+/// build without the tool lists it as ignored, with the same reason, not as passed.
+#[track_caller]
+pub fn tool(name: &str) -> Option<PathBuf> {
+    match test_tools::find(name) {
+        Ok(path) => Some(path),
+        Err(why) if tool_required() => panic!("{why}"),
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            None
+        }
     }
-    missing(what);
-    false
-}
-
-/// [`need`] for a tool at a known path (a virtualenv's, a package's).
-pub fn need_at(path: PathBuf, what: &str) -> Option<PathBuf> {
-    if path.exists() {
-        return Some(path);
-    }
-    missing(&format!("{what} (looked for at {})", path.display()));
-    None
-}
-
-fn missing(what: &str) {
-    assert!(!tool_required(), "{what} is missing: run scripts/install-test-tools");
-    eprintln!("skipped: {what} is not installed (scripts/install-test-tools installs it)");
 }
 
 /// The schema the SDKs export (`<cache>/schema.json`), when `scripts/install-test-tools` has
 /// built it for the pins of `scripts/provider-versions`: the stand-in refuses what the engine
-/// refuses from it. `None` when it is missing or stale.
+/// refuses from it. `None` when it is missing or stale (nothing said: a test that needs it asks
+/// [`tool`]`("sdk-schema")`).
 pub fn sdk_schema() -> Option<PathBuf> {
-    static SCHEMA: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
-    SCHEMA
-        .get_or_init(|| {
-            let cache = pulumi_standin::workspace::pins::sdk_cache();
-            // The pins (a reworded comment changes no SDK), read by the stand-in's reader.
-            let pins = |path: PathBuf| -> Option<Vec<(String, String, String, String)>> {
-                let pins = pulumi_standin::workspace::pins::read(&path, &path.display().to_string()).ok()?;
-                Some(
-                    pins.into_iter()
-                        .map(|p| (p.name, p.version, p.registry, p.sdk))
-                        .collect(),
-                )
-            };
-            let pinned = pins(Path::new(REPO).join("scripts/provider-versions"))?;
-            let installed = pins(cache.join("provider-versions"))?;
-            let schema = cache.join("schema.json");
-            (pinned == installed && schema.is_file()).then_some(schema)
-        })
-        .clone()
-}
-
-/// The schema, or why a test cannot run without it: `Err` (the test skips) unless
-/// `RUNNER_REQUIRE_TOOLS=1` (as in CI), where a missing schema fails the test.
-pub fn require_sdk_schema() -> Result<PathBuf, ()> {
-    match sdk_schema() {
-        Some(s) => Ok(s),
-        None if tool_required() => panic!(
-            "the provider SDK schema is missing or stale in {}: run scripts/install-test-tools",
-            pulumi_standin::workspace::pins::sdk_cache().display()
-        ),
-        None => {
-            eprintln!(
-                "skipped: no provider SDK schema in {} (run scripts/install-test-tools)",
-                pulumi_standin::workspace::pins::sdk_cache().display()
-            );
-            Err(())
-        }
-    }
+    test_tools::find("sdk-schema").ok()
 }
 
 /// The directory cargo builds this profile into (`target/debug`, under `CARGO_TARGET_DIR` when
@@ -891,85 +847,10 @@ pub fn up_lock(locks: &Path) -> serde_json::Value {
 }
 
 /// The directory `scripts/install-pulumi` builds the real `pulumi` and its YAML language host
-/// into (the same rule: `$RUNNER_REAL_PULUMI`, else `$RUNNER_TEST_TOOLS/real-pulumi`, else
-/// `~/.cache/runner-test-tools/real-pulumi`, then `pulumi-<v>-yaml-<v>` of
-/// `scripts/real-pulumi/versions`), when both are there and `pulumi version` prints the pin.
-/// `None` (the test skips) when not, unless `RUNNER_REQUIRE_TOOLS=1` (as in CI): then the test
-/// fails, saying how to build them.
+/// into, when both are there at the pins of `scripts/real-pulumi/versions` ([`tool`]
+/// `("real-pulumi")`).
 pub fn real_pulumi_dir() -> Option<PathBuf> {
-    static DIR: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
-    let found = DIR.get_or_init(|| {
-        let versions = std::fs::read_to_string(Path::new(REPO).join("scripts/real-pulumi/versions")).unwrap();
-        let pin = |name: &str| {
-            versions
-                .lines()
-                .map(|l| l.split('#').next().unwrap_or_default())
-                .find_map(|l| {
-                    let mut words = l.split_whitespace();
-                    (words.next() == Some(name)).then(|| words.next().unwrap_or_default().to_string())
-                })
-                .unwrap_or_else(|| panic!("scripts/real-pulumi/versions names no {name}"))
-        };
-        let (cli, yaml) = (pin("pulumi"), pin("pulumi-language-yaml"));
-        let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
-        let cache = var("RUNNER_REAL_PULUMI")
-            .or_else(|| var("RUNNER_TEST_TOOLS").map(|d| d.join("real-pulumi")))
-            .or_else(|| var("HOME").map(|h| h.join(".cache/runner-test-tools/real-pulumi")))
-            .unwrap_or_default();
-        let dir = cache.join(format!("pulumi-{cli}-yaml-{yaml}"));
-        let version = Command::new(dir.join("pulumi")).arg("version").output();
-        match version {
-            Ok(out) if String::from_utf8_lossy(&out.stdout).trim() == cli && dir.join("pulumi-language-yaml").is_file() => {
-                Ok(dir)
-            }
-            _ => Err(format!(
-                "the real pulumi {cli} (with pulumi-language-yaml {yaml}) is not built in {}: run scripts/install-pulumi",
-                dir.display()
-            )),
-        }
-    });
-    match found {
-        Ok(dir) => Some(dir.clone()),
-        Err(why) if tool_required() => panic!("{why}"),
-        Err(why) => {
-            eprintln!("skipped: {why}");
-            None
-        }
-    }
-}
-
-/// The directory of the published schemas no registry ships (junit.xsd, the CRDs of PKO, Argo
-/// and External Secrets): `RUNNER_SCHEMAS_DIR`, which `.ci/run` points at the copy CI keeps
-/// beside the clone. `None` (the check skips, saying so) when unset, unless
-/// `RUNNER_REQUIRE_TOOLS=1`: a check that skips in CI proves nothing, so it fails there.
-pub fn schemas_dir(what: &str) -> Option<PathBuf> {
-    match std::env::var_os("RUNNER_SCHEMAS_DIR").filter(|v| !v.is_empty()) {
-        Some(dir) => Some(PathBuf::from(dir)),
-        None if tool_required() => panic!("RUNNER_SCHEMAS_DIR is not set: it must name a directory holding {what}"),
-        None => {
-            eprintln!("skipped: RUNNER_SCHEMAS_DIR is not set (a directory holding {what})");
-            None
-        }
-    }
-}
-
-/// Headless Chromium (Debian's `chromium`, which `scripts/install-test-tools` installs), for
-/// what a browser shows; `None` (the test skips) without it, unless `RUNNER_REQUIRE_TOOLS=1`.
-pub fn chromium() -> Option<PathBuf> {
-    let found = ["chromium", "chromium-browser", "google-chrome"].into_iter().find(|c| {
-        Command::new(c)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    });
-    match found {
-        Some(c) => Some(PathBuf::from(c)),
-        None if tool_required() => panic!("chromium is missing: run scripts/install-test-tools"),
-        None => {
-            eprintln!("skipped: no chromium (scripts/install-test-tools installs it)");
-            None
-        }
-    }
+    tool("real-pulumi")
 }
 
 /// Chromium, headless, with what keeps it off the network and out of the user's profile.
