@@ -209,6 +209,7 @@ pub(crate) fn step_summary(
     // Projects that had nothing to do are one row per reason, as in the log.
     let mut unchanged: std::collections::BTreeMap<String, (&crate::exec::Because, Vec<&str>)> =
         std::collections::BTreeMap::new();
+    let mut marked = false;
     for (name, f) in &result.results {
         if let Status::Unchanged(because) = &f.status {
             unchanged
@@ -226,12 +227,9 @@ pub(crate) fn step_summary(
             _ => "⏭️",
         };
         let took = f.took().map(|d| super::duration(d.as_secs_f64())).unwrap_or_default();
-        let changes: Vec<String> = f
-            .changes
-            .iter()
-            .filter(|(_, n)| **n > 0)
-            .map(|(op, n)| format!("{n} {op}"))
-            .collect();
+        // The marks of the log and the report (`~1 =2`), explained under the table.
+        let changes = super::plain::changes(&f.changes);
+        marked |= !changes.is_empty();
         let detail = match &f.status {
             Status::Failed | Status::TimedOut => super::failure::headline_or(f.error.as_ref(), ""),
             Status::Interrupted => "cut short by the interrupt: runs again on the next up".to_string(),
@@ -242,7 +240,7 @@ pub(crate) fn step_summary(
             "| {} | {mark} {} | {took} | {} | {} |",
             cell(name),
             super::status::word(Told::of(f, kind)),
-            changes.join(", "),
+            changes,
             cell(&detail)
         );
     }
@@ -261,6 +259,9 @@ pub(crate) fn step_summary(
         );
     }
     out.push('\n');
+    if marked {
+        let _ = writeln!(out, "Resources: {}.\n", super::plain::marks_legend());
+    }
     if drift {
         for (name, f) in result.results.iter().filter(|(_, f)| !f.diffs.is_empty()) {
             out.push_str(&super::drift::markdown(name, &f.diffs));

@@ -136,7 +136,11 @@ fn projects_table(out: &mut String, run: &Summary) {
             changes = e(&super::plain::changes(&p.changes)),
         );
     }
-    out.push_str("</tbody>\n</table>\n<p class=\"legend\">resources: + created, ~ updated, ± replaced, - deleted, = unchanged</p></section>\n");
+    let _ = writeln!(
+        out,
+        "</tbody>\n</table>\n<p class=\"legend\">resources: {}</p></section>",
+        e(&super::plain::marks_legend())
+    );
 }
 
 /// What each drifted project's check found, input by input: deployed, and declared (what an

@@ -484,27 +484,33 @@ pub(crate) fn refresh_verdict(result: &RunResult) -> Option<String> {
 pub(crate) fn spelled(c: &BTreeMap<String, u64>) -> String {
     let mut parts = Vec::new();
     for (key, n) in c.iter().filter(|(op, n)| is_change(op) && **n > 0) {
-        match MARKS.iter().find(|(k, _)| k == key) {
-            Some((_, mark)) => parts.push(format!("{mark}{n} {key}")),
+        match MARKS.iter().find(|(k, _, _)| k == key) {
+            Some((_, mark, _)) => parts.push(format!("{mark}{n} {key}")),
             None => parts.push(format!("{n} {key}")),
         }
     }
     parts.join(", ")
 }
 
-/// The operations on resources the changes column shows, and their marks.
-const MARKS: [(&str, &str); 5] = [
-    ("create", "+"),
-    ("update", "~"),
-    ("replace", "±"),
-    ("delete", "-"),
-    ("same", "="),
+/// The operations on resources the changes column shows, their marks, and what a mark says.
+const MARKS: [(&str, &str, &str); 5] = [
+    ("create", "+", "created"),
+    ("update", "~", "updated"),
+    ("replace", "±", "replaced"),
+    ("delete", "-", "deleted"),
+    ("same", "=", "unchanged"),
 ];
+
+/// What each mark of [`changes`] stands for: `+ created, ~ updated, …` (under the report's and
+/// the job summary's tables).
+pub(crate) fn marks_legend() -> String {
+    MARKS.map(|(_, mark, says)| format!("{mark} {says}")).join(", ")
+}
 
 /// `+2 ~1 -1 =3`: resources created (or to create), updated, replaced, deleted, unchanged.
 pub(crate) fn changes(c: &BTreeMap<String, u64>) -> String {
     let mut parts = Vec::new();
-    for (key, mark) in MARKS {
+    for (key, mark, _) in MARKS {
         if let Some(n) = c.get(key).filter(|n| **n > 0) {
             parts.push(format!("{mark}{n}"));
         }

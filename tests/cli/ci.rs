@@ -199,6 +199,13 @@ fn in_github_actions_each_project_is_a_group_a_failure_an_annotation_and_the_run
         "{table}"
     );
     assert!(table.contains("| iam | ✅ succeeded | "), "{table}");
+    // Its changes in the log's marks, said under the table.
+    let iam = table.lines().find(|l| l.starts_with("| iam |")).unwrap();
+    assert!(iam.contains(" | +"), "{iam}");
+    assert!(
+        table.contains("\nResources: + created, ~ updated, ± replaced, - deleted, = unchanged.\n"),
+        "{table}"
+    );
     // In CI with the workspace's own backend, the warning comes first (after the note on the
     // environment file, which says which stack), once.
     let first = run
