@@ -9,7 +9,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::stopping::{Escalation, Step};
+use super::stopping::{Escalation, Stop};
 use super::{Because, Control, Engine, Event, Finished, Inputs, Job, JobEnd, Outputs, Runs, Status};
 use crate::graph::Direction;
 use crate::plan::{Operation, Plan};
@@ -383,7 +383,7 @@ async fn watched(
                 });
             }
             () = sleep_until_some(next) => {
-                if escalation.step() == Step::Interrupt {
+                if escalation.step() == Stop::Interrupt {
                     timed_out = true;
                     let _ = control.events.send(Event::TimedOut {
                         project: project.to_string(),

@@ -21,7 +21,7 @@ pub(crate) struct Escalation {
 
 /// Which step a call to [`Escalation::step`] took.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Step {
+pub(crate) enum Stop {
     Interrupt,
     Terminate,
     Kill,
@@ -44,19 +44,19 @@ impl Escalation {
 
     /// Takes the next step (the first whose token is not yet cancelled, however it was), and
     /// sets when the one after it is due.
-    pub(crate) fn step(&mut self) -> Step {
+    pub(crate) fn step(&mut self) -> Stop {
         let step = if !self.interrupt.is_cancelled() {
             self.interrupt.cancel();
-            Step::Interrupt
+            Stop::Interrupt
         } else if !self.terminate.is_cancelled() {
             self.terminate.cancel();
-            Step::Terminate
+            Stop::Terminate
         } else {
             self.kill.cancel();
-            Step::Kill
+            Stop::Kill
         };
         self.next = match step {
-            Step::Kill => None,
+            Stop::Kill => None,
             _ => crate::duration::after(Instant::now(), self.grace),
         };
         step
@@ -96,11 +96,11 @@ mod tests {
     async fn each_step_is_harder_and_the_next_is_due_after_the_grace() {
         let mut e = Escalation::new(tokens(), Duration::from_secs(10));
         assert_eq!(e.next(), None, "nothing is due before the first step");
-        assert_eq!(e.step(), Step::Interrupt);
+        assert_eq!(e.step(), Stop::Interrupt);
         assert!(e.interrupt().is_cancelled() && !e.terminate().is_cancelled());
         assert_eq!(e.next(), Some(Instant::now() + Duration::from_secs(10)));
-        assert_eq!(e.step(), Step::Terminate);
-        assert_eq!(e.step(), Step::Kill);
+        assert_eq!(e.step(), Stop::Terminate);
+        assert_eq!(e.step(), Stop::Kill);
         assert!(e.kill().is_cancelled());
         assert_eq!(e.next(), None, "nothing after SIGKILL");
     }
@@ -114,7 +114,7 @@ mod tests {
         );
         // The run was interrupted: the job's own first step is SIGTERM.
         i.cancel();
-        assert_eq!(job.step(), Step::Terminate);
+        assert_eq!(job.step(), Stop::Terminate);
         // A grace past any clock is never due (no panic).
         let mut forever = Escalation::new(tokens(), Duration::MAX);
         forever.step();
