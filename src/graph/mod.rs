@@ -17,7 +17,7 @@ mod suggest;
 
 pub use layer::Layer;
 pub use measured::{Measured, Span};
-pub use simulate::Prediction;
+pub use simulate::Simulated;
 pub use suggest::{NameIndex, closest, edit_distance};
 
 /// Where a name was written, as the caller understands it (file index and byte range).

@@ -9,7 +9,7 @@ use super::{Direction, ProjectGraph};
 
 /// When each project of a simulated run ends, in seconds from its start.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Prediction {
+pub struct Simulated {
     /// The end of the last project.
     pub makespan: f64,
     /// The end of each project of the subset, by node.
@@ -27,7 +27,7 @@ impl ProjectGraph {
         parallel: usize,
         ordered: bool,
         duration: &dyn Fn(usize) -> f64,
-    ) -> Prediction {
+    ) -> Simulated {
         let order = self.run_order(subset, direction);
         let position: HashMap<usize, usize> = order.iter().enumerate().map(|(p, &i)| (i, p)).collect();
         let remaining = self.remaining(subset, direction);
@@ -77,7 +77,7 @@ impl ProjectGraph {
                 }
             }
         }
-        Prediction { makespan: now, ends }
+        Simulated { makespan: now, ends }
     }
 }
 
