@@ -56,9 +56,9 @@ impl Url {
         if !matches!(scheme.to_ascii_lowercase().as_str(), "http" | "https") {
             return Err(BadUrl::Scheme(hide_credentials(text)));
         }
-        let Parts {
+        let UrlParts {
             authority, path, query, ..
-        } = Parts::of(rest);
+        } = UrlParts::of(rest);
         let (credentials, host) = match authority.rsplit_once('@') {
             Some((c, h)) => (Some(c.to_string()), h),
             None => (None, authority),
@@ -131,7 +131,7 @@ impl Url {
 /// presigned URL's `X-Amz-Credential`). `None` when it carries none.
 pub(crate) fn credential_in(text: &str) -> Option<String> {
     let (_, rest) = text.split_once("://")?;
-    let parts = Parts::of(rest);
+    let parts = UrlParts::of(rest);
     if parts.authority.contains('@') {
         return Some("a user and password".into());
     }
@@ -151,12 +151,12 @@ pub(crate) fn hide_credentials(text: &str) -> String {
     let Some((scheme, rest)) = text.split_once("://") else {
         return text.to_string();
     };
-    let Parts {
+    let UrlParts {
         authority,
         path,
         query,
         fragment,
-    } = Parts::of(rest);
+    } = UrlParts::of(rest);
     let authority = match authority.rsplit_once('@') {
         Some((credentials, host)) => {
             let user = credentials.split_once(':').map_or(credentials, |(u, _)| u);
@@ -183,7 +183,7 @@ fn hidden_query(query: &str) -> String {
 }
 
 /// A URL after its `scheme://`, in its parts, each possibly empty.
-pub(crate) struct Parts<'a> {
+pub(crate) struct UrlParts<'a> {
     /// `user:pass@host:port`.
     pub(crate) authority: &'a str,
     path: &'a str,
@@ -193,12 +193,12 @@ pub(crate) struct Parts<'a> {
     fragment: &'a str,
 }
 
-impl<'a> Parts<'a> {
+impl<'a> UrlParts<'a> {
     pub(crate) fn of(rest: &'a str) -> Self {
         let (authority, rest) = rest.split_at(rest.find(['/', '?', '#']).unwrap_or(rest.len()));
         let (rest, fragment) = rest.split_at(rest.find('#').unwrap_or(rest.len()));
         let (path, query) = rest.split_at(rest.find('?').unwrap_or(rest.len()));
-        Parts {
+        UrlParts {
             authority,
             path,
             query,

@@ -143,7 +143,7 @@ pub(crate) fn url_problem(text: &str) -> Option<String> {
             "a URL with {credential} in it: it would be written into every export and log"
         ));
     }
-    if crate::charts::fetch::Parts::of(rest).authority.is_empty() {
+    if crate::charts::fetch::UrlParts::of(rest).authority.is_empty() {
         return Some("a URL with no host".into());
     }
     None
