@@ -1,14 +1,15 @@
 //! `runner export FORMAT`: each format's flags (clap) and their help, and where they go. Each
-//! format's flags implement `commands::export::Request`: resolved once, with the workspace, into
-//! the options of the format's exporter (`export::pko::PkoOptions`, …), which makes the export.
-//! A new format is a subcommand here, its flags, and their `Request`.
+//! format's flags implement `commands::export::FormatFlags`: resolved once, with the workspace,
+//! into the options of the format's exporter (`export::pko::PkoOptions`, …), which makes the
+//! export.
+//! A new format is a subcommand here, its flags, and their `FormatFlags`.
 
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
 
 use super::ExportSource;
-use crate::commands::export::{Destination, Output, Request, Resolver};
+use crate::commands::export::{Destination, FormatFlags, Output, Resolver};
 use crate::commands::operation::DEFAULT_PARALLEL;
 use crate::config::backend::Backend;
 use crate::error::RunnerError;
@@ -312,7 +313,7 @@ pub(crate) struct BackstageArgs {
 
 impl ExportFormat {
     /// Where the files go, and the export the format's flags ask for.
-    pub(crate) fn request(&self) -> (&ExportOutputArgs, &dyn Request) {
+    pub(crate) fn request(&self) -> (&ExportOutputArgs, &dyn FormatFlags) {
         match self {
             ExportFormat::Pko(a) => (&a.out, a),
             ExportFormat::GithubActions(a) => (&a.out, a),
@@ -385,7 +386,7 @@ impl StackArgs {
     }
 }
 
-impl Request for PkoArgs {
+impl FormatFlags for PkoArgs {
     fn format(&self) -> Format {
         Format::Pko
     }
@@ -400,7 +401,7 @@ impl Request for PkoArgs {
     }
 }
 
-impl Request for GithubActionsArgs {
+impl FormatFlags for GithubActionsArgs {
     fn format(&self) -> Format {
         Format::GithubActions
     }
@@ -413,7 +414,7 @@ impl Request for GithubActionsArgs {
     }
 }
 
-impl Request for GitlabCiArgs {
+impl FormatFlags for GitlabCiArgs {
     fn format(&self) -> Format {
         Format::GitlabCi
     }
@@ -423,7 +424,7 @@ impl Request for GitlabCiArgs {
     }
 }
 
-impl Request for ArgoWorkflowsArgs {
+impl FormatFlags for ArgoWorkflowsArgs {
     fn format(&self) -> Format {
         Format::ArgoWorkflows
     }
@@ -443,7 +444,7 @@ impl Request for ArgoWorkflowsArgs {
     }
 }
 
-impl Request for KebapArgs {
+impl FormatFlags for KebapArgs {
     fn format(&self) -> Format {
         Format::Kebap
     }
@@ -469,7 +470,7 @@ impl Request for KebapArgs {
     }
 }
 
-impl Request for BackstageArgs {
+impl FormatFlags for BackstageArgs {
     fn format(&self) -> Format {
         Format::Backstage
     }

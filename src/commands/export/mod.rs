@@ -2,10 +2,10 @@
 //! around the pure exports (`crate::export`), in this order: the namespace the flags name; what
 //! every format takes (`config`: the state backend every engine reaches, the stack
 //! configuration's plain values, its secrets only as references); the format's own flags
-//! resolved once into its exporter's options ([`Request`], implemented by each format's flags in
-//! `cli::export`, with the [`Resolver`]: the repository and the bundle's place in it from `repo`,
-//! the programs); then the files written (`outdir`: only inside the output directory, only over
-//! its own files) and every name it had to change printed.
+//! resolved once into its exporter's options ([`FormatFlags`], implemented by each format's flags
+//! in `cli::export`, with the [`Resolver`]: the repository and the bundle's place in it from
+//! `repo`, the programs); then the files written (`outdir`: only inside the output directory,
+//! only over its own files) and every name it had to change printed.
 
 mod config;
 mod outdir;
@@ -44,7 +44,7 @@ pub(crate) struct Destination {
 /// One `export FORMAT` as its flags ask for it. Each format's flags implement it (in
 /// `cli::export`): they are resolved once, with the [`Resolver`], into the options of the
 /// format's exporter, which makes the export.
-pub(crate) trait Request {
+pub(crate) trait FormatFlags {
     fn format(&self) -> Format;
 
     /// `--namespace`, for a format whose objects go in a cluster: checked before anything is
@@ -118,7 +118,12 @@ impl From<ExportError> for RunnerError {
     }
 }
 
-pub(crate) fn run(s: &Settings, t: &StackContext, request: &dyn Request, to: &Destination) -> Result<i32, RunnerError> {
+pub(crate) fn run(
+    s: &Settings,
+    t: &StackContext,
+    request: &dyn FormatFlags,
+    to: &Destination,
+) -> Result<i32, RunnerError> {
     let format = request.format();
     let plan = Plan::new(&t.provider, Operation::Up, &[]).map_err(|e| RunnerError::usage(e.to_string(), ""))?;
     let namespace = namespace(request.namespace(), &t.stack)?;
