@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand};
 
 use super::ExportSource;
-use crate::commands::export::{Destination, FormatFlags, Output, Resolver};
+use crate::commands::export::{Destination, FilesTo, FormatFlags, Resolver};
 use crate::commands::operation::DEFAULT_PARALLEL;
 use crate::config::backend::Backend;
 use crate::error::RunnerError;
@@ -331,9 +331,9 @@ impl ExportOutputArgs {
         Destination {
             output: self.output.as_ref().map(|o| {
                 if o.as_os_str() == "-" {
-                    Output::Stdout
+                    FilesTo::Stdout
                 } else {
-                    Output::Dir(cwd.join(o))
+                    FilesTo::Dir(cwd.join(o))
                 }
             }),
             force: self.force,
@@ -512,8 +512,8 @@ mod tests {
             force: false,
         };
         let cwd = Path::new("/srv/ws/sub");
-        assert!(matches!(out(Some("-")).destination(cwd).output, Some(Output::Stdout)));
-        assert!(matches!(out(Some("ci")).destination(cwd).output, Some(Output::Dir(d)) if d == cwd.join("ci")));
+        assert!(matches!(out(Some("-")).destination(cwd).output, Some(FilesTo::Stdout)));
+        assert!(matches!(out(Some("ci")).destination(cwd).output, Some(FilesTo::Dir(d)) if d == cwd.join("ci")));
         assert!(out(None).destination(cwd).output.is_none());
     }
 }

@@ -27,7 +27,7 @@ use crate::settings::{Settings, StackContext};
 
 /// Where the files go.
 #[derive(Debug, Clone)]
-pub(crate) enum Output {
+pub(crate) enum FilesTo {
     Dir(PathBuf),
     Stdout,
 }
@@ -36,7 +36,7 @@ pub(crate) enum Output {
 #[derive(Debug, Clone)]
 pub(crate) struct Destination {
     /// `None`: `exports/<provider>-<stack>/<format>` under the workspace.
-    pub(crate) output: Option<Output>,
+    pub(crate) output: Option<FilesTo>,
     /// Replace files in the output directory that no export made (links themselves).
     pub(crate) force: bool,
 }
@@ -62,7 +62,7 @@ pub(crate) struct Resolver<'a> {
     s: &'a Settings,
     t: &'a StackContext,
     format: Format,
-    output: &'a Output,
+    output: &'a FilesTo,
     namespace: String,
 }
 
@@ -102,8 +102,8 @@ impl Resolver<'_> {
     pub(crate) fn bundle_path(&self, given: Option<&str>) -> Result<String, RunnerError> {
         match (given, self.output) {
             (Some(p), _) => repo::given_bundle_path(p),
-            (None, Output::Dir(dir)) => repo::bundle_path(&self.s.ws.root, dir),
-            (None, Output::Stdout) => Err(RunnerError::usage(
+            (None, FilesTo::Dir(dir)) => repo::bundle_path(&self.s.ws.root, dir),
+            (None, FilesTo::Stdout) => Err(RunnerError::usage(
                 "`export kebap -o -` prints the bundle, so where it will live in the repository (the path Argo CD \
                  syncs) is not known",
                 "pass --bundle-path PATH: the bundle's directory relative to the repository's root",
@@ -129,7 +129,7 @@ pub(crate) fn run(
     let namespace = namespace(request.namespace(), &t.stack)?;
     let common = config::common(s, t, format)?;
     let output = to.output.clone().unwrap_or_else(|| {
-        Output::Dir(
+        FilesTo::Dir(
             s.ws.root
                 .join("exports")
                 .join(format!("{}-{}", t.provider.name, t.stack))
@@ -150,7 +150,7 @@ pub(crate) fn run(
         }
     }
     match output {
-        Output::Stdout => {
+        FilesTo::Stdout => {
             let mut text = String::new();
             for f in &made.files {
                 if made.files.len() > 1 {
@@ -160,7 +160,7 @@ pub(crate) fn run(
             }
             write_result(&text)?;
         }
-        Output::Dir(dir) => write_dir(s, format, to.force, &made.files, &dir, plan.order.len())?,
+        FilesTo::Dir(dir) => write_dir(s, format, to.force, &made.files, &dir, plan.order.len())?,
     }
     Ok(exit::SUCCESS)
 }
