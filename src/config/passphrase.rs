@@ -70,7 +70,7 @@ fn obtain(
         };
         for attempt in 1..=3 {
             let p = Passphrase::new(ask.hidden(question, None, first)?);
-            let wrong = Check::start(&p, salted).wrong();
+            let wrong = SaltCheck::start(&p, salted).wrong();
             if wrong.is_empty() || attempt == 3 {
                 env.set_passphrase(p);
                 // Asked at each command otherwise.
@@ -102,7 +102,7 @@ pub(crate) fn obtain_checked(
     salted: &[PathBuf],
     env: &mut Env,
     ask: &mut dyn Ask,
-) -> std::io::Result<(Option<Problem>, Option<Check>)> {
+) -> std::io::Result<(Option<Problem>, Option<SaltCheck>)> {
     if let Some(p) = obtain(
         cx.var,
         &ws.show(&ws.root.join(super::env_file::ENVIRONMENT_FILE)),
@@ -117,7 +117,7 @@ pub(crate) fn obtain_checked(
     let check = in_use(env, file)
         .then(|| env.effective_passphrase())
         .flatten()
-        .map(|(p, _)| Check::start(&p, salted));
+        .map(|(p, _)| SaltCheck::start(&p, salted));
     Ok((None, check))
 }
 
@@ -213,7 +213,7 @@ impl<'a> Stored<'a> {
 
 /// A check under way: one thread per salted stack file.
 #[derive(Debug)]
-pub(crate) struct Check {
+pub(crate) struct SaltCheck {
     /// The files of one salt, and what the passphrase makes of it.
     files: Vec<(Vec<PathBuf>, JoinHandle<Verdict>)>,
 }
@@ -227,10 +227,10 @@ enum Verdict {
     Malformed(String),
 }
 
-impl Check {
+impl SaltCheck {
     /// Starts checking `passphrase` against the salt of each of `files` that has one: once per
     /// salt (the shared file's is often a copy of the secrets store's).
-    pub(crate) fn start(passphrase: &Passphrase, files: &[PathBuf]) -> Check {
+    pub(crate) fn start(passphrase: &Passphrase, files: &[PathBuf]) -> SaltCheck {
         let rounds = rounds();
         let mut salts: Vec<(Vec<PathBuf>, Salt)> = Vec::new();
         for (f, salt) in files.iter().filter_map(|f| Some((f.clone(), salt_in(f)?))) {
@@ -254,7 +254,7 @@ impl Check {
                 (f, std::thread::spawn(opens))
             })
             .collect();
-        Check { files }
+        SaltCheck { files }
     }
 
     /// Each file's verdict (waits for the check).

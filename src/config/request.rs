@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::env::Env;
-use super::passphrase::Check;
+use super::passphrase::SaltCheck;
 use super::set_secret_command;
 use super::stackfile::{self, StackFile};
 use crate::diagnostic::Problem;
@@ -70,7 +70,7 @@ pub(crate) struct Ready {
     pub(crate) secrets: Vec<String>,
     /// The passphrase's check against the stack's salts, still under way: a run takes its
     /// verdict ([`Ready::passphrase_problem`]) before its first project starts.
-    pub(crate) passphrase_check: Option<Check>,
+    pub(crate) passphrase_check: Option<SaltCheck>,
 }
 
 impl Ready {
