@@ -372,7 +372,7 @@ impl Pulumi {
 
     /// The project's `on_success` hooks, in order; the first failure fails the project.
     async fn hooks(&self, job: &Job, control: &Control, outputs: &Outputs) -> Result<(), JobEnd> {
-        let ctx = hooks::Context {
+        let ctx = hooks::AfterUp {
             root: &self.root,
             provider: &self.provider,
             stack: &self.stack,

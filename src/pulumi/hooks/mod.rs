@@ -20,7 +20,9 @@ use crate::fs::{NewFile, write_atomic};
 use crate::provider::{Builtin, Project};
 use crate::workspace::RunDir;
 
-pub(crate) struct Context<'a> {
+/// What a hook is given: the project whose `up` succeeded, its outputs and its upstream
+/// projects', and where it runs.
+pub(crate) struct AfterUp<'a> {
     pub(crate) root: &'a Path,
     pub(crate) provider: &'a str,
     pub(crate) stack: &'a str,
@@ -50,14 +52,14 @@ pub(crate) enum HookError {
 }
 
 /// Runs a built-in hook; returns a message for the user.
-pub(crate) fn builtin(hook: Builtin, ctx: &Context<'_>) -> Result<(Level, String), HookError> {
+pub(crate) fn builtin(hook: Builtin, ctx: &AfterUp<'_>) -> Result<(Level, String), HookError> {
     match hook {
         Builtin::KubeconfigMerge => merge_kubeconfig(ctx).map(|m| (Level::Info, m)),
     }
 }
 
 /// `kubeconfig-merge`: the project's `kubeconfig` output into the user's kubeconfig.
-fn merge_kubeconfig(ctx: &Context<'_>) -> Result<String, HookError> {
+fn merge_kubeconfig(ctx: &AfterUp<'_>) -> Result<String, HookError> {
     let Some(value) = ctx.outputs.values.get("kubeconfig") else {
         return Err(HookError::NoKubeconfigOutput {
             project: ctx.project.name.clone(),
@@ -139,7 +141,7 @@ pub(crate) struct Prepared {
     pub(crate) warnings: Vec<String>,
 }
 
-pub(crate) fn script(path: &str, ctx: &Context<'_>) -> Result<Prepared, HookError> {
+pub(crate) fn script(path: &str, ctx: &AfterUp<'_>) -> Result<Prepared, HookError> {
     let program = ctx.root.join(path);
     if !program.is_file() {
         return Err(HookError::NoScript { path: program });
