@@ -95,7 +95,8 @@ struct LineRef<'a> {
     program: &'a Program,
 }
 
-pub(super) struct Entry {
+/// A cached program, with the key of the file it was read from.
+pub(super) struct Cached {
     key: FileKey,
     program: Program,
 }
@@ -103,7 +104,7 @@ pub(super) struct Entry {
 /// The cached programs, by project directory (relative to the workspace root).
 #[derive(Default)]
 pub(super) struct Cache {
-    entries: foldhash::HashMap<String, Entry>,
+    entries: foldhash::HashMap<String, Cached>,
 }
 
 impl Cache {
@@ -126,7 +127,7 @@ impl Cache {
         let entries = lines
             .filter_map(|l| serde_json::from_slice::<Line>(l).ok())
             .map(|l| {
-                let entry = Entry {
+                let entry = Cached {
                     key: l.key,
                     program: l.program,
                 };
