@@ -11,7 +11,7 @@ const LARGEST_UNPACKED: u64 = 256 << 20;
 
 /// One file of a package.
 #[derive(Debug, Clone)]
-pub(crate) struct Entry {
+pub(crate) struct PackedFile {
     pub(crate) path: String,
     pub(crate) mode: u32,
     pub(crate) mtime: u64,
@@ -21,7 +21,7 @@ pub(crate) struct Entry {
 /// A package's files, in their order.
 #[derive(Debug, Clone)]
 pub(crate) struct Package {
-    pub(crate) entries: Vec<Entry>,
+    pub(crate) entries: Vec<PackedFile>,
 }
 
 /// Why bytes are not the package they should be.
@@ -76,7 +76,7 @@ impl Package {
             let mtime = entry.header().mtime().unwrap_or(0);
             let mut bytes = Vec::new();
             entry.read_to_end(&mut bytes).map_err(NotAPackage::Damaged)?;
-            entries.push(Entry {
+            entries.push(PackedFile {
                 path,
                 mode,
                 mtime,
@@ -115,7 +115,7 @@ impl Package {
     }
 
     /// Every values schema in it: the chart's and each subchart's (`charts/*/…`, nested).
-    pub(crate) fn schemas(&self) -> impl Iterator<Item = &Entry> {
+    pub(crate) fn schemas(&self) -> impl Iterator<Item = &PackedFile> {
         self.entries.iter().filter(|e| {
             let parts: Vec<&str> = e.path.split('/').collect();
             // CHART/(charts/SUB/)*values.schema.json
@@ -168,25 +168,25 @@ mod tests {
     fn package() -> Package {
         Package {
             entries: vec![
-                Entry {
+                PackedFile {
                     path: "demo/Chart.yaml".into(),
                     mode: 0o644,
                     mtime: 1_700_000_000,
                     bytes: b"apiVersion: v2\nname: demo\nversion: 1.2.0\n".to_vec(),
                 },
-                Entry {
+                PackedFile {
                     path: "demo/values.schema.json".into(),
                     mode: 0o644,
                     mtime: 1_700_000_000,
                     bytes: b"{}".to_vec(),
                 },
-                Entry {
+                PackedFile {
                     path: "demo/charts/sub/values.schema.json".into(),
                     mode: 0o644,
                     mtime: 1_700_000_000,
                     bytes: b"{}".to_vec(),
                 },
-                Entry {
+                PackedFile {
                     path: "demo/templates/values.schema.json".into(),
                     mode: 0o644,
                     mtime: 1_700_000_000,
