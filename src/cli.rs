@@ -15,7 +15,7 @@ use crate::commands::status::StatusFormat;
 use crate::error::{RunnerError, exit};
 use crate::export::pko::Source as ExportSource;
 use crate::plan::Operation;
-use crate::render::Format;
+use crate::render::Rendering;
 use crate::report::{Banner, ColorChoice, OutputMode};
 
 mod export;
@@ -457,12 +457,12 @@ value_enum!(Operation {
     Operation::Preview => "preview";
 });
 
-value_enum!(Format {
-    Format::Tree => "tree", "Projects grouped by layer, with waves and the critical path";
-    Format::Dot => "dot", "Graphviz DOT (render with `dot -Tsvg`)";
-    Format::Mermaid => "mermaid", "Mermaid flowchart";
-    Format::Svg => "svg", "SVG: waves as columns, the critical path in red (drawn by the runner, no Graphviz)";
-    Format::Json => "json", "JSON (schema: schemas/plan.schema.json)";
+value_enum!(Rendering {
+    Rendering::Tree => "tree", "Projects grouped by layer, with waves and the critical path";
+    Rendering::Dot => "dot", "Graphviz DOT (render with `dot -Tsvg`)";
+    Rendering::Mermaid => "mermaid", "Mermaid flowchart";
+    Rendering::Svg => "svg", "SVG: waves as columns, the critical path in red (drawn by the runner, no Graphviz)";
+    Rendering::Json => "json", "JSON (schema: schemas/plan.schema.json)";
 });
 
 value_enum!(ExportSource {

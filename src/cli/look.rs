@@ -9,7 +9,7 @@ use crate::commands::output::OutputOptions;
 use crate::commands::show_plan::PlanOptions;
 use crate::error::RunnerError;
 use crate::plan::Operation;
-use crate::render::Format;
+use crate::render::Rendering;
 
 #[derive(Debug, Args)]
 pub(crate) struct OutputArgs {
@@ -64,8 +64,8 @@ pub(crate) struct ShowPlanArgs {
     excludes: Vec<String>,
 
     /// Output format
-    #[arg(short = 'f', long, value_enum, default_value_t = Format::Tree)]
-    format: Format,
+    #[arg(short = 'f', long, value_enum, default_value_t = Rendering::Tree)]
+    format: Rendering,
 }
 
 impl OutputArgs {
@@ -108,7 +108,7 @@ mod tests {
 
     use crate::cli::{Cli, Command, DayTwo};
     use crate::plan::Operation;
-    use crate::render::Format;
+    use crate::render::Rendering;
 
     fn cli(args: &[&str]) -> Cli {
         Cli::try_parse_from(std::iter::once("runner").chain(args.iter().copied())).expect("it parses")
@@ -132,7 +132,7 @@ mod tests {
             panic!("show-plan")
         };
         let o = a.resolve().expect("it resolves");
-        assert_eq!((o.operation, o.format), (Operation::Destroy, Format::Json));
+        assert_eq!((o.operation, o.format), (Operation::Destroy, Rendering::Json));
         assert_eq!(
             (o.targets, o.excludes),
             (vec!["a".into(), "b".into()], vec!["c".to_string()])

@@ -9,7 +9,7 @@ use crate::error::{RunnerError, exit};
 use crate::plan::{Operation, Plan};
 use crate::programs::{self, Programs};
 use crate::provider::Provider;
-use crate::render::{self, EdgeLabels, Format};
+use crate::render::{self, EdgeLabels, Rendering};
 use crate::report;
 use crate::runstate::History;
 use crate::settings::Settings;
@@ -20,7 +20,7 @@ pub(crate) struct PlanOptions {
     pub(crate) operation: Operation,
     pub(crate) targets: Vec<String>,
     pub(crate) excludes: Vec<String>,
-    pub(crate) format: Format,
+    pub(crate) format: Rendering,
 }
 
 /// `cache`: the program cache, being read since before the provider was loaded.
@@ -36,15 +36,15 @@ pub(crate) fn show(
         .map(|(p, _)| p)?;
     let programs = programs::read_with(&s.ws, provider, cache, programs::Learn::Keep);
     let labels = match o.format {
-        Format::Tree => EdgeLabels::default(),
-        Format::Dot | Format::Mermaid | Format::Svg | Format::Json => edge_labels(&plan, &programs),
+        Rendering::Tree => EdgeLabels::default(),
+        Rendering::Dot | Rendering::Mermaid | Rendering::Svg | Rendering::Json => edge_labels(&plan, &programs),
     };
     let text = match o.format {
-        Format::Tree => render::tree(&plan),
-        Format::Dot => render::dot(&plan, &labels),
-        Format::Mermaid => render::mermaid(&plan, &labels),
-        Format::Svg => render::svg(&plan, &labels),
-        Format::Json => render::json(&plan, &labels),
+        Rendering::Tree => render::tree(&plan),
+        Rendering::Dot => render::dot(&plan, &labels),
+        Rendering::Mermaid => render::mermaid(&plan, &labels),
+        Rendering::Svg => render::svg(&plan, &labels),
+        Rendering::Json => render::json(&plan, &labels),
     };
     write_result(&text)?;
     // The plan is only as right as the needs: say where they and the programs disagree.

@@ -19,7 +19,7 @@ pub(crate) use xml::xml_text;
 
 /// The renderings `show-plan --format` offers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Format {
+pub(crate) enum Rendering {
     /// Projects grouped by layer, with waves and the critical path
     Tree,
     /// Graphviz DOT (render with `dot -Tsvg`)
