@@ -15,13 +15,14 @@ use crate::programs::{self, Programs};
 use crate::provider::{Check, KubeconfigCheck, Project, Provider};
 use crate::workspace::Workspace;
 
-pub(crate) struct Inputs<'a> {
+/// What the checks look at: the workspace, the provider, and the environment a child gets.
+pub(crate) struct Subject<'a> {
     pub(crate) ws: &'a Workspace,
     pub(crate) provider: &'a Provider,
     pub(crate) env: &'a Env,
 }
 
-impl Inputs<'_> {
+impl Subject<'_> {
     /// A variable as a child will see it.
     fn var(&self, name: &str) -> Option<String> {
         self.env.get(name)
@@ -33,7 +34,7 @@ impl Inputs<'_> {
 /// credential checks. (Tools, the stack file, secrets and the passphrase are checked while the
 /// configuration is prepared: see `setup`.)
 pub(crate) fn checks(
-    i: &Inputs<'_>,
+    i: &Subject<'_>,
     programs: &Programs,
     config: &Map<String, Value>,
     file: &StackFile,
@@ -63,7 +64,7 @@ pub(crate) const MIN_PULUMI: (u64, u64, u64) = (3, 142, 0);
 
 /// `pulumi version` is at least [`MIN_PULUMI`]. (A `pulumi` missing from PATH is reported with
 /// the other tools.)
-pub(crate) fn pulumi_cli(i: &Inputs<'_>) -> Option<Problem> {
+pub(crate) fn pulumi_cli(i: &Subject<'_>) -> Option<Problem> {
     let exe = which("pulumi", i.var("PATH").as_deref())?;
     let (min_major, min_minor, min_patch) = MIN_PULUMI;
     let fix = format!("install pulumi v{min_major}.{min_minor}.{min_patch} or newer (`pulumi version` prints it)");
@@ -164,7 +165,7 @@ fn is_executable(p: &Path) -> bool {
     p.is_file()
 }
 
-pub(crate) fn tools(i: &Inputs<'_>, problems: &mut Vec<Problem>) {
+pub(crate) fn tools(i: &Subject<'_>, problems: &mut Vec<Problem>) {
     let path = i.var("PATH");
     for tool in &i.provider.required_tools {
         if which(tool, path.as_deref()).is_none() {
@@ -182,7 +183,7 @@ pub(crate) fn tools(i: &Inputs<'_>, problems: &mut Vec<Problem>) {
 /// Every project directory holds a `Pulumi.yaml` whose `name` is the project's name.
 /// Programs already read (and cached) are not read again; only one that could not be is, to
 /// say why.
-fn project_names(i: &Inputs<'_>, programs: &programs::Programs, problems: &mut Vec<Problem>) {
+fn project_names(i: &Subject<'_>, programs: &programs::Programs, problems: &mut Vec<Problem>) {
     for (index, p) in i.provider.projects.iter().enumerate() {
         let name = match programs.get(index) {
             Some(program) => Ok(program.name.clone()),
@@ -218,7 +219,7 @@ fn project_names(i: &Inputs<'_>, programs: &programs::Programs, problems: &mut V
 /// (`--config-file`): what `pulumi up` would refuse only when the project's turn came, after
 /// what it needs had run. `config` is the file's mapping with this run's answers added.
 fn declared_config(
-    i: &Inputs<'_>,
+    i: &Subject<'_>,
     programs: &programs::Programs,
     (config, file): (&Map<String, Value>, &StackFile),
     runs: &[&Project],
@@ -311,7 +312,7 @@ fn declared_config(
 }
 
 /// One of the provider's credential checks.
-fn credentials(i: &Inputs<'_>, check: &Check, config: Option<&Map<String, Value>>, problems: &mut Vec<Problem>) {
+fn credentials(i: &Subject<'_>, check: &Check, config: Option<&Map<String, Value>>, problems: &mut Vec<Problem>) {
     if !check.any_of.is_empty() {
         let found = check.any_of.iter().any(|source| {
             if let Some(var) = source.strip_prefix("env:") {

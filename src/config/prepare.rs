@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::checks::{self, Inputs};
+use super::checks::{self, Subject};
 use super::env::Env;
 use super::passphrase;
 use super::questions::{self, Answers, Ask, Context};
@@ -147,7 +147,7 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
         problems.extend(problem);
         check = started;
     }
-    let inputs = Inputs {
+    let inputs = Subject {
         ws,
         provider: r.provider,
         env: &env,
@@ -193,7 +193,7 @@ pub(crate) fn prepare(r: &Request<'_>, ask: &mut dyn Ask, store: &dyn SecretStor
 /// the checks of it: each program's declared keys, and what only `validate` checks.
 fn checks_answered(
     r: &Request<'_>,
-    inputs: &Inputs<'_>,
+    inputs: &Subject<'_>,
     (programs, file): (&programs::Programs, &StackFile),
     answers: &Answers,
     problems: &mut Vec<Problem>,
@@ -226,7 +226,7 @@ fn add_unsaid(problems: &mut Vec<Problem>, more: Vec<Problem>) {
 
 /// What `validate` checks and a run leaves to `pulumi`: the `pulumi` CLI's version, and the
 /// charts the run installs from a mirror ([`crate::charts::check_mirror`]).
-fn validate_only(r: &Request<'_>, inputs: &Inputs<'_>, config: &Map<String, Value>) -> Vec<Problem> {
+fn validate_only(r: &Request<'_>, inputs: &Subject<'_>, config: &Map<String, Value>) -> Vec<Problem> {
     let mut problems: Vec<Problem> = checks::pulumi_cli(inputs).into_iter().collect();
     if !config.contains_key("kubernetes:chart_mirror") {
         return problems;
