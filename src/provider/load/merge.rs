@@ -31,7 +31,7 @@ pub(super) struct Draft {
 
 /// Projects, tools, prompts and checks gathered from a provider and its layers.
 #[derive(Default)]
-pub(super) struct Merged {
+pub(super) struct Gathered {
     pub(super) drafts: Vec<Draft>,
     pub(super) tools: Vec<String>,
     /// How to get each tool; the provider's word over a layer's (the provider is added first).
@@ -41,7 +41,7 @@ pub(super) struct Merged {
     pub(super) checks: Vec<Check>,
 }
 
-impl Merged {
+impl Gathered {
     /// Appends the projects, tools, prompts and checks `raw`, read from `file`, declares.
     pub(super) fn add(&mut self, file: usize, raw: RawFile) {
         self.drafts.extend(raw.projects.into_iter().map(|p| draft(file, p)));
@@ -58,7 +58,7 @@ impl Merged {
 impl Loader<'_> {
     /// Adds the layers the provider `file` includes to `merged`, each once; false when one of
     /// them could not be added.
-    pub(super) fn include_layers(&mut self, file: usize, include: Vec<Spanned<String>>, merged: &mut Merged) -> bool {
+    pub(super) fn include_layers(&mut self, file: usize, include: Vec<Spanned<String>>, merged: &mut Gathered) -> bool {
         let mut seen = BTreeSet::new();
         for inc in include {
             if seen.insert(inc.get_ref().clone()) {
@@ -75,7 +75,7 @@ impl Loader<'_> {
     }
 
     /// Adds the projects, tools and prompts of the layer `inc` names to `merged`.
-    fn include_layer(&mut self, file: usize, inc: &Spanned<String>, merged: &mut Merged) {
+    fn include_layer(&mut self, file: usize, inc: &Spanned<String>, merged: &mut Gathered) {
         let layer_name = inc.get_ref();
         if !is_file_of_providers(&self.ws.root, layer_name) {
             let known: Vec<String> = super::file_names(&self.ws.root).unwrap_or_default();

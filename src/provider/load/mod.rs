@@ -19,7 +19,7 @@ use crate::workspace::Workspace;
 
 use super::{Entry, FileKind, Provider};
 use file::RawFile;
-use merge::{Merged, unique};
+use merge::{Gathered, unique};
 
 pub use check::valid_project_name;
 pub use read::file_names;
@@ -122,7 +122,7 @@ impl<'a> Loader<'a> {
 
         // The provider's own projects come first: they are the identity, infra and cluster
         // layers the shared layers build on, so the plan reads top-down.
-        let mut merged = Merged::default();
+        let mut merged = Gathered::default();
         merged.add(file, raw);
         if !self.include_layers(file, include, &mut merged) {
             // Without the layer's projects every rewire and need into it would be reported
