@@ -18,7 +18,7 @@ use crate::export::backstage::{self, BackstageOptions};
 use crate::export::github::{self, GithubOptions};
 use crate::export::gitlab;
 use crate::export::kebap::{self, Esc, KebapOptions};
-use crate::export::pko::{self, Origin, PkoOptions};
+use crate::export::pko::{self, PkoOptions, ProgramSource};
 use crate::export::{Common, Export, Format, Image, Repo, Revision};
 use crate::plan::Plan;
 
@@ -372,9 +372,9 @@ impl StackArgs {
             ExportSource::Git => {
                 let repo = repo()?;
                 crate::export::pko::cloneable(&repo.url)?;
-                Origin::Git(repo)
+                ProgramSource::Git(repo)
             }
-            ExportSource::Program => Origin::Program(r.programs()),
+            ExportSource::Program => ProgramSource::Program(r.programs()),
         };
         Ok(PkoOptions {
             namespace: r.namespace(),

@@ -9,7 +9,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::pko::{self, Origin, PkoOptions};
+use super::pko::{self, PkoOptions, ProgramSource};
 use super::{
     Common, Export, ExportError, File, Format, Repo, Revision, base_name, config_secret, credentials_secret, header,
     secret_key, yaml,
@@ -95,7 +95,7 @@ pub(crate) fn export(plan: &Plan<'_>, common: &Common, o: &KebapOptions) -> Resu
         "manifests/01-secrets.yaml",
         yaml::documents(&secrets_header(plan, common, o), &secrets(common, o)),
     ));
-    if let Origin::Program(programs) = &o.stacks.origin {
+    if let ProgramSource::Program(programs) = &o.stacks.origin {
         let mut programs = pko::programs(plan, &o.stacks.namespace, programs)?;
         for o in &mut programs {
             annotate(o, WAVE_PROGRAMS);

@@ -34,7 +34,7 @@ pub(crate) enum Source {
 
 /// A [`Source`] with what it takes: the repository, or each project's program.
 #[derive(Debug, Clone)]
-pub(crate) enum Origin {
+pub(crate) enum ProgramSource {
     Git(Repo),
     /// Each project's Pulumi YAML program, as data, by project name.
     Program(BTreeMap<String, Value>),
@@ -45,7 +45,7 @@ pub(crate) enum Origin {
 #[derive(Debug, Clone)]
 pub(crate) struct PkoOptions {
     pub(crate) namespace: String,
-    pub(crate) origin: Origin,
+    pub(crate) origin: ProgramSource,
     /// A prerequisite counts only when it succeeded within this duration.
     pub(crate) succeeded_within: Option<String>,
     pub(crate) destroy_on_finalize: bool,
@@ -84,7 +84,7 @@ pub(crate) fn export(plan: &Plan<'_>, common: &Common, o: &PkoOptions) -> Result
             &rbac(common, &o.namespace),
         ),
     )];
-    if let Origin::Program(programs) = &o.origin {
+    if let ProgramSource::Program(programs) = &o.origin {
         files.push(File::new(
             "programs.yaml",
             yaml::documents(
@@ -145,7 +145,7 @@ pub(super) fn stacks_header(plan: &Plan<'_>, common: &Common, o: &PkoOptions, fo
         h.push(format!("  {}: {}", config_secret(common), keys.join(", ")));
     }
     h.push("PKO does not order deletion: delete them with the teardown script, dependents first.".into());
-    if matches!(o.origin, Origin::Git(_)) {
+    if matches!(o.origin, ProgramSource::Git(_)) {
         h.push("A private repository: give each Stack spec.gitAuth (accessToken or sshAuth, from a Secret).".into());
     }
     if format == Format::Pko {
@@ -218,7 +218,7 @@ pub(super) fn stacks(plan: &Plan<'_>, common: &Common, o: &PkoOptions, names: &N
         spec.insert("stack".into(), json!(common.stack));
         spec.insert("backend".into(), json!(common.backend));
         match &o.origin {
-            Origin::Git(repo) => {
+            ProgramSource::Git(repo) => {
                 spec.insert("projectRepo".into(), json!(repo.url));
                 match &repo.revision {
                     Revision::Branch(b) => spec.insert("branch".into(), json!(b)),
@@ -226,7 +226,7 @@ pub(super) fn stacks(plan: &Plan<'_>, common: &Common, o: &PkoOptions, names: &N
                 };
                 spec.insert("repoDir".into(), json!(format!("{}{}", repo.prefix, project.path)));
             }
-            Origin::Program(_) => {
+            ProgramSource::Program(_) => {
                 spec.insert("programRef".into(), json!({"name": project.name}));
             }
         }
@@ -245,8 +245,8 @@ pub(super) fn stacks(plan: &Plan<'_>, common: &Common, o: &PkoOptions, names: &N
             spec.insert("prerequisites".into(), Value::Array(prerequisites));
         }
         let mut config = match &o.origin {
-            Origin::Program(programs) => program_values(&project.name, programs.get(&project.name)),
-            Origin::Git(_) => Map::new(),
+            ProgramSource::Program(programs) => program_values(&project.name, programs.get(&project.name)),
+            ProgramSource::Git(_) => Map::new(),
         };
         config.extend(common.config.clone());
         if !project.secrets_store && !config.is_empty() {
@@ -474,7 +474,7 @@ pub(super) fn teardown(
     for &i in plan.order.iter().rev() {
         let _ = writeln!(s, "gone {}", shell::quote(names.get(plan.name(i))));
     }
-    if let Origin::Program(_) = o.origin {
+    if let ProgramSource::Program(_) = o.origin {
         for &i in plan.order.iter().rev() {
             let _ = writeln!(
                 s,
