@@ -47,6 +47,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>, cwd: &Path) -> i32 {
 }
 
 fn dispatch(cli: &Cli, style: Style, console: Console, cwd: &Path) -> Result<i32, RunnerError> {
+    crate::report::workspace_typed(cli.global.workspace.as_deref());
     let settings = || Settings::resolve(flags(&cli.global), style, console, cwd);
     match &cli.command {
         Command::Completions { shell } => {

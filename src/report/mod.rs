@@ -223,11 +223,40 @@ pub(crate) fn typed_command() -> Option<&'static str> {
         .as_deref()
 }
 
-/// `text` with each command it suggests (`` `runner …` ``) as the person types it.
+/// The `--workspace DIR` the person typed, as a shell reads it back: the commands the runner
+/// suggests carry it, or they would run where the person is, in another workspace.
+static TYPED_WORKSPACE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Keeps the `--workspace` given on the command line for [`as_typed`] (once, at the start).
+pub(crate) fn workspace_typed(dir: Option<&std::path::Path>) {
+    if let Some(word) = dir.and_then(std::path::Path::to_str).and_then(shell_word) {
+        let _ = TYPED_WORKSPACE.set(word);
+    }
+}
+
+/// `text` as one word of a command line to copy: as it is, in single quotes, or `None` when
+/// no quoting makes it safe to show (a control character, a quote, a backtick).
+fn shell_word(text: &str) -> Option<String> {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_./-".contains(c);
+    if text.is_empty() || text.chars().any(|c| c.is_control() || c == '\'' || c == '`') {
+        None
+    } else if text.chars().all(plain) {
+        Some(text.to_string())
+    } else {
+        Some(format!("'{text}'"))
+    }
+}
+
+/// `text` with each command it suggests (`` `runner …` ``) as the person types it: the wrapper
+/// that started the runner (`scripts/try-local`), else `runner` with the `--workspace` typed.
 pub(crate) fn as_typed(text: &str) -> std::borrow::Cow<'_, str> {
-    match typed_command() {
-        Some(typed) if text.contains("`runner ") => text.replace("`runner ", &format!("`{typed} ")).into(),
-        _ => text.into(),
+    if !text.contains("`runner ") {
+        return text.into();
+    }
+    match (typed_command(), TYPED_WORKSPACE.get()) {
+        (Some(typed), _) => text.replace("`runner ", &format!("`{typed} ")).into(),
+        (None, Some(dir)) => text.replace("`runner ", &format!("`runner --workspace {dir} ")).into(),
+        (None, None) => text.into(),
     }
 }
 
@@ -304,5 +333,20 @@ pub(crate) fn error(style: Style, err: &RunnerError) {
             }
         }
         RunnerError::Io { .. } => say!("{prefix} {}", text::visible(&err.to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_typed_workspace_is_shown_as_one_word_to_copy_or_not_at_all() {
+        use super::shell_word;
+        assert_eq!(shell_word("examples/local").as_deref(), Some("examples/local"));
+        assert_eq!(shell_word("my platform").as_deref(), Some("'my platform'"));
+        assert_eq!(shell_word("~/ws").as_deref(), Some("'~/ws'"));
+        assert_eq!(shell_word("it's"), None);
+        assert_eq!(shell_word("a`b`"), None);
+        assert_eq!(shell_word("a\nb"), None);
+        assert_eq!(shell_word(""), None);
     }
 }

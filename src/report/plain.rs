@@ -234,13 +234,15 @@ impl Plain {
     ) {
         let mut err: Vec<u8> = Vec::new();
         self.closing(&mut err, plan, result, total, stack, log);
-        let text = String::from_utf8_lossy(&err);
+        let raw = String::from_utf8_lossy(&err);
+        // Its hints and the failures' notes name commands as the person types them.
+        let typed = super::as_typed(&raw);
         // In GitHub Actions, what the engine said (a failure's cause, a drifted value) must not
         // read as a workflow command.
         let text = if self.ci == Some(CiSystem::GitHub) {
-            super::text::inert_on_github(&text)
+            super::text::inert_on_github(&typed)
         } else {
-            text
+            std::borrow::Cow::Borrowed(typed.as_ref())
         };
         let mut out = std::io::stderr().lock();
         let _ = out.write_all(text.as_bytes());

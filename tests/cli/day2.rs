@@ -1058,6 +1058,18 @@ fn status_of_a_stack_never_seen_says_so_and_names_the_known_ones() {
     // A stack that is known says nothing of the kind.
     let known = ws.exec(&["status", "-p", "kubeconfig", "-s", "dev"], &[]).expect(0);
     assert!(!known.stderr.contains("no runs here"), "{}", known.stderr);
+    // Typed from elsewhere with --workspace: the commands it suggests keep it, or they would
+    // run in the directory the person is in.
+    let name = ws.path().file_name().unwrap().to_str().unwrap();
+    let mut elsewhere = ws.command(&["--workspace", name, "status", "-s", "dve"], &[]);
+    elsewhere.current_dir(ws.path().parent().unwrap());
+    let run = crate::support::run(&mut elsewhere).expect(2);
+    assert!(
+        run.stderr
+            .contains(&format!("stacks here: dev (`runner --workspace {name} status -s dev`)")),
+        "{}",
+        run.stderr
+    );
     // No stack at all yet, under a wrapper that gives the provider and stack: its plain `up`.
     std::fs::remove_file(ws.path().join("config/pulumi/Pulumi.dev.yaml")).unwrap();
     let first = ws

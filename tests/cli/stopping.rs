@@ -346,12 +346,17 @@ fn a_stale_lock_is_named_and_removed_only_when_asked_and_another_hosts_never() {
     let elsewhere = lock(&ws, "network-elsewhere", "kept", &this_host(), dead_pid());
     let linked = stale.with_file_name("linked.json");
     std::os::unix::fs::symlink(&elsewhere, &linked).unwrap();
+    // Under a wrapper, the closing's notes name the command as the wrapper's user types it.
+    let wrapper = [("RUNNER_COMMAND", "scripts/try-aws")];
     let run = ws
-        .up("aws", &["--target", "iam", "--fresh", "--remove-stale-locks"], &[])
+        .up("aws", &["--target", "iam", "--fresh", "--remove-stale-locks"], &wrapper)
         .expect(1);
     assert!(
         run.stderr
-            .contains("`--remove-stale-locks` left it: it removes only regular files"),
+            .contains("`--remove-stale-locks` left it: it removes only regular files")
+            && run
+                .stderr
+                .contains("`scripts/try-aws pulumi PROJECT -- cancel` removes every lock"),
         "{}",
         run.stderr
     );
