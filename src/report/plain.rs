@@ -410,7 +410,10 @@ fn preview_verdict(err: &mut impl std::io::Write, result: &RunResult) {
 }
 
 /// After a drift check: what differs from its program and configuration, or that nothing does.
-pub(crate) fn drift_verdict(result: &RunResult) -> String {
+/// A check that did not refresh compared the programs with the state Pulumi recorded: its "no
+/// drift" names `refresh_again`, the check that reads the cloud too (a resource deleted by hand
+/// is still in the state, so only that one sees it).
+pub(crate) fn drift_verdict(result: &RunResult, refresh_again: Option<&str>) -> String {
     let checked: Vec<&(String, crate::exec::Finished)> = result
         .results
         .iter()
@@ -435,8 +438,16 @@ pub(crate) fn drift_verdict(result: &RunResult) -> String {
         return "Nothing to check: no project is deployed on this stack.".to_string();
     }
     if drifted.is_empty() {
+        let unrefreshed = refresh_again
+            .map(|again| {
+                format!(
+                    " This compared them with the state Pulumi recorded: `{again}` reads the cloud first, to see \
+                     changes made outside Pulumi (a resource deleted or edited by hand)."
+                )
+            })
+            .unwrap_or_default();
         format!(
-            "No drift: the {} checked {} their programs and configuration{absent}.",
+            "No drift: the {} checked {} their programs and configuration{absent}.{unrefreshed}",
             crate::render::count(checked.len(), "deployed project"),
             if checked.len() == 1 { "matches" } else { "match" }
         )

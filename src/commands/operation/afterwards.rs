@@ -28,7 +28,15 @@ pub(super) fn say(
             report::info(&left);
         }
     }
-    let verdict = (o.kind().is_drift() && !result.interrupted).then(|| drift_verdict(result));
+    let verdict = (o.kind().is_drift() && !result.interrupted).then(|| {
+        let unrefreshed = o.pulumi.drift.is_some_and(|d| !d.refresh);
+        let again = format!(
+            "runner drift{} -s {} --refresh",
+            crate::settings::provider_flag(&s.ws, &t.provider.name),
+            t.stack
+        );
+        drift_verdict(result, unrefreshed.then_some(again.as_str()))
+    });
     if let Some(v) = &verdict {
         report::info(&format!("\n{v}"));
     }
