@@ -38,6 +38,13 @@ fn destroy_without_a_terminal_needs_yes_and_changes_nothing_without_it() {
         .stderr_has("`destroy` needs --yes when nobody can confirm it at a terminal")
         .stderr_has("`runner destroy -p aws -s dev --yes`");
     assert!(ws.invocations().is_empty(), "pulumi ran: {:?}", ws.invocations());
+    // A wrapper gives the provider itself: its command needs no -p.
+    ws.exec(
+        &["destroy", "-p", "aws", "-s", "dev"],
+        &[("CI", "true"), ("RUNNER_COMMAND", "scripts/try-aws")],
+    )
+    .expect(2)
+    .stderr_has("`scripts/try-aws destroy -s dev --yes`");
     ws.exec(&["destroy", "-p", "aws", "-s", "dev", "-y"], &[("CI", "true")])
         .expect(0);
 }

@@ -237,8 +237,8 @@ fn try_cluster_refuses_a_second_stack_on_the_cluster_while_one_is_deployed() {
     let said = String::from_utf8_lossy(&second.stderr);
     assert_eq!(second.status.code(), Some(2), "{said}");
     assert!(
-        said.contains("stack cluster is deployed on the local cluster")
-            && said.contains("scripts/try-cluster destroy -s cluster"),
+        said.contains("stack `cluster` is deployed on the local cluster, which holds one stack at a time")
+            && said.contains("Destroy stack `cluster` first (`scripts/try-cluster destroy -s cluster`), or deploy `third` to a cluster of your own"),
         "{said}"
     );
 }

@@ -20,12 +20,13 @@ use crate::runstate::{Pending, Why};
 use crate::settings::{Settings, StackContext};
 
 /// Without a terminal nobody can confirm a destroy: the command line must.
-pub(super) fn destroy_needs_yes(t: &StackContext) -> RunnerError {
+pub(super) fn destroy_needs_yes(s: &Settings, t: &StackContext) -> RunnerError {
     RunnerError::usage(
         "`destroy` needs --yes when nobody can confirm it at a terminal",
         format!(
-            "run it at a terminal to confirm by typing the stack name, or add --yes: `runner destroy -p {} -s {} --yes`",
-            t.provider.name, t.stack
+            "run it at a terminal to confirm by typing the stack name, or add --yes: `runner destroy{} -s {} --yes`",
+            crate::settings::provider_flag(&s.ws, &t.provider.name),
+            t.stack
         ),
     )
 }

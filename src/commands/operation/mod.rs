@@ -104,7 +104,7 @@ fn run_plan(s: &Settings, t: &StackContext, o: &RunOptions) -> Result<i32, Runne
     let (history, provider) = learned(s, t, o.operation)?;
     let plan = plan(&provider, o)?;
     if o.operation == Operation::Destroy && !o.yes && !s.interactive {
-        return Err(destroy_needs_yes(t));
+        return Err(destroy_needs_yes(s, t));
     }
     let _lock = WorkspaceLock::take(&s.ws, &t.run_dir)?;
     // Scratch files a killed run left (event logs may hold what was never scrubbed), and the
