@@ -152,7 +152,28 @@ impl Settings {
         command: &str,
         stats: &dyn crate::programs::ProgramStats,
     ) -> Result<Provider, RunnerError> {
-        let provider = load_provider(&self.ws, self.provider.as_deref(), command, stats)?;
+        // Without -p, the provider the workspace's stack file was written for, as the commands
+        // of a stack take it (a stack file that cannot be read leaves the usual question).
+        // Said as a stack's commands say it (once for a day's work), written nowhere: these
+        // commands only read.
+        let recorded = match &self.provider {
+            Some(_) => None,
+            None => self.known_stack().and_then(|stack| {
+                let (name, note) = recorded_provider(&self.ws, &stack).ok().flatten()?;
+                Some((stack, name, note))
+            }),
+        };
+        let name = self
+            .provider
+            .as_deref()
+            .or(recorded.as_ref().map(|(_, name, _)| name.as_str()));
+        let provider = load_provider(&self.ws, name, command, stats)?;
+        if let Some((stack, name, note)) = &recorded
+            && !note.is_empty()
+            && !stack::said_before(&self.ws, stack, name)
+        {
+            crate::report::info(note);
+        }
         crate::report::debug(self.style, &format!("provider file: {}", provider.file));
         Ok(provider)
     }

@@ -135,15 +135,20 @@ pub(super) fn say_once(ws: &Workspace, stack: Option<&str>, provider: &str, note
         crate::report::info(note);
         return;
     };
-    let run_dir = RunDir::new(&ws.root, stack);
-    let path = run_dir.inferred_provider();
-    if crate::fs::read_text(&path).is_ok_and(|last| last.trim() == provider) {
+    if said_before(ws, stack, provider) {
         return;
     }
     crate::report::info(note);
+    let run_dir = RunDir::new(&ws.root, stack);
     if run_dir.create().is_ok() {
+        let path = run_dir.inferred_provider();
         let _ = crate::fs::write_atomic(&path, format!("{provider}\n").as_bytes(), crate::fs::NewFile::Default);
     }
+}
+
+/// Whether the last command of `stack` took `provider` from its stack file too (and said so).
+pub(super) fn said_before(ws: &Workspace, stack: &str, provider: &str) -> bool {
+    crate::fs::read_text(&RunDir::new(&ws.root, stack).inferred_provider()).is_ok_and(|last| last.trim() == provider)
 }
 
 /// ` -p NAME` in a command the runner suggests, only where it must be said: not under a

@@ -178,6 +178,11 @@ fn export_lines_quotes_and_trailing_comments_are_read_as_a_shell_reads_them() {
 #[test]
 fn without_p_the_provider_is_the_one_the_stack_file_was_written_for() {
     let ws = Ws::configured("aws");
+    // show-plan takes it as the stack's commands do, and writes nothing: it only reads.
+    ws.exec(&["show-plan", "-s", "dev"], &[]).expect(0).stderr_has(
+        "provider aws: the stack file config/pulumi/Pulumi.dev.yaml was written for it (kubernetes:infra_type: AWS)",
+    );
+    assert!(!ws.path().join(".runner").exists());
     ws.exec(&["up", "-s", "dev", "--target", "iam"], &[])
         .expect(0)
         .stderr_has(
