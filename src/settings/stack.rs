@@ -148,7 +148,7 @@ pub(super) fn say_once(ws: &Workspace, stack: Option<&str>, provider: &str, note
 
 /// Whether the last command of `stack` took `provider` from its stack file too (and said so).
 pub(super) fn said_before(ws: &Workspace, stack: &str, provider: &str) -> bool {
-    crate::fs::read_text(&RunDir::new(&ws.root, stack).inferred_provider()).is_ok_and(|last| last.trim() == provider)
+    crate::fs::read_text(RunDir::new(&ws.root, stack).inferred_provider()).is_ok_and(|last| last.trim() == provider)
 }
 
 /// ` -p NAME` in a command the runner suggests, only where it must be said: not under a
