@@ -258,3 +258,24 @@ fn one_reason_after_several_names_is_each_ones() {
     }
     assert!(!line.contains("ecr (its last up failed)"), "{line}");
 }
+
+/// The backend the stacks live in is an input wherever it is set: after runs on the runner's
+/// own file backend, one set in the shell is a changed backend (not a variable "removed").
+#[test]
+fn a_backend_set_in_the_shell_is_a_changed_backend_not_a_removed_variable() {
+    let ws = Ws::configured("aws");
+    ws.up("aws", &["--target", "iam"], &[]).expect(0);
+    let elsewhere = ws.path().join("elsewhere-state");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let url = format!("file://{}", elsewhere.display());
+    let run = ws
+        .up("aws", &["--target", "iam"], &[("PULUMI_BACKEND_URL", &url)])
+        .expect(0);
+    assert!(
+        run.stderr
+            .contains("environment variable `PULUMI_BACKEND_URL` changed since its last up")
+            && !run.stderr.contains("removed since"),
+        "{}",
+        run.stderr
+    );
+}

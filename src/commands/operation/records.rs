@@ -33,10 +33,14 @@ pub(super) fn outside(t: &StackContext, env: &Env, config: &Map<String, Value>) 
         .filter(|p| p.kind == PromptType::Path)
         .filter_map(|p| Some((p.key.clone(), PathBuf::from(config.get(&p.key)?.as_str()?))))
         .collect();
-    Outside {
-        files,
-        env: env.overlay().clone(),
+    // The backend the stacks live in, wherever it is set: the runner's own file backend in
+    // the overlay, or one set in the shell (a move from one to the other is a change, not a
+    // variable removed).
+    let mut vars = env.overlay().clone();
+    if let Some(backend) = env.get(crate::config::backend::BACKEND_VAR) {
+        vars.insert(crate::config::backend::BACKEND_VAR.to_string(), backend);
     }
+    Outside { files, env: vars }
 }
 
 /// Whether an `up` would find every project unchanged, told from what the last runs left
