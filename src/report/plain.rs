@@ -317,7 +317,7 @@ impl Plain {
             let _ = writeln!(err, "  {} {word}: {reason}{again}", names.len());
         }
         if result.results.iter().any(|(_, f)| !f.changes.is_empty()) {
-            let _ = writeln!(err, "  ({LEGEND})");
+            let _ = writeln!(err, "  (resources: {})", marks_legend());
         }
         // A drift check's verdict is said after the table (`drift_verdict`), what drifted here.
         if self.kind == RunKind::Preview {
@@ -390,9 +390,6 @@ fn diffs(err: &mut impl std::io::Write, result: &RunResult, heading: &str) {
         }
     }
 }
-
-/// What the marks of the changes column mean.
-const LEGEND: &str = "resources: + created, ~ updated, ± replaced, - deleted, = unchanged";
 
 /// After a preview: which projects would change and how, or that none would.
 fn preview_verdict(err: &mut impl std::io::Write, result: &RunResult) {
@@ -506,12 +503,15 @@ pub(crate) fn spelled(c: &BTreeMap<String, u64>) -> String {
 }
 
 /// The operations on resources the changes column shows, their marks, and what a mark says.
-const MARKS: [(&str, &str, &str); 5] = [
+/// (Pulumi marks a read `>` too: a read resource is one of those its stack holds, which
+/// `status` counts.)
+const MARKS: [(&str, &str, &str); 6] = [
     ("create", "+", "created"),
     ("update", "~", "updated"),
     ("replace", "±", "replaced"),
     ("delete", "-", "deleted"),
     ("same", "=", "unchanged"),
+    ("read", ">", "read"),
 ];
 
 /// What each mark of [`changes`] stands for: `+ created, ~ updated, …` (under the report's and

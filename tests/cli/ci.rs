@@ -241,7 +241,7 @@ fn job_summary_says(table: &str) {
         "{table}"
     );
     // Its changes in the log's marks, said under the table.
-    let legend = "\nResources: + created, ~ updated, ± replaced, - deleted, = unchanged.\n";
+    let legend = "\nResources: + created, ~ updated, ± replaced, - deleted, = unchanged, > read.\n";
     assert!(
         table.contains("| iam | ✅ succeeded | ") && table.contains(legend),
         "{table}"

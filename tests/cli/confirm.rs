@@ -171,7 +171,7 @@ fn an_unchanged_run_says_so_in_one_line_and_a_preview_says_what_would_change() {
     ws.exec(&["preview", "-p", "aws", "-s", "dev", "--expect-no-changes"], &[])
         .expect(6)
         .stderr_has("Would change: eks: ~1 update")
-        .stderr_has("(resources: + created, ~ updated, ± replaced, - deleted, = unchanged)");
+        .stderr_has("(resources: + created, ~ updated, ± replaced, - deleted, = unchanged, > read)");
     ws.exec(&["preview", "-p", "aws", "-s", "dev"], &[]).expect(0);
     // --fresh runs everything, and says so before it starts. A destroy is not weighed with the
     // provider's estimates, which are of an up: no guess until one has been measured.
