@@ -178,19 +178,34 @@ impl Settings {
         Ok(provider)
     }
 
+    /// The workspace's stack: `PULUMI_STACK` of its environment file, when it names one.
+    pub(crate) fn workspace_stack(&self) -> Option<String> {
+        let path = self.ws.root.join(ENVIRONMENT_FILE);
+        EnvironmentFile::load(&path, &self.ws.show(&path))
+            .ok()?
+            .vars
+            .get("PULUMI_STACK")
+            .filter(|s| !s.is_empty())
+            .map(|s| s.to_lowercase())
+    }
+
+    /// The other stacks of this workspace that its runs left with a project deployed.
+    pub(crate) fn deployed_stacks_besides(&self, stack: &str) -> Vec<String> {
+        stack::known_stacks(&self.ws)
+            .into_iter()
+            .filter(|other| other != stack)
+            .filter(|other| {
+                crate::runstate::RunState::load(&self.ws.run_dir(other), &|p| self.ws.show(p))
+                    .is_ok_and(|state| !state.deployed().is_empty())
+            })
+            .collect()
+    }
+
     /// The stack `-s` names, else `PULUMI_STACK` of the environment file or the process
     /// environment, when any: nothing checked, nothing written (for what only reads what past
     /// runs left, such as `show-plan`'s learned estimates).
     pub(crate) fn known_stack(&self) -> Option<String> {
-        let path = self.ws.root.join(ENVIRONMENT_FILE);
-        let from_file = || {
-            EnvironmentFile::load(&path, &self.ws.show(&path))
-                .ok()?
-                .vars
-                .get("PULUMI_STACK")
-                .filter(|s| !s.is_empty())
-                .map(|s| s.to_lowercase())
-        };
+        let from_file = || self.workspace_stack();
         let from_process = || {
             std::env::var("PULUMI_STACK")
                 .ok()

@@ -291,3 +291,36 @@ fn a_command_that_only_reads_looks_at_another_stack_without_switching() {
         .expect(2)
         .stderr_has("--switch-stack");
 }
+
+/// A destroy of the workspace's stack leaves the workspace on it: said when another stack is
+/// deployed, with the command that goes back, which works as said.
+#[test]
+fn a_destroy_of_the_workspaces_stack_names_the_deployed_one_to_go_back_to() {
+    let ws = Ws::configured("aws");
+    ws.up("aws", &["--target", "iam"], &[]).expect(0);
+    let dev = std::fs::read_to_string(ws.path().join("config/pulumi/Pulumi.dev.yaml")).unwrap();
+    ws.write("config/pulumi/Pulumi.qa.yaml", &dev);
+    ws.exec(
+        &["up", "-p", "aws", "-s", "qa", "--target", "iam", "--switch-stack"],
+        &[],
+    )
+    .expect(0);
+    let destroy = ws.exec(&["destroy", "-p", "aws", "-s", "qa", "--yes"], &[]).expect(0);
+    assert!(
+        destroy.stderr.contains(
+            "The workspace's stack is still `qa`; stack `dev` is deployed: `runner validate -p aws -s dev --switch-stack` makes `dev` the workspace's stack again."
+        ),
+        "{}",
+        destroy.stderr
+    );
+    ws.exec(&["validate", "-p", "aws", "-s", "dev", "--switch-stack"], &[])
+        .expect(0);
+    assert!(read(&ws).as_deref().unwrap().contains("PULUMI_STACK=dev\n"));
+    // Destroyed from there, nothing else is deployed: nothing to go back to.
+    let last = ws.exec(&["destroy", "-p", "aws", "-s", "dev", "--yes"], &[]).expect(0);
+    assert!(
+        !last.stderr.contains("The workspace's stack is still"),
+        "{}",
+        last.stderr
+    );
+}

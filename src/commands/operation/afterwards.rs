@@ -124,6 +124,27 @@ fn left_after_destroy(s: &Settings, t: &StackContext, o: &RunOptions, result: &R
     } else {
         String::new()
     };
+    // The workspace stays on the stack just emptied: say so when another one is deployed,
+    // and how to go back to it.
+    if s.ci.is_none() && s.workspace_stack().as_deref() == Some(t.stack.as_str()) {
+        let others = s.deployed_stacks_besides(&t.stack);
+        if let Some(other) = others.first() {
+            let named: Vec<String> = others.iter().map(|o| format!("`{o}`")).collect();
+            let (stacks, are) = if others.len() == 1 {
+                ("stack", "is")
+            } else {
+                ("stacks", "are")
+            };
+            let _ = write!(
+                text,
+                "\nThe workspace's stack is still `{}`; {stacks} {} {are} deployed: `runner validate{} -s {other} \
+                 --switch-stack` makes `{other}` the workspace's stack again.",
+                t.stack,
+                named.join(", "),
+                crate::settings::provider_flag(&s.ws, &t.provider.name),
+            );
+        }
+    }
     let kept = super::confirm::merged_and_destroyed(t, result);
     if !o.pulumi.prune_kubeconfig && !prune_asked(s, o) && !kept.is_empty() {
         let _ = write!(text, "\n{}", super::confirm::kubeconfig_kept(t, &kept));
