@@ -25,6 +25,11 @@ pub(crate) struct History {
     provider: Option<String>,
     #[serde(default)]
     projects: BTreeMap<String, Learned>,
+    /// Another stack of the workspace whose runs of the same provider stand in for this one's
+    /// until it has its own: a second stack's projects take about what the first's took (read
+    /// only; never recorded into, never saved).
+    #[serde(skip)]
+    fallback: Option<(String, Box<History>)>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -83,6 +88,7 @@ impl History {
             schema_version: 1,
             provider: self.provider.clone(),
             projects: self.projects.clone(),
+            fallback: None,
         };
         let text = serde_json::to_string_pretty(&doc).expect("history serializes") + "\n";
         write_atomic(&run_dir.durations(), text.as_bytes(), NewFile::Default)
@@ -124,8 +130,31 @@ impl History {
         }
     }
 
-    /// The learned duration of `project`'s `operation` in seconds: the median of the last runs.
+    /// Takes `other`'s runs (of the stack `stack`) for the projects this history has learned
+    /// nothing of, when it is of the same provider: what a new stack's prediction starts from.
+    pub(crate) fn falling_back_to(mut self, stack: &str, other: History, provider: &str) -> Self {
+        if other.provider.as_deref().is_none_or(|p| p == provider) && !other.projects.is_empty() {
+            self.fallback = Some((stack.to_string(), Box::new(other)));
+        }
+        self
+    }
+
+    /// The learned duration of `project`'s `operation` in seconds (the median of the last
+    /// runs), and the other stack it was learned on when not this one.
+    pub(crate) fn estimate_from(&self, project: &str, operation: Operation) -> Option<(f64, Option<&str>)> {
+        if let Some(secs) = self.own_estimate(project, operation) {
+            return Some((secs, None));
+        }
+        let (stack, other) = self.fallback.as_ref()?;
+        Some((other.own_estimate(project, operation)?, Some(stack.as_str())))
+    }
+
+    /// The learned duration of `project`'s `operation` in seconds ([`Self::estimate_from`]).
     pub(crate) fn estimate(&self, project: &str, operation: Operation) -> Option<f64> {
+        self.estimate_from(project, operation).map(|(secs, _)| secs)
+    }
+
+    fn own_estimate(&self, project: &str, operation: Operation) -> Option<f64> {
         let mut kept = self.projects.get(project)?.durations.get(operation.as_str())?.clone();
         if kept.is_empty() {
             return None;
@@ -145,8 +174,10 @@ impl History {
         if self.provider.as_deref().is_some_and(|p| p != provider) {
             return BTreeMap::new();
         }
+        let borrowed = self.fallback.iter().flat_map(|(_, other)| other.projects.keys());
         self.projects
             .keys()
+            .chain(borrowed)
             .filter_map(|p| Some((p.clone(), self.estimate(p, operation)?)))
             .collect()
     }

@@ -189,11 +189,18 @@ impl Settings {
             .map(|s| s.to_lowercase())
     }
 
-    /// The other stacks of this workspace that its runs left with a project deployed.
-    pub(crate) fn deployed_stacks_besides(&self, stack: &str) -> Vec<String> {
+    /// The other stacks configured in this workspace.
+    pub(crate) fn stacks_besides(&self, stack: &str) -> Vec<String> {
         stack::known_stacks(&self.ws)
             .into_iter()
             .filter(|other| other != stack)
+            .collect()
+    }
+
+    /// The other stacks of this workspace that its runs left with a project deployed.
+    pub(crate) fn deployed_stacks_besides(&self, stack: &str) -> Vec<String> {
+        self.stacks_besides(stack)
+            .into_iter()
             .filter(|other| {
                 crate::runstate::RunState::load(&self.ws.run_dir(other), &|p| self.ws.show(p))
                     .is_ok_and(|state| !state.deployed().is_empty())

@@ -142,3 +142,23 @@ fn the_live_view_shows_the_eta_and_what_waits_on_what() {
         "{screen}"
     );
 }
+
+/// A stack with no runs of its own is predicted from the runs of the workspace's other stack
+/// of the same provider, and says so (not from the provider file's guesses, minutes each);
+/// once it has run, from its own.
+#[test]
+fn a_new_stack_is_predicted_from_the_other_stacks_runs() {
+    let ws = Ws::configured("aws");
+    ws.up("aws", &["--target", "iam"], &[]).expect(0);
+    let dev = std::fs::read_to_string(ws.path().join("config/pulumi/Pulumi.dev.yaml")).unwrap();
+    ws.write("config/pulumi/Pulumi.qa.yaml", &dev);
+    let up = ["up", "-p", "aws", "-s", "qa", "--target", "iam", "--switch-stack"];
+    let first = ws.exec(&up, &[]).expect(0);
+    assert!(
+        first.stderr.contains("(learned from stack dev's runs)"),
+        "{}",
+        first.stderr
+    );
+    let again = ws.exec(&[&up[..], &["--fresh"]].concat(), &[]).expect(0);
+    assert!(again.stderr.contains("(learned from past runs)"), "{}", again.stderr);
+}

@@ -17,6 +17,8 @@ pub(crate) struct Prediction {
     pub(crate) makespan: Option<f64>,
     /// How many of the estimates were learned from past runs.
     pub(crate) learned: usize,
+    /// The other stack they were learned on, when this one has no runs of its own.
+    pub(crate) learned_on: Option<String>,
     /// The makespan when the projects that run only if their upstream's outputs change do not
     /// run, and how many those are (none: `makespan` is the whole prediction).
     pub(crate) unless_outputs_change: Option<(f64, usize)>,
@@ -72,13 +74,17 @@ impl Settled {
 pub(crate) fn predict(plan: &Plan<'_>, history: &History, settled: &Settled, parallel: usize) -> Prediction {
     let mut estimates = BTreeMap::new();
     let mut learned = 0;
+    let mut learned_on = None;
     let mut unknown = false;
     for &i in &plan.order {
         let name = plan.name(i);
         let estimate = if settled.names.contains(name) {
             Some(0.0)
-        } else if let Some(secs) = history.estimate(name, plan.operation) {
+        } else if let Some((secs, on)) = history.estimate_from(name, plan.operation) {
             learned += 1;
+            if let Some(other) = on {
+                learned_on = Some(other.to_string());
+            }
             Some(secs)
         } else if plan.operation == Operation::Up {
             #[allow(clippy::cast_precision_loss)]
@@ -134,6 +140,7 @@ pub(crate) fn predict(plan: &Plan<'_>, history: &History, settled: &Settled, par
         estimates,
         makespan,
         learned,
+        learned_on,
         unless_outputs_change,
     }
 }
@@ -154,10 +161,14 @@ impl Prediction {
         if running == 0 {
             return None;
         }
+        let runs = match &self.learned_on {
+            Some(other) => format!("stack {other}'s runs"),
+            None => "past runs".to_string(),
+        };
         let from = match self.learned {
             0 => "from the provider's estimates".to_string(),
-            n if n == running => "learned from past runs".to_string(),
-            n => format!("{n} learned from past runs, the others from the provider's estimates"),
+            n if n == running => format!("learned from {runs}"),
+            n => format!("{n} learned from {runs}, the others from the provider's estimates"),
         };
         let all = crate::render::count(plan.order.len(), "project");
         // `--only` first reads from the backend what it waits for (a `pulumi` each): not priced,

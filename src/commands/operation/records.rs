@@ -121,10 +121,31 @@ pub(super) fn learned(
     t: &StackContext,
     operation: Operation,
 ) -> Result<(History, Provider), RunnerError> {
-    let history = History::load(&t.run_dir, &|p| s.ws.show(p)).map_err(|m| state_error(s, t, m))?;
+    let mut history = History::load(&t.run_dir, &|p| s.ws.show(p)).map_err(|m| state_error(s, t, m))?;
+    if history.estimates(&t.provider.name, operation).is_empty()
+        && let Some((other, theirs)) = sibling_history(s, t, operation)
+    {
+        history = history.falling_back_to(&other, theirs, &t.provider.name);
+    }
     let mut provider = t.provider.clone();
     provider.learn_estimates(&history.estimates(&t.provider.name, operation));
     Ok((history, provider))
+}
+
+/// What a stack with no runs of its own learns from: the workspace's other stack of the same
+/// provider whose runs of `operation` were the last (a second stack's projects take about what
+/// the first's took, far closer than the provider file's guesses).
+fn sibling_history(s: &Settings, t: &StackContext, operation: Operation) -> Option<(String, History)> {
+    s.stacks_besides(&t.stack)
+        .into_iter()
+        .filter_map(|other| {
+            let run_dir = s.ws.run_dir(&other);
+            let when = std::fs::metadata(run_dir.durations()).and_then(|m| m.modified()).ok()?;
+            let history = History::load(&run_dir, &|p| s.ws.show(p)).ok()?;
+            (!history.estimates(&t.provider.name, operation).is_empty()).then_some((when, other, history))
+        })
+        .max_by_key(|(when, _, _)| *when)
+        .map(|(_, other, history)| (other, history))
 }
 
 /// A file of the run state that cannot be read (exit 3, as a broken stack file): the message names it and the fix.
