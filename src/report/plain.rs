@@ -24,6 +24,8 @@ pub(crate) struct Plain {
     started: HashMap<String, SystemTime>,
     descriptions: HashMap<String, String>,
     width: usize,
+    /// The terminal's width, when standard error is one (rows that would not fit are made to).
+    columns: Option<usize>,
     /// The CI whose groups each project's output goes in.
     ci: Option<CiSystem>,
     /// Each running project's lines, until it ends (in a CI that groups them).
@@ -55,6 +57,9 @@ impl Plain {
             started: HashMap::new(),
             descriptions,
             width: plan.order.iter().map(|&i| plan.name(i).len()).max().unwrap_or(0),
+            columns: console::Term::stderr()
+                .size_checked()
+                .map(|(_, columns)| usize::from(columns)),
             ci: None,
             kept: HashMap::new(),
             resume: "Run the same command again to resume.",
@@ -288,12 +293,17 @@ impl Plain {
                 Status::Interrupted => "cut short".to_string(),
                 other => super::reason::of(other).unwrap_or_default(),
             };
-            let line = format!(
-                "  {name:<w$}  {:<11}  {took:>8}  {:<16}  {detail}",
-                super::status::word(Told::of(f, self.kind)),
-                changes(&f.changes),
+            let word = super::status::word(Told::of(f, self.kind));
+            let marks = changes(&f.changes);
+            let mut line = format!(
+                "  {name:<w$}  {word:<11}  {took:>8}  {marks:<16}  {detail}",
                 w = self.width
             );
+            // A row with no time and no changes (a skipped one) gives their columns to its
+            // reason rather than let the terminal break it mid-word.
+            if took.is_empty() && marks.is_empty() && self.columns.is_some_and(|c| line.chars().count() > c) {
+                line = format!("  {name:<w$}  {word:<11}  {detail}", w = self.width);
+            }
             let _ = writeln!(err, "{}", line.trim_end());
         }
         for (reason, (because, names)) in &unchanged {

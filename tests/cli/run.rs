@@ -975,3 +975,42 @@ fn a_failure_and_what_it_stopped_in_the_closing_table_and_the_report() {
     let text = crate::support::visible_text(&html);
     redactions(ws.path()).bind(|| insta::assert_snapshot!("report_text", text));
 }
+
+/// At a terminal of 100 columns a skipped row of the closing table fits: a row with no time
+/// and no changes gives their columns to its reason, rather than let the terminal break the
+/// reason mid-word; into a pipe the columns stay aligned.
+#[test]
+fn a_skipped_rows_reason_fits_the_terminal() {
+    let ws = Ws::configured("aws");
+    let fail = [("PULUMI_STANDIN_FAIL", "kubeconfig")];
+    let piped = ws.up("aws", &[], &fail).expect(1);
+    let long = |text: &str| {
+        text.lines()
+            .filter(|l| l.contains(" skipped "))
+            .any(|l| l.trim_end_matches('\r').chars().count() > 100)
+    };
+    assert!(
+        long(&piped.stderr),
+        "the pipe's rows are aligned, not fitted:\n{}",
+        piped.stderr
+    );
+    let typescript = ws.path().join("typescript");
+    let up = ws.command(&["up", "-p", "aws", "-s", "dev", "--yes"], &fail);
+    let mut sized = std::process::Command::new("sh");
+    crate::support::copy_env(&up, &mut sized);
+    sized
+        .arg("-c")
+        .arg("stty cols 100 rows 50 && exec \"$0\" \"$@\"")
+        .arg(up.get_program())
+        .args(up.get_args());
+    let run = crate::support::run(&mut crate::support::at_terminal(&sized, &typescript));
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let shown = std::fs::read_to_string(&typescript).unwrap();
+    let closing = &shown[shown.find("Summary:").expect("a closing table")..];
+    assert!(closing.contains(" skipped "), "{closing}");
+    assert!(!long(closing), "{closing}");
+    assert!(
+        closing.contains("needs kubeconfig, which failed"),
+        "the reason is whole:\n{closing}"
+    );
+}
