@@ -2,11 +2,18 @@
 //! `RUNNER_` names for one release, the CI's own `RUNNER_*` left alone), GitHub Actions and
 //! GitLab CI output, `JUnit`, the warning about a backend a CI job loses.
 
+use std::fmt::Write as _;
+
 use crate::support::{SECRETS, Ws};
 
 /// A hook script that records the variables it sees into the workspace.
 fn recording_hook(ws: &Ws, body: &str) {
     ws.eks_hook("record.sh", &format!("#!/bin/sh\nset -e\n{body}\n"));
+}
+
+/// The environment of a GitHub Actions job (`CI`, `GITHUB_ACTIONS`), and `more`.
+fn github_job<'a>(more: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+    [&[("CI", "true"), ("GITHUB_ACTIONS", "true")][..], more].concat()
 }
 
 #[test]
@@ -17,14 +24,13 @@ fn a_hook_sees_the_cis_own_runner_variables_unchanged() {
         "echo \"workspace=$MARA_WORKSPACE ci_workspace=$RUNNER_WORKSPACE temp=$RUNNER_TEMP stack=$MARA_STACK\" > \"$MARA_WORKSPACE/hook.txt\"",
     );
     let run = ws
-        .exec(
-            &["up", "-p", "aws", "-s", "dev", "--target", "eks"],
-            &[
-                ("CI", "true"),
-                ("GITHUB_ACTIONS", "true"),
+        .up(
+            "aws",
+            &["--target", "eks"],
+            &github_job(&[
                 ("RUNNER_WORKSPACE", "/home/runner/work/platform"),
                 ("RUNNER_TEMP", "/home/runner/work/_temp"),
-            ],
+            ]),
         )
         .expect(0);
     let record = std::fs::read_to_string(ws.path().join("hook.txt")).unwrap();
@@ -66,14 +72,11 @@ fn the_old_runner_names_still_work_for_one_release_with_a_warning() {
     let out = cmd.output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert!(
-        stderr.contains("variables are read under their old names, for this release only: rename them:"),
-        "{stderr}"
-    );
-    assert!(
-        stderr.contains("RUNNER_CONFIG_EKS_MAX_SIZE → MARA_CONFIG_EKS_MAX_SIZE")
-            && stderr.contains("RUNNER_SECRET_SIRIUS_LEDGER_PWD → MARA_SECRET_SIRIUS_LEDGER_PWD"),
-        "{stderr}"
+    // Each old name with its new one.
+    crate::snapshot!(
+        ws.path(),
+        "old_names_warning",
+        crate::support::message(&stderr, "warning: variables are read under their old names")
     );
     assert_eq!(
         stderr.matches("old names, for this release only").count(),
@@ -84,11 +87,10 @@ fn the_old_runner_names_still_work_for_one_release_with_a_warning() {
     assert!(config.contains("eks:max_size: 7"), "{config}");
     let record = std::fs::read_to_string(ws.path().join("hook.txt")).unwrap();
     assert_eq!(record.trim(), "project=eks stack=dev cluster=eks-dev");
-    assert!(
-        stderr.contains(
-            "hook scripts/record.sh reads variables by their old names, set for this release only where the environment has none of that name (RUNNER_* belongs to the CI): rename RUNNER_OUTPUT_CLUSTER_NAME → MARA_OUTPUT_CLUSTER_NAME, RUNNER_PROJECT → MARA_PROJECT, RUNNER_STACK → MARA_STACK"
-        ),
-        "{stderr}"
+    crate::snapshot!(
+        ws.path(),
+        "old_names_read_by_a_hook",
+        crate::support::lines_with(&stderr, "hook scripts/record.sh reads")
     );
 }
 
@@ -132,15 +134,14 @@ fn in_github_actions_each_project_is_a_group_a_failure_an_annotation_and_the_run
     let summary = ws.path().join("step-summary.md");
     std::fs::write(&summary, "earlier step\n").unwrap();
     let run = ws
-        .exec(
-            &["up", "-p", "aws", "-s", "dev", "--target", "eks"],
-            &[
-                ("CI", "true"),
-                ("GITHUB_ACTIONS", "true"),
+        .up(
+            "aws",
+            &["--target", "eks"],
+            &github_job(&[
                 ("GITHUB_STEP_SUMMARY", summary.to_str().unwrap()),
                 ("PULUMI_STANDIN_FAIL", "eks"),
                 ("PULUMI_STANDIN_DELAY_MS", "*=200"),
-            ],
+            ]),
         )
         .expect(1);
     let groups = github_groups(&run.stdout);
@@ -174,12 +175,15 @@ fn in_github_actions_each_project_is_a_group_a_failure_an_annotation_and_the_run
         .lines()
         .find(|l| l.starts_with("::error "))
         .unwrap_or_else(|| panic!("no annotation:\n{}", run.stdout));
-    assert!(
-        annotation.starts_with("::error title=eks%3A up failed::pulumi up exited with code 1")
-            && annotation.contains("injected failure for eks (up) by PULUMI_STANDIN_FAIL"),
-        "{annotation}"
+    crate::snapshot!(ws.path(), "github_annotation_of_a_failure", annotation);
+    // Appended to the earlier step's: a row per project, the fix, and (the state goes with the
+    // job) the warning, as in the log.
+    let table = std::fs::read_to_string(&summary).unwrap();
+    crate::snapshot!(
+        ws.path(),
+        "github_step_summary_of_a_failure",
+        crate::support::before_timeline(&table)
     );
-    job_summary_says(&std::fs::read_to_string(&summary).unwrap());
     // In CI with the workspace's own backend, the warning comes first (after the note on the
     // environment file, which says which stack), once.
     let first = run
@@ -192,63 +196,25 @@ fn in_github_actions_each_project_is_a_group_a_failure_an_annotation_and_the_run
         "{}",
         run.stderr
     );
-    assert!(
-        run.stderr.contains(
-            "fix: set PULUMI_BACKEND_URL in the job's environment to a backend that outlives it: s3://BUCKET"
-        )
+    crate::snapshot!(
+        ws.path(),
+        "ci_warning_of_the_workspace_backend",
+        crate::support::message(&run.stderr, "warning: this CI job keeps")
     );
     assert_eq!(run.stderr.matches("lost when the job ends").count(), 1);
     // Projects with nothing to do are one row per reason, as the log folds them.
     std::fs::write(&summary, "").unwrap();
-    ws.exec(
-        &["up", "-p", "aws", "-s", "dev", "--target", "eks"],
-        &[
-            ("CI", "true"),
-            ("GITHUB_ACTIONS", "true"),
-            ("GITHUB_STEP_SUMMARY", summary.to_str().unwrap()),
-        ],
+    ws.up(
+        "aws",
+        &["--target", "eks"],
+        &github_job(&[("GITHUB_STEP_SUMMARY", summary.to_str().unwrap())]),
     )
     .expect(0);
     let table = std::fs::read_to_string(&summary).unwrap();
-    assert!(
-        table.contains(
-            "| iam, vpc | ⏭️ unchanged | | | nothing each depends on changed since its last successful up |\n"
-        ),
-        "{table}"
-    );
-}
-
-/// The job summary of the GitHub test's run (iam succeeded, eks failed), appended to what an
-/// earlier step wrote.
-#[track_caller]
-fn job_summary_says(table: &str) {
-    // The state goes with the job: the summary says so too, not only the log.
-    assert!(
-        table.contains("> [!WARNING]\n> this CI job keeps the Pulumi state in the workspace's own file backend"),
-        "{table}"
-    );
-    assert!(
-        table.starts_with("earlier step\n### runner up · provider aws · stack dev\n\n2 succeeded, 1 failed in "),
-        "appended:\n{table}"
-    );
-    assert!(
-        table.contains("| project | result | duration | changes | detail |"),
-        "{table}"
-    );
-    assert!(table.contains("| eks | ❌ failed | "), "{table}");
-    assert!(
-        table.contains("Fix the cause: run the job again; what is deployed already changes nothing"),
-        "{table}"
-    );
-    // Its changes in the log's marks, said under the table.
-    let legend = "\nResources: + created, ~ updated, ± replaced, - deleted, = unchanged, > read.\n";
-    assert!(
-        table.contains("| iam | ✅ succeeded | ") && table.contains(legend),
-        "{table}"
-    );
-    assert!(
-        table.lines().any(|l| l.starts_with("| iam |") && l.contains(" | +")),
-        "{table}"
+    crate::snapshot!(
+        ws.path(),
+        "github_step_summary_folds_the_unchanged",
+        crate::support::before_timeline(&table)
     );
 }
 
@@ -264,34 +230,26 @@ fn in_github_actions_a_refused_run_is_said_in_the_job_summary() {
     );
     let summary = ws.path().join("step-summary.md");
     let run = ws
-        .exec(
-            &["up", "-p", "aws", "-s", "dev"],
-            &[
-                ("CI", "true"),
-                ("GITHUB_ACTIONS", "true"),
+        .up(
+            "aws",
+            &[],
+            &github_job(&[
                 ("GITHUB_STEP_SUMMARY", summary.to_str().unwrap()),
                 ("GITHUB_WORKSPACE", ws.path().to_str().unwrap()),
-            ],
+            ]),
         )
         .expect(3);
     let table = std::fs::read_to_string(&summary).unwrap_or_default();
-    // One wrong value is one problem (not also a wrong type for the program that reads it).
-    assert!(
-        table.starts_with(
-            "### runner up · provider aws · stack dev\n\n❌ nothing ran: config/pulumi/Pulumi.dev.yaml:7: `eks:min_size` is `&lt;b&gt;lots&lt;/b&gt;`, not a whole number\n\nFix: correct the value in config/pulumi/Pulumi.dev.yaml\n"
-        ),
-        "{table}"
-    );
+    // One wrong value is one problem (not also a wrong type for the program that reads it),
+    // escaped; the job's state goes with it: said in the summary as a run that ran says it.
+    crate::snapshot!(ws.path(), "github_step_summary_of_a_refused_run", &table);
     assert!(!table.contains("<b>"), "{table}");
-    // The job's state goes with it: said in the summary as a run that ran says it.
-    assert!(table.contains("> [!WARNING]\n> "), "{table}");
     // And on the run's page, at the line.
     let output = format!("{}{}", run.stdout, run.stderr);
-    assert!(
-        output.contains(
-            "::error file=config/pulumi/Pulumi.dev.yaml,line=7,title=runner up%3A nothing ran::config/pulumi/Pulumi.dev.yaml:7: `eks:min_size` is `<b>lots</b>`, not a whole number%0Afix: correct the value in config/pulumi/Pulumi.dev.yaml\n"
-        ),
-        "{output}"
+    crate::snapshot!(
+        ws.path(),
+        "github_annotation_of_a_refused_run",
+        crate::support::lines_with(&output, "::error ")
     );
 }
 
@@ -302,8 +260,9 @@ fn in_gitlab_ci_each_project_is_a_collapsed_section_and_a_backend_that_outlives_
     std::fs::create_dir_all(&state).unwrap();
     let backend = format!("file://{}", state.display());
     let run = ws
-        .exec(
-            &["up", "-p", "aws", "-s", "dev", "--target", "vpc"],
+        .up(
+            "aws",
+            &["--target", "vpc"],
             &[("CI", "true"), ("GITLAB_CI", "true"), ("PULUMI_BACKEND_URL", &backend)],
         )
         .expect(0);
@@ -405,29 +364,20 @@ pub fn ant_schema(path: &std::path::Path) {
     if crate::support::tool("xmllint").is_none() {
         return;
     }
-    let check = std::process::Command::new("xmllint")
-        .args(["--noout", "--schema"])
-        .arg(dir.join("junit.xsd"))
-        .arg(path)
-        .output()
-        .unwrap();
-    assert!(
-        check.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&check.stdout),
-        String::from_utf8_lossy(&check.stderr)
+    let xsd = dir.join("junit.xsd");
+    crate::support::succeeds(
+        std::process::Command::new("xmllint")
+            .args(["--noout", "--schema"])
+            .arg(xsd)
+            .arg(path),
     );
 }
 
 #[test]
 fn junit_has_a_test_case_per_planned_project_and_keeps_the_strict_ant_rules() {
     let ws = Ws::configured("aws");
-    let run = ws
-        .exec(
-            &["up", "-p", "aws", "-s", "dev", "--junit", "report.xml"],
-            &[("PULUMI_STANDIN_FAIL", "eks"), ("PULUMI_STANDIN_DELAY_MS", "eks=300")],
-        )
-        .expect(1);
+    let eks_fails = [("PULUMI_STANDIN_FAIL", "eks"), ("PULUMI_STANDIN_DELAY_MS", "eks=300")];
+    let run = ws.up("aws", &["--junit", "report.xml"], &eks_fails).expect(1);
     assert!(run.stderr.contains("Failed: eks (up)"));
     let path = ws.path().join("report.xml");
     let text = std::fs::read_to_string(&path).unwrap();
@@ -442,43 +392,20 @@ fn junit_has_a_test_case_per_planned_project_and_keeps_the_strict_ant_rules() {
             .iter()
             .all(|c| c.attribute("classname") == Some("runner.aws.dev.up"))
     );
+    // What the report says of each, as a CI's test page shows it: eks failed (`pulumi up exited
+    // with code 1`, with its cause), kubeconfig skipped (`needs eks, which failed`), vpc nothing
+    // (a success has no child); and where eks's log is.
     let case = |name: &str| *cases.iter().find(|c| c.attribute("name") == Some(name)).unwrap();
-    let failure = case("eks")
-        .children()
-        .find(|n| n.has_tag_name("failure"))
-        .expect("eks failed");
-    assert!(
-        failure
-            .attribute("message")
-            .unwrap()
-            .contains("pulumi up exited with code 1"),
-        "{text}"
-    );
-    assert!(
-        failure.text().unwrap_or_default().contains("injected failure for eks"),
-        "{text}"
-    );
-    let kubeconfig = case("kubeconfig")
-        .children()
-        .find(|n| n.has_tag_name("skipped"))
-        .expect("not started: skipped");
-    assert!(
-        kubeconfig
-            .attribute("message")
-            .unwrap()
-            .contains("needs eks, which failed"),
-        "{text}"
-    );
-    assert!(
-        case("vpc").children().all(|n| !n.is_element()),
-        "a success has no child"
-    );
+    let mut said = String::new();
+    for name in ["eks", "kubeconfig", "vpc"] {
+        for n in case(name).children().filter(roxmltree::Node::is_element) {
+            let (tag, message) = (n.tag_name().name(), n.attribute("message").unwrap_or_default());
+            let text = n.text().unwrap_or_default().trim();
+            writeln!(said, "{name}: <{tag}> {message}\n{text}").unwrap();
+        }
+    }
     let out = suite.children().find(|n| n.has_tag_name("system-out")).unwrap();
-    assert!(
-        out.text()
-            .unwrap_or_default()
-            .contains("eks: up failed; its log: .runner/dev/logs/eks.up.log"),
-        "{text}"
-    );
+    write!(said, "<system-out>\n{}", out.text().unwrap_or_default().trim()).unwrap();
+    crate::snapshot!(ws.path(), "junit_of_a_failure", said);
     ant_schema(&path);
 }

@@ -201,15 +201,11 @@ fn down_signals_no_process_a_stale_watchdog_file_names() {
         format!("-{}", bystander.id()),
     ] {
         std::fs::write(dir.path().join("watchdog.pid"), &planted).unwrap();
-        let down = Command::new(Path::new(REPO).join("scripts/local-cluster"))
-            .args(["down", "--dir"])
-            .arg(dir.path())
-            .output()
-            .unwrap();
-        assert!(
-            down.status.success(),
-            "{planted}: {}",
-            String::from_utf8_lossy(&down.stderr)
+        // (Whatever pid is planted, `down` succeeds.)
+        crate::support::succeeds(
+            Command::new(Path::new(REPO).join("scripts/local-cluster"))
+                .args(["down", "--dir"])
+                .arg(dir.path()),
         );
         assert!(
             bystander.try_wait().unwrap().is_none(),

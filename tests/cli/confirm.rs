@@ -16,6 +16,11 @@ fn at_terminal(ws: &Ws, args: &[&str]) -> expectrl::session::OsSession {
     s
 }
 
+/// Whether a `pulumi COMMAND` ran in the workspace.
+fn ran(ws: &Ws, command: &str) -> bool {
+    ws.invocations().iter().any(|i| i.command() == command)
+}
+
 fn exit_code(s: &mut expectrl::session::OsSession) -> i32 {
     let mut screen = String::new();
     let _ = std::io::Read::read_to_string(s, &mut screen);
@@ -60,10 +65,7 @@ fn destroy_at_a_terminal_wants_the_stack_name_typed() {
     s.send_line("prod").unwrap();
     s.expect("not confirmed: nothing was changed").unwrap();
     assert_eq!(exit_code(&mut s), 5);
-    assert!(
-        !ws.invocations().iter().any(|i| i.command() == "destroy"),
-        "destroyed anyway"
-    );
+    assert!(!ran(&ws, "destroy"), "destroyed anyway");
 }
 
 #[test]
@@ -75,7 +77,7 @@ fn up_at_a_terminal_says_what_it_will_run_and_asks_once() {
     s.expect("Go ahead?").unwrap();
     s.send_line("n").unwrap();
     assert_eq!(exit_code(&mut s), 5);
-    assert!(!ws.invocations().iter().any(|i| i.command() == "up"), "ran anyway");
+    assert!(!ran(&ws, "up"), "ran anyway");
 
     let mut s = at_terminal(&ws, &["up", "-p", "aws", "-s", "dev", "--target", "iam"]);
     s.expect("Go ahead?").unwrap();
@@ -87,29 +89,31 @@ fn up_at_a_terminal_says_what_it_will_run_and_asks_once() {
     )
     .unwrap();
     assert_eq!(exit_code(&mut s), 0);
-    assert!(ws.invocations().iter().any(|i| i.command() == "up"));
+    assert!(ran(&ws, "up"));
     // Nothing to do: nothing asked, and no run to look at next.
     let mut s = at_terminal(&ws, &["up", "-p", "aws", "-s", "dev", "--target", "iam"]);
     let seen = s.expect(expectrl::Eof).unwrap();
-    let screen = String::from_utf8_lossy(seen.as_bytes()).into_owned();
-    assert!(
-        screen.contains("unchanged") && !screen.contains("Next:") && !screen.contains("Go ahead?"),
-        "{screen}"
+    nothing_to_do(&ws, &String::from_utf8_lossy(seen.as_bytes()));
+}
+
+/// What a terminal shows of an up with nothing to do: unchanged, no question, no prediction, no
+/// `Next:`.
+#[track_caller]
+fn nothing_to_do(ws: &Ws, screen: &str) {
+    crate::snapshot!(
+        ws.path(),
+        "up_at_a_terminal_with_nothing_to_do",
+        screen.replace("\r\n", "\n")
     );
 }
 
 #[test]
 fn a_second_runner_in_the_workspace_exits_with_its_own_code() {
     let ws = Ws::configured("aws");
-    let mut first = ws
-        .command(
-            &["up", "-p", "aws", "-s", "dev", "--target", "iam"],
-            &[("PULUMI_STANDIN_DELAY_MS", "*=3000")],
-        )
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut first = ws.start(
+        &["up", "-p", "aws", "-s", "dev", "--target", "iam"],
+        &[("PULUMI_STANDIN_DELAY_MS", "*=3000")],
+    );
     // The first holds the lock once it created its lock file and started a project.
     let lock = ws.path().join(".runner/lock");
     // (A project started: its start is in the run's journal.)
@@ -155,13 +159,8 @@ fn an_unchanged_run_says_so_in_one_line_and_a_preview_says_what_would_change() {
     let ws = Ws::configured("aws");
     ws.up("aws", &[], &[]).expect(0);
     let run = ws.up("aws", &[], &[]).expect(0);
-    assert!(
-        run.stderr.contains(
-            "16 unchanged: nothing each depends on changed since its last successful up; `--fresh` to run them anyway"
-        ),
-        "{}",
-        run.stderr
-    );
+    let (table, settings) = crate::support::closing_table(&run.stderr, ws.path());
+    settings.bind(|| insta::assert_snapshot!("closing_table_unchanged_in_one_line", table));
     assert_eq!(run.stderr.matches("unchanged").count(), 2, "{}", run.stderr);
 
     ws.exec(&["preview", "-p", "aws", "-s", "dev", "--expect-no-changes"], &[])
@@ -193,10 +192,7 @@ fn ctrl_c_after_the_questions_and_before_the_first_project_exits_130() {
     s.expect("Go ahead?").unwrap();
     s.send(expectrl::ControlCode::EndOfText).unwrap();
     assert_eq!(exit_code(&mut s), 130);
-    assert!(
-        !ws.invocations().iter().any(|i| i.command() == "up"),
-        "a project started"
-    );
+    assert!(!ran(&ws, "up"), "a project started");
 }
 
 /// Ctrl-C at the question of a run that switched stacks: nothing ran, so the switch is put back
@@ -214,10 +210,11 @@ fn ctrl_c_at_the_question_puts_a_switch_back_and_says_so_once() {
     let _ = std::io::Read::read_to_string(&mut s, &mut screen);
     assert_eq!(exit_code(&mut s), 130);
     assert_eq!(screen.matches("interrupted").count(), 1, "{screen}");
-    assert!(screen.contains("interrupted: nothing ran"), "{screen}");
-    assert!(
-        screen.contains("Switched the workspace back to stack dev: nothing ran on qa"),
-        "{screen}"
+    // `interrupted: nothing ran`, and `Switched the workspace back to stack dev: nothing ran on qa`.
+    crate::snapshot!(
+        ws.path(),
+        "ctrl_c_at_the_question_of_a_switch",
+        crate::support::from_line(&screen.replace("\r\n", "\n"), "interrupted")
     );
     assert_eq!(
         std::fs::read_to_string(ws.path().join("config/pulumi/environment")).unwrap(),
@@ -243,7 +240,7 @@ fn the_confirmation_reads_a_whole_line_at_any_terminal() {
     s.expect("Go ahead? [y/N] ").unwrap();
     s.send_line("yes").unwrap();
     assert_eq!(exit_code(&mut s), 0);
-    assert!(ws.invocations().iter().any(|i| i.command() == "up"), "yes ran it");
+    assert!(ran(&ws, "up"), "yes ran it");
 }
 
 #[test]
@@ -253,9 +250,7 @@ fn an_up_with_nothing_to_do_asks_nothing_and_predicts_nothing() {
     let mut s = at_terminal(&ws, &["up", "-p", "aws", "-s", "dev", "--target", "iam"]);
     let mut screen = String::new();
     let _ = std::io::Read::read_to_string(&mut s, &mut screen);
-    assert!(!screen.contains("Go ahead?"), "asked with nothing to do:\n{screen}");
-    assert!(!screen.contains("Predicted"), "{screen}");
-    assert!(screen.contains("unchanged"), "{screen}");
+    nothing_to_do(&ws, &screen);
     assert_eq!(exit_code(&mut s), 0);
 }
 
@@ -273,9 +268,7 @@ fn up_at_a_terminal_ends_with_the_apps_address() {
     assert!(screen[at..].contains("(its output `application_url`)"), "{screen}");
     assert!(at < screen.find("Next: `runner output sirius").unwrap(), "{screen}");
     // In a CI log too (no terminal): the address, without the terminal's `Next:`.
-    let ci = ws
-        .exec(&["up", "-p", "kubeconfig", "-s", "dev", "--fresh"], &[("CI", "true")])
-        .expect(0);
-    assert!(ci.stderr.contains("sirius is at http://"), "{}", ci.stderr);
-    assert!(!ci.stderr.contains("Next: `runner output"), "{}", ci.stderr);
+    let ci = ws.up("kubeconfig", &["--fresh"], &[("CI", "true")]).expect(0);
+    let (table, settings) = crate::support::closing_table(&ci.stderr, ws.path());
+    settings.bind(|| insta::assert_snapshot!("closing_table_of_a_ci_job_ends_with_the_apps_address", table));
 }

@@ -317,20 +317,7 @@ impl E2e {
 
     /// What each project waits for (needs and ordering-only), from the plan.
     pub fn waits(&self) -> BTreeMap<String, Vec<String>> {
-        let plan = self.runner(&["show-plan", "--format", "json"]).expect(0).json();
-        plan["projects"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| {
-                let w = p["waits_for"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|x| x.as_str().unwrap().to_string());
-                (name(p), w.collect())
-            })
-            .collect()
+        crate::support::waits(&self.runner(&["show-plan", "--format", "json"]).expect(0).json())
     }
 
     /// Replaces `from` (which must occur) by `to` in a workspace file.
@@ -617,12 +604,7 @@ fn what_a_user_writes_is_not_missed(e: &E2e) {
     e.runner(&["up", "--yes"]).expect(0);
     let runs = |project: &str| {
         let status = e.runner(&["status", "--format", "json"]).expect(0).json();
-        status["projects"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|p| p["name"] == project)
-            .unwrap()["up"]["runs"]
+        crate::support::project(&status, project)["up"]["runs"]
             .as_bool()
             .unwrap()
     };
@@ -726,16 +708,9 @@ fn working_under(dir: &Path) -> bool {
 fn a_killed_pulumi_leaves_no_process(e: &E2e) {
     let gate = e.hang("projects/services/logstore");
     let run = e
-        .runner(&[
-            "up",
-            "--yes",
-            "--target",
-            "logstore",
-            "--timeout",
-            "5s",
-            "--grace",
-            "1s",
-        ])
+        .runner(&crate::support::words(
+            "up --yes --target logstore --timeout 5s --grace 1s",
+        ))
         .expect(1);
     assert!(run.stderr.contains("timed out"), "{}", run.stderr);
     let dir = e.path().join("projects/services/logstore");
@@ -1340,18 +1315,9 @@ fn signal_to_runner_pulumi(e: &E2e, sent: &str) {
     // Files, not pipes: a plugin left reading the gate would hold a pipe open.
     let out = e.path().join("passthrough.out");
     let mut child = e
-        .command(&[
-            "-p",
-            "local",
-            "-s",
-            "dev",
-            "pulumi",
-            "logstore",
-            "--",
-            "up",
-            "--yes",
-            "--skip-preview",
-        ])
+        .command(&crate::support::words(
+            "-p local -s dev pulumi logstore -- up --yes --skip-preview",
+        ))
         .stdout(std::fs::File::create(&out).unwrap())
         .stderr(std::fs::File::create(e.path().join("passthrough.err")).unwrap())
         .spawn()

@@ -61,17 +61,21 @@ fn a_malformed_file_names_its_line_and_stays_untouched() {
     assert_eq!(read(&ws).as_deref(), Some("A=1\nthis is not a setting\n"));
     // Without -p the provider would be found through the file: its problem is the one to fix,
     // not a missing -p.
-    for args in [
+    let commands = [
         &["up", "-s", "dev"][..],
         &["status", "-s", "dev"],
         &["output", "eks", "-s", "dev"],
-    ] {
+    ];
+    said_alike(&ws, &commands, "a_broken_environment_file_without_p");
+}
+
+/// Each of `commands` is refused (exit 3) with the one problem of the file that names the
+/// provider (its line and column), not a missing -p, all alike: `name`'s snapshot.
+#[track_caller]
+fn said_alike(ws: &Ws, commands: &[&[&str]], name: &str) {
+    for args in commands {
         let run = ws.exec(args, &[]).expect(3);
-        assert!(
-            run.stderr.contains("config/pulumi/environment:2:1:") && !run.stderr.contains("needs a provider"),
-            "{args:?}: {}",
-            run.stderr
-        );
+        crate::snapshot!(ws.path(), name, run.stderr);
     }
 }
 
@@ -124,9 +128,11 @@ fn switch_stack_makes_the_given_stack_the_workspaces_without_editing_files() {
     }
     let out = lacking.output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("or run `runner validate -p aws -s qa --switch-stack` at a terminal"),
-        "{stderr}"
+    // `or run `runner validate -p aws -s qa --switch-stack` at a terminal`.
+    crate::snapshot!(
+        ws.path(),
+        "switch_stack_lacking_secrets",
+        crate::support::error_message(&stderr)
     );
     assert_eq!(
         read(&ws).as_deref(),
@@ -137,12 +143,10 @@ fn switch_stack_makes_the_given_stack_the_workspaces_without_editing_files() {
         &["validate", "-p", "aws", "-s", "prod", "--check", "--switch-stack"],
         &[],
     );
-    assert!(
-        check.stderr.contains(
-            "--switch-stack left undone: `validate --check` changes no file; `runner validate -p aws -s prod --switch-stack` switches"
-        ),
-        "{}",
-        check.stderr
+    crate::snapshot!(
+        ws.path(),
+        "switch_stack_left_undone_by_a_check",
+        crate::support::lines_with(&check.stderr, "--switch-stack")
     );
     assert!(read(&ws).as_deref().unwrap().contains("PULUMI_STACK=dev\n"));
     ws.exec(
@@ -243,19 +247,13 @@ fn a_stack_file_that_cannot_be_parsed_is_the_error_shown_without_p() {
     let ws = Ws::configured("aws");
     ws.write(FILE, "PULUMI_STACK=dev\n");
     ws.write("config/pulumi/Pulumi.dev.yaml", "config:\n  aws:region: [us-east-1\n");
-    for args in [
+    let commands = [
         &["up", "-s", "dev"][..],
         &["up"],
         &["status", "-s", "dev"],
         &["logs", "iam"],
-    ] {
-        let run = ws.exec(args, &[]).expect(3);
-        assert!(
-            run.stderr.contains("config/pulumi/Pulumi.dev.yaml:") && !run.stderr.contains("needs a provider"),
-            "{args:?}: {}",
-            run.stderr
-        );
-    }
+    ];
+    said_alike(&ws, &commands, "a_broken_stack_file_without_p");
 }
 
 #[test]

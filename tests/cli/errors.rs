@@ -36,8 +36,10 @@ needs = ["db"]
 
 #[test]
 fn the_small_provider_is_valid() {
-    let run = small().run(&["show-plan", "-p", "mini"]).expect(0);
-    assert!(run.stdout.contains("3 projects in 3 waves"), "{}", run.stdout);
+    let ws = small();
+    let run = ws.run(&["show-plan", "-p", "mini"]).expect(0);
+    // `3 projects in 3 waves`.
+    crate::snapshot!(ws.path(), "the_small_provider", run.stdout);
 }
 
 #[test]
@@ -169,16 +171,11 @@ fn rewiring_an_unknown_project_is_refused() {
 fn the_one_provider_of_a_workspace_needs_no_flag_and_counts_read_as_english() {
     let ws = small();
     let run = ws.run(&["show-plan"]).expect(0);
-    assert!(
-        run.stderr.contains("provider mini: the only one in this workspace"),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stdout.contains("3 projects in 3 waves"), "{}", run.stdout);
-    // One project, one wave: no plural slips.
+    crate::snapshot!(ws.path(), "the_one_provider_is_named", run.stderr);
+    crate::snapshot!(ws.path(), "the_small_provider", run.stdout);
+    // One project, one wave (`1 project in 1 wave`): no plural slips.
     let one = ws.run(&["show-plan", "--target", "net"]).expect(0);
-    assert!(one.stdout.contains("1 project in 1 wave"), "{}", one.stdout);
-    assert!(!one.stdout.contains("1 projects"), "{}", one.stdout);
+    crate::snapshot!(ws.path(), "one_project_in_one_wave", one.stdout);
 }
 
 #[test]

@@ -25,9 +25,7 @@ fn the_second_runs_predicted_makespan_is_within_20_percent_of_its_real_one() {
     let ws = Ws::configured("kubeconfig");
     // A second or more per project, so the runner's own overhead does not decide.
     let delay = [("PULUMI_STANDIN_DELAY_MS", "*=1000")];
-    let first = ws
-        .exec(&["up", "-p", "kubeconfig", "-s", "dev", "--parallel", "4"], &delay)
-        .expect(0);
+    let first = ws.up("kubeconfig", &["--parallel", "4"], &delay).expect(0);
     // Before any run the provider file's estimates (minutes each) are all there is.
     let s = summary(&ws);
     schema_valid(&s);
@@ -56,12 +54,7 @@ fn the_second_runs_predicted_makespan_is_within_20_percent_of_its_real_one() {
     // The second run of every project: each estimate is what the first took, and the whole
     // run's prediction holds within 20 % of the run those durations were learned from (the
     // second run's own time depends on what else the machine does meanwhile).
-    let second = ws
-        .exec(
-            &["up", "-p", "kubeconfig", "-s", "dev", "--parallel", "4", "--fresh"],
-            &delay,
-        )
-        .expect(0);
+    let second = ws.up("kubeconfig", &["--parallel", "4", "--fresh"], &delay).expect(0);
     assert!(
         second.stderr.contains("for 10 of 10 projects (learned from past runs)"),
         "{}",
@@ -70,12 +63,7 @@ fn the_second_runs_predicted_makespan_is_within_20_percent_of_its_real_one() {
     let s = summary(&ws);
     schema_valid(&s);
     for (name, secs) in &took {
-        let p = s["projects"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|p| p["name"] == *name)
-            .unwrap();
+        let p = crate::support::project(&s, name);
         assert!((p["estimate_s"].as_f64().unwrap() - secs).abs() < 1e-6, "{name}: {p}");
     }
     let predicted = s["predicted_makespan_s"].as_f64().unwrap();

@@ -270,60 +270,39 @@ fn each_format_takes_only_its_own_flags_and_its_help_lists_only_them() {
         .expect(2)
         .stderr_has("note: `--succeeded-within` is a flag of `runner export pko` and `runner export kebap`");
     let help = |args: &[&str]| ws.run(args).expect(0).stdout;
-    let pko = help(&["export", "pko", "--help"]);
-    for flag in [
-        "--succeeded-within",
-        "--destroy-on-finalize",
-        "--source",
-        "--namespace",
-        "--repo",
-        "--force",
-        "--image",
+    // pko's flags (--succeeded-within, --destroy-on-finalize, --source, --namespace, --repo,
+    // --force, --image) and none of the others' (--pulumi-version, --owner, --esc-org,
+    // --parallel, --banner-type).
+    crate::snapshot!(ws.path(), "export_pko_help", help(&["export", "pko", "--help"]));
+    // GitHub's, the same however asked for: its flags, its usage, the examples at the end.
+    for (args, name) in [
+        (&["export", "github", "--help"][..], "export_github_actions_help"),
+        (&["export", "github-actions", "-h"], "export_github_actions_short_help"),
+        (&["help", "export", "github-actions"], "export_github_actions_help"),
+        (
+            &["-p", "aws", "export", "github-actions", "--help"],
+            "export_github_actions_help",
+        ),
     ] {
-        assert!(pko.contains(flag), "pko --help lacks {flag}:\n{pko}");
+        crate::snapshot!(ws.path(), name, help(args));
     }
-    for flag in [
-        "--pulumi-version",
-        "--owner",
-        "--esc-org",
-        "--parallel",
-        "--banner-type",
-    ] {
-        assert!(!pko.contains(flag), "pko --help lists {flag}:\n{pko}");
-    }
-    for github in [
-        help(&["export", "github", "--help"]),
-        help(&["export", "github-actions", "-h"]),
-        help(&["help", "export", "github-actions"]),
-        help(&["-p", "aws", "export", "github-actions", "--help"]),
-    ] {
-        assert!(!github.contains("--succeeded-within"), "{github}");
-        assert!(
-            github.contains("--pulumi-version") && github.contains("-o, --output"),
-            "{github}"
-        );
-        assert!(github.contains("Usage: runner export github-actions"), "{github}");
-        let examples = github.rfind("\nExamples:\n").expect("examples at the end");
-        assert!(
-            github[examples..].contains("runner export github-actions -p do -s prod"),
-            "{github}"
-        );
-    }
-    // -h is short: the one line; --help the long text.
-    let short = help(&["export", "gitlab-ci", "-h"]);
-    let long = help(&["export", "gitlab-ci", "--help"]);
-    assert!(short.starts_with("GitLab CI pipelines (up and destroy)\n"), "{short}");
-    assert!(!short.contains("confirm-destroy"), "{short}");
-    assert!(long.contains("confirm-destroy"), "{long}");
-    // `export --help` lists the formats, with their short names.
+    // -h is short: the one line; --help the long text (which tells of confirm-destroy).
+    crate::snapshot!(
+        ws.path(),
+        "export_gitlab_ci_short_help",
+        help(&["export", "gitlab-ci", "-h"])
+    );
+    crate::snapshot!(
+        ws.path(),
+        "export_gitlab_ci_help",
+        help(&["export", "gitlab-ci", "--help"])
+    );
+    // `export --help` lists the formats, with their short names (and `help` is no format).
     let formats = help(&["export", "--help"]);
-    for name in FORMATS.iter().chain(&["github", "gitlab", "argo"]) {
+    for name in FORMATS {
         assert!(formats.contains(name), "export --help lacks {name}:\n{formats}");
     }
-    assert!(
-        !formats.contains("Print this message"),
-        "`help` is no format:\n{formats}"
-    );
+    crate::snapshot!(ws.path(), "export_help", formats);
     ws.run(&["export", "-p", "aws", "-s", "dev"])
         .expect(2)
         .stderr_has("FORMAT");
@@ -366,13 +345,7 @@ fn pko_from_programs_embeds_one_program_per_project_named_as_it() {
         &ws,
         "pko",
         "aws",
-        &[
-            "--source",
-            "program",
-            "--succeeded-within",
-            "1h",
-            "--destroy-on-finalize",
-        ],
+        &crate::support::words("--source program --succeeded-within 1h --destroy-on-finalize"),
     );
     run.expect(0);
     let programs = docs(&files["programs.yaml"]);
@@ -464,13 +437,7 @@ fn the_pko_export_carries_what_the_operator_needs() {
         )
     };
     let refused = with_repo("git://10.0.0.1/platform.git").expect(2);
-    assert!(
-        refused.stderr.contains(
-            "PKO clones a repository over https:// or SSH only, and git://10.0.0.1/platform.git is neither: its Stacks would stall with `invalid URL scheme`"
-        ) && refused.stderr.contains("or embed the programs with --source program"),
-        "{}",
-        refused.stderr
-    );
+    crate::snapshot!(ws.path(), "export_pko_refuses_a_git_url", refused.stderr);
     let http = with_repo("http://bot:tok3n@git.example.test/acme/platform.git").expect(2);
     assert!(!http.stderr.contains("tok3n"), "{}", http.stderr);
     with_repo("git@git.example.test:acme/platform.git").expect(0);
@@ -494,13 +461,7 @@ fn the_pko_export_carries_what_the_operator_needs() {
             &[BACKEND, ("MARA_CONFIG_LOGSTORE_RETENTION", "30d")],
         )
         .expect(0);
-    assert!(
-        run.stderr.contains(
-            "note: config/pulumi/Pulumi.dev.yaml lacks 2 keys: the export carries the defaults a run would take (cluster:k8s_version: 1.31, network:cidr: 10.0.0.0/16)"
-        ),
-        "{}",
-        run.stderr
-    );
+    crate::snapshot!(local.path(), "export_pko_carries_the_defaults", run.stderr);
     let stacks = docs(&std::fs::read_to_string(local.path().join("out/stacks.yaml")).unwrap());
     let network = stacks
         .iter()
@@ -539,11 +500,7 @@ fn the_pko_teardown_says_what_happens_to_the_cloud_resources() {
     let (out, deleted) = teardown(&[], &[]);
     assert_eq!(out.status.code(), Some(1));
     let said = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        said.contains("these Stacks do not destroy on finalize: deleting them leaves every cloud resource running")
-            && said.contains("KEEP_RESOURCES=yes"),
-        "{said}"
-    );
+    crate::snapshot!(ws.path(), "pko_teardown_refuses_to_leave_the_resources", said);
     assert!(deleted.is_empty(), "deleted anyway: {deleted}");
     let (out, deleted) = teardown(&[], &[("KEEP_RESOURCES", "yes")]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -567,11 +524,7 @@ fn the_pko_teardown_says_what_happens_to_the_cloud_resources() {
         "went on after a Stack that is not gone: {deleted}"
     );
     let said = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        said.contains("teardown.sh: Stack sirius is not gone after 5m (TIMEOUT sets it)")
-            && said.contains("kubectl patch stack.pulumi.com sirius --namespace runner-dev --type merge -p '{\"spec\":{\"destroyOnFinalize\":false}}'"),
-        "{said}"
-    );
+    crate::snapshot!(ws.path(), "pko_teardown_of_a_stack_never_gone", said);
 }
 
 #[test]
@@ -580,26 +533,14 @@ fn a_workspace_file_backend_is_refused_with_the_fix() {
     let run = ws
         .exec(&["export", "pko", "-p", "aws", "-s", "dev", "-o", "out"], &[])
         .expect(2);
-    assert!(
-        run.stderr
-            .contains("`export pko` needs a state backend every engine reaches")
-            && run.stderr.contains("PULUMI_BACKEND_URL is not set"),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("s3://BUCKET"), "the fix: {}", run.stderr);
+    crate::snapshot!(ws.path(), "export_pko_needs_a_shared_backend", run.stderr);
     let run = ws
         .exec(
             &["export", "github-actions", "-p", "aws", "-s", "dev", "-o", "out"],
             &[("PULUMI_BACKEND_URL", "file:///srv/state")],
         )
         .expect(2);
-    assert!(
-        run.stderr
-            .contains("PULUMI_BACKEND_URL is file:///srv/state, a file backend"),
-        "{}",
-        run.stderr
-    );
+    crate::snapshot!(ws.path(), "export_refuses_a_file_backend", run.stderr);
     assert!(!ws.path().join("out").exists(), "nothing written");
 }
 
@@ -612,14 +553,8 @@ fn an_export_without_a_stack_configuration_says_why_it_needs_one_and_writes_noth
             &[("PULUMI_BACKEND_URL", "s3://acme-state")],
         )
         .expect(2);
-    assert!(
-        run.stderr
-            .contains("config/pulumi/Pulumi.dev.yaml is missing or empty: an export carries its values")
-            && run.stderr.contains("runner validate -p aws -s dev"),
-        "{}",
-        run.stderr
-    );
-    assert!(!run.stderr.contains("Created"), "{}", run.stderr);
+    // (And nothing created, as a run would create the stack file.)
+    crate::snapshot!(ws.path(), "export_without_a_stack_configuration", run.stderr);
     assert!(
         !ws.path().join("config/pulumi/environment").exists(),
         "no environment file written"
@@ -652,13 +587,7 @@ fn another_providers_stack_file_is_refused_as_every_exported_job_would_refuse_it
     let ws = Ws::configured("aws");
     let (run, files) = export(&ws, "gitlab-ci", "linode", &[]);
     assert_eq!(run.code, 3, "{}", run.stderr);
-    assert!(
-        run.stderr.contains(
-            "Stack has already been used with the provider [AWS], so it cannot be run with the specified provider [LKE]"
-        ),
-        "{}",
-        run.stderr
-    );
+    crate::snapshot!(ws.path(), "export_of_another_providers_stack_file", run.stderr);
     assert!(files.is_empty(), "nothing written: {files:?}");
 }
 
@@ -745,13 +674,7 @@ fn names_are_made_legal_shortened_deterministically_and_printed() {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'),
         "{name}"
     );
-    assert!(
-        run.stderr.contains(&format!(
-            "name: {long} → {name} (PKO Stack: a DNS-1123 name of at most 42 characters)"
-        )),
-        "{}",
-        run.stderr
-    );
+    crate::snapshot!(ws.path(), "export_pko_says_the_names_it_made", run.stderr);
     let (again, files_again) = export(&ws, "pko", "kubeconfig", &["--namespace", "runner-dev"]);
     again.expect(0);
     assert_eq!(
@@ -766,13 +689,7 @@ fn names_are_made_legal_shortened_deterministically_and_printed() {
     // A Program is the project: its name cannot be changed, so such a project is refused.
     let (run, _) = export(&ws, "pko", "kubeconfig", &["--source", "program"]);
     let run = run.expect(2);
-    assert!(
-        run.stderr
-            .contains(&format!("project `{long}` cannot be a PKO Program")),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("--source git"), "{}", run.stderr);
+    crate::snapshot!(ws.path(), "export_pko_program_of_an_illegal_name", run.stderr);
 }
 
 #[test]
@@ -823,37 +740,21 @@ fn kebap_needs_the_esc_organization_and_a_repository() {
     let ws = Ws::configured("aws");
     let run = ws
         .exec(
-            &[
-                "export",
-                "kebap",
-                "-p",
-                "aws",
-                "-s",
-                "dev",
-                "-o",
-                "out",
-                "--repo",
-                "https://git.example.test/a.git",
-                "--branch",
-                "main",
-            ],
+            &crate::support::words(
+                "export kebap -p aws -s dev -o out --repo https://git.example.test/a.git --branch main",
+            ),
             &[BACKEND],
         )
         .expect(2);
     // A required flag of kebap's: clap says so before anything is read.
-    assert!(
-        run.stderr.contains("required arguments were not provided") && run.stderr.contains("--esc-org <ORG>"),
-        "{}",
-        run.stderr
-    );
+    crate::snapshot!(ws.path(), "export_kebap_needs_the_esc_org", run.stderr);
     let run = ws
         .exec(
             &["export", "argo-workflows", "-p", "aws", "-s", "dev", "-o", "out"],
             &[BACKEND],
         )
         .expect(2);
-    assert!(run.stderr.contains("no git remote `origin`"), "{}", run.stderr);
-    assert!(run.stderr.contains("--repo URL"), "{}", run.stderr);
+    crate::snapshot!(ws.path(), "export_argo_needs_a_repository", run.stderr);
     // An `origin` no pod can clone is said, with the flag that overrides it.
     let git = |args: &[&str]| crate::support::git(ws.path(), args);
     git(&["init", "-q", "-b", "main"]);
@@ -878,12 +779,9 @@ fn kebap_needs_the_esc_organization_and_a_repository() {
     ws.exec(&argo, &[BACKEND])
         .expect(0)
         .stderr_has("is SSH, which needs a key the exported objects do not carry");
-    git(&[
-        "remote",
-        "set-url",
-        "origin",
-        "https://git.example.test/acme/platform.git",
-    ]);
+    git(&crate::support::words(
+        "remote set-url origin https://git.example.test/acme/platform.git",
+    ));
     let run = ws.exec(&argo, &[BACKEND]).expect(0);
     assert!(!run.stderr.contains("the `origin` remote"), "{}", run.stderr);
 }
@@ -1187,14 +1085,7 @@ fn kubernetes_objects_validate_against_the_crds_in_runner_schemas_dir() {
             ("pko", &[][..]),
             (
                 "pko",
-                &[
-                    "--source",
-                    "program",
-                    "--succeeded-within",
-                    "30m",
-                    "--image",
-                    "registry.example/pulumi:3",
-                ][..],
+                &crate::support::words("--source program --succeeded-within 30m --image registry.example/pulumi:3")[..],
             ),
             ("kebap", &[][..]),
             ("kebap", &["--source", "program"][..]),
@@ -1448,13 +1339,8 @@ fn a_shared_disk_backend_outside_the_repository_is_taken_for_gitlab_only() {
             &[("PULUMI_BACKEND_URL", &url)],
         )
         .expect(0);
-    assert!(
-        run.stderr.contains(&format!(
-            "PULUMI_BACKEND_URL is {url}, a shared disk: every GitLab runner that takes these jobs must mount"
-        )),
-        "{}",
-        run.stderr
-    );
+    let said = |stderr: &str| stderr.replace(shared.path().to_str().unwrap(), "[shared]");
+    crate::snapshot!(ws.path(), "export_gitlab_ci_on_a_shared_disk", said(&run.stderr));
     assert!(ws.path().join("gl/runner-up.gitlab-ci.yml").is_file());
     // The other engines' jobs run on machines or pods that mount nothing of ours.
     for format in ["github-actions", "argo-workflows", "pko"] {
@@ -1462,19 +1348,17 @@ fn a_shared_disk_backend_outside_the_repository_is_taken_for_gitlab_only() {
         let mut args = vec!["export", format, "-p", "aws", "-s", "dev", "-o", &out];
         args.extend(repo_args(format));
         let run = ws.exec(&args, &[("PULUMI_BACKEND_URL", &url)]).expect(2);
-        assert!(
-            run.stderr.contains(&format!(
-                "PULUMI_BACKEND_URL is {url}, a file backend, which the machines and pods {format} runs its jobs on do not mount"
-            )),
-            "{format}: {}",
-            run.stderr
+        crate::snapshot!(
+            ws.path(),
+            format!("export_{format}_on_a_shared_disk"),
+            said(&run.stderr)
         );
         assert!(!ws.path().join(&out).exists(), "{format}: nothing written");
     }
     // Inside the workspace, each job's checkout replaces it; a relative path is the job's own.
-    for inside in [
-        format!("file://{}/state", ws.path().display()),
-        "file://state".to_string(),
+    for (inside, name) in [
+        (format!("file://{}/state", ws.path().display()), "inside_the_workspace"),
+        ("file://state".to_string(), "relative"),
     ] {
         let run = ws
             .exec(
@@ -1482,16 +1366,8 @@ fn a_shared_disk_backend_outside_the_repository_is_taken_for_gitlab_only() {
                 &[("PULUMI_BACKEND_URL", &inside)],
             )
             .expect(2);
-        assert!(
-            run.stderr.contains("which each job's checkout replaces"),
-            "{}",
-            run.stderr
-        );
-        assert!(
-            run.stderr.contains("file:///DIR every runner mounts"),
-            "the fix: {}",
-            run.stderr
-        );
+        // Which each job's checkout replaces; the fix: file:///DIR every runner mounts.
+        crate::snapshot!(ws.path(), format!("export_gitlab_ci_backend_{name}"), run.stderr);
     }
     assert!(!ws.path().join("gl2").exists());
 }
@@ -1552,8 +1428,8 @@ fn a_kebap_bundle_outside_the_repository_is_refused_with_the_fix_and_inside_its_
     let outside = tempfile::tempdir().unwrap();
     let target = outside.path().join("kebap");
     let run = kebap(&platform, &["-o", target.to_str().unwrap()]).expect(2);
-    assert!(run.stderr.contains("outside the repository"), "{}", run.stderr);
-    assert!(run.stderr.contains("--bundle-path"), "the fix: {}", run.stderr);
+    let said = run.stderr.replace(outside.path().to_str().unwrap(), "[outside]");
+    crate::snapshot!(repo.path(), "export_kebap_bundle_outside_the_repository", said);
     assert!(!target.exists(), "nothing written");
     // With --bundle-path naming where it will be committed, the Application syncs that.
     kebap(

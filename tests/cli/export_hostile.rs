@@ -64,6 +64,14 @@ fn read(ws: &Ws, rel: &str) -> String {
     std::fs::read_to_string(ws.path().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
 }
 
+/// What a refused export said, as a person reads it: the workspace's and the home's temporary
+/// paths filtered.
+#[track_caller]
+fn refusal(ws: &Ws, home: &Home, name: &str, said: &str) {
+    let said = said.replace(home.path().to_str().unwrap(), "[home]");
+    crate::snapshot!(ws.path(), name, said);
+}
+
 fn is_link(p: &Path) -> bool {
     std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink())
 }
@@ -77,14 +85,8 @@ fn a_committed_link_in_the_output_directory_is_refused_and_with_force_replaced_i
     symlink(home.path().join(".profile"), out.join("teardown.sh")).unwrap();
 
     let run = export(&ws, &home, "pko", &[]).expect(2);
-    assert!(
-        run.stderr
-            .contains("exports/aws-dev/pko/teardown.sh is a symbolic link (to ")
-            && run.stderr.contains("never writes through a link")
-            && run.stderr.contains("--force"),
-        "{}",
-        run.stderr
-    );
+    // A symbolic link (to where), never written through, and what --force does.
+    refusal(&ws, &home, "export_refuses_a_link_in_the_output", &run.stderr);
     home.untouched();
     assert!(!out.join("stacks.yaml").exists(), "refused before any file was written");
 
@@ -128,17 +130,9 @@ fn an_output_directory_that_is_a_link_or_under_one_is_refused_even_with_force() 
         std::fs::create_dir_all(at.parent().unwrap()).unwrap();
         symlink(home.path(), &at).unwrap();
         let run = export(&ws, &home, format, extra).expect(2);
-        assert!(
-            run.stderr
-                .contains(&format!("{link} is a symbolic link (to {})", home.path().display())),
-            "{link}: {}",
-            run.stderr
-        );
-        assert!(
-            run.stderr.contains("pass the directory it points to as -o"),
-            "{}",
-            run.stderr
-        );
+        // `LINK is a symbolic link (to [home])`, and the fix: pass the directory it points to as -o.
+        let name = format!("export_under_a_linked_{}", link.replace('/', "_"));
+        refusal(&ws, &home, &name, &run.stderr);
         home.untouched();
     }
 }
@@ -153,15 +147,7 @@ fn a_file_the_user_wrote_is_not_replaced_without_force() {
     );
     ws.write("ci/runner-destroy.gitlab-ci.yml", "# mine too\n");
     let run = export(&ws, &home, "gitlab-ci", &["-o", "ci"]).expect(2);
-    assert!(
-        run.stderr.contains("files were not made by `runner export`")
-            && run
-                .stderr
-                .contains("ci/runner-up.gitlab-ci.yml, ci/runner-destroy.gitlab-ci.yml")
-            && run.stderr.contains("--force"),
-        "{}",
-        run.stderr
-    );
+    refusal(&ws, &home, "export_refuses_to_replace_the_users_files", &run.stderr);
     assert_eq!(
         read(&ws, "ci/runner-up.gitlab-ci.yml"),
         "# my own pipeline\nbuild:\n  script: [make]\n"
@@ -192,12 +178,10 @@ fn files_an_earlier_export_wrote_and_this_one_does_not_are_removed_and_no_others
         !ws.path().join("deploy/manifests/02-programs.yaml").exists(),
         "Argo CD would go on syncing the Programs"
     );
-    assert!(
-        run.stderr.contains(
-            "removed deploy/manifests/02-programs.yaml: an earlier `export kebap` wrote it, this one does not"
-        ),
-        "{}",
-        run.stderr
+    crate::snapshot!(
+        ws.path(),
+        "export_removes_what_it_wrote_before",
+        crate::support::lines_with(&run.stderr, "removed ")
     );
     assert_eq!(read(&ws, "deploy/manifests/notes.yaml"), "# what we changed by hand\n");
     assert!(
@@ -213,46 +197,23 @@ fn an_output_that_is_a_file_a_device_or_inside_git_is_refused_with_what_o_wants(
     let ws = Ws::configured("aws");
     let home = Home::new();
     ws.write("notes.txt", "mine\n");
-    for (output, shown, what) in [
-        (
-            "notes.txt",
-            "notes.txt is not a directory",
-            "-o/--output takes the directory",
-        ),
-        (
-            "/dev/null",
-            "/dev/null is not a directory",
-            "-o/--output takes the directory",
-        ),
-        (
-            "notes.txt/pko",
-            "notes.txt is not a directory",
-            "stands where the output directory needs a directory",
-        ),
-    ] {
-        let run = export(&ws, &home, "pko", &["-o", output]).expect(2);
-        assert!(
-            run.stderr.contains(shown) && run.stderr.contains(what),
-            "{output}: {}",
-            run.stderr
-        );
-        assert!(
-            run.stderr.contains("`-o -`") || !what.starts_with("-o"),
-            "{}",
-            run.stderr
-        );
-    }
+    // Each refusal, as said: not a directory, and what -o/--output takes (`-o -` too), or what
+    // stands where a directory is needed; inside a git directory (.git).
+    let refused = |outputs: &[&str]| {
+        let mut said = String::new();
+        for output in outputs {
+            let run = export(&ws, &home, "pko", &["-o", output]).expect(2);
+            write!(said, "-o {output}:\n{}\n", run.stderr).unwrap();
+        }
+        said
+    };
+    let said = refused(&["notes.txt", "/dev/null", "notes.txt/pko"]);
+    refusal(&ws, &home, "export_into_a_file_or_a_device", &said);
     assert_eq!(read(&ws, "notes.txt"), "mine\n");
 
     std::fs::create_dir_all(ws.path().join(".git/hooks")).unwrap();
-    for output in [".git", ".git/hooks", "sub/../.git/x", ".GIT"] {
-        let run = export(&ws, &home, "pko", &["-o", output]).expect(2);
-        assert!(
-            run.stderr.contains("is inside a git directory (.git)"),
-            "{output}: {}",
-            run.stderr
-        );
-    }
+    let said = refused(&[".git", ".git/hooks", "sub/../.git/x", ".GIT"]);
+    refusal(&ws, &home, "export_into_git", &said);
     let in_git: Vec<_> = crate::support::files_under(&ws.path().join(".git"));
     assert!(in_git.is_empty(), "nothing written into .git: {in_git:?}");
     home.untouched();
@@ -263,6 +224,9 @@ fn a_namespace_that_is_not_a_dns_1123_label_is_refused_before_anything_is_writte
     let ws = Ws::configured("aws");
     let home = Home::new();
     let long = "n".repeat(64);
+    // Each: the namespace as given, not a Kubernetes namespace name (a DNS-1123 label: lower-case
+    // letters, digits and `-`).
+    let mut said = String::new();
     for (format, namespace) in [
         ("pko", "$(touch PWN)"),
         ("kebap", "`touch PWN`"),
@@ -274,14 +238,9 @@ fn a_namespace_that_is_not_a_dns_1123_label_is_refused_before_anything_is_writte
         ("pko", ""),
     ] {
         let run = export(&ws, &home, format, &[&format!("--namespace={namespace}")]).expect(2);
-        assert!(
-            run.stderr.contains(&format!(
-                "--namespace {namespace:?} is not a Kubernetes namespace name: a namespace is a DNS-1123 label"
-            )) && run.stderr.contains("lower-case letters, digits and `-`"),
-            "{namespace}: {}",
-            run.stderr
-        );
+        write!(said, "{format}:\n{}\n", run.stderr).unwrap();
     }
+    refusal(&ws, &home, "export_refuses_a_namespace_that_is_no_label", &said);
     export(&ws, &home, "pko", &["--namespace", "$(touch PWN)"])
         .expect(2)
         .stderr_has("pass a name such as `touch-pwn`");
@@ -385,11 +344,10 @@ fn a_project_named_pages_is_not_gitlabs_pages_job() {
     let run = ws
         .exec(&args, &[BACKEND, ("HOME", home.path().to_str().unwrap())])
         .expect(0);
-    assert!(
-        run.stderr
-            .contains("name: pages → pages-project (GitLab CI job: a GitLab CI job name (not a keyword, nor GitLab's Pages job `pages`))"),
-        "{}",
-        run.stderr
+    crate::snapshot!(
+        ws.path(),
+        "export_renames_a_project_named_pages",
+        crate::support::lines_with(&run.stderr, "name: ")
     );
     for file in ["ci/runner-up.gitlab-ci.yml", "ci/runner-destroy.gitlab-ci.yml"] {
         let pipeline = &crate::export::docs(&read(&ws, file))[0];

@@ -40,9 +40,9 @@ fn a_stack_name_that_is_a_path_is_refused_before_anything_is_written() {
     }
     let ws = Ws::configured("aws");
     ws.write("config/pulumi/environment", "PULUMI_STACK=..\n");
-    ws.exec(&["up", "-p", "aws", "--target", "iam"], &[])
-        .expect(2)
-        .stderr_has("`..` (from PULUMI_STACK in config/pulumi/environment) is not a valid stack name");
+    // `..` (from PULUMI_STACK in config/pulumi/environment) is not a valid stack name.
+    let refused = ws.exec(&["up", "-p", "aws", "--target", "iam"], &[]).expect(2).stderr;
+    crate::snapshot!(ws.path(), "a_stack_name_from_the_environment_file", refused);
 }
 
 #[test]
@@ -174,15 +174,10 @@ fn a_pipe_or_a_device_among_the_run_state_is_refused_naming_it() {
     let journal = ws.path().join(".runner/dev/journal.jsonl");
     for make in [mkfifo, dev_zero] {
         make(&journal);
+        // Status and up alike: the journal named, not a regular file, and the fix.
         for args in [&status[..], &up[..]] {
             let run = within_a_minute(&ws, args).expect(3);
-            assert!(
-                run.stderr.contains("cannot read the run state's journal")
-                    && run.stderr.contains("journal.jsonl: not a regular file")
-                    && run.stderr.contains("remove it"),
-                "{}",
-                run.stderr
-            );
+            crate::snapshot!(ws.path(), "a_journal_that_is_no_file", run.stderr);
         }
         std::fs::remove_file(&journal).unwrap();
     }
@@ -191,16 +186,10 @@ fn a_pipe_or_a_device_among_the_run_state_is_refused_naming_it() {
     let kept = std::fs::read(&durations).unwrap();
     for make in [mkfifo, dev_zero] {
         make(&durations);
+        // Named as from where the runner was started, the workspace, with the fix.
         for args in [&status[..], &up[..]] {
             let run = within_a_minute(&ws, args).expect(3);
-            assert!(
-                // Named as from where the runner was started, the workspace.
-                run.stderr
-                    .contains("cannot read .runner/dev/durations.json: not a regular file")
-                    && run.stderr.contains("remove it"),
-                "{}",
-                run.stderr
-            );
+            crate::snapshot!(ws.path(), "durations_that_are_no_file", run.stderr);
         }
         // show-plan only weighs by it: a warning.
         within_a_minute(&ws, &["show-plan", "-p", "aws", "-s", "dev"])
@@ -269,12 +258,8 @@ fn logs_shows_a_log_without_letting_it_drive_the_terminal() {
     big.extend_from_slice(b"== succeeded 2026-01-01T00:00:01.000Z\n");
     std::fs::write(&log, &big).unwrap();
     let run = within_a_minute(&ws, &["logs", "iam", "-s", "dev"]).expect(0);
-    assert!(
-        run.stderr
-            .contains("(its first 2 MiB are left out: the whole log is .runner/dev/logs/iam.up.log)"),
-        "{}",
-        run.stderr
-    );
+    // `(its first 2 MiB are left out: the whole log is .runner/dev/logs/iam.up.log)`.
+    crate::snapshot!(ws.path(), "logs_of_a_huge_log", run.stderr);
     assert!(run.stdout.starts_with(&line) && run.stdout.ends_with("== succeeded 2026-01-01T00:00:01.000Z\n"));
     assert!(run.stdout.len() <= 16 * 1024 * 1024);
 
@@ -315,11 +300,8 @@ fn a_variable_that_is_not_utf8_is_passed_on_or_named_never_a_crash() {
             let out = c.output().unwrap();
             let stderr = String::from_utf8_lossy(&out.stderr);
             assert_eq!(out.status.code(), Some(2), "{var}: {stderr}");
-            assert!(
-                stderr.contains(&format!("the environment variable {var} is not valid UTF-8 text"))
-                    && stderr.contains(&format!("set {var} to UTF-8 text")),
-                "{var}: {stderr}"
-            );
+            // Named, with the fix (`set VAR to UTF-8 text`).
+            crate::snapshot!(ws.path(), format!("a_variable_not_utf8_{var}"), stderr);
         }
     }
 }

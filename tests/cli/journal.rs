@@ -90,15 +90,10 @@ fn working_in(dir: &std::path::Path) -> bool {
 /// that the next `up` runs exactly what the killed run had not recorded as done.
 fn kill_and_resume(kill_when: &dyn Fn(&Ws, Duration) -> bool) {
     let ws = Ws::configured("aws");
-    let mut child = ws
-        .command(
-            &["up", "-p", "aws", "-s", "dev"],
-            &[("PULUMI_STANDIN_DELAY_MS", "*=60")],
-        )
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = ws.start(
+        &["up", "-p", "aws", "-s", "dev"],
+        &[("PULUMI_STANDIN_DELAY_MS", "*=60")],
+    );
     let start = Instant::now();
     wait_until(Duration::from_secs(60), "the kill point never came", || {
         kill_when(&ws, start.elapsed()) || child.try_wait().unwrap().is_some()
@@ -134,7 +129,8 @@ fn kill_and_resume(kill_when: &dyn Fn(&Ws, Duration) -> bool) {
     ws.clear_invocations();
     let again = ws.up("aws", &[], &[]).expect(0);
     assert!(ups(&ws).is_empty(), "{}", again.stderr);
-    assert!(again.stderr.contains("16 unchanged"), "{}", again.stderr);
+    let (table, settings) = crate::support::closing_table(&again.stderr, ws.path());
+    settings.bind(|| insta::assert_snapshot!("closing_table_after_the_resume", table));
 }
 
 fn lines(ws: &Ws) -> usize {
@@ -167,14 +163,11 @@ fn a_journal_line_cut_short_is_ignored_with_a_warning() {
     )
     .unwrap();
     ws.clear_invocations();
-    let run = ws
-        .exec(&["up", "-p", "aws", "-s", "dev", "--target", "vpc"], &[])
-        .expect(0);
-    assert!(
-        run.stderr
-            .contains("ignored the last line of .runner/dev/journal.jsonl: it was cut short"),
-        "{}",
-        run.stderr
+    let run = ws.up("aws", &["--target", "vpc"], &[]).expect(0);
+    crate::snapshot!(
+        ws.path(),
+        "a_journal_line_cut_short",
+        crate::support::message(&run.stderr, "warning:")
     );
     assert_eq!(
         ups(&ws),
@@ -218,19 +211,12 @@ fn journal_lines_the_runner_could_not_have_written_are_named_and_left_out() {
     }
     assert!(!status.stderr.contains('\u{1b}'), "{}", status.stderr);
     let json = status.json();
-    let vpc = json["projects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == "vpc")
-        .unwrap();
+    let vpc = crate::support::project(&json, "vpc");
     assert_eq!(vpc["last"]["status"], "succeeded", "{json:#}");
     assert!(!json["up_would_run"].as_array().unwrap().iter().any(|p| p == "vpc"));
 
     ws.clear_invocations();
-    let run = ws
-        .exec(&["up", "-p", "aws", "-s", "dev", "--target", "vpc"], &[])
-        .expect(0);
+    let run = ws.up("aws", &["--target", "vpc"], &[]).expect(0);
     for e in expected {
         assert!(run.stderr.contains(e), "{e}\n{}", run.stderr);
     }

@@ -7,7 +7,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::support::Ws;
+use crate::support::{Ws, failed_block};
 use test_requires::requires;
 
 const TOKEN: &str = "placeholder-token-dev";
@@ -18,6 +18,19 @@ fn up(ws: &Ws, kubeconfig: Option<&str>) -> crate::support::Run {
         env.push(("KUBECONFIG", k));
     }
     ws.up("aws", &["--target", "eks", "--fresh"], &env)
+}
+
+/// What a run said of the kubeconfig entries it merged, updated or removed.
+fn merged(run: &crate::support::Run) -> String {
+    crate::support::lines_with(&run.stderr, "context eks-dev")
+}
+
+/// The user's `~/.kube/config`, holding [`EXISTING`] (another cluster, user and context).
+fn existing_kubeconfig(ws: &Ws) -> PathBuf {
+    let file = home(ws).join(".kube/config");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, EXISTING).unwrap();
+    file
 }
 
 fn home(ws: &Ws) -> PathBuf {
@@ -44,17 +57,12 @@ fn names(v: &Value, section: &str) -> Vec<String> {
 /// `kubectl config …` on one file; `None` when kubectl is not installed here.
 fn kubectl(file: &Path, args: &[&str]) -> Option<String> {
     crate::support::tool("kubectl")?;
-    let out = Command::new("kubectl")
-        .args(["config"])
-        .args(args)
-        .arg("--kubeconfig")
-        .arg(file)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "kubectl config {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = crate::support::succeeds(
+        Command::new("kubectl")
+            .arg("config")
+            .args(args)
+            .arg("--kubeconfig")
+            .arg(file),
     );
     Some(String::from_utf8(out.stdout).unwrap())
 }
@@ -95,12 +103,7 @@ fn a_new_kubeconfig_is_created_0600_and_kubectl_reads_it() {
     let ws = Ws::configured("aws");
     let run = up(&ws, None).expect(0);
     let file = home(&ws).join(".kube/config");
-    assert!(
-        run.stderr
-            .contains(&format!("Added new context eks-dev to {}", file.display())),
-        "{}",
-        run.stderr
-    );
+    crate::snapshot!(ws.path(), "kubeconfig_merge_added", merged(&run));
     assert_eq!(mode(&file), 0o600);
     assert!(
         !run.stdout.contains(TOKEN) && !run.stderr.contains(TOKEN),
@@ -125,14 +128,7 @@ fn in_a_ci_job_the_users_kubeconfig_is_left_alone() {
     let run = ws.up("aws", &["--target", "eks"], &[("CI", "true")]).expect(0);
     assert!(!home(&ws).join(".kube").exists(), "{}", run.stderr);
     let file = ws.path().join(".runner/dev/kubeconfig/config");
-    assert!(
-        run.stderr.contains(&format!(
-            "Added new context eks-dev to {} (a CI job: ~/.kube/config is left alone; set KUBECONFIG to choose the file)",
-            file.display()
-        )),
-        "{}",
-        run.stderr
-    );
+    crate::snapshot!(ws.path(), "kubeconfig_merge_in_a_ci_job", merged(&run));
     assert_eq!(mode(&file), 0o600);
     // A destroy in the job has nothing to say of a kubeconfig that goes with the checkout.
     let destroy = ws
@@ -160,30 +156,27 @@ fn in_a_ci_job_the_users_kubeconfig_is_left_alone() {
     let run = ws
         .up("aws", &["--target", "eks", "--fresh"], &[("CI", "true")])
         .expect(1);
-    assert!(run.stderr.contains(&file.display().to_string()), "{}", run.stderr);
+    crate::snapshot!(
+        ws.path(),
+        "kubeconfig_merge_into_a_directory",
+        failed_block(&run.stderr)
+    );
     std::fs::remove_dir(&file).unwrap();
     assert!(Command::new("mkfifo").arg(&file).status().unwrap().success());
     let run = ws
         .up("aws", &["--target", "eks", "--fresh"], &[("CI", "true")])
         .expect(1);
-    assert!(run.stderr.contains(&file.display().to_string()), "{}", run.stderr);
+    crate::snapshot!(ws.path(), "kubeconfig_merge_into_a_fifo", failed_block(&run.stderr));
     assert!(!home(&ws).join(".kube").exists());
 }
 
 #[test]
 fn an_entry_of_the_same_name_is_replaced_in_place_and_everything_else_kept() {
     let ws = Ws::configured("aws");
-    let file = home(&ws).join(".kube/config");
-    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-    std::fs::write(&file, EXISTING).unwrap();
+    let file = existing_kubeconfig(&ws);
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
     let run = up(&ws, None).expect(0);
-    assert!(
-        run.stderr
-            .contains(&format!("Added new context eks-dev to {}", file.display())),
-        "{}",
-        run.stderr
-    );
+    crate::snapshot!(ws.path(), "kubeconfig_merge_added", merged(&run));
     let v = yaml(&file);
     assert_eq!(names(&v, "clusters"), ["other", "eks-dev", "last"], "replaced in place");
     assert_eq!(v["clusters"][1]["cluster"]["server"], "https://eks.example.invalid");
@@ -214,12 +207,7 @@ fn an_entry_of_the_same_name_is_replaced_in_place_and_everything_else_kept() {
 
     // The second merge finds its context: "Updated".
     let run = up(&ws, None).expect(0);
-    assert!(
-        run.stderr
-            .contains(&format!("Updated context eks-dev in {}", file.display())),
-        "{}",
-        run.stderr
-    );
+    crate::snapshot!(ws.path(), "kubeconfig_merge_updated", merged(&run));
     assert_eq!(names(&yaml(&file), "clusters"), ["other", "eks-dev", "last"]);
     if let Some(all) = kubectl(&file, &["get-contexts", "-o", "name"]) {
         assert_eq!(all.split_whitespace().collect::<Vec<_>>(), ["eks-dev", "other"]);
@@ -235,11 +223,10 @@ fn the_first_kubeconfig_path_holding_the_cluster_wins_else_the_first_that_exists
     std::fs::write(&b, EXISTING).unwrap();
     let list = format!("{}::{}", a.display(), b.display());
     let run = up(&ws, Some(&list)).expect(0);
-    assert!(
-        run.stderr.contains(&format!("context eks-dev in {}", b.display()))
-            || run.stderr.contains(&format!("eks-dev to {}", b.display())),
-        "{}",
-        run.stderr
+    crate::snapshot!(
+        ws.path(),
+        "kubeconfig_merge_into_the_path_holding_the_cluster",
+        merged(&run)
     );
     assert!(!a.exists(), "the first path was not touched");
     assert_eq!(yaml(&b)["current-context"], "eks-dev");
@@ -272,17 +259,11 @@ fn a_malformed_kubeconfig_is_refused_and_left_untouched() {
     let broken = "apiVersion: v1\nclusters: {not: a list}\n";
     std::fs::write(&file, broken).unwrap();
     let run = up(&ws, None).expect(1);
-    assert!(
-        run.stderr
-            .contains(&format!("{} is not a valid kubeconfig", file.display())),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("left untouched"));
-    assert!(
-        run.stderr.contains("Failed: eks (up): hook kubeconfig-merge"),
-        "{}",
-        run.stderr
+    // Not a valid kubeconfig, left untouched: the merge fails its project.
+    crate::snapshot!(
+        ws.path(),
+        "kubeconfig_merge_refuses_a_malformed_file",
+        failed_block(&run.stderr)
     );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), broken);
     std::fs::write(&file, "clusters: [unclosed\n").unwrap();
@@ -293,9 +274,7 @@ fn a_malformed_kubeconfig_is_refused_and_left_untouched() {
 #[test]
 fn destroy_prunes_the_entries_only_when_asked() {
     let ws = Ws::configured("aws");
-    let file = home(&ws).join(".kube/config");
-    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-    std::fs::write(&file, EXISTING).unwrap();
+    let file = existing_kubeconfig(&ws);
     up(&ws, None).expect(0);
     ws.exec(&["destroy", "-p", "aws", "-s", "dev", "--target", "eks", "--yes"], &[])
         .expect(0);
@@ -307,26 +286,11 @@ fn destroy_prunes_the_entries_only_when_asked() {
     up(&ws, None).expect(0);
     let run = ws
         .exec(
-            &[
-                "destroy",
-                "-p",
-                "aws",
-                "-s",
-                "dev",
-                "--target",
-                "eks",
-                "--prune-kubeconfig",
-                "--yes",
-            ],
+            &crate::support::words("destroy -p aws -s dev --target eks --prune-kubeconfig --yes"),
             &[],
         )
         .expect(0);
-    assert!(
-        run.stderr
-            .contains(&format!("Removed context eks-dev from {}", file.display())),
-        "{}",
-        run.stderr
-    );
+    crate::snapshot!(ws.path(), "kubeconfig_pruned", merged(&run));
     let v = yaml(&file);
     assert_eq!(names(&v, "contexts"), ["other"]);
     assert_eq!(names(&v, "clusters"), ["other", "last"]);
@@ -461,9 +425,7 @@ fn a_merge_loses_nothing_kubectl_writes_at_the_same_time() {
         return;
     }
     let ws = Ws::configured("aws");
-    let file = home(&ws).join(".kube/config");
-    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-    std::fs::write(&file, EXISTING).unwrap();
+    let file = existing_kubeconfig(&ws);
     // kubectl adds contexts while the runner merges its cluster again and again; kubectl takes
     // `<file>.lock` and gives up when it is held, so count what it says it wrote.
     let writer = {

@@ -31,59 +31,39 @@ fn only_refuses_until_its_needs_are_deployed_then_runs_alone_with_their_outputs(
          cat >> \"$out\"\n",
     );
 
-    // Nothing deployed: eks needs vpc and iam; both are named, and nothing runs.
-    let run = ws
-        .exec(&["up", "-p", "aws", "-s", "dev", "--only", "eks"], &[])
-        .expect(2);
-    assert!(
-        run.stderr.contains("`up --only eks` cannot run alone"),
-        "{}",
-        run.stderr
+    // Nothing deployed: eks needs vpc and iam; both are named, with the fix, and nothing runs.
+    refused(
+        &ws,
+        &["up", "-p", "aws", "-s", "dev", "--only", "eks"],
+        "only_refused_for_its_needs",
     );
-    assert!(
-        run.stderr
-            .contains("eks needs vpc (reads its outputs), which has no successful `up` in the backend"),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("eks needs iam"), "{}", run.stderr);
-    assert!(run.stderr.contains("runner up --target eks"), "the fix: {}", run.stderr);
     assert!(ran(&ws, "up").is_empty(), "nothing ran: {:?}", ran(&ws, "up"));
 
     // Ordering-only needs count too: sirius runs after logagent, certmgr, prometheus, observability.
-    let run = ws
-        .exec(&["up", "-p", "aws", "-s", "dev", "--only", "sirius"], &[])
-        .expect(2);
-    for need in ["logagent", "certmgr", "prometheus", "observability"] {
-        assert!(
-            run.stderr.contains(&format!("sirius needs {need} (runs after it)")),
-            "{need}: {}",
-            run.stderr
-        );
-    }
+    refused(
+        &ws,
+        &["up", "-p", "aws", "-s", "dev", "--only", "sirius"],
+        "only_refused_for_what_it_runs_after",
+    );
 
     // Its needs alone, one job each (they need nothing), then eks alone.
     ws.up("aws", &["--only", "vpc"], &[]).expect(0);
     ws.up("aws", &["--only", "iam"], &[]).expect(0);
     assert_eq!(ran(&ws, "up"), ["vpc", "iam"]);
     ws.clear_invocations();
-    let run = ws
-        .exec(&["up", "-p", "aws", "-s", "dev", "--only", "eks"], &[])
-        .expect(0);
+    let run = ws.up("aws", &["--only", "eks"], &[]).expect(0);
     assert_eq!(ran(&ws, "up"), ["eks"], "{}", run.stderr);
-    // The backend reads that prove its needs are said before they are made.
-    assert!(
-        run.stderr
-            .contains("--only eks: reading the outputs of what it waits for from the backend: "),
-        "{}",
-        run.stderr
+    // The backend reads that prove its needs are said before they are made; and the prediction
+    // says they come first, not priced.
+    crate::snapshot!(
+        ws.path(),
+        "only_reads_its_needs_outputs",
+        crate::support::lines_with(&run.stderr, "--only eks: ")
     );
-    // And the prediction says they come first, not priced.
-    assert!(
-        run.stderr
-            .contains("(from the provider's estimates), after reading the outputs of 2 projects it waits for"),
-        "{}",
-        run.stderr
+    crate::snapshot!(
+        ws.path(),
+        "only_prediction",
+        crate::support::lines_with(&run.stderr, "(from the provider's estimates)")
     );
 
     // The same configuration and environment as a full run: the shared stack file, the backend.
@@ -130,16 +110,11 @@ fn only_refuses_until_its_needs_are_deployed_then_runs_alone_with_their_outputs(
 fn destroy_only_refuses_while_a_dependent_is_deployed() {
     let ws = Ws::configured("aws");
     ws.up("aws", &["--target", "kubeconfig"], &[]).expect(0);
-    let run = ws
-        .exec(&["destroy", "-p", "aws", "-s", "dev", "--only", "eks", "--yes"], &[])
-        .expect(2);
-    assert!(
-        run.stderr
-            .contains("eks is needed by kubeconfig (reads its outputs), which is still deployed"),
-        "{}",
-        run.stderr
+    refused(
+        &ws,
+        &["destroy", "-p", "aws", "-s", "dev", "--only", "eks", "--yes"],
+        "destroy_only_refused_while_a_dependent_is_deployed",
     );
-    assert!(run.stderr.contains("runner destroy --target eks"), "{}", run.stderr);
     ws.clear_invocations();
     ws.exec(
         &["destroy", "-p", "aws", "-s", "dev", "--only", "kubeconfig", "--yes"],
@@ -154,22 +129,23 @@ fn destroy_only_refuses_while_a_dependent_is_deployed() {
 #[test]
 fn only_takes_one_known_project_and_not_with_target() {
     let ws = Ws::configured("aws");
-    let run = ws
-        .exec(&["up", "-p", "aws", "-s", "dev", "--only", "ekz"], &[])
-        .expect(2);
-    assert!(
-        run.stderr.contains("unknown project `ekz` (given to --only)"),
-        "{}",
-        run.stderr
+    refused(
+        &ws,
+        &["up", "-p", "aws", "-s", "dev", "--only", "ekz"],
+        "only_of_an_unknown_project",
     );
-    assert!(run.stderr.contains("did you mean `eks`?"), "{}", run.stderr);
-    let run = ws
-        .exec(
-            &["up", "-p", "aws", "-s", "dev", "--only", "eks", "--target", "vpc"],
-            &[],
-        )
-        .expect(2);
-    assert!(run.stderr.contains("cannot be used with"), "{}", run.stderr);
+    refused(
+        &ws,
+        &["up", "-p", "aws", "-s", "dev", "--only", "eks", "--target", "vpc"],
+        "only_with_target",
+    );
+}
+
+/// `runner ARGS` is refused before anything runs (exit 2), saying what `name`'s snapshot holds.
+#[track_caller]
+fn refused(ws: &Ws, args: &[&str], name: &str) {
+    let run = ws.exec(args, &[]).expect(2);
+    crate::snapshot!(ws.path(), name, run.stderr);
 }
 
 /// A fresh checkout (a CI job) knows nothing of what is deployed: a destroy there runs what it
@@ -191,8 +167,14 @@ fn a_destroy_from_a_fresh_checkout_is_predicted_to_run() {
     std::fs::create_dir_all(ws.path().join(".runner/dev")).unwrap();
     std::fs::write(ws.path().join(".runner/dev/durations.json"), durations).unwrap();
     let destroy = destroy_vpc();
-    assert!(destroy.stderr.contains("for 1 of 1 project ("), "{}", destroy.stderr);
-    assert!(destroy.stderr.contains("1 succeeded"), "{}", destroy.stderr);
+    // Predicted: `for 1 of 1 project (…)`; and it ran: `1 succeeded`.
+    crate::snapshot!(
+        ws.path(),
+        "destroy_from_a_fresh_checkout_predicted",
+        crate::support::lines_with(&destroy.stderr, " for 1 of 1 project (")
+    );
+    let (table, settings) = crate::support::closing_table(&destroy.stderr, ws.path());
+    settings.bind(|| insta::assert_snapshot!("closing_table_destroy_from_a_fresh_checkout", table));
 }
 
 #[test]
@@ -201,17 +183,12 @@ fn only_and_a_full_up_keep_one_fingerprint_so_neither_reruns_what_the_other_ran(
     ws.up("aws", &[], &[]).expect(0);
     ws.clear_invocations();
     // Nothing changed: the project alone is as unchanged as in a full run.
-    let only = ws
-        .exec(&["up", "-p", "aws", "-s", "dev", "--only", "eks", "--yes"], &[])
-        .expect(0);
+    let only = ws.up("aws", &["--only", "eks", "--yes"], &[]).expect(0);
     assert!(ran(&ws, "up").is_empty(), "{}", only.stderr);
-    assert!(only.stderr.contains("1 unchanged"), "{}", only.stderr);
+    let (table, settings) = crate::support::closing_table(&only.stderr, ws.path());
+    settings.bind(|| insta::assert_snapshot!("closing_table_only_unchanged", table));
     // Run it anyway: the next full up and status see nothing to do (the cycle of N9).
-    ws.exec(
-        &["up", "-p", "aws", "-s", "dev", "--only", "eks", "--fresh", "--yes"],
-        &[],
-    )
-    .expect(0);
+    ws.up("aws", &["--only", "eks", "--fresh", "--yes"], &[]).expect(0);
     assert_eq!(ran(&ws, "up"), ["eks"]);
     let status = ws.exec(&["status", "-s", "dev"], &[]).expect(0);
     assert!(status.stdout.contains("An up would run nothing"), "{}", status.stdout);
@@ -219,11 +196,7 @@ fn only_and_a_full_up_keep_one_fingerprint_so_neither_reruns_what_the_other_ran(
     let full = ws.up("aws", &[], &[]).expect(0);
     assert!(ran(&ws, "up").is_empty(), "{}", full.stderr);
     // A need run alone that gave the same outputs leaves what reads them unchanged.
-    ws.exec(
-        &["up", "-p", "aws", "-s", "dev", "--only", "vpc", "--fresh", "--yes"],
-        &[],
-    )
-    .expect(0);
+    ws.up("aws", &["--only", "vpc", "--fresh", "--yes"], &[]).expect(0);
     let status = ws.exec(&["status", "-s", "dev"], &[]).expect(0);
     assert!(status.stdout.contains("An up would run nothing"), "{}", status.stdout);
 }

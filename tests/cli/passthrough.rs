@@ -8,15 +8,7 @@ use std::time::{Duration, Instant};
 
 use expectrl::Expect as _;
 
-use crate::support::{Ws, files_under, runs, wait_for_file, wait_until};
-
-fn signal(pid: u32, sig: &str) {
-    let sent = std::process::Command::new("kill")
-        .args([&format!("-{sig}"), &pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(sent.success());
-}
+use crate::support::{Ws, files_under, runs, signal, wait_for_file, wait_until};
 
 /// How `child` (the runner) ended; killed and failed when it does not end (a signal it never
 /// got).
@@ -200,13 +192,7 @@ fn next_up(ws: &Ws, project: &str) -> (bool, String) {
         .exec(&["status", "-s", "dev", "--format", "json"], &[])
         .expect(0)
         .json();
-    let p = status["projects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == project)
-        .unwrap()
-        .clone();
+    let p = crate::support::project(&status, project).clone();
     (
         p["up"]["runs"].as_bool().unwrap(),
         p["up"]["why"].as_str().unwrap().to_string(),
@@ -232,11 +218,11 @@ fn a_passthrough_that_changes_a_stack_is_recorded_and_the_next_up_runs_it() {
         )
     );
     let run = ws.up("aws", &["--target", "eks"], &[]).expect(0);
-    assert!(
-        run.stderr
-            .contains("vpc (`runner pulumi vpc -- destroy --yes` changed its stack"),
-        "{}",
-        run.stderr
+    // `vpc (`runner pulumi vpc -- destroy --yes` changed its stack …)`.
+    crate::snapshot!(
+        ws.path(),
+        "up_says_why_after_a_passthrough",
+        crate::support::lines_with(&run.stderr, "up: ")
     );
     assert_eq!(next_up(&ws, "vpc"), (false, "unchanged since its last up".into()));
     // A refresh too (what it took in is what the next up sets back).
@@ -278,19 +264,7 @@ fn a_secret_typed_on_the_command_line_is_not_echoed_by_the_debug_line() {
     ws.up("aws", &["--target", "secrets"], &[]).expect(0);
     let run = ws
         .exec(
-            &[
-                "-d",
-                "pulumi",
-                "secrets",
-                "-s",
-                "dev",
-                "--",
-                "config",
-                "set",
-                "--secret",
-                "sirius:ledger_pwd",
-                "hunter2-rotated",
-            ],
+            &crate::support::words("-d pulumi secrets -s dev -- config set --secret sirius:ledger_pwd hunter2-rotated"),
             &[],
         )
         .expect(0);

@@ -75,15 +75,9 @@ fn tree_of_each_provider() {
 #[test]
 fn tree_of_a_targeted_destroy() {
     let run = Ws::reference()
-        .run(&[
-            "show-plan",
-            "-p",
-            "aws",
-            "--operation",
-            "destroy",
-            "--target",
-            "ingress-controller",
-        ])
+        .run(&crate::support::words(
+            "show-plan -p aws --operation destroy --target ingress-controller",
+        ))
         .expect(0);
     insta::assert_snapshot!(run.stdout);
 }
@@ -160,13 +154,7 @@ fn each_provider_wires_its_cluster_and_registry_into_the_shared_layer() {
     let aws = plan_json(&ws, &["-p", "aws"]);
     assert_eq!(needs(&aws, "kubeconfig"), ["eks"]);
     assert_eq!(needs(&aws, "kic-image-push"), ["kic-image-build", "ecr"]);
-    let eks = &aws["projects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == "eks")
-        .unwrap()
-        .clone();
+    let eks = crate::support::project(&aws, "eks").clone();
     assert_eq!(names(&eks["on_success"]), ["kubeconfig-merge"]);
     assert_eq!(eks["layer"], "cluster");
 
@@ -178,13 +166,7 @@ fn each_provider_wires_its_cluster_and_registry_into_the_shared_layer() {
     let linode = plan_json(&ws, &["-p", "linode"]);
     assert_eq!(needs(&linode, "kubeconfig"), ["lke"]);
     assert_eq!(needs(&linode, "harbor-configuration"), ["harbor"]);
-    let harbor = linode["projects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == "harbor")
-        .unwrap()
-        .clone();
+    let harbor = crate::support::project(&linode, "harbor").clone();
     assert_eq!(
         names(&harbor["secrets"]),
         [

@@ -844,17 +844,7 @@ fn a_secret_is_stored_exactly_as_given_line_ends_and_all() {
     .expect(0);
     let got = ws
         .exec(
-            &[
-                "pulumi",
-                "secrets",
-                "-s",
-                "dev",
-                "--",
-                "config",
-                "get",
-                "prometheus:adminpass",
-                "--json",
-            ],
+            &crate::support::words("pulumi secrets -s dev -- config get prometheus:adminpass --json"),
             &[],
         )
         .expect(0)
@@ -908,13 +898,8 @@ fn a_secret_or_a_value_the_environment_changes_is_not_dropped_without_a_word() {
     let run = ws.up("aws", &["--target", "secrets"], &[]).expect(0);
     assert!(!run.stderr.contains("differs"), "{}", run.stderr);
     // A secret rotated in the CI's store: stored, said, and the secrets project runs again.
-    let run = ws
-        .up(
-            "aws",
-            &["--target", "secrets"],
-            &[("MARA_SECRET_SIRIUS_LEDGER_PWD", "rotated-S3cret")],
-        )
-        .expect(0);
+    let rotated = [("MARA_SECRET_SIRIUS_LEDGER_PWD", "rotated-S3cret")];
+    let run = ws.up("aws", &["--target", "secrets"], &rotated).expect(0);
     assert!(
         run.stderr.contains(
             "MARA_SECRET_SIRIUS_LEDGER_PWD differs from the stored `sirius:ledger_pwd`: the new value is stored"
@@ -929,16 +914,7 @@ fn a_secret_or_a_value_the_environment_changes_is_not_dropped_without_a_word() {
     );
     let got = ws
         .exec(
-            &[
-                "pulumi",
-                "secrets",
-                "-s",
-                "dev",
-                "--",
-                "config",
-                "get",
-                "sirius:ledger_pwd",
-            ],
+            &crate::support::words("pulumi secrets -s dev -- config get sirius:ledger_pwd"),
             &[("MARA_SECRET_SIRIUS_LEDGER_PWD", "rotated-S3cret")],
         )
         .expect(0);
@@ -968,12 +944,7 @@ fn a_program_pulumi_yaml_would_refuse_is_said_before_any_question() {
     let mut s = session(
         &ws,
         &["validate", "-p", "aws", "-s", "dev"],
-        &[
-            "AWS_DEFAULT_REGION",
-            "AWS_REGION",
-            "AWS_PROFILE",
-            "PULUMI_CONFIG_PASSPHRASE",
-        ],
+        &crate::support::words("AWS_DEFAULT_REGION AWS_REGION AWS_PROFILE PULUMI_CONFIG_PASSPHRASE"),
     );
     let screen = rest(&mut s);
     assert!(

@@ -25,12 +25,7 @@ fn a_key_added_in_one_projects_namespace_reruns_that_project_and_is_named() {
         .expect(0)
         .json();
     let why = |name: &str| {
-        let p = status["projects"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|p| p["name"] == name)
-            .unwrap();
+        let p = crate::support::project(&status, name);
         (
             p["up"]["runs"].as_bool().unwrap(),
             p["up"]["why"].as_str().unwrap().to_string(),
@@ -80,12 +75,7 @@ fn runs(ws: &Ws, project: &str) -> bool {
         .exec(&["status", "-s", "dev", "--format", "json"], &[])
         .expect(0)
         .json();
-    status["projects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == project)
-        .unwrap()["up"]["runs"]
+    crate::support::project(&status, project)["up"]["runs"]
         .as_bool()
         .unwrap()
 }
@@ -187,15 +177,10 @@ fn a_run_that_runs_nothing_keeps_the_record_of_the_last_real_one() {
 fn the_prediction_gives_the_least_and_the_most_when_some_projects_may_not_run() {
     let ws = deployed_then_a_logstore_key_added();
     let run = ws.up("kubeconfig", &[], &[]).expect(0);
-    let line = run
-        .stderr
-        .lines()
-        .find(|l| l.starts_with("Predicted: "))
-        .unwrap_or_else(|| panic!("no prediction:\n{}", run.stderr));
-    // logstore surely runs; the two that read its outputs only if they change.
-    assert!(line.contains("for 1 of "), "{line}");
-    assert!(line.contains(", up to "), "{line}");
-    assert!(line.contains("if the 2 that read their outputs run too"), "{line}");
+    let line = crate::support::message(&run.stderr, "Predicted: ");
+    // logstore surely runs (`for 1 of`); the two that read its outputs only if they change
+    // (`up to …, if the 2 that read their outputs run too`).
+    crate::snapshot!(ws.path(), "prediction_of_the_least_and_the_most", line);
 }
 
 /// A project folder of thousands of files (data a program ships, say) and a chain of links that
@@ -225,12 +210,10 @@ fn a_folder_of_many_files_and_doubled_links_leave_every_later_command_working() 
     assert!(!runs(&ws, "logstore"), "nothing changed");
     ws.write("projects/services/logstore/assets/d17/42", "changed\n");
     let status = ws.exec(&["status", "-s", "dev"], &[]).expect(0);
-    assert!(
-        status
-            .stdout
-            .contains("run: a file of its folder (3002 files, compared as one) changed since its last up"),
-        "{}",
-        status.stdout
+    crate::snapshot!(
+        ws.path(),
+        "status_of_a_folder_of_many_files",
+        crate::support::lines_with(&status.stdout, " logstore ")
     );
     ws.up("kubeconfig", &[], &[]).expect(0);
     assert!(!runs(&ws, "logstore"));
@@ -244,19 +227,9 @@ fn one_reason_after_several_names_is_each_ones() {
     ws.up("aws", &[], &[("PULUMI_STANDIN_FAIL", "iam:up,vpc:up,ecr:up")])
         .expect(1);
     let again = ws.up("aws", &[], &[]).expect(0);
-    let line = again
-        .stderr
-        .lines()
-        .find(|l| l.starts_with("up: "))
-        .unwrap_or_else(|| panic!("{}", again.stderr));
-    let failed = line
-        .split(" (each: its last up failed)")
-        .next()
-        .unwrap_or_else(|| panic!("{line}"));
-    for name in ["iam", "vpc", "ecr"] {
-        assert!(failed.contains(name), "{line}");
-    }
-    assert!(!line.contains("ecr (its last up failed)"), "{line}");
+    let line = crate::support::message(&again.stderr, "up: ");
+    // `iam, vpc, ecr (each: its last up failed)`, not `ecr (its last up failed)`.
+    crate::snapshot!(ws.path(), "one_reason_for_several", line);
 }
 
 /// The backend the stacks live in is an input wherever it is set: after runs on the runner's

@@ -57,20 +57,7 @@ fn waits(ws: &Ws, provider: &str, op: &str) -> BTreeMap<String, Vec<String>> {
         .run(&["show-plan", "-p", provider, "--operation", op, "--format", "json"])
         .expect(0)
         .json();
-    plan["projects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| {
-            let w = p["waits_for"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|x| x.as_str().unwrap().to_string())
-                .collect();
-            (p["name"].as_str().unwrap().to_string(), w)
-        })
-        .collect()
+    crate::support::waits(&plan)
 }
 
 fn summary(ws: &Ws) -> Value {
@@ -106,12 +93,7 @@ fn assert_no_secret(ws: &Ws, printed: &[&str]) {
 #[test]
 fn up_runs_every_project_after_what_it_needs_and_independent_ones_together() {
     let ws = Ws::configured("aws");
-    let run = ws
-        .exec(
-            &["up", "-p", "aws", "-s", "dev"],
-            &[("PULUMI_STANDIN_DELAY_MS", "*=150")],
-        )
-        .expect(0);
+    let run = ws.up("aws", &[], &[("PULUMI_STANDIN_DELAY_MS", "*=150")]).expect(0);
     let ran = intervals(&ws, "up");
     let waits = waits(&ws, "aws", "up");
     assert_eq!(ran.len(), 16, "every AWS project ran: {ran:?}");
@@ -125,27 +107,19 @@ fn up_runs_every_project_after_what_it_needs_and_independent_ones_together() {
         overlap("vpc", "ecr") && overlap("iam", "kic-image-build"),
         "independent projects ran one after another"
     );
-    assert!(
-        run.stdout.contains("[eks] Updating (dev):"),
-        "output lines are prefixed: {}",
-        run.stdout
+    // Output lines are prefixed with their project.
+    crate::snapshot!(
+        ws.path(),
+        "output_of_eks_prefixed",
+        crate::support::lines_with(&run.stdout, "[eks] ")
     );
-    assert!(
-        run.stderr
-            .contains("Summary: up · provider aws · stack dev: 16 succeeded"),
-        "{}",
-        run.stderr
-    );
+    let (table, settings) = crate::support::closing_table(&run.stderr, ws.path());
+    settings.bind(|| insta::assert_snapshot!("closing_table_of_every_project", table));
     assert!(statuses(&ws).values().all(|s| s == "succeeded"));
     let s = summary(&ws);
     assert_eq!(s["exit_code"], 0);
     assert_eq!(s["result"], "succeeded");
-    let eks = s["projects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == "eks")
-        .unwrap();
+    let eks = crate::support::project(&s, "eks");
     assert_eq!(eks["outputs"]["cluster_name"], "eks-dev");
     assert_eq!(eks["outputs"]["kubeconfig"], "[secret]");
     // The stack and the cluster are created; the two stack references and the two IAM roles
@@ -236,19 +210,9 @@ fn destroy_runs_dependents_first_and_targets_work_both_ways() {
     let statuses = statuses(&ws);
     assert!(statuses.values().all(|s| s == "succeeded"), "{statuses:?}");
     let s = summary(&ws);
-    let logstore = s["projects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == "logstore")
-        .unwrap();
+    let logstore = crate::support::project(&s, "logstore");
     assert!(logstore["changes"].get("delete").is_none(), "{logstore}");
-    let eks = s["projects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == "eks")
-        .unwrap();
+    let eks = crate::support::project(&s, "eks");
     // What was only read is discarded from the state, not deleted.
     assert_eq!(eks["changes"]["delete"], 2);
     assert_eq!(eks["changes"]["discard"], 4);
@@ -257,17 +221,11 @@ fn destroy_runs_dependents_first_and_targets_work_both_ways() {
 #[test]
 fn a_failure_stops_what_depends_on_it_and_the_next_up_resumes() {
     let ws = Ws::configured("aws");
-    let run = ws
-        .exec(
-            &["up", "-p", "aws", "-s", "dev"],
-            &[("PULUMI_STANDIN_FAIL", "kubeconfig:up")],
-        )
-        .expect(1);
-    assert!(
-        run.stderr
-            .contains("Failed: kubeconfig (up): pulumi up exited with code 1"),
-        "{}",
-        run.stderr
+    let run = ws.up("aws", &[], &[("PULUMI_STANDIN_FAIL", "kubeconfig:up")]).expect(1);
+    crate::snapshot!(
+        ws.path(),
+        "failed_block_stops_what_depends_on_it",
+        failed_block(&run.stderr)
     );
     let st = statuses(&ws);
     assert_eq!(st["kubeconfig"], "failed");
@@ -275,12 +233,7 @@ fn a_failure_stops_what_depends_on_it_and_the_next_up_resumes() {
     assert!(["succeeded", "not started"].contains(&st["kic-image-push"].as_str()));
     let s = summary(&ws);
     assert_eq!(s["exit_code"], 1);
-    let secrets = s["projects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == "secrets")
-        .unwrap();
+    let secrets = crate::support::project(&s, "secrets");
     assert_eq!(secrets["reason"], "needs kubeconfig, which failed");
     let ran_first: BTreeSet<String> = intervals(&ws, "up").into_keys().collect();
     assert!(
@@ -325,7 +278,8 @@ fn a_second_up_runs_nothing_and_a_change_reruns_only_what_reads_it() {
     ws.clear_invocations();
     let again = ws.up("aws", &[], &[]).expect(0);
     assert!(intervals(&ws, "up").is_empty(), "ran again: {:?}", intervals(&ws, "up"));
-    assert!(again.stderr.contains("16 unchanged"), "{}", again.stderr);
+    let (table, settings) = crate::support::closing_table(&again.stderr, ws.path());
+    settings.bind(|| insta::assert_snapshot!("closing_table_of_a_second_up", table));
 
     // A change that leaves the outputs alone: only the project itself.
     ws.edit(
@@ -373,12 +327,10 @@ fn outputs_reach_hooks_and_secrets_only_through_the_environment() {
          echo \"stdin_bytes=$(wc -c)\" >> \"$out\"\n\
          echo hook ran\n",
     );
-    let run = ws
-        .exec(&["up", "-p", "aws", "-s", "dev", "--target", "eks"], &[])
-        .expect(0);
+    let run = ws.up("aws", &["--target", "eks"], &[]).expect(0);
     let record = std::fs::read_to_string(ws.path().join("hook-record.txt")).unwrap();
-    assert!(record.contains("project=eks stack=dev provider=aws"), "{record}");
-    assert!(record.contains("cluster_name=eks-dev"), "{record}");
+    // What the hook was told, the outputs file redacted (`"kubeconfig": "[secret]"`).
+    crate::snapshot!(ws.path(), "what_a_hook_is_told", &record);
     let len: usize = record
         .lines()
         .find_map(|l| l.strip_prefix("kubeconfig_length="))
@@ -386,10 +338,6 @@ fn outputs_reach_hooks_and_secrets_only_through_the_environment() {
         .parse()
         .unwrap();
     assert!(len > 100, "the secret kubeconfig reached the hook's environment");
-    assert!(
-        record.contains("\"kubeconfig\": \"[secret]\""),
-        "the outputs file is redacted: {record}"
-    );
     let stdin: usize = record
         .lines()
         .find_map(|l| l.strip_prefix("stdin_bytes="))
@@ -408,27 +356,22 @@ fn outputs_reach_hooks_and_secrets_only_through_the_environment() {
     // A failing hook fails its project.
     // (Written over, the script keeps its mode.)
     ws.write("scripts/record.sh", "#!/bin/sh\necho broken >&2\nexit 3\n");
-    let run = ws
-        .exec(&["up", "-p", "aws", "-s", "dev", "--target", "eks", "--fresh"], &[])
-        .expect(1);
-    assert!(
-        run.stderr
-            .contains("Failed: eks (up): hook scripts/record.sh exited with code 3"),
-        "{}",
-        run.stderr
+    let run = ws.up("aws", &["--target", "eks", "--fresh"], &[]).expect(1);
+    crate::snapshot!(
+        ws.path(),
+        "failed_block_hook_on_standard_error",
+        failed_block(&run.stderr)
     );
-    assert!(run.stderr.contains("broken"));
 }
 
 #[test]
 fn preview_waits_for_undeployed_upstreams_and_refresh_of_nothing_warns() {
     let ws = Ws::configured("kubeconfig");
     let run = ws.exec(&["refresh", "-p", "kubeconfig", "-s", "dev"], &[]).expect(0);
-    assert!(
-        run.stderr
-            .contains("warning: [kubeconfig] kubeconfig has no previous deployment"),
-        "{}",
-        run.stderr
+    crate::snapshot!(
+        ws.path(),
+        "refresh_of_nothing_warns",
+        crate::support::lines_with(&run.stderr, "warning: [kubeconfig]")
     );
     // Every start said is ended: a destroy of projects never deployed says each had nothing.
     let destroy = ws
@@ -437,25 +380,19 @@ fn preview_waits_for_undeployed_upstreams_and_refresh_of_nothing_warns() {
             &[],
         )
         .expect(0);
-    for line in destroy.stderr.lines().filter(|l| l.contains("destroy started")) {
-        let project = line.split(['[', ']']).nth(1).unwrap();
-        assert!(
-            destroy
-                .stderr
-                .contains(&format!("• [{project}] unchanged: no previous deployment"))
-                || destroy.stderr.contains(&format!("✔ [{project}] destroy succeeded")),
-            "{}",
-            destroy.stderr
-        );
-    }
-
+    // (Its lines sorted: the projects run at once.)
+    let mut said: Vec<&str> = destroy
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with(['▶', '•', '✔']))
+        .collect();
+    said.sort_unstable();
+    crate::snapshot!(ws.path(), "destroy_of_what_was_never_deployed", said.join("\n"));
     // What is left is said of the stacks there were: the secrets store's alone.
-    assert!(
-        destroy
-            .stderr
-            .contains("Left as they were: the stack `dev` of the 1 project that had one (empty now"),
-        "{}",
-        destroy.stderr
+    crate::snapshot!(
+        ws.path(),
+        "destroy_leaves_the_stacks_that_were",
+        crate::support::paragraph(&destroy.stderr, "Left as they were:")
     );
 
     let run = ws.exec(&["preview", "-p", "kubeconfig", "-s", "dev"], &[]).expect(0);
@@ -463,12 +400,7 @@ fn preview_waits_for_undeployed_upstreams_and_refresh_of_nothing_warns() {
     assert_eq!(st["kubeconfig"], "succeeded");
     assert_eq!(st["logstore"], "waits");
     let s = summary(&ws);
-    let logagent = s["projects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == "logagent")
-        .unwrap();
+    let logagent = crate::support::project(&s, "logagent");
     assert_eq!(logagent["reason"], "waits for kubeconfig, logstore, not deployed yet");
     assert!(run.stdout.contains("[kubeconfig] Previewing update (dev):"));
 
@@ -522,9 +454,10 @@ fn ctrl_c_stops_the_run_leaves_no_process_and_resume_works() {
     for (name, p) in state["projects"].as_object().unwrap() {
         assert_ne!(p["status"], "running", "{name} is still marked running");
     }
-    assert!(
-        stderr.contains("Interrupted. Run the same command again to resume."),
-        "{stderr}"
+    crate::snapshot!(
+        ws.path(),
+        "interrupted_says_how_to_resume",
+        crate::support::paragraph(&stderr, "Interrupted.")
     );
 
     ws.clear_invocations();
@@ -658,10 +591,7 @@ fn a_second_ctrl_c_kills_what_does_not_stop() {
 fn a_failure_shows_its_cause_once_in_the_failed_block_and_in_the_summary() {
     let ws = Ws::configured("aws");
     let run = ws
-        .exec(
-            &["up", "-p", "aws", "-s", "dev"],
-            &[("PULUMI_STANDIN_FAIL", "logstore:up"), ("CI", "true")],
-        )
+        .up("aws", &[], &[("PULUMI_STANDIN_FAIL", "logstore:up"), ("CI", "true")])
         .expect(1);
     let cause = "injected failure for logstore (up) by PULUMI_STANDIN_FAIL";
     // `Failed: logstore (up): pulumi up exited with code 1: <cause>`, and where its log is.
@@ -675,13 +605,7 @@ fn a_failure_shows_its_cause_once_in_the_failed_block_and_in_the_summary() {
     // The cause is said once, whole, in the block under the table (not also in its row).
     assert!(row.trim_end().ends_with("(below)") && !row.contains(cause), "{row}");
     assert_eq!(run.stderr.matches(cause).count(), 1, "{}", run.stderr);
-    let logstore = summary(&ws)["projects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == "logstore")
-        .unwrap()
-        .clone();
+    let logstore = crate::support::project(&summary(&ws), "logstore").clone();
     assert!(
         logstore["error"].as_str().unwrap().contains(cause),
         "{}",
@@ -712,9 +636,7 @@ fn a_hook_that_fails_shows_what_it_printed_on_standard_output() {
         "check.sh",
         "#!/bin/sh\necho \"cluster $MARA_OUTPUT_CLUSTER_NAME is not reachable\"\nexit 4\n",
     );
-    let run = ws
-        .exec(&["up", "-p", "aws", "-s", "dev", "--target", "eks"], &[("CI", "true")])
-        .expect(1);
+    let run = ws.up("aws", &["--target", "eks"], &[("CI", "true")]).expect(1);
     // `Failed: eks (up): hook scripts/check.sh exited with code 4: cluster eks-dev is not
     // reachable`.
     let failed = failed_block(&run.stderr);
@@ -750,21 +672,14 @@ fn debug_says_the_backend_each_pulumi_command_and_why_a_project_runs() {
     let ws = Ws::configured("aws");
     ws.up("aws", &["--target", "iam"], &[]).expect(0);
     ws.edit("projects/identity/iam/Pulumi.yaml", "name: iam", "name: iam\n# edited");
-    let run = ws
-        .exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam", "-d"], &[])
-        .expect(0);
-    for needle in [
-        "debug: running 1 project, at most 8 at once; backend file://",
-        "debug: [iam] runs: its inputs changed since its last successful up",
-        "debug: [iam] pulumi up --stack dev --non-interactive --config-file ",
-        "(in projects/identity/iam)",
-    ] {
-        assert!(run.stderr.contains(needle), "{needle}:\n{}", run.stderr);
-    }
+    let run = ws.up("aws", &["--target", "iam", "-d"], &[]).expect(0);
+    crate::snapshot!(
+        ws.path(),
+        "debug_lines",
+        crate::support::lines_with(&run.stderr, "debug:")
+    );
     // Without -d, none of it.
-    let quiet = ws
-        .exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam", "--fresh"], &[])
-        .expect(0);
+    let quiet = ws.up("aws", &["--target", "iam", "--fresh"], &[]).expect(0);
     assert!(!quiet.stderr.contains("debug:"), "{}", quiet.stderr);
     assert_no_secret(&ws, &[&run.stdout, &run.stderr]);
 }
@@ -890,15 +805,12 @@ fn a_fresh_clone_against_an_existing_backend_gets_the_salt_before_projects_run_i
 #[test]
 fn the_closing_table_after_a_success_and_after_a_failure() {
     let ws = Ws::configured("aws");
-    let ok = ws
-        .exec(&["up", "-p", "aws", "-s", "dev", "--target", "eks"], &[])
-        .expect(0);
-    let unchanged = ws
-        .exec(&["up", "-p", "aws", "-s", "dev", "--target", "eks"], &[])
-        .expect(0);
+    let ok = ws.up("aws", &["--target", "eks"], &[]).expect(0);
+    let unchanged = ws.up("aws", &["--target", "eks"], &[]).expect(0);
     let failed = ws
-        .exec(
-            &["up", "-p", "aws", "-s", "dev", "--target", "eks", "--fresh"],
+        .up(
+            "aws",
+            &["--target", "eks", "--fresh"],
             &[("PULUMI_STANDIN_FAIL", "eks:up")],
         )
         .expect(1);
@@ -945,13 +857,7 @@ fn an_error_the_engine_reports_in_an_update_it_calls_succeeded_fails_the_project
         .exec(&["status", "-s", "dev", "--format", "json"], &[])
         .expect(0)
         .json();
-    let vpc = status["projects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == "vpc")
-        .unwrap()
-        .clone();
+    let vpc = crate::support::project(&status, "vpc").clone();
     assert_eq!(vpc["up"]["runs"], true, "{vpc}");
 }
 
@@ -961,13 +867,8 @@ fn an_error_the_engine_reports_in_an_update_it_calls_succeeded_fails_the_project
 #[test]
 fn a_failure_and_what_it_stopped_in_the_closing_table_and_the_report() {
     let ws = Ws::configured("aws");
-    let run = ws
-        .up(
-            "aws",
-            &["--target", "secrets"],
-            &[("PULUMI_STANDIN_FAIL", "kubeconfig:up")],
-        )
-        .expect(1);
+    let kubeconfig_fails = [("PULUMI_STANDIN_FAIL", "kubeconfig:up")];
+    let run = ws.up("aws", &["--target", "secrets"], &kubeconfig_fails).expect(1);
     let (table, settings) = crate::support::closing_table(&run.stderr, ws.path());
     settings.bind(|| insta::assert_snapshot!("closing_table_failure_and_skipped", table));
     ws.exec(&["report", "-s", "dev", "-o", "report.html"], &[]).expect(0);

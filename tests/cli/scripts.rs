@@ -153,20 +153,15 @@ fn try_cluster_starts_the_cluster_only_for_what_needs_it() {
     let r = root.path();
     let started = r.join("started");
     let run_with = |args: &[&str], env: &[(&str, &str)]| {
-        let out = Command::new(r.join("scripts/try-cluster"))
-            .args(args)
-            .env_remove("CARGO_TARGET_DIR")
-            .env_remove("STACK")
-            .env_remove("RUNNER_CHARTS_DIR")
-            .env_remove("PULUMI_BACKEND_URL")
-            .envs(env.iter().copied())
-            .current_dir(r)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
+        let out = crate::support::succeeds(
+            Command::new(r.join("scripts/try-cluster"))
+                .args(args)
+                .env_remove("CARGO_TARGET_DIR")
+                .env_remove("STACK")
+                .env_remove("RUNNER_CHARTS_DIR")
+                .env_remove("PULUMI_BACKEND_URL")
+                .envs(env.iter().copied())
+                .current_dir(r),
         );
         (
             String::from_utf8_lossy(&out.stdout).into_owned(),

@@ -34,13 +34,7 @@ fn starts(ws: &Ws) -> BTreeMap<String, Vec<String>> {
 fn summary_outputs(ws: &Ws, project: &str) -> Value {
     let s: Value =
         serde_json::from_str(&std::fs::read_to_string(ws.path().join(".runner/last-run.json")).unwrap()).unwrap();
-    s["projects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == project)
-        .unwrap()["outputs"]
-        .clone()
+    crate::support::project(&s, project)["outputs"].clone()
 }
 
 #[test]
@@ -108,9 +102,7 @@ fn a_stack_the_run_state_knows_but_the_backend_lost_is_created_again() {
     assert!(stacks.join("dev.json").exists());
     std::fs::remove_dir_all(&stacks).unwrap();
     ws.clear_invocations();
-    let run = ws
-        .exec(&["up", "-p", "aws", "-s", "dev", "--target", "vpc", "--fresh"], &[])
-        .expect(0);
+    let run = ws.up("aws", &["--target", "vpc", "--fresh"], &[]).expect(0);
     assert_eq!(
         starts(&ws)["projects/infra/vpc"],
         ["up", "stack select", "up"],

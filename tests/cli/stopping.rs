@@ -3,7 +3,10 @@
 
 use std::time::{Duration, Instant};
 
-use crate::support::Ws;
+use crate::support::{Ws, signal};
+
+/// iam's `pulumi up` hangs until it is stopped.
+const HANG_IAM: [(&str, &str); 1] = [("PULUMI_STANDIN_HANG", "iam:up")];
 
 fn statuses(ws: &Ws) -> serde_json::Value {
     let text = std::fs::read_to_string(ws.path().join(".runner/last-run.json")).unwrap();
@@ -17,25 +20,10 @@ fn statuses(ws: &Ws) -> serde_json::Value {
         .into()
 }
 
-fn signal(pid: u32, sig: &str) {
-    std::process::Command::new("kill")
-        .args([&format!("-{sig}"), &pid.to_string()])
-        .status()
-        .unwrap();
-}
-
 #[test]
 fn a_hang_up_stops_the_run_as_ctrl_c_does() {
     let ws = Ws::configured("aws");
-    let child = ws
-        .command(
-            &["up", "-p", "aws", "-s", "dev", "--target", "iam"],
-            &[("PULUMI_STANDIN_HANG", "iam:up")],
-        )
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = ws.start_keeping_stderr(&["up", "-p", "aws", "-s", "dev", "--target", "iam"], &HANG_IAM);
     crate::support::up_lock(&ws.path().join(".pulumi-state/.pulumi/locks/organization/iam/dev"));
     signal(child.id(), "HUP");
     let out = child.wait_with_output().unwrap();
@@ -50,39 +38,30 @@ fn a_hang_up_stops_the_run_as_ctrl_c_does() {
 fn interrupted_is_not_failed_in_the_summary_junit_and_status_and_the_resume_advice_fits_fresh() {
     let ws = Ws::configured("aws");
     let junit = ws.path().join("junit.xml");
-    let child = ws
-        .command(
-            &[
-                "up",
-                "-p",
-                "aws",
-                "-s",
-                "dev",
-                "--target",
-                "iam",
-                "--fresh",
-                "--junit",
-                junit.to_str().unwrap(),
-            ],
-            &[("PULUMI_STANDIN_HANG", "iam:up")],
-        )
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = ws.start_keeping_stderr(
+        &[
+            "up",
+            "-p",
+            "aws",
+            "-s",
+            "dev",
+            "--target",
+            "iam",
+            "--fresh",
+            "--junit",
+            junit.to_str().unwrap(),
+        ],
+        &HANG_IAM,
+    );
     crate::support::up_lock(&ws.path().join(".pulumi-state/.pulumi/locks/organization/iam/dev"));
     signal(child.id(), "INT");
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{stderr}");
-    assert!(
-        stderr.contains("Interrupted: iam (up): cut short before it ended; it runs again on the next run"),
-        "{stderr}"
-    );
     assert!(!stderr.contains("Failed:"), "{stderr}");
-    assert!(stderr.contains("Run it again without --fresh to resume"), "{stderr}");
     // The closing table as a person reads it after Ctrl-C (beside those of a success and a
-    // failure, in run.rs).
+    // failure, in run.rs): `Interrupted: iam (up): cut short before it ended; it runs again on
+    // the next run`, and how to resume (`Run it again without --fresh`).
     let (closing, settings) = crate::support::closing_table(&stderr, ws.path());
     settings.bind(|| insta::assert_snapshot!("closing_table_interrupted", closing));
     let xml = std::fs::read_to_string(&junit).unwrap();
@@ -93,13 +72,7 @@ fn interrupted_is_not_failed_in_the_summary_junit_and_status_and_the_resume_advi
         .exec(&["status", "-s", "dev", "--format", "json"], &[])
         .expect(0)
         .json();
-    let iam = status["projects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == "iam")
-        .unwrap()
-        .clone();
+    let iam = crate::support::project(&status, "iam").clone();
     assert_eq!(iam["last"]["status"], "interrupted", "{iam}");
     assert_eq!(iam["up"]["why"], "its last up was interrupted", "{iam}");
 }
@@ -112,15 +85,10 @@ fn what_ignores_ctrl_c_gets_sigterm_then_sigkill_after_the_grace_period() {
         "stubborn.sh",
         "#!/bin/sh\ntrap '' INT TERM\ntouch \"$MARA_WORKSPACE/stubborn-started\"\nwhile :; do sleep 1; done\n",
     );
-    let child = ws
-        .command(
-            &["up", "-p", "aws", "-s", "dev", "--target", "eks", "--grace", "1s"],
-            &[],
-        )
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = ws.start_keeping_stderr(
+        &["up", "-p", "aws", "-s", "dev", "--target", "eks", "--grace", "1s"],
+        &[],
+    );
     // (The run got as far as that.)
     crate::support::wait_for_file(&ws.path().join("stubborn-started"));
     let asked = Instant::now();
@@ -128,7 +96,8 @@ fn what_ignores_ctrl_c_gets_sigterm_then_sigkill_after_the_grace_period() {
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{stderr}");
-    assert!(stderr.contains("in 1s they get SIGTERM, then SIGKILL"), "{stderr}");
+    // (No redactions: the grace given, 1s, is what is said.)
+    insta::assert_snapshot!("grace_said", crate::support::lines_with(&stderr, "SIGTERM"));
     // Two grace periods, not forever (generous bound: the machine may be busy).
     assert!(asked.elapsed() < Duration::from_secs(20), "took {:?}", asked.elapsed());
 }
@@ -137,21 +106,10 @@ fn what_ignores_ctrl_c_gets_sigterm_then_sigkill_after_the_grace_period() {
 fn a_project_that_runs_too_long_is_stopped_and_ends_timed_out() {
     let ws = Ws::configured("aws");
     let run = ws
-        .exec(
-            &["up", "-p", "aws", "-s", "dev", "--target", "iam", "--timeout", "1s"],
-            &[("PULUMI_STANDIN_HANG", "iam:up")],
-        )
+        .up("aws", &["--target", "iam", "--timeout", "1s"], &HANG_IAM)
         .expect(1);
-    assert!(
-        run.stderr.contains("[iam] timed out after 1s: stopping it"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("Failed: iam (up): timed out after 1s"),
-        "{}",
-        run.stderr
-    );
+    timed_out_after_1s(&run);
+    insta::assert_snapshot!("failed_block_timed_out", crate::support::failed_block(&run.stderr));
     assert_eq!(statuses(&ws)["iam"], "timed out");
 
     // The provider file may give a project its own timeout; a bad one is refused.
@@ -160,8 +118,7 @@ fn a_project_that_runs_too_long_is_stopped_and_ends_timed_out() {
         "name = \"iam\"",
         "name = \"iam\"\ntimeout = \"1s\"",
     );
-    ws.up("aws", &["--target", "iam"], &[("PULUMI_STANDIN_HANG", "iam:up")])
-        .expect(1);
+    ws.up("aws", &["--target", "iam"], &HANG_IAM).expect(1);
     assert_eq!(statuses(&ws)["iam"], "timed out");
     ws.edit("providers/aws.toml", "timeout = \"1s\"", "timeout = \"soon\"");
     ws.up("aws", &["--target", "iam"], &[])
@@ -175,6 +132,8 @@ fn a_project_that_runs_too_long_is_stopped_and_ends_timed_out() {
 #[test]
 fn a_duration_too_long_is_refused_before_anything_runs() {
     let ws = Ws::configured("aws");
+    // Each refusal names the flag, the value and the most it may be, 30 days (720h).
+    let mut said = String::new();
     for (flag, value) in [
         ("--timeout", "18446744073709551615s"),
         ("--timeout", "18446744073709551616s"),
@@ -184,20 +143,14 @@ fn a_duration_too_long_is_refused_before_anything_runs() {
         let run = ws
             .exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam", flag, value], &[])
             .expect(2);
-        assert!(
-            run.stderr.contains(&format!("'{value}' for '{flag} <DURATION>'"))
-                && run
-                    .stderr
-                    .contains("longer than the most the runner takes, 30 days (720h)"),
-            "{}",
-            run.stderr
-        );
+        said.push_str(&run.stderr);
         assert!(
             !ws.path().join(".runner").exists(),
             "{flag} {value}: wrote under .runner"
         );
         assert!(ws.invocations().is_empty(), "{flag} {value}: ran pulumi");
     }
+    insta::assert_snapshot!("durations_too_long", said);
     ws.edit(
         "providers/aws.toml",
         "name = \"iam\"",
@@ -216,27 +169,11 @@ fn a_timeout_with_the_longest_grace_stops_the_project_and_records_it() {
     let ws = Ws::configured("aws");
     let run = ws
         .exec(
-            &[
-                "up",
-                "-p",
-                "aws",
-                "-s",
-                "dev",
-                "--target",
-                "iam",
-                "--grace",
-                "720h",
-                "--timeout",
-                "1s",
-            ],
-            &[("PULUMI_STANDIN_HANG", "iam:up")],
+            &crate::support::words("up -p aws -s dev --target iam --grace 720h --timeout 1s"),
+            &HANG_IAM,
         )
         .expect(1);
-    assert!(
-        run.stderr.contains("[iam] timed out after 1s: stopping it"),
-        "{}",
-        run.stderr
-    );
+    timed_out_after_1s(&run);
     assert_eq!(statuses(&ws)["iam"], "timed out");
     assert!(
         !ws.path().join(".runner/dev/journal.jsonl").exists(),
@@ -269,6 +206,28 @@ fn this_host() -> String {
         .unwrap()
         .trim()
         .to_string()
+}
+
+/// The run said it stopped iam, timed out after the 1s its `--timeout` gave.
+#[track_caller]
+fn timed_out_after_1s(run: &crate::support::Run) {
+    insta::assert_snapshot!(
+        "timed_out_after_1s",
+        crate::support::lines_with(&run.stderr, "[iam] timed out")
+    );
+}
+
+/// The `Failed:` block of a run refused a stack's lock, as a person reads it: the workspace's
+/// path, this host's name, the dead pid and the lock's age filtered.
+#[track_caller]
+fn lock_refused(ws: &Ws, run: &crate::support::Run, pid: u32, name: &str) {
+    let failed = crate::support::failed_block(&run.stderr)
+        .replace(&format!("@{}", this_host()), "@[this host]")
+        .replace(&format!("pid {pid}"), "pid [dead pid]");
+    let mut settings = crate::support::redactions(ws.path());
+    // How long ago the lock was taken (on a fixed date): more every day.
+    settings.add_filter(r"\[time\], (\d+[dhms] ?)+ ago", "[time], [age] ago");
+    settings.bind(|| insta::assert_snapshot!(name, failed));
 }
 
 /// A pid that no longer runs.
@@ -321,20 +280,11 @@ fn a_stale_lock_on_a_stack_not_created_yet_is_named_and_removed_only_when_asked(
 fn a_stale_lock_is_named_and_removed_only_when_asked_and_another_hosts_never() {
     let ws = Ws::configured("aws");
     ws.up("aws", &["--target", "iam"], &[]).expect(0);
-    let stale = lock(&ws, "iam", "stale", &this_host(), dead_pid());
-    let run = ws
-        .exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam", "--fresh"], &[])
-        .expect(1);
-    assert!(
-        run.stderr.contains("which no longer runs: a stale lock"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("`--remove-stale-locks` removes it"),
-        "{}",
-        run.stderr
-    );
+    let pid = dead_pid();
+    let stale = lock(&ws, "iam", "stale", &this_host(), pid);
+    let run = ws.up("aws", &["--target", "iam", "--fresh"], &[]).expect(1);
+    // Which no longer runs: a stale lock, that `--remove-stale-locks` removes.
+    lock_refused(&ws, &run, pid, "stale_lock");
     assert!(stale.exists());
     ws.up("aws", &["--target", "iam", "--fresh", "--remove-stale-locks"], &[])
         .expect(0)
@@ -343,7 +293,8 @@ fn a_stale_lock_is_named_and_removed_only_when_asked_and_another_hosts_never() {
 
     // A lock that is a link (to a file elsewhere, which the removal must never reach): left, and
     // the flag given says why instead of advising itself.
-    let elsewhere = lock(&ws, "network-elsewhere", "kept", &this_host(), dead_pid());
+    let pid = dead_pid();
+    let elsewhere = lock(&ws, "network-elsewhere", "kept", &this_host(), pid);
     let linked = stale.with_file_name("linked.json");
     std::os::unix::fs::symlink(&elsewhere, &linked).unwrap();
     // Under a wrapper, the closing's notes name the command as the wrapper's user types it.
@@ -351,20 +302,8 @@ fn a_stale_lock_is_named_and_removed_only_when_asked_and_another_hosts_never() {
     let run = ws
         .up("aws", &["--target", "iam", "--fresh", "--remove-stale-locks"], &wrapper)
         .expect(1);
-    assert!(
-        run.stderr
-            .contains("`--remove-stale-locks` left it: it removes only regular files")
-            && run
-                .stderr
-                .contains("`scripts/try-aws pulumi PROJECT -- cancel` removes every lock"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        !run.stderr.contains("`--remove-stale-locks` removes it"),
-        "{}",
-        run.stderr
-    );
+    // `--remove-stale-locks` left it: it removes only regular files (and advises nothing).
+    lock_refused(&ws, &run, pid, "stale_lock_that_is_a_link");
     assert!(linked.exists() && elsewhere.exists());
     std::fs::remove_file(&linked).unwrap();
 
@@ -388,16 +327,11 @@ fn a_file_left_among_a_stacks_locks_by_a_killed_pulumi_is_named() {
     std::fs::create_dir_all(&dir).unwrap();
     let stranded = dir.join("0b7a5c1e-3f0e-4c1a-9d2b-5e8f7a6b4c3d.json.18a2b3c4d5e6f708.tmp");
     std::fs::write(&stranded, "").unwrap();
-    let run = ws
-        .exec(&["up", "-p", "aws", "-s", "dev", "--target", "iam", "--fresh"], &[])
-        .expect(1);
-    assert!(
-        run.stderr.contains(&format!(
-            "{} is not a lock, and pulumi reads every file there as one",
-            stranded.display()
-        )) && run.stderr.contains("remove it"),
-        "{}",
-        run.stderr
+    let run = ws.up("aws", &["--target", "iam", "--fresh"], &[]).expect(1);
+    crate::snapshot!(
+        ws.path(),
+        "failed_block_a_file_among_the_locks",
+        crate::support::failed_block(&run.stderr)
     );
     std::fs::remove_file(&stranded).unwrap();
     ws.up("aws", &["--target", "iam", "--fresh"], &[]).expect(0);

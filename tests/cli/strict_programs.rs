@@ -5,6 +5,7 @@
 //! the engine's message.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -156,47 +157,30 @@ fn check_programs_refuses_what_is_no_program_naming_it() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("gate.yaml");
     assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
-    let run = check_programs(&[fifo.to_str().unwrap()]).expect(2);
-    assert!(
-        run.stderr.contains("gate.yaml: not a file or a directory"),
-        "{}",
-        run.stderr
-    );
-    let run = check_programs(&["/dev/null"]).expect(2);
-    assert!(
-        run.stderr.contains("/dev/null: not a file or a directory"),
-        "{}",
-        run.stderr
-    );
-
     let latin1 = dir.path().join("Pulumi.yaml");
     std::fs::write(&latin1, b"name: caf\xe9\nruntime: yaml\n").unwrap();
-    let run = check_programs(&[latin1.to_str().unwrap()]).expect(2);
-    assert!(run.stderr.contains("Pulumi.yaml: not UTF-8 text"), "{}", run.stderr);
-
     let list = dir.path().join("list.yaml");
     std::fs::write(&list, "- name: a\n- runtime: yaml\n").unwrap();
-    let run = check_programs(&[list.to_str().unwrap()]).expect(1);
-    assert!(
-        run.stdout
-            .contains("list.yaml:1: not a Pulumi project file: its top level is not a mapping"),
-        "{}",
-        run.stdout
-    );
     let values = dir.path().join("values.yaml");
     std::fs::write(&values, "replicas: 2\n").unwrap();
-    let run = check_programs(&[values.to_str().unwrap()]).expect(1);
-    for key in ["name", "runtime"] {
-        assert!(
-            run.stdout
-                .contains(&format!("values.yaml:1: not a Pulumi project file: it has no `{key}:`")),
-            "{}",
-            run.stdout
-        );
-    }
     let empty = tempfile::tempdir().unwrap();
-    let run = check_programs(&[empty.path().to_str().unwrap()]).expect(2);
-    assert!(run.stderr.contains("no Pulumi.yaml under"), "{}", run.stderr);
+    // What each is said to be (not a file or a directory, not UTF-8 text, not a Pulumi project
+    // file and why, no Pulumi.yaml under it), and the exit code: 2 for what cannot be checked, 1
+    // for a file that is no program.
+    let mut said = String::new();
+    for (path, code) in [
+        (fifo.as_path(), 2),
+        (Path::new("/dev/null"), 2),
+        (&latin1, 2),
+        (&list, 1),
+        (&values, 1),
+        (empty.path(), 2),
+    ] {
+        let run = check_programs(&[path.to_str().unwrap()]).expect(code);
+        write!(said, "{code}: {}{}", run.stdout, run.stderr).unwrap();
+    }
+    let said = said.replace(empty.path().to_str().unwrap(), "[empty]");
+    crate::snapshot!(dir.path(), "check_programs_of_what_is_no_program", said);
 }
 
 /// A folder walked as found: a FIFO named `Pulumi.yaml` is left unread (said), a loop of links
@@ -240,26 +224,8 @@ fn check_programs_walks_each_real_file_once_and_reads_only_regular_files() {
         h.join().unwrap()
     })
     .expect(0);
-    assert!(
-        run.stderr.contains("fifo/Pulumi.yaml: not a regular file"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("zero/Pulumi.yaml: not a regular file"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("a/proc: on another file system: left unwalked"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("check-programs: 1 program matches the pinned SDKs"),
-        "counted once: {}",
-        run.stderr
-    );
+    // The FIFO and the device not read, /proc not walked, the one program counted once.
+    crate::snapshot!(dir.path(), "check_programs_walks_each_real_file_once", run.stderr);
 }
 
 #[test]
@@ -272,8 +238,7 @@ fn check_programs_without_the_sdk_cache_says_how_to_install_it() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("the provider SDKs are not installed"), "{stderr}");
-    assert!(stderr.contains("run scripts/install-test-tools"), "{stderr}");
+    crate::snapshot!(empty.path(), "check_programs_without_the_sdk_cache", stderr);
 }
 
 #[requires("sdk-schema")]

@@ -147,6 +147,38 @@ pub fn at_terminal(c: &Command, typescript: &Path) -> Command {
     script
 }
 
+/// The entry named `name` among the `projects` of a plan, a run's summary or a status
+/// (`show-plan`, `.runner/last-run.json`, `status` in JSON).
+#[track_caller]
+pub fn project<'a>(doc: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    doc["projects"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no projects in {doc}"))
+        .iter()
+        .find(|p| p["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {doc}"))
+}
+
+/// What each project of a plan (`show-plan --format json`) waits for: its needs and what it
+/// runs after.
+pub fn waits(plan: &serde_json::Value) -> std::collections::BTreeMap<String, Vec<String>> {
+    let mut waits = std::collections::BTreeMap::new();
+    for p in plan["projects"].as_array().unwrap() {
+        let names = p["waits_for"].as_array().unwrap().iter().map(|w| w.as_str().unwrap());
+        waits.insert(
+            p["name"].as_str().unwrap().to_string(),
+            names.map(String::from).collect(),
+        );
+    }
+    waits
+}
+
+/// The words of a command line, split at spaces, as a launch takes them (`ws.exec(&words("up
+/// -p aws -s dev"), &[])`): the tests' arguments hold no space.
+pub fn words(line: &str) -> Vec<&str> {
+    line.split(' ').collect()
+}
+
 impl Ws {
     /// A copy of this repository's workspace: its providers and projects.
     pub fn reference() -> Self {
@@ -432,13 +464,16 @@ pub fn read_invocations(log: &Path) -> Vec<Invocation> {
 
 /// Snapshot settings that keep what a person reads the same from run to run, the parts that
 /// vary filtered: the workspace's temporary path as `[workspace]`, times (`2026-01-01
-/// 12:00:00`, RFC 3339's `2026-01-01T12:00:00.000Z`) as `[time]`, durations as `[duration]`
+/// 12:00:00`, RFC 3339's `2026-01-01T12:00:00.000Z`) as `[time]`, a drift check's time of day
+/// (`no drift 12:30`) as `[hh:mm]`, durations as `[duration]`
 /// (with the padding before them: their column is right-aligned, a duration's width varies),
 /// the runner's version as `[version]`. Snapshots live in `tests/cli/snapshots/`.
 pub fn redactions(workspace: &Path) -> insta::Settings {
     let mut settings = insta::Settings::clone_current();
     settings.add_filter(&regex_escape(&workspace.display().to_string()), "[workspace]");
     settings.add_filter(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z| UTC)?", "[time]");
+    // The time of day of a drift check, as the status table's narrow column shows it.
+    settings.add_filter(r"(no drift|drifted|not deployed) \d{2}:\d{2}\b", "$1 [hh:mm]");
     settings.add_filter(r" +\d+m \d+s\b", " [duration]");
     settings.add_filter(r" +\d+(\.\d+)?(ms|s)\b", " [duration]");
     settings.add_filter(r"(?m)^\d+(\.\d+)?(ms|s)$", "[duration]");
@@ -457,6 +492,78 @@ pub fn closing_table(stderr: &str, workspace: &Path) -> (String, insta::Settings
         .find("\nSummary:")
         .unwrap_or_else(|| panic!("no closing table:\n{stderr}"));
     (stderr[at + 1..].to_string(), redactions(workspace))
+}
+
+/// `insta::assert_snapshot!(NAME, TEXT)` with the [`redactions`] of the workspace at `WORKSPACE`
+/// (a `&Path`): what a person reads, checked whole, the parts that vary from run to run
+/// filtered. The snapshot is named after the calling test's module, as `insta` names it.
+#[macro_export]
+macro_rules! snapshot {
+    ($workspace:expr, $name:expr, $text:expr $(,)?) => {
+        $crate::support::redactions($workspace).bind(|| insta::assert_snapshot!($name, $text))
+    };
+}
+
+/// The paragraph of `text` (blank-line separated, without its trailing blanks) that holds
+/// `needle`: one message a person reads, cut out of what a run printed, to be checked whole.
+#[track_caller]
+pub fn paragraph(text: &str, needle: &str) -> String {
+    text.split("\n\n")
+        .find(|p| p.contains(needle))
+        .unwrap_or_else(|| panic!("no paragraph holds {needle:?}:\n{text}"))
+        .trim_end()
+        .to_string()
+}
+
+/// One message of what a run printed: the line that begins with `start` (after any
+/// indentation) and the indented lines under it (its fix, its help), without the lines of
+/// other projects around it.
+#[track_caller]
+pub fn message(text: &str, start: &str) -> String {
+    let mut lines = text.lines().skip_while(|l| !l.trim_start().starts_with(start));
+    let first = lines
+        .next()
+        .unwrap_or_else(|| panic!("no line begins with {start:?}:\n{text}"));
+    std::iter::once(first)
+        .chain(lines.take_while(|l| l.starts_with("  ")))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A run's summary in Markdown (a CI job's step summary) up to its timeline: the Mermaid chart
+/// whose bars are where each project ran, different every run.
+pub fn before_timeline(markdown: &str) -> &str {
+    markdown
+        .find("```mermaid")
+        .map_or(markdown, |at| &markdown[..at])
+        .trim_end()
+}
+
+/// What a command printed from the line that begins with `start` (after any indentation) to
+/// its end, without what it said before (a prediction, the secrets it stored on a first run).
+#[track_caller]
+pub fn from_line(text: &str, start: &str) -> String {
+    let lines: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with(start))
+        .collect();
+    assert!(!lines.is_empty(), "no line begins with {start:?}:\n{text}");
+    lines.join("\n")
+}
+
+/// The error a refused command printed: its standard error from the first `error: ` line on.
+#[track_caller]
+pub fn error_message(stderr: &str) -> String {
+    from_line(stderr, "error: ")
+}
+
+/// The lines of `text` that hold `needle`, one per line: what a run said of one thing among
+/// what it printed of others (its lines interleave with theirs).
+#[track_caller]
+pub fn lines_with(text: &str, needle: &str) -> String {
+    let lines: Vec<&str> = text.lines().filter(|l| l.contains(needle)).collect();
+    assert!(!lines.is_empty(), "no line holds {needle:?}:\n{text}");
+    lines.join("\n")
 }
 
 /// The `Failed:` block of a run's standard error: the paragraphs (blank-line separated) that
@@ -624,6 +731,16 @@ pub fn wait_for_file(path: &Path) {
         format!("{} never appeared", path.display()),
         || path.exists(),
     );
+}
+
+/// Sends `sig` (`INT`, `KILL`, …) to the process `pid`, which must be there to take it.
+#[track_caller]
+pub fn signal(pid: u32, sig: &str) {
+    let sent = Command::new("kill")
+        .args([&format!("-{sig}"), &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success(), "kill -{sig} {pid}");
 }
 
 /// Whether process `pid` runs: it exists and is no zombie.
@@ -796,6 +913,23 @@ impl Ws {
         c
     }
 
+    /// `runner ARGS` started in the workspace, as [`Ws::command`], and left to run (to be
+    /// interrupted, killed, or watched while it goes): what it prints is thrown away.
+    pub fn start(&self, args: &[&str], env: &[(&str, &str)]) -> Child {
+        self.spawn(args, env, std::process::Stdio::null())
+    }
+
+    /// [`Ws::start`], its standard error kept for the test (`wait_with_output` reads it).
+    pub fn start_keeping_stderr(&self, args: &[&str], env: &[(&str, &str)]) -> Child {
+        self.spawn(args, env, std::process::Stdio::piped())
+    }
+
+    fn spawn(&self, args: &[&str], env: &[(&str, &str)], stderr: std::process::Stdio) -> Child {
+        let mut c = self.command(args, env);
+        c.stdout(std::process::Stdio::null()).stderr(stderr);
+        c.spawn().unwrap()
+    }
+
     /// `runner up -p PROVIDER -s dev EXTRA…` through [`Ws::exec`]: the run most tests start.
     pub fn up(&self, provider: &str, extra: &[&str], env: &[(&str, &str)]) -> Run {
         let mut args = vec!["up", "-p", provider, "-s", "dev"];
@@ -869,17 +1003,23 @@ pub fn headless(chromium: &Path, profile: &Path) -> Command {
     c
 }
 
-/// `git ARGS` in `dir`, as a test's author (commits need a name); it must succeed.
-pub fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(["-c", "user.name=runner tests", "-c", "user.email=tests@example.invalid"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
+/// Runs `c` (a tool, a script) to its end, which must be a success: else the test fails with
+/// the command and what it printed. What it printed, for the test to read.
+#[track_caller]
+pub fn succeeds(c: &mut Command) -> std::process::Output {
+    let out = c.output().unwrap_or_else(|e| panic!("{c:?}: {e}"));
+    let printed = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
     assert!(
         out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
+        "{c:?}: {}{}",
+        printed(&out.stdout),
+        printed(&out.stderr)
     );
+    out
+}
+
+/// `git ARGS` in `dir`, as a test's author (commits need a name); it must succeed.
+pub fn git(dir: &Path, args: &[&str]) {
+    let author = ["-c", "user.name=runner tests", "-c", "user.email=tests@example.invalid"];
+    succeeds(Command::new("git").args(author).args(args).current_dir(dir));
 }
