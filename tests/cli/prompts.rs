@@ -51,6 +51,13 @@ fn rest(s: &mut Session) -> String {
     String::from_utf8_lossy(found.as_bytes()).into_owned()
 }
 
+/// The closing table of a run at the terminal (from `Summary:` on), as a person read it.
+#[track_caller]
+fn closing(ws: &Ws, screen: &str, name: &str) {
+    let (table, settings) = crate::support::closing_table(&screen.replace("\r\n", "\n"), ws.path());
+    settings.bind(|| insta::assert_snapshot!(name, table));
+}
+
 fn stack_yaml(ws: &Ws) -> Value {
     let text = std::fs::read_to_string(ws.path().join("config/pulumi/Pulumi.dev.yaml")).unwrap();
     serde_saphyr::from_str::<Value>(&text).unwrap()["config"].clone()
@@ -165,31 +172,10 @@ fn aws_first_run_asks_with_defaults_re_asks_integers_and_hides_secrets() {
 /// What `aws_first_run_asks_with_defaults_re_asks_integers_and_hides_secrets` answered, written
 /// where it belongs, and said so.
 fn the_answers_are_written(ws: &Ws, screen: &str) {
-    assert!(
-        screen.contains("All configuration is OK: provider aws, stack dev"),
-        "{screen}"
-    );
-    // And one line after each file written.
-    assert!(
-        screen.contains("wrote config/pulumi/Pulumi.dev.yaml: kubernetes:infra_type, aws:region, vpc:azs"),
-        "{screen}"
-    );
-    assert!(
-        screen.contains(
-            "stored prometheus:adminpass, sirius:accounts_pwd, sirius:ledger_pwd, sirius:demo_login_user, \
-             sirius:demo_login_pwd, sirius:jwt_key, sirius:jwt_key_pub (encrypted) in \
-             projects/services/secrets/Pulumi.dev.yaml"
-        ),
-        "{screen}"
-    );
-    // Seven stored where five were asked: the two the runner made are counted as such.
-    assert!(
-        screen.contains("storing 7 secrets (2 of them made here), one `pulumi config set --secret` each…"),
-        "{screen}"
-    );
-    // The key pair the runner made, said once it is stored.
-    let made = screen.find("made a new RSA key pair for `sirius:jwt_key`");
-    assert!(made > screen.find("stored prometheus:adminpass"), "{screen}");
+    // A line after each file written; seven secrets stored where five were asked (the two the
+    // runner made counted as such), the key pair it made said once it is stored; then all is OK.
+    let said = crate::support::from_line(&screen.replace("\r\n", "\n"), "wrote ");
+    crate::snapshot!(ws.path(), "aws_first_run_says_what_it_wrote", said);
 
     let config = stack_yaml(ws);
     assert_eq!(config["kubernetes:infra_type"], "AWS");
@@ -240,7 +226,7 @@ fn digitalocean_asks_for_its_token_hidden_and_stores_it_encrypted_in_the_shared_
     answer(&mut s, "Instance size [s-4vcpu-8gb]: ", "");
     answer(&mut s, "Node count for the Kubernetes cluster [3]: ", "4");
     let screen = rest(&mut s);
-    assert!(screen.contains("1 succeeded"), "{screen}");
+    closing(&ws, &screen, "closing_table_of_a_first_do_run");
     assert!(
         !screen.contains("dop_v1_T0ken-secret"),
         "the token was echoed:\n{screen}"
@@ -306,12 +292,10 @@ fn linode_asks_harbor_secrets_first_and_re_asks_a_yes_no_question() {
     answer(&mut s, "Bank of Sirius demo site login username [testuser]: ", "");
     answer(&mut s, "Bank of Sirius demo site login password [password]: ", "");
     let screen = rest(&mut s);
-    assert!(
-        screen.contains("took the default, which the provider file shows to anyone: choose your own"),
-        "{screen}"
-    );
-    assert!(!screen.contains("demo site login password (again)"), "{screen}");
-    assert!(screen.contains("All configuration is OK"), "{screen}");
+    // Taking the public default is said (`took the default, which the provider file shows to
+    // anyone: choose your own`), not asked again; then all is OK.
+    let said = crate::support::from_line(&screen.replace("\r\n", "\n"), "took the default");
+    crate::snapshot!(ws.path(), "linode_first_run_says_what_it_wrote", said);
     let config = stack_yaml(&ws);
     assert_eq!(config["kubernetes:infra_type"], "LKE");
     assert_eq!(config["linode:k8s_ha"], false);
@@ -345,8 +329,7 @@ fn kubeconfig_asks_for_the_file_context_and_cluster() {
     answer(&mut s, "Context to use in that kubeconfig (k3s) [k3s]: ", "k3s-default");
     answer(&mut s, "has no context `k3s-default`: one of k3s", "");
     answer(&mut s, "Name of the cluster: ", "k3s");
-    let screen = rest(&mut s);
-    assert!(screen.contains("1 succeeded"), "{screen}");
+    closing(&ws, &rest(&mut s), "closing_table_of_a_first_kubeconfig_run");
     let config = stack_yaml(&ws);
     assert_eq!(config["kubernetes:infra_type"], "kubeconfig");
     // `~` is expanded: programs read the file by its absolute path.
@@ -365,8 +348,7 @@ fn the_passphrase_is_asked_twice_on_first_use_and_never_stored() {
     );
     answer(&mut s, "Passphrase to protect this stack's secrets", "pass-Phrase-7");
     answer(&mut s, "(again): ", "pass-Phrase-7");
-    let screen = rest(&mut s);
-    assert!(screen.contains("1 succeeded"), "{screen}");
+    closing(&ws, &rest(&mut s), "closing_table_of_iam_created");
     nowhere_in_plain_text(&ws, "pass-Phrase-7");
     // The next run knows the stack: one question, asked again while what is typed does not
     // open the stack's salt (as `pulumi` does).
@@ -380,20 +362,14 @@ fn the_passphrase_is_asked_twice_on_first_use_and_never_stored() {
         .unwrap();
     answer(&mut s, "Passphrase of this stack's secrets: ", "pass-Phrase-7");
     let screen = rest(&mut s);
-    assert!(screen.contains("1 succeeded"), "{screen}");
-    // A run that asked it says how to be asked no more, once it opened the stack.
-    assert!(
-        screen.contains("to be asked no more in this shell: export PULUMI_CONFIG_PASSPHRASE"),
-        "{screen}"
-    );
-    // A read asks it too, and says the same.
+    closing(&ws, &screen, "closing_table_of_iam_again");
+    // A run that asked it says how to be asked no more, once it opened the stack; a read asks
+    // it too, and says the same.
+    let no_more = |screen: &str| crate::support::lines_with(screen, "to be asked no more");
+    crate::snapshot!(ws.path(), "passphrase_to_be_asked_no_more", no_more(&screen));
     let mut s = session(&ws, &["output", "iam", "-s", "dev"], &["PULUMI_CONFIG_PASSPHRASE"]);
     answer(&mut s, "Passphrase of this stack's secrets: ", "pass-Phrase-7");
-    let screen = rest(&mut s);
-    assert!(
-        screen.contains("to be asked no more in this shell: export PULUMI_CONFIG_PASSPHRASE"),
-        "{screen}"
-    );
+    crate::snapshot!(ws.path(), "passphrase_to_be_asked_no_more", no_more(&rest(&mut s)));
 }
 
 #[test]
@@ -668,7 +644,7 @@ fn a_key_the_existing_file_lacks_is_asked_and_added_keeping_the_rest() {
         "9",
     );
     let screen = rest(&mut s);
-    assert!(screen.contains("3 succeeded"), "{screen}");
+    closing(&ws, &screen, "closing_table_of_eks_and_its_needs");
     assert!(!screen.contains("AWS region to use"), "{screen}");
     let after = std::fs::read_to_string(&path).unwrap();
     // The passphrase salt goes in as the first key, after the file's head comments (where
@@ -715,7 +691,7 @@ fn the_passphrase_is_not_asked_when_nothing_will_run() {
     s.set_expect_timeout(Some(Duration::from_secs(60)));
     let screen = rest(&mut s);
     assert!(!screen.contains("Passphrase"), "asked:\n{screen}");
-    assert!(screen.contains("16 unchanged"), "{screen}");
+    closing(&ws, &screen, "closing_table_of_nothing_to_do");
 }
 
 #[test]
@@ -1014,8 +990,9 @@ fn a_failure_to_store_keeps_the_typed_secrets_and_stores_them_again_when_asked()
     std::fs::remove_file(&marker).unwrap();
     s.send_line("y").unwrap();
     let screen = rest(&mut s);
-    assert!(screen.contains("stored digitalocean:token (encrypted)"), "{screen}");
-    assert!(screen.contains("1 succeeded"), "{screen}");
+    let stored = crate::support::lines_with(&screen, "stored digitalocean:token");
+    crate::snapshot!(ws.path(), "stored_once_the_failure_is_fixed", stored);
+    closing(&ws, &screen, "closing_table_of_a_first_do_run");
     assert!(!screen.contains("DigitalOcean API token:"), "asked again:\n{screen}");
     assert!(secure(
         &ws,
