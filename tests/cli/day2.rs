@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::support::{Ws, files_under, project};
+use crate::support::{Ws, assert_valid as validate, files_under, project};
 
 #[test]
 fn logs_keeps_one_log_per_operation_and_follows_a_running_project() {
@@ -136,18 +136,6 @@ fn logs_follow_ends_when_the_run_it_waits_for_ends_without_the_project() {
         "logs_follow_ends_with_a_run_without_the_project",
         format!("{said}{rest}")
     );
-}
-
-fn validate(doc: &serde_json::Value, schema: &str) {
-    let schema: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(format!("{}/schemas/{schema}", crate::support::REPO)).unwrap())
-            .unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator
-        .iter_errors(doc)
-        .map(|e| format!("{e} at {}", e.instance_path()))
-        .collect();
-    assert!(errors.is_empty(), "{errors:?}\n{doc}");
 }
 
 /// A shared stack file that cannot be read (YAML that does not parse, a key with a control

@@ -11,13 +11,7 @@ fn summary(ws: &Ws) -> Value {
 }
 
 fn schema_valid(doc: &Value) {
-    let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(format!("{}/schemas/summary.schema.json", crate::support::REPO)).unwrap(),
-    )
-    .unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator.iter_errors(doc).map(|e| e.to_string()).collect();
-    assert!(errors.is_empty(), "{errors:?}");
+    crate::support::assert_valid(doc, "summary.schema.json");
 }
 
 #[test]

@@ -146,16 +146,7 @@ fn up_runs_every_project_after_what_it_needs_and_independent_ones_together() {
     let shared = std::fs::read_to_string(ws.path().join("config/pulumi/Pulumi.dev.yaml")).unwrap();
     assert_eq!(shared.matches("encryptionsalt:").count(), 1, "{shared}");
     assert!(shared.starts_with("encryptionsalt: v1:"), "{shared}");
-    let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(format!("{}/schemas/summary.schema.json", crate::support::REPO)).unwrap(),
-    )
-    .unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator
-        .iter_errors(&s)
-        .map(|e| format!("{e} at {}", e.instance_path()))
-        .collect();
-    assert!(errors.is_empty(), "{errors:#?}");
+    crate::support::assert_valid(&s, "summary.schema.json");
 }
 
 #[test]
@@ -414,22 +405,11 @@ fn preview_waits_for_undeployed_upstreams_and_refresh_of_nothing_warns() {
 #[test]
 fn ctrl_c_stops_the_run_leaves_no_process_and_resume_works() {
     let ws = Ws::configured("aws");
-    let child = ws
-        .command(
-            &["up", "-p", "aws", "-s", "dev", "--summary", "s.json"],
-            &[("PULUMI_STANDIN_HANG", "logstore:up")],
-        )
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let args = ["up", "-p", "aws", "-s", "dev", "--summary", "s.json"];
+    let child = ws.start_keeping_stderr(&args, &[("PULUMI_STANDIN_HANG", "logstore:up")]);
     let locks = ws.path().join(".pulumi-state/.pulumi/locks/organization/logstore/dev");
-    let info = crate::support::up_lock(&locks);
-    let pulumi_pid = info["pid"].as_u64().unwrap();
-    std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
+    let pulumi_pid = crate::support::up_lock(&locks)["pid"].as_u64().unwrap();
+    crate::support::signal(child.id(), "INT");
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{stderr}");
@@ -444,11 +424,7 @@ fn ctrl_c_stops_the_run_leaves_no_process_and_resume_works() {
     let s: Value = serde_json::from_str(&std::fs::read_to_string(ws.path().join("s.json")).unwrap()).unwrap();
     assert_eq!(s["result"], "interrupted");
     assert_eq!(s["exit_code"], 130);
-    let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(format!("{}/schemas/summary.schema.json", crate::support::REPO)).unwrap(),
-    )
-    .unwrap();
-    assert!(jsonschema::validator_for(&schema).unwrap().is_valid(&s), "{s:#}");
+    crate::support::assert_valid(&s, "summary.schema.json");
     let state: Value =
         serde_json::from_str(&std::fs::read_to_string(ws.path().join(".runner/dev/state.json")).unwrap()).unwrap();
     for (name, p) in state["projects"].as_object().unwrap() {
@@ -543,28 +519,18 @@ pub(crate) fn strip_escapes(s: &str) -> String {
 #[test]
 fn a_second_ctrl_c_kills_what_does_not_stop() {
     let ws = Ws::configured("aws");
-    let child = ws
-        .command(
-            &["up", "-p", "aws", "-s", "dev", "--target", "logstore"],
-            &[
-                ("PULUMI_STANDIN_HANG", "logstore:up"),
-                ("PULUMI_STANDIN_SLOW_CANCEL", "logstore"),
-            ],
-        )
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let slow_to_cancel = [
+        ("PULUMI_STANDIN_HANG", "logstore:up"),
+        ("PULUMI_STANDIN_SLOW_CANCEL", "logstore"),
+    ];
+    let child = ws.start_keeping_stderr(
+        &["up", "-p", "aws", "-s", "dev", "--target", "logstore"],
+        &slow_to_cancel,
+    );
     let locks = ws.path().join(".pulumi-state/.pulumi/locks/organization/logstore/dev");
-    let info = crate::support::up_lock(&locks);
-    let pid = &info["pid"];
+    let pid = crate::support::up_lock(&locks)["pid"].clone();
     let pulumi = format!("/proc/{pid}");
-    let interrupt = || {
-        std::process::Command::new("kill")
-            .args(["-INT", &child.id().to_string()])
-            .status()
-            .unwrap();
-    };
+    let interrupt = || crate::support::signal(child.id(), "INT");
     interrupt();
     // pulumi got it: it says so (and, slow to cancel, works on).
     let log = ws.path().join(".runner/dev/logs/logstore.up.log");

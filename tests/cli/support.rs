@@ -173,6 +173,20 @@ pub fn waits(plan: &serde_json::Value) -> std::collections::BTreeMap<String, Vec
     waits
 }
 
+/// `doc` is valid against the JSON schema `schemas/NAME` (a plan, a run's summary, a status),
+/// or the test fails with each error and where it is.
+#[track_caller]
+pub fn assert_valid(doc: &serde_json::Value, schema: &str) {
+    let text = std::fs::read_to_string(Path::new(REPO).join("schemas").join(schema)).unwrap();
+    let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(doc)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}\n{doc}");
+}
+
 /// The words of a command line, split at spaces, as a launch takes them (`ws.exec(&words("up
 /// -p aws -s dev"), &[])`): the tests' arguments hold no space.
 pub fn words(line: &str) -> Vec<&str> {
