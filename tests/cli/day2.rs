@@ -24,7 +24,10 @@ fn logs_keeps_one_log_per_operation_and_follows_a_running_project() {
         "followed to the end line:\n{}",
         follow.stdout
     );
-    crate::snapshot!(ws.path(), "logs_follow_waits_for_the_project_to_start", follow.stderr);
+    // (From there: whether the note that the stack file names the provider comes first depends
+    // on what the run beside it recorded of it.)
+    let waited = crate::support::from_line(&follow.stderr, "waiting for eks");
+    crate::snapshot!(ws.path(), "logs_follow_waits_for_the_project_to_start", waited);
     assert!(
         started.elapsed() < Duration::from_secs(60),
         "follow ended with the operation"
@@ -90,7 +93,8 @@ fn follow_eks(
 fn follows_into_the_next_run(ws: &Ws) {
     use std::io::Read as _;
     let (mut next, _stderr, said) = follow_eks(ws); // kept open: the follower writes on
-    crate::snapshot!(ws.path(), "logs_follow_waits_for_the_next_run", said);
+    let waits = crate::support::from_line(&said, "log: ");
+    crate::snapshot!(ws.path(), "logs_follow_waits_for_the_next_run", waits);
     ws.up("aws", &["--target", "eks", "--fresh"], &[]).expect(0);
     crate::support::ended(
         &mut next,
@@ -131,11 +135,8 @@ fn logs_follow_ends_when_the_run_it_waits_for_ends_without_the_project() {
     );
     let mut rest = String::new();
     err.read_to_string(&mut rest).unwrap();
-    crate::snapshot!(
-        ws.path(),
-        "logs_follow_ends_with_a_run_without_the_project",
-        format!("{said}{rest}")
-    );
+    let ended = crate::support::from_line(&format!("{said}{rest}"), "log: ");
+    crate::snapshot!(ws.path(), "logs_follow_ends_with_a_run_without_the_project", ended);
 }
 
 /// A shared stack file that cannot be read (YAML that does not parse, a key with a control
@@ -729,16 +730,7 @@ fn only_a_refresh_that_found_changes_makes_an_up_to_date_project_run_again() {
 
 /// The projects whose `op` command ran, from the invocation log.
 fn ran(ws: &Ws, op: &str) -> std::collections::BTreeSet<String> {
-    ws.invocations()
-        .iter()
-        .filter(|i| i.command() == op)
-        .map(|i| {
-            let dir = std::path::Path::new(i.cwd.to_str().unwrap());
-            let text = std::fs::read_to_string(dir.join("Pulumi.yaml")).unwrap();
-            let doc: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
-            doc["name"].as_str().unwrap().to_string()
-        })
-        .collect()
+    crate::support::ran(ws, op).into_iter().collect()
 }
 
 #[test]
@@ -796,12 +788,7 @@ fn exclude_leaves_out_what_cannot_run_without_the_project_and_says_so() {
         )
         .expect(0)
         .json();
-    let names: Vec<&str> = plan["projects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["name"].as_str().unwrap())
-        .collect();
+    let names = crate::support::names(&plan);
     assert_eq!(names.len(), 13);
     assert!(!names.contains(&"logagent"));
 }

@@ -4,21 +4,7 @@
 
 use serde_json::Value;
 
-use crate::support::Ws;
-
-/// The projects whose `op` command ran, in order.
-fn ran(ws: &Ws, op: &str) -> Vec<String> {
-    ws.invocations()
-        .into_iter()
-        .filter(|i| i.command() == op)
-        .map(|i| {
-            let dir = std::path::PathBuf::from(i.cwd.to_str().unwrap());
-            let text = std::fs::read_to_string(dir.join("Pulumi.yaml")).unwrap();
-            let doc: Value = serde_saphyr::from_str(&text).unwrap();
-            doc["name"].as_str().unwrap().to_string()
-        })
-        .collect()
-}
+use crate::support::{Ws, ran};
 
 #[test]
 fn only_refuses_until_its_needs_are_deployed_then_runs_alone_with_their_outputs() {
@@ -97,13 +83,7 @@ fn only_refuses_until_its_needs_are_deployed_then_runs_alone_with_their_outputs(
     // The summary and the closing table name it alone.
     let summary: Value =
         serde_json::from_str(&std::fs::read_to_string(ws.path().join(".runner/last-run.json")).unwrap()).unwrap();
-    let names: Vec<&str> = summary["projects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, ["eks"]);
+    assert_eq!(crate::support::names(&summary), ["eks"]);
 }
 
 #[test]

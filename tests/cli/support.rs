@@ -159,6 +159,29 @@ pub fn project<'a>(doc: &'a serde_json::Value, name: &str) -> &'a serde_json::Va
         .unwrap_or_else(|| panic!("no {name} in {doc}"))
 }
 
+/// The projects whose `pulumi OP` ran, in the order they started, from the stand-in's log of
+/// the workspace: each by the `name:` of the `Pulumi.yaml` it ran in.
+pub fn ran(ws: &Ws, op: &str) -> Vec<String> {
+    let name = |dir: &Path| -> String {
+        let text = std::fs::read_to_string(dir.join("Pulumi.yaml")).unwrap();
+        let doc: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
+        doc["name"].as_str().unwrap().to_string()
+    };
+    ws.invocations()
+        .iter()
+        .filter(|i| i.command() == op)
+        .map(|i| name(&i.cwd))
+        .collect()
+}
+
+/// The names of the `projects` of a plan, a run's summary or a status, in their order.
+pub fn names(doc: &serde_json::Value) -> Vec<&str> {
+    let projects = doc["projects"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no projects in {doc}"));
+    projects.iter().map(|p| p["name"].as_str().unwrap()).collect()
+}
+
 /// What each project of a plan (`show-plan --format json`) waits for: its needs and what it
 /// runs after.
 pub fn waits(plan: &serde_json::Value) -> std::collections::BTreeMap<String, Vec<String>> {
