@@ -127,29 +127,31 @@ fn left_after_destroy(s: &Settings, t: &StackContext, o: &RunOptions, result: &R
     // The workspace stays on the stack just emptied: say so when another one is deployed,
     // and how to go back to it.
     if s.ci.is_none() && s.workspace_stack().as_deref() == Some(t.stack.as_str()) {
-        let others = s.deployed_stacks_besides(&t.stack);
-        if let Some(other) = others.first() {
-            let named: Vec<String> = others.iter().map(|o| format!("`{o}`")).collect();
-            let (stacks, are) = if others.len() == 1 {
-                ("stack", "is")
-            } else {
-                ("stacks", "are")
-            };
-            let _ = write!(
-                text,
-                "\nThe workspace's stack is still `{}`; {stacks} {} {are} deployed: `runner validate{} -s {other} \
-                 --switch-stack` makes `{other}` the workspace's stack again.",
-                t.stack,
-                named.join(", "),
-                crate::settings::provider_flag(&s.ws, &t.provider.name),
-            );
-        }
+        let p = crate::settings::provider_flag(&s.ws, &t.provider.name);
+        text.push_str(&still_on(&t.stack, &s.deployed_stacks_besides(&t.stack), &p).unwrap_or_default());
     }
     let kept = super::confirm::merged_and_destroyed(t, result);
     if !o.pulumi.prune_kubeconfig && !prune_asked(s, o) && !kept.is_empty() {
         let _ = write!(text, "\n{}", super::confirm::kubeconfig_kept(t, &kept));
     }
     text
+}
+
+/// After a destroy of the workspace's stack while `others` are deployed: that the workspace
+/// stays on it, and the command that goes back to the first of them.
+fn still_on(stack: &str, others: &[String], p: &str) -> Option<String> {
+    let back = others.first()?;
+    let deployed = match others {
+        [one] => format!("stack `{one}` is deployed"),
+        many => format!(
+            "stacks {} are deployed",
+            many.iter().map(|o| format!("`{o}`")).collect::<Vec<_>>().join(", ")
+        ),
+    };
+    Some(format!(
+        "\nThe workspace's stack is still `{stack}`; {deployed}: `runner validate{p} -s {back} --switch-stack` \
+         makes `{back}` the workspace's stack again."
+    ))
 }
 
 /// A plain output of `project` in this run whose name ends in `_url` (`application_url`), as
