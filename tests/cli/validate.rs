@@ -535,6 +535,8 @@ fn a_passphrase_file_or_a_salt_that_cannot_be_read_is_one_problem_naming_its_fil
         // The shared file is named damaged (no other file blamed).
         crate::snapshot!(ws.path(), name, crate::support::error_message(&stderr));
         assert!(!started, "{bad}: a project started: {stderr}");
+        // Refused before anything is said of the run it refuses.
+        assert!(!stderr.contains("Predicted"), "{bad}: {stderr}");
     }
     std::fs::write(&shared, good).unwrap();
 }

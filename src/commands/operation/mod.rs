@@ -117,12 +117,10 @@ fn run_plan(s: &Settings, t: &StackContext, o: &RunOptions) -> Result<i32, Runne
     let store = Store::new(PathBuf::from("pulumi"), &t.stack, o.pulumi.remove_stale_locks);
     let mut ready = prepare(s, t, &plan, o.fresh, &store)?;
     let (state, digests) = open_records(s, t, &ready)?;
-    // The passphrase's check runs while the run is readied: its verdict is taken before a
-    // question (nobody is asked to go ahead with a run bound to fail) or the first project.
-    let asks = s.interactive && !o.yes;
-    if asks {
-        passphrase_opens(s, &mut ready)?;
-    }
+    // The passphrase's check runs while the run is readied: its verdict is taken before the
+    // prediction and a question (nobody is told how long, or asked to go ahead with, a run
+    // bound to fail).
+    passphrase_opens(s, &mut ready)?;
     // What an `up` will skip, told once: said before it starts, and left out of its prediction.
     let pending = (o.operation == Operation::Up && !o.fresh).then(|| state.state.pending(&plan, Some(&digests)));
     // Said before the question: how long is part of whether to go ahead.
@@ -140,9 +138,6 @@ fn run_plan(s: &Settings, t: &StackContext, o: &RunOptions) -> Result<i32, Runne
         given: std::collections::BTreeMap::new(),
     };
     let known = known_stacks(s, t, &state.state, &store);
-    if !asks {
-        passphrase_opens(s, &mut ready)?;
-    }
     let engine = engine(s, t, o, ready, known, state.state.drifted());
     if plan.only {
         options.given = only::prove(s, &plan, &engine)?;
