@@ -448,8 +448,9 @@ pub(crate) fn drift_verdict(result: &RunResult, refresh_again: Option<&str>) -> 
         let unrefreshed = refresh_again
             .map(|again| {
                 format!(
-                    " This compared them with the state Pulumi recorded: `{again}` reads the cloud first, to see \
-                     changes made outside Pulumi (a resource deleted or edited by hand)."
+                    " This compared them with the state Pulumi recorded: `{again}` reads what is deployed first \
+                     (the cloud, the cluster), to see changes made outside Pulumi (a resource deleted or edited by \
+                     hand)."
                 )
             })
             .unwrap_or_default();

@@ -655,8 +655,8 @@ fn only_drift_with_refresh_sees_a_change_made_outside_pulumi() {
     // Its "no drift" says what it compared, and names the check that sees the change.
     ws.exec(&drift, &by_hand).expect(0).stderr_has(
         "No drift: the 3 deployed projects checked match their programs and configuration (13 not deployed: not checked). \
-         This compared them with the state Pulumi recorded: `runner drift -p aws -s dev --refresh` reads the cloud first, \
-         to see changes made outside Pulumi (a resource deleted or edited by hand).",
+         This compared them with the state Pulumi recorded: `runner drift -p aws -s dev --refresh` reads what is deployed \
+         first (the cloud, the cluster), to see changes made outside Pulumi (a resource deleted or edited by hand).",
     );
     ws.clear_invocations();
     ws.exec(&[&drift[..], &["--refresh"]].concat(), &by_hand)

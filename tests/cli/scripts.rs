@@ -233,7 +233,10 @@ fn try_cluster_refuses_a_second_stack_on_the_cluster_while_one_is_deployed() {
     assert_eq!(second.status.code(), Some(2), "{said}");
     assert!(
         said.contains("stack `cluster` is deployed on the local cluster, which holds one stack at a time")
-            && said.contains("Destroy stack `cluster` first (`scripts/try-cluster destroy -s cluster`), or deploy `third` to a cluster of your own"),
+            && said.contains("Destroy stack `cluster` first (`scripts/try-cluster destroy -s cluster`), or give `third` a cluster of its own")
+            && said.contains("(`cargo install --path .` puts `runner` on PATH)"),
         "{said}"
     );
+    // Refused before anything is written for it: no stack file pointing at the local cluster.
+    assert!(!r.join("config/pulumi/Pulumi.third.yaml").exists(), "{said}");
 }
