@@ -228,7 +228,7 @@ pub(crate) fn step_summary(
         };
         let took = f.took().map(|d| super::duration(d.as_secs_f64())).unwrap_or_default();
         // The marks of the log and the report (`~1 =2`), explained under the table.
-        let changes = super::plain::changes(&f.changes);
+        let changes = super::marks::changes(&f.changes);
         marked |= !changes.is_empty();
         let detail = match &f.status {
             Status::Failed | Status::TimedOut => super::failure::headline_or(f.error.as_ref(), ""),
@@ -260,7 +260,7 @@ pub(crate) fn step_summary(
     }
     out.push('\n');
     if marked {
-        let _ = writeln!(out, "Resources: {}.\n", super::plain::marks_legend());
+        let _ = writeln!(out, "Resources: {}.\n", super::marks::marks_legend());
     }
     if drift {
         for (name, f) in result.results.iter().filter(|(_, f)| !f.diffs.is_empty()) {

@@ -133,13 +133,13 @@ fn projects_table(out: &mut String, run: &Summary) {
             cls = e(&class(word(p.status))),
             fill = status_fill(p.status),
             status = e(word(p.status)),
-            changes = e(&super::plain::changes(&p.changes)),
+            changes = e(&super::marks::changes(&p.changes)),
         );
     }
     let _ = writeln!(
         out,
         "</tbody>\n</table>\n<p class=\"legend\">resources: {}</p></section>",
-        e(&super::plain::marks_legend())
+        e(&super::marks::marks_legend())
     );
 }
 

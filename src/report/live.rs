@@ -355,7 +355,7 @@ fn finished_line(
     Some(match &result.status {
         Status::Succeeded if drift && crate::exec::would_change(&result.changes) => style(format!(
             "≠ {project:<w$} {took:>7}  drifted: {}",
-            super::plain::spelled(&result.changes)
+            super::marks::spelled(&result.changes)
         ))
         .yellow()
         .bold(),

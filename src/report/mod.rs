@@ -29,6 +29,7 @@ pub(crate) mod html;
 pub(crate) mod junit;
 pub(crate) mod live;
 pub(crate) mod logs;
+pub(crate) mod marks;
 pub(crate) mod plain;
 pub(crate) mod reason;
 pub(crate) mod sinks;
