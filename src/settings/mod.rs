@@ -243,7 +243,7 @@ impl Settings {
             let stack = self
                 .stack
                 .as_deref()
-                .filter(|s| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)))
+                .filter(|s| stack::valid_stack_name(s))
                 .unwrap_or("STACK");
             let p = self
                 .provider

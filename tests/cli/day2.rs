@@ -1016,16 +1016,8 @@ fn status_fits_its_rows_to_the_terminal() {
     );
     let typescript = ws.path().join("typescript");
     let status = ws.command(&["status", "-s", "dev"], &[]);
-    let mut sized = std::process::Command::new("sh");
-    crate::support::copy_env(&status, &mut sized);
-    sized
-        .arg("-c")
-        .arg("stty cols 100 rows 50 && exec \"$0\" \"$@\"")
-        .arg(status.get_program())
-        .args(status.get_args());
-    let run = crate::support::run(&mut crate::support::at_terminal(&sized, &typescript));
+    let (run, shown) = crate::support::at_terminal_of(100, &status, &typescript);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let shown = std::fs::read_to_string(&typescript).unwrap();
     let rows: Vec<&str> = shown
         .lines()
         .filter(|l| l.contains("  up  ") && l.contains("succeeded"))

@@ -863,16 +863,8 @@ fn a_skipped_rows_reason_fits_the_terminal() {
     );
     let typescript = ws.path().join("typescript");
     let up = ws.command(&["up", "-p", "aws", "-s", "dev", "--yes"], &fail);
-    let mut sized = std::process::Command::new("sh");
-    crate::support::copy_env(&up, &mut sized);
-    sized
-        .arg("-c")
-        .arg("stty cols 100 rows 50 && exec \"$0\" \"$@\"")
-        .arg(up.get_program())
-        .args(up.get_args());
-    let run = crate::support::run(&mut crate::support::at_terminal(&sized, &typescript));
+    let (run, shown) = crate::support::at_terminal_of(100, &up, &typescript);
     assert_eq!(run.code, 1, "{}", run.stderr);
-    let shown = std::fs::read_to_string(&typescript).unwrap();
     let closing = &shown[shown.find("Summary:").expect("a closing table")..];
     assert!(closing.contains(" skipped "), "{closing}");
     assert!(!long(closing), "{closing}");

@@ -147,6 +147,21 @@ pub fn at_terminal(c: &Command, typescript: &Path) -> Command {
     script
 }
 
+/// `c` at a pseudo-terminal of `columns` columns and 50 rows ([`at_terminal`]): what it
+/// printed and its exit code, and what the terminal showed.
+pub fn at_terminal_of(columns: u16, c: &Command, typescript: &Path) -> (Run, String) {
+    let mut sized = Command::new("sh");
+    copy_env(c, &mut sized);
+    sized
+        .arg("-c")
+        .arg(format!("stty cols {columns} rows 50 && exec \"$0\" \"$@\""))
+        .arg(c.get_program())
+        .args(c.get_args());
+    let run = run(&mut at_terminal(&sized, typescript));
+    let shown = std::fs::read_to_string(typescript).unwrap();
+    (run, shown)
+}
+
 /// The entry named `name` among the `projects` of a plan, a run's summary or a status
 /// (`show-plan`, `.runner/last-run.json`, `status` in JSON).
 #[track_caller]
